@@ -1,0 +1,24 @@
+//! `GET /health`: version, commit and which bindings this deployment has.
+
+use worker::{Env, Response};
+
+use crate::ApiError;
+
+/// Bindings the Worker knows how to use, by their wrangler.toml names.
+const BINDINGS: [&str; 5] = ["DB", "CONFIG", "ASSETS", "EMBED_QUEUE", "VECTORIZE"];
+
+pub(crate) fn get(env: &Env) -> Result<Response, ApiError> {
+    let mut bindings = serde_json::Map::new();
+    for name in BINDINGS {
+        let present = js_sys::Reflect::get(env, &name.into()).is_ok_and(|v| !v.is_undefined());
+        bindings.insert(name.into(), present.into());
+    }
+    let body = serde_json::json!({
+        "status": "ok",
+        "version": env!("CARGO_PKG_VERSION"),
+        "core_version": concierge_core::VERSION,
+        "commit": option_env!("CONCIERGE_COMMIT"),
+        "bindings": bindings,
+    });
+    Ok(Response::from_json(&body)?)
+}

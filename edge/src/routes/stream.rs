@@ -1,0 +1,54 @@
+//! `GET /debug/stream?events=N&interval_ms=M`: a diagnostic SSE stream of `tick`
+//! events, one every `interval_ms`, each carrying its sequence number and the Worker's
+//! clock when it was sent. It proves that events leave workerd incrementally.
+
+use std::time::Duration;
+
+use futures_util::stream;
+use worker::{Date, Delay, Request, Response};
+
+use crate::ApiError;
+
+const MAX_EVENTS: u32 = 100;
+const MAX_INTERVAL_MS: u64 = 2_000;
+
+pub(crate) fn get(req: &Request) -> Result<Response, ApiError> {
+    let url = req.url()?;
+    let mut events = 5u32;
+    let mut interval_ms = 100u64;
+    for (key, value) in url.query_pairs() {
+        match &*key {
+            "events" => {
+                events = value
+                    .parse()
+                    .ok()
+                    .filter(|n| (1..=MAX_EVENTS).contains(n))
+                    .ok_or(ApiError::BadRequest("`events` must be an integer from 1 to 100."))?;
+            }
+            "interval_ms" => {
+                interval_ms = value
+                    .parse()
+                    .ok()
+                    .filter(|n| *n <= MAX_INTERVAL_MS)
+                    .ok_or(ApiError::BadRequest("`interval_ms` must be an integer from 0 to 2000."))?;
+            }
+            _ => {}
+        }
+    }
+    let ticks = stream::unfold(0u32, move |seq| async move {
+        if seq >= events {
+            return None;
+        }
+        if seq > 0 {
+            Delay::from(Duration::from_millis(interval_ms)).await;
+        }
+        let data = serde_json::json!({"seq": seq, "sent_at_ms": Date::now().as_millis()});
+        let frame = format!("event: tick\nid: {seq}\ndata: {data}\n\n");
+        Some((Ok::<Vec<u8>, worker::Error>(frame.into_bytes()), seq + 1))
+    });
+    let mut response = Response::from_stream(ticks)?;
+    let headers = response.headers_mut();
+    headers.set("content-type", "text/event-stream; charset=utf-8")?;
+    headers.set("cache-control", "no-cache, no-transform")?;
+    Ok(response)
+}

@@ -1,0 +1,15 @@
+#!/bin/sh
+# Builds the Leptos widget: cargo (wasm32, release) → wasm-bindgen --target web →
+# wasm-opt -Oz (npm binaryen; Debian's is broken) into www/widget/pkg/.
+set -eu
+. "$(dirname "$0")/env.sh"
+cd "$ROOT"
+OUT="$ROOT/www/widget/pkg"
+cargo build --quiet --release -p concierge-widget --target wasm32-unknown-unknown
+mkdir -p "$OUT"
+wasm-bindgen --target web --no-typescript --out-dir "$OUT" \
+    target/wasm32-unknown-unknown/release/concierge_widget.wasm
+wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+    --enable-mutable-globals --enable-reference-types --enable-multivalue \
+    -o "$OUT/concierge_widget_bg.wasm.opt" "$OUT/concierge_widget_bg.wasm"
+mv "$OUT/concierge_widget_bg.wasm.opt" "$OUT/concierge_widget_bg.wasm"

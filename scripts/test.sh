@@ -1,0 +1,32 @@
+#!/bin/sh
+# `make test`: formatting, lints (host and wasm32), unit tests, the wasm32 builds, and
+# the end-to-end tests (real wrangler dev, real headless Chromium).
+set -eu
+. "$(dirname "$0")/env.sh"
+cd "$ROOT"
+WASM=wasm32-unknown-unknown
+started=$(date +%s)
+step() { printf '\n== %s (%ss)\n' "$*" "$(( $(date +%s) - started ))"; }
+
+step "cargo fmt --check"
+cargo fmt --all --check
+
+step "clippy, host"
+cargo clippy --quiet -p concierge-core -p concierge-e2e --all-targets --all-features -- -D warnings
+
+step "clippy, wasm32"
+cargo clippy --quiet -p concierge-core --no-default-features --target $WASM -- -D warnings
+cargo clippy --quiet -p concierge-edge -p concierge-widget --target $WASM -- -D warnings
+
+step "unit tests, host"
+cargo test --quiet -p concierge-core --all-features
+
+step "wasm32 builds: core (no_std), widget, Worker"
+cargo build --quiet -p concierge-core --no-default-features --target $WASM
+sh scripts/build.sh
+sh scripts/sizes.sh
+
+step "end-to-end: wrangler dev + headless Chromium"
+cargo test --quiet -p concierge-e2e
+
+step "all green"

@@ -1,0 +1,263 @@
+//! # concierge-e2e
+//!
+//! End-to-end test harness: starts the real Worker under `wrangler dev` (local workerd,
+//! local D1 and KV) on a free port with its own state directory, applies the D1
+//! migrations, and waits until `/health` answers. The Worker must have been built
+//! (`make build`; `make test` does it).
+//!
+//! `wrangler dev` runs under a small supervisor shell that holds a pipe from this
+//! process: when the test process exits — normally, by panic or by signal — the pipe
+//! closes and the supervisor stops the whole wrangler/workerd process group. No test
+//! run leaves a Worker behind.
+
+use std::io::{BufRead, BufReader, Read};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
+}
+
+/// A free TCP port on loopback.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("bind an ephemeral port on 127.0.0.1")
+}
+
+/// A running `wrangler dev`.
+#[derive(Debug)]
+pub struct Worker {
+    /// `http://127.0.0.1:<port>`.
+    pub base_url: String,
+    state_dir: PathBuf,
+    supervisor: Child,
+}
+
+/// Options for [`Worker::start`].
+#[derive(Debug, Clone, Default)]
+pub struct WorkerOptions {
+    /// Extra `--var NAME:VALUE` bindings.
+    pub vars: Vec<(String, String)>,
+    /// SQL files executed against local D1 after the migrations.
+    pub seed_files: Vec<PathBuf>,
+}
+
+impl Worker {
+    /// The Worker shared by every test in this test binary, started on first use.
+    pub fn shared() -> &'static Worker {
+        static SHARED: OnceLock<Worker> = OnceLock::new();
+        SHARED.get_or_init(|| Worker::start(&WorkerOptions::default()))
+    }
+
+    /// Start a Worker with its own port and state directory.
+    pub fn start(options: &WorkerOptions) -> Worker {
+        let root = repo_root();
+        let shim = root.join("edge/build/worker/shim.mjs");
+        assert!(shim.exists(), "{} is missing: run `make build` first", shim.display());
+        let state_dir = scratch_dir("wrangler-state");
+        let persist = state_dir.to_string_lossy().into_owned();
+
+        let status = wrangler(&["d1", "migrations", "apply", "DB", "--local", "--persist-to", &persist])
+            .stdout(Stdio::null())
+            .status()
+            .expect("run wrangler d1 migrations apply");
+        assert!(status.success(), "wrangler d1 migrations apply failed");
+        for file in &options.seed_files {
+            let file = file.to_string_lossy().into_owned();
+            let status = wrangler(&["d1", "execute", "DB", "--local", "--persist-to", &persist, "--file", &file])
+                .stdout(Stdio::null())
+                .status()
+                .expect("run wrangler d1 execute");
+            assert!(status.success(), "seeding {file} failed");
+        }
+
+        let port = free_port();
+        let inspector = free_port();
+        let mut args: Vec<String> = [
+            "dev", "--local", "--ip", "127.0.0.1", "--port", &port.to_string(),
+            "--inspector-port", &inspector.to_string(), "--persist-to", &persist,
+            "--show-interactive-dev-session=false", "--log-level", "log",
+        ]
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+        for (name, value) in &options.vars {
+            args.push("--var".into());
+            args.push(format!("{name}:{value}"));
+        }
+        let log = state_dir.join("wrangler.log");
+        let supervisor = supervise(&args, &log);
+        let worker = Worker { base_url: format!("http://127.0.0.1:{port}"), state_dir, supervisor };
+        worker.wait_healthy(Duration::from_secs(90));
+        worker
+    }
+
+    /// The wrangler/workerd output so far (for assertions on logs and for failures).
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.state_dir.join("wrangler.log")).unwrap_or_default()
+    }
+
+    /// `base_url` + `path`.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base_url, path)
+    }
+
+    fn wait_healthy(&self, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        let agent = agent();
+        loop {
+            if let Ok(response) = agent.get(&self.url("/health")).call() {
+                if response.status() == 200 {
+                    return;
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "wrangler dev did not become healthy within {timeout:?}; log:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        // Closing the supervisor's stdin makes it stop the wrangler process group.
+        drop(self.supervisor.stdin.take());
+        let _ = self.supervisor.wait();
+    }
+}
+
+/// An HTTP client that reports 4xx/5xx as responses, not errors.
+pub fn agent() -> ureq::Agent {
+    ureq::AgentBuilder::new().timeout_connect(Duration::from_secs(5)).build()
+}
+
+/// GET `url`, returning status and body text (whatever the status).
+pub fn get(url: &str) -> (u16, String) {
+    into_parts(agent().get(url).call())
+}
+
+/// Status and body of a ureq result, treating HTTP error statuses as answers.
+pub fn into_parts(result: Result<ureq::Response, ureq::Error>) -> (u16, String) {
+    match result {
+        Ok(r) | Err(ureq::Error::Status(_, r)) => {
+            let status = r.status();
+            (status, r.into_string().unwrap_or_default())
+        }
+        Err(err) => panic!("request failed: {err}"),
+    }
+}
+
+/// One server-sent event as received, with the time it arrived.
+#[derive(Debug, Clone)]
+pub struct ReceivedEvent {
+    /// `event:` field (empty for the default `message` type).
+    pub event: String,
+    /// `id:` field.
+    pub id: Option<String>,
+    /// `data:` lines joined with `\n`.
+    pub data: String,
+    /// When the blank line ending the event arrived.
+    pub arrived: Instant,
+}
+
+/// Read an SSE body line by line, timestamping each event as its last line arrives.
+/// This is deliberately independent of the product's own decoder, so a bug there
+/// cannot hide here.
+pub fn read_events(body: impl Read) -> Vec<ReceivedEvent> {
+    let mut reader = BufReader::new(body);
+    let mut events = Vec::new();
+    let (mut event, mut id, mut data) = (String::new(), None, Vec::<String>::new());
+    let mut line = String::new();
+    loop {
+        line.clear();
+        match reader.read_line(&mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let text = line.trim_end_matches(['\n', '\r']);
+        if text.is_empty() {
+            if !data.is_empty() || !event.is_empty() {
+                events.push(ReceivedEvent {
+                    event: std::mem::take(&mut event),
+                    id: id.take(),
+                    data: data.join("\n"),
+                    arrived: Instant::now(),
+                });
+                data.clear();
+            }
+            continue;
+        }
+        let (field, value) = text.split_once(':').unwrap_or((text, ""));
+        let value = value.strip_prefix(' ').unwrap_or(value).to_string();
+        match field {
+            "event" => event = value,
+            "id" => id = Some(value),
+            "data" => data.push(value),
+            _ => {}
+        }
+    }
+    events
+}
+
+fn wrangler(args: &[&str]) -> Command {
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg(". \"$ROOT/scripts/env.sh\" 2>/dev/null; exec wrangler \"$@\"")
+        .arg("wrangler")
+        .args(args)
+        .current_dir(repo_root())
+        .env("ROOT", repo_root())
+        .env("CONCIERGE_SKIP_BUILD", "1")
+        .env("WRANGLER_SEND_METRICS", "false");
+    command
+}
+
+/// Start `wrangler dev` in its own process group under a supervisor shell that stops
+/// the group when its stdin (held by this process) closes.
+fn supervise(args: &[String], log: &Path) -> Child {
+    let script = r#". "$ROOT/scripts/env.sh" 2>/dev/null
+log="$1"; shift
+setsid wrangler "$@" </dev/null >"$log" 2>&1 &
+pid=$!
+cat >/dev/null
+kill -TERM -- -"$pid" 2>/dev/null
+for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 -- -"$pid" 2>/dev/null || exit 0; sleep 0.3; done
+kill -KILL -- -"$pid" 2>/dev/null
+exit 0"#;
+    Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .arg("supervisor")
+        .arg(log)
+        .args(args)
+        .current_dir(repo_root())
+        .env("ROOT", repo_root())
+        .env("CONCIERGE_SKIP_BUILD", "1")
+        .env("WRANGLER_SEND_METRICS", "false")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("start wrangler dev")
+}
+
+/// A fresh directory under `target/e2e/`.
+pub fn scratch_dir(prefix: &str) -> PathBuf {
+    static COUNTER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = repo_root()
+        .join("target/e2e")
+        .join(format!("{prefix}-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create scratch dir");
+    dir
+}
