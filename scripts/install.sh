@@ -41,8 +41,10 @@ fi
 # 3. Node packages: wrangler, Node 22, binaryen (wasm-opt), esbuild, playwright-core.
 #    Skipped when node_modules already matches package-lock.json.
 if ! cmp -s package-lock.json node_modules/.concierge-lock 2>/dev/null; then
-    say "npm packages (npm ci)"
-    npm ci --no-audit --no-fund --loglevel=error
+    say "npm packages (npm install, as locked)"
+    # `npm ci` would refuse: the registry mirror lacks workerd's macOS/Windows optional
+    # packages, so the lock cannot list them. `npm install` follows the lock and skips them.
+    npm install --no-audit --no-fund --loglevel=error
     cp package-lock.json node_modules/.concierge-lock
 fi
 
