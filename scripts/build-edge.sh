@@ -9,4 +9,4 @@ cd "$ROOT/edge"
 CONCIERGE_COMMIT=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || true)
 export CONCIERGE_COMMIT
 worker-build --release 2>&1 | grep -v '^\s*$' | grep -vE '^\[INFO\]|Compiling|Downloaded|Downloading' || true
-[ -f "$ROOT/edge/build/worker/shim.mjs" ] || { echo "build-edge: worker-build produced no shim" >&2; exit 1; }
+[ -f "$ROOT/edge/build/index.js" ] || { echo "build-edge: worker-build produced no shim" >&2; exit 1; }

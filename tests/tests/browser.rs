@@ -13,18 +13,21 @@ fn demo_page_boots_the_widget_in_chromium() {
     let profile = scratch_dir("chromium-profile");
     let output = Command::new("sh")
         .arg("-c")
-        .arg(". \"$ROOT/scripts/env.sh\"; exec node tests/browser/demo_page.mjs \"$@\"")
+        .arg(". \"$CONCIERGE_ROOT/scripts/env.sh\"; exec node tests/browser/demo_page.mjs \"$@\"")
         .arg("node")
         .arg(&worker.base_url)
         .arg(&artifacts)
         .arg(&profile)
         .current_dir(repo_root())
-        .env("ROOT", repo_root())
+        .env("CONCIERGE_ROOT", repo_root())
         .output()
         .expect("run node");
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     eprintln!("{stdout}{stderr}");
-    assert!(output.status.success(), "browser check failed:\n{stdout}\n{stderr}");
+    assert!(
+        output.status.success(),
+        "browser check failed:\n{stdout}\n{stderr}"
+    );
     assert!(stdout.contains("widget ready"), "{stdout}");
 }

@@ -14,15 +14,23 @@ fn health_reports_version_and_bindings() {
     assert_eq!(health["status"], "ok");
     assert_eq!(health["version"], env!("CARGO_PKG_VERSION"));
     for binding in ["DB", "CONFIG", "ASSETS", "EMBED_QUEUE", "VECTORIZE"] {
-        assert_eq!(health["bindings"][binding], true, "binding {binding} in {health}");
+        assert_eq!(
+            health["bindings"][binding], true,
+            "binding {binding} in {health}"
+        );
     }
 }
 
 #[test]
 fn every_response_carries_a_request_id() {
     let worker = Worker::shared();
-    let response = agent().get(&worker.url("/health")).call().expect("health answers");
-    let id = response.header("x-request-id").expect("x-request-id header");
+    let response = agent()
+        .get(&worker.url("/health"))
+        .call()
+        .expect("health answers");
+    let id = response
+        .header("x-request-id")
+        .expect("x-request-id header");
     assert_eq!(id.len(), 32, "128-bit hex id, got {id}");
     assert!(id.bytes().all(|b| b.is_ascii_hexdigit()));
 }
@@ -32,11 +40,17 @@ fn demo_page_and_widget_assets_are_served() {
     let worker = Worker::shared();
     let (status, page) = get(&worker.url("/"));
     assert_eq!(status, 200);
-    assert!(page.contains(r#"<script src="/embed.js" data-site-key="#), "demo page embeds the widget with one tag");
+    assert!(
+        page.contains(r#"<script src="/embed.js" data-site-key="#),
+        "demo page embeds the widget with one tag"
+    );
     let (status, loader) = get(&worker.url("/embed.js"));
     assert_eq!(status, 200);
     assert!(loader.contains("attachShadow"));
-    let response = agent().get(&worker.url("/widget/pkg/concierge_widget_bg.wasm")).call().expect("wasm served");
+    let response = agent()
+        .get(&worker.url("/widget/pkg/concierge_widget_bg.wasm"))
+        .call()
+        .expect("wasm served");
     assert_eq!(response.content_type(), "application/wasm");
 }
 
@@ -61,12 +75,19 @@ fn sse_events_arrive_incrementally_through_workerd() {
     let worker = Worker::shared();
     let interval = Duration::from_millis(150);
     let response = agent()
-        .get(&worker.url(&format!("/debug/stream?events=6&interval_ms={}", interval.as_millis())))
+        .get(&worker.url(&format!(
+            "/debug/stream?events=6&interval_ms={}",
+            interval.as_millis()
+        )))
         .call()
         .expect("stream answers");
     assert_eq!(response.status(), 200);
     assert!(response.content_type().starts_with("text/event-stream"));
-    assert_eq!(response.header("content-encoding"), None, "SSE must not be compressed");
+    assert_eq!(
+        response.header("content-encoding"),
+        None,
+        "SSE must not be compressed"
+    );
     let events = read_events(response.into_reader());
 
     assert_eq!(events.len(), 6, "{events:?}");
@@ -78,12 +99,21 @@ fn sse_events_arrive_incrementally_through_workerd() {
     }
     // Each event arrives about one interval after the previous one: delivered as sent,
     // not buffered into one chunk at the end.
-    let gaps: Vec<Duration> = events.windows(2).map(|w| w[1].arrived - w[0].arrived).collect();
+    let gaps: Vec<Duration> = events
+        .windows(2)
+        .map(|w| w[1].arrived - w[0].arrived)
+        .collect();
     eprintln!("SSE inter-arrival gaps: {gaps:?}");
     for gap in &gaps {
-        assert!(*gap >= interval / 2, "events bunched together: gaps {gaps:?}");
+        assert!(
+            *gap >= interval / 2,
+            "events bunched together: gaps {gaps:?}"
+        );
         assert!(*gap <= interval * 4, "events delayed: gaps {gaps:?}");
     }
     let spread = events[5].arrived - events[0].arrived;
-    assert!(spread >= interval * 4, "all events arrived within {spread:?}");
+    assert!(
+        spread >= interval * 4,
+        "all events arrived within {spread:?}"
+    );
 }

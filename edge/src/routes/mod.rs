@@ -21,11 +21,18 @@ impl Route {
     pub(crate) fn of(method: Method, path: &str) -> Self {
         let path = path.trim_end_matches('/');
         let (route, allowed) = match path {
-            "/health" => (Self::Health, method == Method::Get || method == Method::Head),
+            "/health" => (
+                Self::Health,
+                method == Method::Get || method == Method::Head,
+            ),
             "/debug/stream" => (Self::DebugStream, method == Method::Get),
             _ => return Self::NotFound,
         };
-        if allowed { route } else { Self::MethodNotAllowed }
+        if allowed {
+            route
+        } else {
+            Self::MethodNotAllowed
+        }
     }
 
     /// A stable name for logs.
