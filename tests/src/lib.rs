@@ -150,10 +150,10 @@ impl Worker {
         let deadline = Instant::now() + timeout;
         let agent = agent();
         loop {
-            if let Ok(response) = agent.get(&self.url("/health")).call() {
-                if response.status() == 200 {
-                    return;
-                }
+            if let Ok(response) = agent.get(&self.url("/health")).call()
+                && response.status() == 200
+            {
+                return;
             }
             assert!(
                 Instant::now() < deadline,
