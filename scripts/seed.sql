@@ -14,3 +14,8 @@ INSERT INTO warranty_records (site_id, serial, product, warranty_until) VALUES
     ('site_demo', 'AP4060-2025-0001', 'PC Gaming AP-4060', '2028-03-01'),
     ('site_demo', 'LG27GP850-7781', 'Màn hình LG 27GP850', '2027-01-15')
 ON CONFLICT (site_id, serial) DO UPDATE SET product = excluded.product, warranty_until = excluded.warranty_until;
+
+INSERT INTO site_origins (origin, site_id) VALUES
+    ('http://127.0.0.1:8787', 'site_demo'),
+    ('http://localhost:8787', 'site_demo')
+ON CONFLICT DO NOTHING;

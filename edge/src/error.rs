@@ -4,48 +4,80 @@ use worker::Response;
 
 /// An error returned to an API client as `{"error":{"code","message"}}`.
 ///
-/// Internal details (upstream bodies, binding errors, secrets) never reach the
-/// client: they are logged, and the client gets a generic message.
+/// Internal details (upstream bodies, binding errors, secrets) never reach the client:
+/// they are logged, and the client gets a generic message.
 #[derive(Debug)]
 pub(crate) enum ApiError {
-    /// No route matches the path.
+    /// No route matches the path, or the resource does not exist for this caller.
     NotFound,
     /// The path exists but not with this method.
     MethodNotAllowed,
     /// The request is malformed; the message says how.
-    BadRequest(&'static str),
-    /// Something failed inside the Worker.
+    BadRequest(String),
+    /// The body is over the limit.
+    PayloadTooLarge,
+    /// No key, or a key that matches nothing.
+    Unauthorized,
+    /// A valid key used where it is not allowed (wrong kind, or origin not allowed).
+    Forbidden(&'static str),
+    /// Too many requests for this key and client.
+    RateLimited,
+    /// Stored data could not be read back (logged; a generic 500 to the client).
+    Corrupt(String),
+    /// Something failed inside the Worker or a binding.
     Internal(worker::Error),
 }
 
 impl ApiError {
-    fn status_code_message(&self) -> (u16, &'static str, &'static str) {
+    /// A 400 with a message for the client.
+    pub(crate) fn bad_request(message: impl Into<String>) -> Self {
+        Self::BadRequest(message.into())
+    }
+
+    /// Status, stable code and client-facing message.
+    pub(crate) fn parts(&self) -> (u16, &'static str, &str) {
         match self {
             Self::NotFound => (404, "not_found", "No such resource."),
-            Self::MethodNotAllowed => (
-                405,
-                "method_not_allowed",
-                "This method is not allowed here.",
-            ),
+            Self::MethodNotAllowed => (405, "method_not_allowed", "This method is not allowed here."),
             Self::BadRequest(message) => (400, "bad_request", message),
-            Self::Internal(_) => (500, "internal", "Internal error."),
+            Self::PayloadTooLarge => (413, "payload_too_large", "The request body is over 32 KB."),
+            Self::Unauthorized => (401, "unauthorized", "A valid API key is required."),
+            Self::Forbidden(message) => (403, "forbidden", message),
+            Self::RateLimited => (429, "rate_limited", "Too many requests; try again shortly."),
+            Self::Corrupt(_) | Self::Internal(_) => (500, "internal", "Internal error."),
         }
     }
 
     /// The HTTP response for this error.
     pub(crate) fn into_response(self) -> worker::Result<Response> {
-        if let Self::Internal(err) = &self {
-            let line = serde_json::json!({"level": "error", "msg": "internal error", "error": err.to_string()});
-            worker::console_error!("{line}");
+        match &self {
+            Self::Internal(err) => log_internal(&err.to_string()),
+            Self::Corrupt(detail) => log_internal(detail),
+            _ => {}
         }
-        let (status, code, message) = self.status_code_message();
+        let (status, code, message) = self.parts();
         let body = serde_json::json!({"error": {"code": code, "message": message}});
-        Ok(Response::from_json(&body)?.with_status(status))
+        let mut response = Response::from_json(&body)?.with_status(status);
+        if status == 429 {
+            response.headers_mut().set("retry-after", "60")?;
+        }
+        Ok(response)
     }
+}
+
+fn log_internal(detail: &str) {
+    let line = serde_json::json!({"level": "error", "msg": "internal error", "detail": detail});
+    worker::console_error!("{line}");
 }
 
 impl From<worker::Error> for ApiError {
     fn from(err: worker::Error) -> Self {
         Self::Internal(err)
+    }
+}
+
+impl From<worker::kv::KvError> for ApiError {
+    fn from(err: worker::kv::KvError) -> Self {
+        Self::Internal(worker::Error::RustError(err.to_string()))
     }
 }

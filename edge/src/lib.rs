@@ -1,30 +1,42 @@
 //! # concierge-edge
 //!
-//! The Cloudflare Worker that serves Concierge's HTTP API. It is a thin adapter:
-//! the entry point and router live here, handlers in [`routes`], and the mapping of
-//! every error to an HTTP response in [`error`]. Static pages (`www/`) are served by
-//! Workers static assets before this code runs.
+//! The Cloudflare Worker that serves Concierge's HTTP API. It is a thin adapter: the
+//! entry point is here, the router and handlers in [`routes`], callers and keys in
+//! [`auth`], sites in [`site`], platform glue in [`bindings`], and the mapping of every
+//! error to an HTTP response in [`error`]. Static pages (`www/`) are served by Workers
+//! static assets before this code runs.
 
 use worker::{Context, Date, Env, Request, Response, event};
 
+mod auth;
+mod bindings;
 mod error;
 mod routes;
+mod site;
 
 pub(crate) use error::ApiError;
 
-/// The Worker's fetch handler: route, map errors in one place, tag with a request id,
-/// log one JSON line.
+/// The Worker's fetch handler: route, map errors in one place, add CORS for allowed
+/// origins, tag with a request id, log one JSON line.
 #[event(fetch)]
 async fn fetch(req: Request, env: Env, _ctx: Context) -> worker::Result<Response> {
     let started = Date::now().as_millis();
-    let request_id = new_request_id();
+    let mut id = [0u8; 16];
+    let request_id = match random_bytes(&mut id) {
+        Ok(()) => id.iter().map(|b| format!("{b:02x}")).collect::<String>(),
+        Err(_) => format!("{started:032x}"),
+    };
     let method = req.method().to_string();
     let path = req.path();
-    let route = routes::Route::of(req.method(), &path);
+    let route = routes::Route::of(&req.method(), &path);
+    let cors = routes::cors_origin(&req, &env).await;
     let mut response = match routes::handle(route, req, &env).await {
         Ok(response) => response,
         Err(err) => err.into_response()?,
     };
+    if let Some(origin) = &cors {
+        routes::add_cors(&mut response, origin)?;
+    }
     response.headers_mut().set("x-request-id", &request_id)?;
     let line = serde_json::json!({
         "level": "info",
@@ -40,22 +52,22 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> worker::Result<Response
     Ok(response)
 }
 
-/// A random 128-bit request id in hex, from the platform's CSPRNG.
-fn new_request_id() -> String {
-    let mut bytes = [0u8; 16];
-    if let Some(crypto) = web_crypto() {
-        let _ = crypto.get_random_values_with_u8_array(&mut bytes);
-    }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+/// Now, in Unix milliseconds.
+pub(crate) fn now_ms() -> u64 {
+    Date::now().as_millis()
 }
 
-fn web_crypto() -> Option<web_crypto::Crypto> {
+/// Fill `buf` from the platform's CSPRNG (`crypto.getRandomValues`).
+pub(crate) fn random_bytes(buf: &mut [u8]) -> Result<(), ApiError> {
     use wasm_bindgen::JsCast;
-    let global = js_sys::global();
-    js_sys::Reflect::get(&global, &"crypto".into())
-        .ok()?
-        .dyn_into()
+    let crypto = js_sys::Reflect::get(&js_sys::global(), &"crypto".into())
         .ok()
+        .and_then(|c| c.dyn_into::<web_crypto::Crypto>().ok())
+        .ok_or_else(|| ApiError::Internal(worker::Error::RustError("crypto is unavailable".into())))?;
+    crypto
+        .get_random_values(buf)
+        .map(|_| ())
+        .map_err(|_| ApiError::Internal(worker::Error::RustError("getRandomValues failed".into())))
 }
 
 mod web_crypto {
@@ -68,9 +80,6 @@ mod web_crypto {
         pub type Crypto;
 
         #[wasm_bindgen(method, catch, js_name = getRandomValues)]
-        pub fn get_random_values_with_u8_array(
-            this: &Crypto,
-            buf: &mut [u8],
-        ) -> Result<wasm_bindgen::JsValue, wasm_bindgen::JsValue>;
+        pub fn get_random_values(this: &Crypto, buf: &mut [u8]) -> Result<wasm_bindgen::JsValue, wasm_bindgen::JsValue>;
     }
 }

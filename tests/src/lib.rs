@@ -10,6 +10,8 @@
 //! closes and the supervisor stops the whole wrangler/workerd process group. No test
 //! run leaves a Worker behind.
 
+pub mod upstream;
+
 use std::io::{BufRead, BufReader, Read};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

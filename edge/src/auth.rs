@@ -1,0 +1,142 @@
+//! Who is calling: site keys, the operator token, origins and rate limits.
+//!
+//! - A site's **public key** (`pk_…`, sent by the widget as `X-API-Key`) is accepted only
+//!   from a browser origin the site allows, or from the Worker's own origin (the widget's
+//!   iframe), and is rate-limited per site and client address.
+//! - A site's **secret key** (`sk_…`) is for server-to-server calls and the site's admin
+//!   routes (`X-API-Key` or `Authorization: Bearer`).
+//! - The **operator token** (Worker secret `OPERATOR_TOKEN`) creates sites.
+//!
+//! Keys are stored as SHA-256 digests and compared in constant time.
+
+use sha2::{Digest, Sha256};
+use worker::{Env, Request};
+
+use crate::ApiError;
+use crate::site::{self, KeyKind, Site};
+
+/// An authenticated caller.
+#[derive(Debug)]
+pub(crate) struct Caller {
+    /// The site the key belongs to.
+    pub site: Site,
+    /// Which key was presented.
+    pub kind: KeyKind,
+}
+
+/// SHA-256 of `text`, lowercase hex.
+pub(crate) fn sha256_hex(text: &str) -> String {
+    hex(&Sha256::digest(text.as_bytes()))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Compare two byte strings in time independent of where they differ.
+pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let diff = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y));
+    core::hint::black_box(diff) == 0
+}
+
+/// A new random key with `prefix` (`pk_` or `sk_`): 192 bits from the platform CSPRNG.
+pub(crate) fn new_key(prefix: &str) -> Result<String, ApiError> {
+    let mut bytes = [0u8; 24];
+    crate::random_bytes(&mut bytes)?;
+    Ok(format!("{prefix}{}", hex(&bytes)))
+}
+
+/// The key the request presents: `X-API-Key`, else `Authorization: Bearer`.
+fn presented_key(req: &Request) -> Option<String> {
+    let headers = req.headers();
+    if let Ok(Some(key)) = headers.get("x-api-key") {
+        return Some(key.trim().to_string());
+    }
+    let auth = headers.get("authorization").ok().flatten()?;
+    auth.strip_prefix("Bearer ").map(|k| k.trim().to_string())
+}
+
+/// Authenticate a site key. `allow_public` says whether the route accepts public keys.
+pub(crate) async fn site_caller(req: &Request, env: &Env, allow_public: bool) -> Result<Caller, ApiError> {
+    let key = presented_key(req).ok_or(ApiError::Unauthorized)?;
+    let kind = if key.starts_with("pk_") {
+        KeyKind::Public
+    } else if key.starts_with("sk_") {
+        KeyKind::Secret
+    } else {
+        return Err(ApiError::Unauthorized);
+    };
+    let hash = sha256_hex(&key);
+    let site = site::find_by_key_hash(env, kind, &hash).await?.ok_or(ApiError::Unauthorized)?;
+    let stored = match kind {
+        KeyKind::Public => &site.public_key_hash,
+        KeyKind::Secret => &site.secret_key_hash,
+    };
+    if !constant_time_eq(stored.as_bytes(), hash.as_bytes()) {
+        return Err(ApiError::Unauthorized);
+    }
+    if kind == KeyKind::Public {
+        if !allow_public {
+            return Err(ApiError::Forbidden("This route needs the site's secret key."));
+        }
+        check_origin(req, &site)?;
+        rate_limit(req, env, &site).await?;
+    }
+    Ok(Caller { site, kind })
+}
+
+/// The Worker's own origin (the widget's iframe is served from it).
+pub(crate) fn own_origin(req: &Request) -> Option<String> {
+    req.url().ok().map(|u| u.origin().ascii_serialization())
+}
+
+/// A public key is usable only from an allowed browser origin or the Worker's own.
+fn check_origin(req: &Request, site: &Site) -> Result<(), ApiError> {
+    let headers = req.headers();
+    let origin = headers.get("origin").ok().flatten();
+    let same_origin = headers.get("sec-fetch-site").ok().flatten().is_some_and(|s| s == "same-origin");
+    match origin {
+        Some(origin) if own_origin(req).as_deref() == Some(origin.as_str()) => Ok(()),
+        Some(origin) if site.config.allowed_origins.iter().any(|o| *o == origin) => Ok(()),
+        None if same_origin => Ok(()),
+        Some(_) => Err(ApiError::Forbidden("This origin is not allowed for this site.")),
+        None => Err(ApiError::Forbidden("A public key can only be used from a browser on an allowed origin.")),
+    }
+}
+
+/// Per site and client address, through the Workers rate-limiting binding.
+async fn rate_limit(req: &Request, env: &Env, site: &Site) -> Result<(), ApiError> {
+    let client = req.headers().get("cf-connecting-ip").ok().flatten().unwrap_or_default();
+    let key = format!("{}:{client}", site.id);
+    match crate::bindings::rate_limit::allow(env, "PUBLIC_RATE_LIMIT", &key).await {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(ApiError::RateLimited),
+        Err(err) => {
+            // Fail open: an unavailable limiter must not take the site down. Logged.
+            let line = serde_json::json!({"level": "warn", "msg": "rate limiter unavailable", "error": err.to_string()});
+            worker::console_warn!("{line}");
+            Ok(())
+        }
+    }
+}
+
+/// Check the operator token (`Authorization: Bearer <OPERATOR_TOKEN>`).
+pub(crate) fn operator(req: &Request, env: &Env) -> Result<(), ApiError> {
+    let expected = env
+        .secret("OPERATOR_TOKEN")
+        .map(|s| s.to_string())
+        .or_else(|_| env.var("OPERATOR_TOKEN").map(|v| v.to_string()))
+        .ok()
+        .filter(|t| !t.is_empty())
+        .ok_or(ApiError::Forbidden("Site creation is disabled: no operator token is configured."))?;
+    let presented = presented_key(req).ok_or(ApiError::Unauthorized)?;
+    // Compare digests so the comparison length does not depend on the presented token.
+    if constant_time_eq(sha256_hex(&presented).as_bytes(), sha256_hex(&expected).as_bytes()) {
+        Ok(())
+    } else {
+        Err(ApiError::Unauthorized)
+    }
+}

@@ -1,0 +1,324 @@
+//! Scripted LLM upstreams on loopback, for deterministic behaviour tests.
+//!
+//! [`ScriptedUpstream`] speaks two protocols on one port:
+//! - OpenAI-compatible: `POST /v1/chat/completions` (SSE `data: {chunk}` … `data: [DONE]`)
+//!   and `POST /v1/embeddings`;
+//! - Ollama's native API: `POST /api/chat` (NDJSON lines, `done: true` last) and
+//!   `POST /api/embed`.
+//!
+//! Each chat request takes the next [`Reply`] from a queue (or the default reply when
+//! the queue is empty) and every request is recorded, so a test can assert exactly
+//! what the Worker sent upstream (the prompt, the model, the stream options).
+//! Embeddings are deterministic: a hashed bag of words, so texts sharing words are near.
+//!
+//! This is a test double, not a model: it is used where a test needs exact text and
+//! timing. The real-model tests use llama.cpp's `llama-server`.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+/// What the upstream does with one chat request.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// Stream these text pieces, `first_token_after` then `between` apart, then finish.
+    Tokens {
+        /// The text pieces, in order.
+        tokens: Vec<String>,
+        /// Delay before the first piece.
+        first_token_after: Duration,
+        /// Delay between pieces.
+        between: Duration,
+    },
+    /// Answer with this HTTP status and a JSON error body.
+    Status(u16),
+    /// Accept the request, then send nothing for this long (then close).
+    Stall(Duration),
+    /// Stream these pieces, then drop the connection without finishing.
+    CutAfter(Vec<String>),
+    /// Stream these pieces, then one malformed chunk.
+    MalformedAfter(Vec<String>),
+}
+
+impl Reply {
+    /// Stream `text` split into word-sized pieces, 5 ms apart.
+    pub fn text(text: &str) -> Self {
+        Self::Tokens {
+            tokens: split_tokens(text),
+            first_token_after: Duration::from_millis(5),
+            between: Duration::from_millis(5),
+        }
+    }
+}
+
+/// Split text into pieces that each start with the whitespace before a word.
+pub fn split_tokens(text: &str) -> Vec<String> {
+    let mut pieces = Vec::new();
+    let mut current = String::new();
+    for ch in text.chars() {
+        if ch.is_whitespace() && !current.trim().is_empty() {
+            pieces.push(std::mem::take(&mut current));
+        }
+        current.push(ch);
+    }
+    if !current.is_empty() {
+        pieces.push(current);
+    }
+    pieces
+}
+
+/// One request the upstream received.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    /// Request path, e.g. `/v1/chat/completions`.
+    pub path: String,
+    /// `Authorization` header, if any.
+    pub authorization: Option<String>,
+    /// The JSON body.
+    pub body: Value,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    replies: VecDeque<Reply>,
+    default_reply: Option<Reply>,
+    recorded: Vec<Recorded>,
+    embed_failures: bool,
+}
+
+/// A scripted upstream listening on `127.0.0.1:<port>` until dropped with the process.
+#[derive(Debug, Clone)]
+pub struct ScriptedUpstream {
+    /// `http://127.0.0.1:<port>`.
+    pub base_url: String,
+    state: Arc<Mutex<State>>,
+}
+
+impl ScriptedUpstream {
+    /// Start listening on a free port.
+    pub fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind scripted upstream");
+        let port = listener.local_addr().expect("local addr").port();
+        let state = Arc::new(Mutex::new(State::default()));
+        let shared = Arc::clone(&state);
+        thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let state = Arc::clone(&shared);
+                thread::spawn(move || {
+                    let _ = serve(stream, &state);
+                });
+            }
+        });
+        Self { base_url: format!("http://127.0.0.1:{port}"), state }
+    }
+
+    /// Queue a reply for the next chat request.
+    pub fn push(&self, reply: Reply) -> &Self {
+        self.lock().replies.push_back(reply);
+        self
+    }
+
+    /// The reply used when the queue is empty.
+    pub fn set_default(&self, reply: Reply) -> &Self {
+        self.lock().default_reply = Some(reply);
+        self
+    }
+
+    /// Make every embeddings request fail with 500.
+    pub fn fail_embeddings(&self, fail: bool) {
+        self.lock().embed_failures = fail;
+    }
+
+    /// Every request received so far.
+    pub fn recorded(&self) -> Vec<Recorded> {
+        self.lock().recorded.clone()
+    }
+
+    /// Chat requests received so far (OpenAI or Ollama).
+    pub fn chat_requests(&self) -> Vec<Recorded> {
+        self.recorded()
+            .into_iter()
+            .filter(|r| r.path.ends_with("/chat/completions") || r.path == "/api/chat")
+            .collect()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
+    stream.set_nodelay(true)?;
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut request_line = String::new();
+    reader.read_line(&mut request_line)?;
+    let path = request_line.split_whitespace().nth(1).unwrap_or("/").to_string();
+    let (mut length, mut authorization) = (0usize, None);
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 {
+            return Ok(());
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':') {
+            let value = value.trim();
+            match name.to_ascii_lowercase().as_str() {
+                "content-length" => length = value.parse().unwrap_or(0),
+                "authorization" => authorization = Some(value.to_string()),
+                _ => {}
+            }
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body)?;
+    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let mut out = stream;
+
+    let reply = {
+        let mut state = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        state.recorded.push(Recorded { path: path.clone(), authorization, body: body.clone() });
+        match path.as_str() {
+            "/v1/chat/completions" | "/api/chat" => {
+                Some(state.replies.pop_front().or_else(|| state.default_reply.clone()).unwrap_or_else(|| Reply::text("OK.")))
+            }
+            _ if state.embed_failures => Some(Reply::Status(500)),
+            _ => None,
+        }
+    };
+    let ollama = path.starts_with("/api/");
+    match (path.as_str(), reply) {
+        ("/v1/embeddings" | "/api/embed", None) => {
+            let inputs = match &body["input"] {
+                Value::String(s) => vec![s.clone()],
+                Value::Array(items) => items.iter().map(|v| v.as_str().unwrap_or("").to_string()).collect(),
+                _ => Vec::new(),
+            };
+            let dims = body["dimensions"].as_u64().unwrap_or(64) as usize;
+            let vectors: Vec<Vec<f32>> = inputs.iter().map(|t| embed(t, dims)).collect();
+            let json = if ollama {
+                json!({"model": body["model"], "embeddings": vectors})
+            } else {
+                let data: Vec<Value> = vectors
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, v)| json!({"object": "embedding", "index": i, "embedding": v}))
+                    .collect();
+                json!({"object": "list", "data": data, "model": body["model"], "usage": {"prompt_tokens": 1, "total_tokens": 1}})
+            };
+            respond_json(&mut out, 200, &json)
+        }
+        (_, Some(reply)) => chat(&mut out, reply, ollama, body["model"].as_str().unwrap_or("scripted")),
+        _ => respond_json(&mut out, 404, &json!({"error": {"message": "not found"}})),
+    }
+}
+
+fn chat(out: &mut TcpStream, reply: Reply, ollama: bool, model: &str) -> std::io::Result<()> {
+    let content_type = if ollama { "application/x-ndjson" } else { "text/event-stream" };
+    let (pieces, finish, malformed) = match reply {
+        Reply::Status(status) => {
+            return respond_json(out, status, &json!({"error": {"message": "scripted failure", "type": "server_error"}}));
+        }
+        Reply::Stall(duration) => {
+            write!(out, "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ntransfer-encoding: chunked\r\n\r\n")?;
+            out.flush()?;
+            thread::sleep(duration);
+            return Ok(());
+        }
+        Reply::Tokens { tokens, first_token_after, between } => {
+            write!(out, "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ntransfer-encoding: chunked\r\n\r\n")?;
+            out.flush()?;
+            thread::sleep(first_token_after);
+            let count = tokens.len();
+            for (i, token) in tokens.into_iter().enumerate() {
+                chunk(out, &delta_line(ollama, model, &token))?;
+                if i + 1 < count {
+                    thread::sleep(between);
+                }
+            }
+            (Vec::new(), true, false)
+        }
+        Reply::CutAfter(tokens) => (tokens, false, false),
+        Reply::MalformedAfter(tokens) => (tokens, false, true),
+    };
+    if !pieces.is_empty() || malformed || !finish {
+        write!(out, "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ntransfer-encoding: chunked\r\n\r\n")?;
+        for token in pieces {
+            chunk(out, &delta_line(ollama, model, &token))?;
+            thread::sleep(Duration::from_millis(5));
+        }
+        if malformed {
+            let broken = if ollama { "{\"message\": {\"content\": \n" } else { "data: {\"choices\": [{\"delta\": \n\n" };
+            chunk(out, broken)?;
+            thread::sleep(Duration::from_millis(50));
+        }
+        // Drop the connection without the terminating chunk.
+        return out.shutdown(std::net::Shutdown::Both);
+    }
+    let end = if ollama {
+        format!(
+            "{}\n",
+            json!({"model": model, "created_at": "2026-11-22T00:00:00Z", "message": {"role": "assistant", "content": ""},
+                   "done": true, "done_reason": "stop", "prompt_eval_count": 10, "eval_count": 5})
+        )
+    } else {
+        let finish = json!({"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": 0, "model": model,
+                            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
+        format!("data: {finish}\n\ndata: [DONE]\n\n")
+    };
+    chunk(out, &end)?;
+    out.write_all(b"0\r\n\r\n")?;
+    out.flush()
+}
+
+fn delta_line(ollama: bool, model: &str, token: &str) -> String {
+    if ollama {
+        let line = json!({"model": model, "created_at": "2026-11-22T00:00:00Z",
+                          "message": {"role": "assistant", "content": token}, "done": false});
+        format!("{line}\n")
+    } else {
+        let chunk = json!({"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": 0, "model": model,
+                           "choices": [{"index": 0, "delta": {"content": token}, "finish_reason": null}]});
+        format!("data: {chunk}\n\n")
+    }
+}
+
+fn chunk(out: &mut TcpStream, data: &str) -> std::io::Result<()> {
+    write!(out, "{:x}\r\n{data}\r\n", data.len())?;
+    out.flush()
+}
+
+fn respond_json(out: &mut TcpStream, status: u16, body: &Value) -> std::io::Result<()> {
+    let body = body.to_string();
+    write!(
+        out,
+        "HTTP/1.1 {status} Scripted\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )?;
+    out.flush()
+}
+
+/// A deterministic unit-length embedding: hashed bag of lowercase words.
+pub fn embed(text: &str, dims: usize) -> Vec<f32> {
+    let dims = dims.max(1);
+    let mut v = vec![0f32; dims];
+    for word in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in word.to_lowercase().bytes() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        v[(h % dims as u64) as usize] += 1.0;
+    }
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+    v
+}
