@@ -60,7 +60,11 @@ fn presented_key(req: &Request) -> Option<String> {
 }
 
 /// Authenticate a site key. `allow_public` says whether the route accepts public keys.
-pub(crate) async fn site_caller(req: &Request, env: &Env, allow_public: bool) -> Result<Caller, ApiError> {
+pub(crate) async fn site_caller(
+    req: &Request,
+    env: &Env,
+    allow_public: bool,
+) -> Result<Caller, ApiError> {
     let key = presented_key(req).ok_or(ApiError::Unauthorized)?;
     let kind = if key.starts_with("pk_") {
         KeyKind::Public
@@ -70,7 +74,9 @@ pub(crate) async fn site_caller(req: &Request, env: &Env, allow_public: bool) ->
         return Err(ApiError::Unauthorized);
     };
     let hash = sha256_hex(&key);
-    let site = site::find_by_key_hash(env, kind, &hash).await?.ok_or(ApiError::Unauthorized)?;
+    let site = site::find_by_key_hash(env, kind, &hash)
+        .await?
+        .ok_or(ApiError::Unauthorized)?;
     let stored = match kind {
         KeyKind::Public => &site.public_key_hash,
         KeyKind::Secret => &site.secret_key_hash,
@@ -80,7 +86,9 @@ pub(crate) async fn site_caller(req: &Request, env: &Env, allow_public: bool) ->
     }
     if kind == KeyKind::Public {
         if !allow_public {
-            return Err(ApiError::Forbidden("This route needs the site's secret key."));
+            return Err(ApiError::Forbidden(
+                "This route needs the site's secret key.",
+            ));
         }
         check_origin(req, &site)?;
         rate_limit(req, env, &site).await?;
@@ -97,19 +105,32 @@ pub(crate) fn own_origin(req: &Request) -> Option<String> {
 fn check_origin(req: &Request, site: &Site) -> Result<(), ApiError> {
     let headers = req.headers();
     let origin = headers.get("origin").ok().flatten();
-    let same_origin = headers.get("sec-fetch-site").ok().flatten().is_some_and(|s| s == "same-origin");
+    let same_origin = headers
+        .get("sec-fetch-site")
+        .ok()
+        .flatten()
+        .is_some_and(|s| s == "same-origin");
     match origin {
         Some(origin) if own_origin(req).as_deref() == Some(origin.as_str()) => Ok(()),
         Some(origin) if site.config.allowed_origins.iter().any(|o| *o == origin) => Ok(()),
         None if same_origin => Ok(()),
-        Some(_) => Err(ApiError::Forbidden("This origin is not allowed for this site.")),
-        None => Err(ApiError::Forbidden("A public key can only be used from a browser on an allowed origin.")),
+        Some(_) => Err(ApiError::Forbidden(
+            "This origin is not allowed for this site.",
+        )),
+        None => Err(ApiError::Forbidden(
+            "A public key can only be used from a browser on an allowed origin.",
+        )),
     }
 }
 
 /// Per site and client address, through the Workers rate-limiting binding.
 async fn rate_limit(req: &Request, env: &Env, site: &Site) -> Result<(), ApiError> {
-    let client = req.headers().get("cf-connecting-ip").ok().flatten().unwrap_or_default();
+    let client = req
+        .headers()
+        .get("cf-connecting-ip")
+        .ok()
+        .flatten()
+        .unwrap_or_default();
     let key = format!("{}:{client}", site.id);
     match crate::bindings::rate_limit::allow(env, "PUBLIC_RATE_LIMIT", &key).await {
         Ok(true) => Ok(()),
@@ -131,10 +152,15 @@ pub(crate) fn operator(req: &Request, env: &Env) -> Result<(), ApiError> {
         .or_else(|_| env.var("OPERATOR_TOKEN").map(|v| v.to_string()))
         .ok()
         .filter(|t| !t.is_empty())
-        .ok_or(ApiError::Forbidden("Site creation is disabled: no operator token is configured."))?;
+        .ok_or(ApiError::Forbidden(
+            "Site creation is disabled: no operator token is configured.",
+        ))?;
     let presented = presented_key(req).ok_or(ApiError::Unauthorized)?;
     // Compare digests so the comparison length does not depend on the presented token.
-    if constant_time_eq(sha256_hex(&presented).as_bytes(), sha256_hex(&expected).as_bytes()) {
+    if constant_time_eq(
+        sha256_hex(&presented).as_bytes(),
+        sha256_hex(&expected).as_bytes(),
+    ) {
         Ok(())
     } else {
         Err(ApiError::Unauthorized)

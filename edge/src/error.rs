@@ -38,7 +38,11 @@ impl ApiError {
     pub(crate) fn parts(&self) -> (u16, &'static str, &str) {
         match self {
             Self::NotFound => (404, "not_found", "No such resource."),
-            Self::MethodNotAllowed => (405, "method_not_allowed", "This method is not allowed here."),
+            Self::MethodNotAllowed => (
+                405,
+                "method_not_allowed",
+                "This method is not allowed here.",
+            ),
             Self::BadRequest(message) => (400, "bad_request", message),
             Self::PayloadTooLarge => (413, "payload_too_large", "The request body is over 32 KB."),
             Self::Unauthorized => (401, "unauthorized", "A valid API key is required."),

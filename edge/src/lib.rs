@@ -63,7 +63,9 @@ pub(crate) fn random_bytes(buf: &mut [u8]) -> Result<(), ApiError> {
     let crypto = js_sys::Reflect::get(&js_sys::global(), &"crypto".into())
         .ok()
         .and_then(|c| c.dyn_into::<web_crypto::Crypto>().ok())
-        .ok_or_else(|| ApiError::Internal(worker::Error::RustError("crypto is unavailable".into())))?;
+        .ok_or_else(|| {
+            ApiError::Internal(worker::Error::RustError("crypto is unavailable".into()))
+        })?;
     crypto
         .get_random_values(buf)
         .map(|_| ())
@@ -80,6 +82,9 @@ mod web_crypto {
         pub type Crypto;
 
         #[wasm_bindgen(method, catch, js_name = getRandomValues)]
-        pub fn get_random_values(this: &Crypto, buf: &mut [u8]) -> Result<wasm_bindgen::JsValue, wasm_bindgen::JsValue>;
+        pub fn get_random_values(
+            this: &Crypto,
+            buf: &mut [u8],
+        ) -> Result<wasm_bindgen::JsValue, wasm_bindgen::JsValue>;
     }
 }

@@ -101,7 +101,8 @@ struct SiteRow {
 
 impl SiteRow {
     fn into_site(self) -> Result<Site, ApiError> {
-        let config = serde_json::from_str(&self.config).map_err(|e| ApiError::Corrupt(format!("site config: {e}")))?;
+        let config = serde_json::from_str(&self.config)
+            .map_err(|e| ApiError::Corrupt(format!("site config: {e}")))?;
         Ok(Site {
             id: self.id,
             name: self.name,
@@ -121,7 +122,11 @@ pub(crate) enum KeyKind {
 }
 
 /// Find the site whose public or secret key has digest `hash` (KV cache, then D1).
-pub(crate) async fn find_by_key_hash(env: &Env, kind: KeyKind, hash: &str) -> Result<Option<Site>, ApiError> {
+pub(crate) async fn find_by_key_hash(
+    env: &Env,
+    kind: KeyKind,
+    hash: &str,
+) -> Result<Option<Site>, ApiError> {
     let cache = env.kv("CONFIG")?;
     let cache_key = format!("site-by-key:{hash}");
     if let Ok(Some(site)) = cache.get(&cache_key).json::<Site>().await {
@@ -134,7 +139,12 @@ pub(crate) async fn find_by_key_hash(env: &Env, kind: KeyKind, hash: &str) -> Re
     let sql = format!(
         "SELECT id, name, template, config, public_key_hash, secret_key_hash FROM sites WHERE {column} = ?1"
     );
-    let row = env.d1("DB")?.prepare(sql).bind(&[hash.into()])?.first::<SiteRow>(None).await?;
+    let row = env
+        .d1("DB")?
+        .prepare(sql)
+        .bind(&[hash.into()])?
+        .first::<SiteRow>(None)
+        .await?;
     let Some(site) = row.map(SiteRow::into_site).transpose()? else {
         return Ok(None);
     };
@@ -153,7 +163,8 @@ pub(crate) async fn uncache(cache: &KvStore, site: &Site) {
 
 /// Insert a new site and its allowed origins.
 pub(crate) async fn insert(db: &D1Database, site: &Site, now_ms: u64) -> Result<(), ApiError> {
-    let config = serde_json::to_string(&site.config).map_err(|e| ApiError::Corrupt(e.to_string()))?;
+    let config =
+        serde_json::to_string(&site.config).map_err(|e| ApiError::Corrupt(e.to_string()))?;
     let insert = db
         .prepare(
             "INSERT INTO sites (id, name, template, config, public_key_hash, secret_key_hash, created_at, updated_at) \
@@ -176,7 +187,8 @@ pub(crate) async fn insert(db: &D1Database, site: &Site, now_ms: u64) -> Result<
 
 /// Save `site`'s name, template, config and key digests, and its origins, atomically.
 pub(crate) async fn update(db: &D1Database, site: &Site, now_ms: u64) -> Result<(), ApiError> {
-    let config = serde_json::to_string(&site.config).map_err(|e| ApiError::Corrupt(e.to_string()))?;
+    let config =
+        serde_json::to_string(&site.config).map_err(|e| ApiError::Corrupt(e.to_string()))?;
     let update = db
         .prepare(
             "UPDATE sites SET name = ?2, template = ?3, config = ?4, public_key_hash = ?5, \
@@ -191,14 +203,19 @@ pub(crate) async fn update(db: &D1Database, site: &Site, now_ms: u64) -> Result<
             site.secret_key_hash.as_str().into(),
             JsValue::from_f64(now_ms as f64),
         ])?;
-    let clear = db.prepare("DELETE FROM site_origins WHERE site_id = ?1").bind(&[site.id.as_str().into()])?;
+    let clear = db
+        .prepare("DELETE FROM site_origins WHERE site_id = ?1")
+        .bind(&[site.id.as_str().into()])?;
     let mut statements = vec![update, clear];
     statements.extend(origin_statements(db, site)?);
     db.batch(statements).await?;
     Ok(())
 }
 
-fn origin_statements(db: &D1Database, site: &Site) -> Result<Vec<worker::D1PreparedStatement>, ApiError> {
+fn origin_statements(
+    db: &D1Database,
+    site: &Site,
+) -> Result<Vec<worker::D1PreparedStatement>, ApiError> {
     site.config
         .allowed_origins
         .iter()

@@ -35,6 +35,20 @@ pub fn free_port() -> u16 {
         .expect("bind an ephemeral port on 127.0.0.1")
 }
 
+/// The operator token the shared test Worker is started with.
+pub const OPERATOR_TOKEN: &str = "op_test_7f3c9a1e5b2d4c6a8e0f";
+
+/// A site created through the admin API, with its keys.
+#[derive(Debug, Clone)]
+pub struct TestSite {
+    /// Site id.
+    pub id: String,
+    /// Public (widget) key.
+    pub public_key: String,
+    /// Secret (server) key.
+    pub secret_key: String,
+}
+
 /// A running `wrangler dev`.
 #[derive(Debug)]
 pub struct Worker {
@@ -57,7 +71,12 @@ impl Worker {
     /// The Worker shared by every test in this test binary, started on first use.
     pub fn shared() -> &'static Worker {
         static SHARED: OnceLock<Worker> = OnceLock::new();
-        SHARED.get_or_init(|| Worker::start(&WorkerOptions::default()))
+        SHARED.get_or_init(|| {
+            Worker::start(&WorkerOptions {
+                vars: vec![("OPERATOR_TOKEN".into(), OPERATOR_TOKEN.into())],
+                ..WorkerOptions::default()
+            })
+        })
     }
 
     /// Start a Worker with its own port and state directory.
@@ -146,6 +165,23 @@ impl Worker {
     /// `base_url` + `path`.
     pub fn url(&self, path: &str) -> String {
         format!("{}{}", self.base_url, path)
+    }
+
+    /// Create a site with the operator token; `config` is the creation body.
+    pub fn create_site(&self, config: serde_json::Value) -> TestSite {
+        let (status, body) = into_parts(
+            agent()
+                .post(&self.url("/admin/sites"))
+                .set("authorization", &format!("Bearer {OPERATOR_TOKEN}"))
+                .send_json(config),
+        );
+        assert_eq!(status, 201, "create site: {body}");
+        let json: serde_json::Value = serde_json::from_str(&body).expect("JSON");
+        TestSite {
+            id: json["site"]["id"].as_str().expect("site id").to_string(),
+            public_key: json["public_key"].as_str().expect("public key").to_string(),
+            secret_key: json["secret_key"].as_str().expect("secret key").to_string(),
+        }
     }
 
     fn wait_healthy(&self, timeout: Duration) {

@@ -114,7 +114,10 @@ impl ScriptedUpstream {
                 });
             }
         });
-        Self { base_url: format!("http://127.0.0.1:{port}"), state }
+        Self {
+            base_url: format!("http://127.0.0.1:{port}"),
+            state,
+        }
     }
 
     /// Queue a reply for the next chat request.
@@ -148,7 +151,9 @@ impl ScriptedUpstream {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
@@ -157,7 +162,11 @@ fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut request_line = String::new();
     reader.read_line(&mut request_line)?;
-    let path = request_line.split_whitespace().nth(1).unwrap_or("/").to_string();
+    let path = request_line
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or("/")
+        .to_string();
     let (mut length, mut authorization) = (0usize, None);
     loop {
         let mut line = String::new();
@@ -183,12 +192,22 @@ fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
     let mut out = stream;
 
     let reply = {
-        let mut state = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        state.recorded.push(Recorded { path: path.clone(), authorization, body: body.clone() });
+        let mut state = state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        state.recorded.push(Recorded {
+            path: path.clone(),
+            authorization,
+            body: body.clone(),
+        });
         match path.as_str() {
-            "/v1/chat/completions" | "/api/chat" => {
-                Some(state.replies.pop_front().or_else(|| state.default_reply.clone()).unwrap_or_else(|| Reply::text("OK.")))
-            }
+            "/v1/chat/completions" | "/api/chat" => Some(
+                state
+                    .replies
+                    .pop_front()
+                    .or_else(|| state.default_reply.clone())
+                    .unwrap_or_else(|| Reply::text("OK.")),
+            ),
             _ if state.embed_failures => Some(Reply::Status(500)),
             _ => None,
         }
@@ -198,7 +217,10 @@ fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
         ("/v1/embeddings" | "/api/embed", None) => {
             let inputs = match &body["input"] {
                 Value::String(s) => vec![s.clone()],
-                Value::Array(items) => items.iter().map(|v| v.as_str().unwrap_or("").to_string()).collect(),
+                Value::Array(items) => items
+                    .iter()
+                    .map(|v| v.as_str().unwrap_or("").to_string())
+                    .collect(),
                 _ => Vec::new(),
             };
             let dims = body["dimensions"].as_u64().unwrap_or(64) as usize;
@@ -215,25 +237,48 @@ fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
             };
             respond_json(&mut out, 200, &json)
         }
-        (_, Some(reply)) => chat(&mut out, reply, ollama, body["model"].as_str().unwrap_or("scripted")),
+        (_, Some(reply)) => chat(
+            &mut out,
+            reply,
+            ollama,
+            body["model"].as_str().unwrap_or("scripted"),
+        ),
         _ => respond_json(&mut out, 404, &json!({"error": {"message": "not found"}})),
     }
 }
 
 fn chat(out: &mut TcpStream, reply: Reply, ollama: bool, model: &str) -> std::io::Result<()> {
-    let content_type = if ollama { "application/x-ndjson" } else { "text/event-stream" };
+    let content_type = if ollama {
+        "application/x-ndjson"
+    } else {
+        "text/event-stream"
+    };
     let (pieces, finish, malformed) = match reply {
         Reply::Status(status) => {
-            return respond_json(out, status, &json!({"error": {"message": "scripted failure", "type": "server_error"}}));
+            return respond_json(
+                out,
+                status,
+                &json!({"error": {"message": "scripted failure", "type": "server_error"}}),
+            );
         }
         Reply::Stall(duration) => {
-            write!(out, "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ntransfer-encoding: chunked\r\n\r\n")?;
+            write!(
+                out,
+                "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ntransfer-encoding: chunked\r\n\r\n"
+            )?;
             out.flush()?;
             thread::sleep(duration);
             return Ok(());
         }
-        Reply::Tokens { tokens, first_token_after, between } => {
-            write!(out, "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ntransfer-encoding: chunked\r\n\r\n")?;
+        Reply::Tokens {
+            tokens,
+            first_token_after,
+            between,
+        } => {
+            write!(
+                out,
+                "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ntransfer-encoding: chunked\r\n\r\n"
+            )?;
             out.flush()?;
             thread::sleep(first_token_after);
             let count = tokens.len();
@@ -249,13 +294,20 @@ fn chat(out: &mut TcpStream, reply: Reply, ollama: bool, model: &str) -> std::io
         Reply::MalformedAfter(tokens) => (tokens, false, true),
     };
     if !pieces.is_empty() || malformed || !finish {
-        write!(out, "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ntransfer-encoding: chunked\r\n\r\n")?;
+        write!(
+            out,
+            "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ntransfer-encoding: chunked\r\n\r\n"
+        )?;
         for token in pieces {
             chunk(out, &delta_line(ollama, model, &token))?;
             thread::sleep(Duration::from_millis(5));
         }
         if malformed {
-            let broken = if ollama { "{\"message\": {\"content\": \n" } else { "data: {\"choices\": [{\"delta\": \n\n" };
+            let broken = if ollama {
+                "{\"message\": {\"content\": \n"
+            } else {
+                "data: {\"choices\": [{\"delta\": \n\n"
+            };
             chunk(out, broken)?;
             thread::sleep(Duration::from_millis(50));
         }
@@ -309,7 +361,10 @@ fn respond_json(out: &mut TcpStream, status: u16, body: &Value) -> std::io::Resu
 pub fn embed(text: &str, dims: usize) -> Vec<f32> {
     let dims = dims.max(1);
     let mut v = vec![0f32; dims];
-    for word in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+    for word in text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
         for b in word.to_lowercase().bytes() {
             h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);

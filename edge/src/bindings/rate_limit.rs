@@ -10,7 +10,9 @@ use worker::Env;
 pub(crate) async fn allow(env: &Env, name: &str, key: &str) -> Result<bool, worker::Error> {
     let binding = js_sys::Reflect::get(env, &name.into())?;
     if binding.is_undefined() {
-        return Err(worker::Error::RustError(format!("binding {name} is missing")));
+        return Err(worker::Error::RustError(format!(
+            "binding {name} is missing"
+        )));
     }
     let limit: js_sys::Function = js_sys::Reflect::get(&binding, &"limit".into())?.into();
     let options = js_sys::Object::new();

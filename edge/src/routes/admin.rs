@@ -35,7 +35,10 @@ impl SitePatch {
         }
         if let Some(template) = self.template {
             if !site::TEMPLATES.contains(&template.as_str()) {
-                return Err(ApiError::bad_request(format!("`template` must be one of {}.", site::TEMPLATES.join(", "))));
+                return Err(ApiError::bad_request(format!(
+                    "`template` must be one of {}.",
+                    site::TEMPLATES.join(", ")
+                )));
             }
             site.template = template;
         }
@@ -45,7 +48,9 @@ impl SitePatch {
         }
         if let Some(language) = self.language {
             if !matches!(language.as_str(), "vi" | "en") {
-                return Err(ApiError::bad_request("`language` must be \"vi\" or \"en\"."));
+                return Err(ApiError::bad_request(
+                    "`language` must be \"vi\" or \"en\".",
+                ));
             }
             config.language = Some(language);
         }
@@ -53,21 +58,29 @@ impl SitePatch {
             if let Some(provider) = &llm.provider
                 && !matches!(provider.as_str(), "openai" | "ollama")
             {
-                return Err(ApiError::bad_request("`llm.provider` must be \"openai\" or \"ollama\"."));
+                return Err(ApiError::bad_request(
+                    "`llm.provider` must be \"openai\" or \"ollama\".",
+                ));
             }
             if let Some(url) = &llm.base_url
                 && site::normalize_origin(url).is_none()
             {
-                return Err(ApiError::bad_request("`llm.base_url` must be an http(s) URL."));
+                return Err(ApiError::bad_request(
+                    "`llm.base_url` must be an http(s) URL.",
+                ));
             }
             let keep_key = config.llm.api_key.take();
-            config.llm = LlmSettings { api_key: llm.api_key.clone().or(keep_key), ..llm };
+            config.llm = LlmSettings {
+                api_key: llm.api_key.clone().or(keep_key),
+                ..llm
+            };
         }
         if let Some(origins) = self.allowed_origins {
             let mut normalized = Vec::with_capacity(origins.len());
             for origin in &origins {
-                let origin = site::normalize_origin(origin)
-                    .ok_or_else(|| ApiError::bad_request(format!("Not an origin (scheme://host[:port]): {origin}")))?;
+                let origin = site::normalize_origin(origin).ok_or_else(|| {
+                    ApiError::bad_request(format!("Not an origin (scheme://host[:port]): {origin}"))
+                })?;
                 if !normalized.contains(&origin) {
                     normalized.push(origin);
                 }
@@ -75,8 +88,14 @@ impl SitePatch {
             config.allowed_origins = normalized;
         }
         if let Some(prompts) = self.starter_prompts {
-            if prompts.len() > 6 || prompts.iter().any(|p| p.trim().is_empty() || p.chars().count() > 200) {
-                return Err(ApiError::bad_request("`starter_prompts`: at most 6, each 1 to 200 characters."));
+            if prompts.len() > 6
+                || prompts
+                    .iter()
+                    .any(|p| p.trim().is_empty() || p.chars().count() > 200)
+            {
+                return Err(ApiError::bad_request(
+                    "`starter_prompts`: at most 6, each 1 to 200 characters.",
+                ));
             }
             config.starter_prompts = prompts;
         }
@@ -120,7 +139,9 @@ async fn secret_caller(req: &Request, env: &Env) -> Result<Caller, ApiError> {
 /// `GET /admin/site`: the site's configuration (no secrets).
 pub(crate) async fn get_site(req: Request, env: &Env) -> Result<Response, ApiError> {
     let caller = secret_caller(&req, env).await?;
-    Ok(Response::from_json(&serde_json::json!({"site": caller.site.public_view()}))?)
+    Ok(Response::from_json(
+        &serde_json::json!({"site": caller.site.public_view()}),
+    )?)
 }
 
 /// `PATCH /admin/site`: update the site's configuration.
@@ -131,7 +152,9 @@ pub(crate) async fn update_site(mut req: Request, env: &Env) -> Result<Response,
     patch.apply(&mut site)?;
     site::update(&env.d1("DB")?, &site, now_ms()).await?;
     site::uncache(&env.kv("CONFIG")?, &site).await;
-    Ok(Response::from_json(&serde_json::json!({"site": site.public_view()}))?)
+    Ok(Response::from_json(
+        &serde_json::json!({"site": site.public_view()}),
+    )?)
 }
 
 /// `POST /admin/site/rotate-keys`: new public and secret keys; the old ones stop working.
@@ -145,7 +168,9 @@ pub(crate) async fn rotate_keys(req: Request, env: &Env) -> Result<Response, Api
     site.secret_key_hash = auth::sha256_hex(&secret_key);
     site::update(&env.d1("DB")?, &site, now_ms()).await?;
     site::uncache(&env.kv("CONFIG")?, &old).await;
-    Ok(Response::from_json(&serde_json::json!({"public_key": public_key, "secret_key": secret_key}))?)
+    Ok(Response::from_json(
+        &serde_json::json!({"public_key": public_key, "secret_key": secret_key}),
+    )?)
 }
 
 #[derive(Debug, Deserialize)]
@@ -168,7 +193,9 @@ pub(crate) async fn upsert_warranty(mut req: Request, env: &Env) -> Result<Respo
     let caller = secret_caller(&req, env).await?;
     let body: WarrantyUpsert = body::json(&mut req).await?;
     if body.records.is_empty() || body.records.len() > 500 {
-        return Err(ApiError::bad_request("`records` must hold 1 to 500 records."));
+        return Err(ApiError::bad_request(
+            "`records` must hold 1 to 500 records.",
+        ));
     }
     let db = env.d1("DB")?;
     let mut statements = Vec::with_capacity(body.records.len());
@@ -180,10 +207,14 @@ pub(crate) async fn upsert_warranty(mut req: Request, env: &Env) -> Result<Respo
             )));
         }
         if !valid_iso_date(&record.warranty_until) {
-            return Err(ApiError::bad_request(format!("records[{i}].warranty_until must be a date YYYY-MM-DD.")));
+            return Err(ApiError::bad_request(format!(
+                "records[{i}].warranty_until must be a date YYYY-MM-DD."
+            )));
         }
         if record.product.trim().is_empty() {
-            return Err(ApiError::bad_request(format!("records[{i}].product must not be empty.")));
+            return Err(ApiError::bad_request(format!(
+                "records[{i}].product must not be empty."
+            )));
         }
         statements.push(
             db.prepare(
@@ -201,17 +232,26 @@ pub(crate) async fn upsert_warranty(mut req: Request, env: &Env) -> Result<Respo
     }
     let count = statements.len();
     db.batch(statements).await?;
-    Ok(Response::from_json(&serde_json::json!({"upserted": count}))?)
+    Ok(Response::from_json(
+        &serde_json::json!({"upserted": count}),
+    )?)
 }
 
 /// The seed's serial rule: 3–32 of `[A-Za-z0-9-]`.
 fn valid_serial(serial: &str) -> bool {
-    (3..=32).contains(&serial.len()) && serial.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+    (3..=32).contains(&serial.len())
+        && serial
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-')
 }
 
 fn valid_iso_date(date: &str) -> bool {
     let parts: Vec<&str> = date.split('-').collect();
-    let [y, m, d] = parts.as_slice() else { return false };
-    let (Ok(y), Ok(m), Ok(d)) = (y.parse::<u16>(), m.parse::<u8>(), d.parse::<u8>()) else { return false };
+    let [y, m, d] = parts.as_slice() else {
+        return false;
+    };
+    let (Ok(y), Ok(m), Ok(d)) = (y.parse::<u16>(), m.parse::<u8>(), d.parse::<u8>()) else {
+        return false;
+    };
     y.to_string().len() == 4 && (1..=12).contains(&m) && (1..=31).contains(&d) && date.len() == 10
 }

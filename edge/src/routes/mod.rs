@@ -87,7 +87,10 @@ pub(crate) async fn cors_origin(req: &Request, env: &Env) -> Option<String> {
     if crate::auth::own_origin(req).as_deref() == Some(origin.as_str()) {
         return None;
     }
-    crate::site::origin_known(env, &origin).await.ok()?.then_some(origin)
+    crate::site::origin_known(env, &origin)
+        .await
+        .ok()?
+        .then_some(origin)
 }
 
 /// Answer a CORS preflight: allowed only for origins some site allows.
@@ -97,8 +100,14 @@ async fn preflight(req: &Request, env: &Env) -> Result<Response, ApiError> {
     }
     let mut response = Response::empty()?.with_status(204);
     let headers = response.headers_mut();
-    headers.set("access-control-allow-methods", "GET, POST, PUT, PATCH, DELETE, OPTIONS")?;
-    headers.set("access-control-allow-headers", "content-type, x-api-key, authorization, prefer, last-event-id")?;
+    headers.set(
+        "access-control-allow-methods",
+        "GET, POST, PUT, PATCH, DELETE, OPTIONS",
+    )?;
+    headers.set(
+        "access-control-allow-headers",
+        "content-type, x-api-key, authorization, prefer, last-event-id",
+    )?;
     headers.set("access-control-max-age", "600")?;
     Ok(response)
 }

@@ -23,12 +23,18 @@ pub(crate) fn get(req: &Request) -> Result<Response, ApiError> {
                     .parse()
                     .ok()
                     .filter(|n| (1..=MAX_EVENTS).contains(n))
-                    .ok_or_else(|| ApiError::bad_request("`events` must be an integer from 1 to 100."))?;
+                    .ok_or_else(|| {
+                        ApiError::bad_request("`events` must be an integer from 1 to 100.")
+                    })?;
             }
             "interval_ms" => {
-                interval_ms = value.parse().ok().filter(|n| *n <= MAX_INTERVAL_MS).ok_or_else(|| {
-                    ApiError::bad_request("`interval_ms` must be an integer from 0 to 2000.")
-                })?;
+                interval_ms = value
+                    .parse()
+                    .ok()
+                    .filter(|n| *n <= MAX_INTERVAL_MS)
+                    .ok_or_else(|| {
+                        ApiError::bad_request("`interval_ms` must be an integer from 0 to 2000.")
+                    })?;
             }
             _ => {}
         }
