@@ -1,5 +1,5 @@
 # Concierge — two commands on a fresh machine: `make dev` and `make test`.
-.PHONY: install build dev test bench
+.PHONY: install build dev test bench-e2e
 SHELL := /bin/sh
 
 install:
@@ -13,3 +13,7 @@ dev: install
 
 test: install
 	@sh scripts/test.sh
+
+# On demand (not part of `make test`): end-to-end latency, CPU and concurrency figures.
+bench-e2e: build
+	@sh scripts/bench-e2e.sh

@@ -162,6 +162,43 @@ impl Worker {
         std::fs::read_to_string(self.state_dir.join("wrangler.log")).unwrap_or_default()
     }
 
+    /// Process ids of every process this Worker started (wrangler, workerd, …).
+    pub fn process_ids(&self) -> Vec<u32> {
+        let mut parents = std::collections::HashMap::<u32, Vec<u32>>::new();
+        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+                continue;
+            };
+            let after = stat
+                .rsplit_once(") ")
+                .map(|(_, rest)| rest)
+                .unwrap_or_default();
+            if let Some(ppid) = after
+                .split_whitespace()
+                .nth(1)
+                .and_then(|v| v.parse::<u32>().ok())
+            {
+                parents.entry(ppid).or_default().push(pid);
+            }
+        }
+        let mut found = Vec::new();
+        let mut stack = vec![self.supervisor.id()];
+        while let Some(pid) = stack.pop() {
+            for &child in parents.get(&pid).into_iter().flatten() {
+                found.push(child);
+                stack.push(child);
+            }
+        }
+        found
+    }
+
     /// `base_url` + `path`.
     pub fn url(&self, path: &str) -> String {
         format!("{}{}", self.base_url, path)
