@@ -8,6 +8,7 @@ mod admin;
 pub(crate) mod body;
 mod health;
 mod stream;
+mod widget;
 
 /// A matched route (or why none matched). Path parameters are extracted by handlers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,6 +20,7 @@ pub(crate) enum Route {
     AdminUpdateSite,
     AdminRotateKeys,
     AdminWarranty,
+    WidgetConfig,
     Preflight,
     MethodNotAllowed,
     NotFound,
@@ -37,6 +39,7 @@ impl Route {
             ["admin", "site"] => (Self::AdminGetSite, is(Method::Get)),
             ["admin", "site", "rotate-keys"] => (Self::AdminRotateKeys, is(Method::Post)),
             ["admin", "warranty"] => (Self::AdminWarranty, is(Method::Post)),
+            ["widget", "config"] => (Self::WidgetConfig, is(Method::Get)),
             _ => return Self::NotFound,
         };
         if is(Method::Options) {
@@ -58,6 +61,7 @@ impl Route {
             Self::AdminUpdateSite => "admin_update_site",
             Self::AdminRotateKeys => "admin_rotate_keys",
             Self::AdminWarranty => "admin_warranty",
+            Self::WidgetConfig => "widget_config",
             Self::Preflight => "preflight",
             Self::MethodNotAllowed => "method_not_allowed",
             Self::NotFound => "not_found",
@@ -75,6 +79,7 @@ pub(crate) async fn handle(route: Route, req: Request, env: &Env) -> Result<Resp
         Route::AdminUpdateSite => admin::update_site(req, env).await,
         Route::AdminRotateKeys => admin::rotate_keys(req, env).await,
         Route::AdminWarranty => admin::upsert_warranty(req, env).await,
+        Route::WidgetConfig => widget::config(req, env).await,
         Route::Preflight => preflight(&req, env).await,
         Route::MethodNotAllowed => Err(ApiError::MethodNotAllowed),
         Route::NotFound => Err(ApiError::NotFound),
