@@ -112,7 +112,7 @@ fn check_origin(req: &Request, site: &Site) -> Result<(), ApiError> {
         .is_some_and(|s| s == "same-origin");
     match origin {
         Some(origin) if own_origin(req).as_deref() == Some(origin.as_str()) => Ok(()),
-        Some(origin) if site.config.allowed_origins.iter().any(|o| *o == origin) => Ok(()),
+        Some(origin) if site.config.allowed_origins.contains(&origin) => Ok(()),
         None if same_origin => Ok(()),
         Some(_) => Err(ApiError::Forbidden(
             "This origin is not allowed for this site.",
