@@ -340,9 +340,18 @@ fn wrangler(args: &[&str]) -> Command {
 /// Start `wrangler dev` in its own process group under a supervisor shell that stops
 /// the group when its stdin (held by this process) closes.
 fn supervise(args: &[String], log: &Path) -> Child {
+    let mut command = vec!["wrangler".to_string()];
+    command.extend(args.iter().cloned());
+    supervise_command(&command, log)
+}
+
+/// Start `command` (program and arguments, run with the project's tool PATH) in its own
+/// process group under a supervisor shell that stops the group when its stdin (held by
+/// this process) closes.
+pub fn supervise_command(command: &[String], log: &Path) -> Child {
     let script = r#". "$CONCIERGE_ROOT/scripts/env.sh" 2>/dev/null
 log="$1"; shift
-setsid wrangler "$@" </dev/null >"$log" 2>&1 &
+setsid "$@" </dev/null >"$log" 2>&1 &
 pid=$!
 cat >/dev/null
 kill -TERM -"$pid" 2>/dev/null
@@ -354,7 +363,7 @@ exit 0"#;
         .arg(script)
         .arg("supervisor")
         .arg(log)
-        .args(args)
+        .args(command)
         .current_dir(repo_root())
         .env("CONCIERGE_ROOT", repo_root())
         .env("CONCIERGE_SKIP_BUILD", "1")
@@ -363,6 +372,54 @@ exit 0"#;
         .stdout(Stdio::null())
         .spawn()
         .expect("start wrangler dev")
+}
+
+/// A real llama.cpp `llama-server` with SmolLM2-135M (installed by `scripts/install-llm.sh`),
+/// on a free loopback port, stopped with the test process.
+#[derive(Debug)]
+pub struct LlmServer {
+    /// `http://127.0.0.1:<port>`.
+    pub base_url: String,
+    supervisor: Child,
+}
+
+impl LlmServer {
+    /// Start the server and wait until it has loaded the model.
+    pub fn start() -> LlmServer {
+        let port = free_port();
+        let dir = scratch_dir("llama-server");
+        let log = dir.join("llama-server.log");
+        let script = repo_root()
+            .join("scripts/llm-server.sh")
+            .to_string_lossy()
+            .into_owned();
+        let supervisor = supervise_command(&["sh".into(), script, port.to_string()], &log);
+        let server = LlmServer {
+            base_url: format!("http://127.0.0.1:{port}"),
+            supervisor,
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Ok(response) = agent().get(&format!("{}/health", server.base_url)).call()
+                && response.status() == 200
+            {
+                return server;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "llama-server did not start within 60 s; log:\n{}",
+                std::fs::read_to_string(&log).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+}
+
+impl Drop for LlmServer {
+    fn drop(&mut self) {
+        drop(self.supervisor.stdin.take());
+        let _ = self.supervisor.wait();
+    }
 }
 
 /// A fresh directory under `target/e2e/`.
