@@ -1,0 +1,91 @@
+//! The boundary traits: the only way the engine touches the world.
+//!
+//! The Worker (`edge`) implements them over fetch, D1, KV, Vectorize and Queues; tests and
+//! native tools use the in-memory implementations in [`memory`](crate::memory) (feature
+//! `memory`). None has a `Send` bound: Workers and browsers are single-threaded.
+//!
+//! Asynchronous boundaries ([`ChatModel`], [`ConversationStore`], [`Embedder`],
+//! [`VectorIndex`], [`WarrantyRecords`]) use `async fn` in traits, so flows take them as
+//! generic parameters. Synchronous ones ([`Ids`], [`Clock`], [`EmbedQueue`], [`Logger`])
+//! are object-safe and passed as `&dyn`.
+
+mod model;
+mod records;
+mod store;
+mod vector;
+
+use alloc::string::String;
+
+pub use model::{ChatModel, ChatRequest, ChatSink};
+pub use records::{CalendarDate, WarrantyRecord, WarrantyRecords};
+pub use store::ConversationStore;
+pub use vector::{Embedder, FilterCondition, MetadataFilter, VectorIndex, VectorMatch, VectorQuery, VectorRecord};
+
+use crate::conversation::EmbedJob;
+use crate::intent::ClassificationLog;
+
+/// Mints ids for conversations and messages.
+pub trait Ids {
+    /// A new unique id.
+    fn new_id(&self) -> String;
+}
+
+/// Tells the time.
+pub trait Clock {
+    /// Now, in Unix milliseconds.
+    fn now_ms(&self) -> u64;
+}
+
+/// Receives messages that need embedding. Implementations record the job and send it on
+/// (the Worker batches a turn's jobs onto its queue once the turn is over); enqueueing never
+/// fails a turn.
+pub trait EmbedQueue {
+    /// Queue `job`.
+    fn enqueue(&self, job: EmbedJob);
+}
+
+/// A structured log record the engine emits. The core performs no I/O: the Worker prints
+/// these (adding its `request_id`), tests collect them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum LogRecord<'a> {
+    /// One intent classification (seed 000's debug log line).
+    Classification(&'a ClassificationLog),
+    /// Something degraded but the turn went on (e.g. retrieval unavailable).
+    Warning {
+        /// The conversation.
+        conversation_id: &'a str,
+        /// A stable code, e.g. `"retrieval_unavailable"`.
+        code: &'static str,
+        /// Detail for operators.
+        detail: &'a str,
+    },
+}
+
+impl LogRecord<'_> {
+    /// The record as one line of JSON. A classification prints exactly the seed's fields.
+    pub fn to_json_line(&self) -> String {
+        let value = match self {
+            Self::Classification(log) => serde_json::to_value(log),
+            Self::Warning { conversation_id, code, detail } => Ok(serde_json::json!({
+                "warning": code,
+                "conversation_id": conversation_id,
+                "detail": detail,
+            })),
+        };
+        value.map(|v| v.to_string()).unwrap_or_default()
+    }
+}
+
+/// Receives the engine's log records.
+pub trait Logger {
+    /// Log `record`.
+    fn log(&self, record: &LogRecord<'_>);
+}
+
+/// A logger that drops everything.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoopLogger;
+
+impl Logger for NoopLogger {
+    fn log(&self, _record: &LogRecord<'_>) {}
+}

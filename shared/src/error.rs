@@ -1,0 +1,177 @@
+//! The crate's error type and the errors boundary implementations report.
+//!
+//! Boundary traits return small, data-carrying errors ([`ServiceError`] for stores,
+//! indexes and records, [`ChatModelError`] for the chat model). The engine wraps them in
+//! [`Error`], which also says *which* boundary failed, and maps every error onto a stable
+//! public [`Error::code`] and a visitor-safe [`Error::public_message`] for the turn's
+//! `failed` event. Internal details stay in the error for logs and never reach visitors.
+
+use alloc::string::String;
+use core::fmt;
+
+use crate::graph::GraphError;
+
+/// What kind of failure a storage-like boundary (store, index, embedder, records) hit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServiceErrorKind {
+    /// The backend could not be reached or timed out.
+    Unavailable,
+    /// A write conflicted with existing data (e.g. a message sequence number already taken).
+    Conflict,
+    /// The backend rejected the request as malformed.
+    Invalid,
+    /// Anything else.
+    Other,
+}
+
+/// A failure reported by a store, vector index, embedder or record lookup.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServiceError {
+    /// What went wrong, coarsely.
+    pub kind: ServiceErrorKind,
+    /// Detail for logs (never shown to visitors).
+    pub detail: String,
+}
+
+impl ServiceError {
+    /// An error of `kind` with a detail for logs.
+    pub fn new(kind: ServiceErrorKind, detail: impl Into<String>) -> Self {
+        Self { kind, detail: detail.into() }
+    }
+}
+
+impl fmt::Display for ServiceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}: {}", self.kind, self.detail)
+    }
+}
+
+/// What kind of failure the chat model hit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChatModelErrorKind {
+    /// The endpoint could not be reached, or the connection broke mid-stream.
+    Unreachable,
+    /// The endpoint answered with this non-success HTTP status.
+    Status(u16),
+    /// The provider reported an error inside the stream.
+    Upstream,
+    /// The stream could not be decoded.
+    Decode,
+}
+
+/// A failure of the chat model boundary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChatModelError {
+    /// What went wrong, coarsely.
+    pub kind: ChatModelErrorKind,
+    /// Detail for logs (never shown to visitors).
+    pub detail: String,
+}
+
+impl ChatModelError {
+    /// An error of `kind` with a detail for logs.
+    pub fn new(kind: ChatModelErrorKind, detail: impl Into<String>) -> Self {
+        Self { kind, detail: detail.into() }
+    }
+}
+
+impl fmt::Display for ChatModelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}: {}", self.kind, self.detail)
+    }
+}
+
+/// Why a visitor's message was refused before anything was stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InvalidMessage {
+    /// Empty or whitespace only.
+    Empty,
+    /// Longer than the template allows.
+    TooLong {
+        /// The limit, in characters.
+        max_chars: usize,
+    },
+}
+
+/// Everything that can make a turn or a conversation creation fail.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Error {
+    /// The visitor's message was refused; nothing was stored.
+    InvalidMessage(InvalidMessage),
+    /// No such conversation for this site.
+    ConversationNotFound,
+    /// The conversation store failed.
+    Store(ServiceError),
+    /// The embedder failed.
+    Embedder(ServiceError),
+    /// The vector index failed.
+    VectorIndex(ServiceError),
+    /// A record lookup (e.g. warranty records) failed.
+    Records(ServiceError),
+    /// The chat model failed (before or during streaming).
+    ChatModel(ChatModelError),
+    /// The chat model finished without producing any text.
+    EmptyAnswer,
+    /// The agent graph was mis-wired or looped too long.
+    Graph(GraphError),
+}
+
+impl Error {
+    /// A stable, public error code for the turn's `failed` event and for logs.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::InvalidMessage(InvalidMessage::Empty) => "empty_message",
+            Self::InvalidMessage(InvalidMessage::TooLong { .. }) => "message_too_long",
+            Self::ConversationNotFound => "conversation_not_found",
+            Self::Store(_) => "store_unavailable",
+            Self::Embedder(_) | Self::VectorIndex(_) => "retrieval_unavailable",
+            Self::Records(_) => "records_unavailable",
+            Self::ChatModel(_) => "model_failed",
+            Self::EmptyAnswer => "empty_answer",
+            Self::Graph(_) => "internal",
+        }
+    }
+
+    /// A short message that is safe to show a visitor (no internal details).
+    pub fn public_message(&self) -> &'static str {
+        match self {
+            Self::InvalidMessage(InvalidMessage::Empty) => "The message is empty.",
+            Self::InvalidMessage(InvalidMessage::TooLong { .. }) => "The message is too long.",
+            Self::ConversationNotFound => "No such conversation.",
+            Self::ChatModel(_) | Self::EmptyAnswer => "The assistant could not answer right now. Please try again.",
+            Self::Store(_) | Self::Embedder(_) | Self::VectorIndex(_) | Self::Records(_) | Self::Graph(_) => {
+                "Something went wrong. Please try again."
+            }
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::InvalidMessage(reason) => write!(f, "invalid message: {reason:?}"),
+            Self::ConversationNotFound => f.write_str("conversation not found"),
+            Self::Store(e) => write!(f, "store: {e}"),
+            Self::Embedder(e) => write!(f, "embedder: {e}"),
+            Self::VectorIndex(e) => write!(f, "vector index: {e}"),
+            Self::Records(e) => write!(f, "records: {e}"),
+            Self::ChatModel(e) => write!(f, "chat model: {e}"),
+            Self::EmptyAnswer => f.write_str("chat model produced no text"),
+            Self::Graph(e) => write!(f, "graph: {e}"),
+        }
+    }
+}
+
+impl From<GraphError> for Error {
+    fn from(error: GraphError) -> Self {
+        Self::Graph(error)
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for Error {}
+#[cfg(feature = "std")]
+impl std::error::Error for ServiceError {}
+#[cfg(feature = "std")]
+impl std::error::Error for ChatModelError {}

@@ -1,0 +1,9 @@
+//! The assistant templates: each is a [`Graph`](crate::graph::Graph) of named nodes plus
+//! the [`Flow`](crate::graph::Flow) that runs them.
+//!
+//! - [`shop`] — the store assistant (seed 000).
+//!
+//! `analyst` (seed 001), `rental` (002), `knowledge` (003) and `guarded` (004) come next;
+//! the crate docs show how each maps onto the engine.
+
+pub mod shop;

@@ -1,0 +1,135 @@
+//! Node 2's decision, as a pure function: intent, confidence, retrieval hint, clarify
+//! questions and serial for one visitor message in its context.
+//!
+//! Shared by the `classify` node and the `classify` example (for merchants tuning their
+//! keywords).
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+use serde::Serialize;
+
+use super::ShopConfig;
+use super::warranty::extract_serial;
+use crate::conversation::{Language, MessageKind, Role, StoredMessage};
+use crate::intent::Intent;
+use crate::prompt::fill;
+
+/// Node 2's output for one message.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Analysis {
+    /// The intent.
+    pub intent: Intent,
+    /// Its confidence, 0..1.
+    pub confidence: f32,
+    /// Whether to retrieve before answering.
+    pub need_retrieval_hint: bool,
+    /// Whether the message asks to check a product's warranty.
+    pub warranty_check: bool,
+    /// The serial in the message, if any.
+    pub serial: Option<String>,
+    /// Whether the assistant's previous message asked for a serial.
+    pub awaiting_serial: bool,
+    /// One or two clarifying questions when clarification is needed (the first is asked).
+    pub clarify_questions: Vec<String>,
+    /// Clarifying questions asked in a row before this message.
+    pub clarify_attempts: u32,
+    /// Why, in one line.
+    pub rationale: String,
+}
+
+/// What node 2 needs to know about the conversation besides the message itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Context<'a> {
+    /// The conversation's language.
+    pub language: Language,
+    /// Up to three previous user messages, oldest first.
+    pub previous: &'a [&'a str],
+    /// Whether the assistant's previous message asked for a serial.
+    pub awaiting_serial: bool,
+    /// Clarifying questions asked in a row before this message.
+    pub clarify_attempts: u32,
+}
+
+/// Classifies `text` in `context`.
+///
+/// While a serial is awaited, a message with a serial is a warranty message whatever its
+/// words (confidence 1.0), and a message that is not clearly about something else is too:
+/// the rule reminder takes the place of a clarifying question.
+pub fn analyze(config: &ShopConfig, text: &str, context: Context<'_>) -> Analysis {
+    let c = config.classifier.classify(text, context.previous);
+    let serial = extract_serial(text, context.awaiting_serial);
+    let mut analysis = Analysis {
+        intent: c.intent,
+        confidence: c.confidence,
+        need_retrieval_hint: c.need_retrieval_hint,
+        warranty_check: c.warranty_check,
+        serial,
+        awaiting_serial: context.awaiting_serial,
+        clarify_questions: Vec::new(),
+        clarify_attempts: context.clarify_attempts,
+        rationale: c.rationale,
+    };
+    let confident = c.intent != Intent::Unknown && c.confidence >= config.intent_confidence_threshold;
+    if context.awaiting_serial && (analysis.serial.is_some() || !confident || c.intent == Intent::Warranty) {
+        if analysis.serial.is_some() {
+            analysis.confidence = 1.0;
+        }
+        analysis.intent = Intent::Warranty;
+        analysis.rationale = format!("awaiting serial; {}", analysis.rationale);
+        return analysis;
+    }
+    if !confident {
+        let leaders = match c.runner_up {
+            Some(runner_up) if c.intent != Intent::Unknown => alloc::vec![c.intent, runner_up],
+            _ => Vec::new(),
+        };
+        analysis.clarify_questions = clarify_questions(config, context.language, &leaders, context.clarify_attempts);
+    }
+    analysis
+}
+
+/// The clarifying questions: a choice between the two leading intents when there are
+/// two, otherwise a general question that alternates between attempts; then a follow-up.
+fn clarify_questions(config: &ShopConfig, language: Language, leaders: &[Intent], attempts: u32) -> Vec<String> {
+    let sentence = |key: &str| config.sentence(language, key);
+    let first = match leaders {
+        [first, second] => fill(
+            sentence("clarify.between"),
+            &[("first", intent_label(config, language, *first)), ("second", intent_label(config, language, *second))],
+        ),
+        _ => sentence(if attempts % 2 == 0 { "clarify.general.1" } else { "clarify.general.2" }).into(),
+    };
+    alloc::vec![first, sentence("clarify.detail").into()]
+}
+
+/// How `intent` is named to the visitor in `language`.
+pub fn intent_label(config: &ShopConfig, language: Language, intent: Intent) -> &str {
+    let key = match intent {
+        Intent::AssemblePc => "intent.assemble_pc",
+        Intent::Shopping => "intent.shopping",
+        Intent::Warranty => "intent.warranty",
+        Intent::Unknown => "intent.unknown",
+    };
+    config.sentence(language, key)
+}
+
+/// Clarifying questions asked in a row just before the current message: assistant
+/// `clarify` messages since the last other assistant message.
+pub fn clarify_attempts(history_before_current: &[StoredMessage]) -> u32 {
+    let assistant = history_before_current.iter().rev().filter(|m| m.role == Role::Assistant);
+    assistant.take_while(|m| m.kind == MessageKind::Clarify).count() as u32
+}
+
+/// The last `n` user messages before the current one, oldest first.
+pub fn previous_user_messages(history_before_current: &[StoredMessage], n: usize) -> Vec<&str> {
+    let mut previous: Vec<&str> = history_before_current
+        .iter()
+        .rev()
+        .filter(|m| m.role == Role::User)
+        .take(n)
+        .map(|m| m.content.as_str())
+        .collect();
+    previous.reverse();
+    previous
+}

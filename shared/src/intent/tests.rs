@@ -1,0 +1,97 @@
+use super::*;
+
+fn classify(current: &str, previous: &[&str]) -> Classification {
+    Classifier::default().classify(current, previous)
+}
+
+#[test]
+fn keyword_file_has_every_section() {
+    let lists = KeywordLists::parse(DEFAULT_KEYWORDS).unwrap_or_default();
+    for section in [
+        "assemble_pc",
+        "shopping",
+        "warranty",
+        "assemble_pc.specific",
+        "assemble_pc.general",
+        "warranty.concept",
+        "warranty.check",
+    ] {
+        assert!(!lists.section(section).is_empty(), "{section}");
+    }
+    assert_eq!(lists.section("assemble_pc").len(), 15 + 27);
+    assert_eq!(lists.section("shopping").len(), 16 + 16);
+    assert_eq!(lists.section("warranty").len(), 11 + 11);
+}
+
+#[test]
+fn keyword_file_errors_name_the_line() {
+    assert_eq!(KeywordLists::parse("vi: \"mua\"").map_err(|e| e.line), Err(1));
+    assert_eq!(KeywordLists::parse("# c\n[shop\n").map_err(|e| e.line), Err(2));
+}
+
+#[test]
+fn each_intent_by_its_keywords() {
+    let cases = [
+        ("Tư vấn giúp em cấu hình chơi game tầm 20 triệu", Intent::AssemblePc, 0.83, true),
+        ("build pc for photoshop", Intent::AssemblePc, 0.83, true),
+        ("Giá RTX 4060 bao nhiêu?", Intent::Shopping, 0.83, true),
+        ("gia rtx 4060 bao nhieu", Intent::Shopping, 0.83, true),
+        ("Do you have it in stock?", Intent::Shopping, 0.71, true),
+        ("kiểm tra bảo hành", Intent::Warranty, 0.83, true),
+        ("kiem tra bao hanh", Intent::Warranty, 0.83, true),
+        ("bảo hành là gì", Intent::Warranty, 0.71, false),
+        ("what is RMA", Intent::Warranty, 0.71, false),
+    ];
+    for (text, intent, confidence, retrieve) in cases {
+        let c = classify(text, &[]);
+        assert_eq!((c.intent, c.confidence, c.need_retrieval_hint), (intent, confidence, retrieve), "{text}: {c:?}");
+    }
+}
+
+#[test]
+fn unknown_and_ambiguous() {
+    let c = classify("xin chào", &[]);
+    assert_eq!((c.intent, c.confidence, c.need_retrieval_hint), (Intent::Unknown, 0.0, false));
+    // One shopping and one assemble_pc keyword: a tie stays under the threshold.
+    let c = classify("I want to buy a GPU", &[]);
+    assert!(c.confidence < 0.5, "{c:?}");
+    // "mưa" (rain) is not "mua" (buy).
+    assert_eq!(classify("trời mưa quá", &[]).intent, Intent::Unknown);
+}
+
+#[test]
+fn context_weighs_less_than_the_current_message() {
+    let c = classify("cái nào rẻ hơn?", &["mình muốn mua laptop"]);
+    assert_eq!((c.intent, c.confidence), (Intent::Shopping, 0.56));
+    let c = classify("cái nào rẻ hơn?", &["mình muốn mua laptop", "ok", "ừ"]);
+    assert_eq!((c.intent, c.confidence), (Intent::Shopping, 0.33));
+    // A clear switch of topic wins over older context.
+    let c = classify("giá RTX 4060 bao nhiêu?", &["kiểm tra bảo hành", "0979825281"]);
+    assert_eq!(c.intent, Intent::Shopping);
+    assert!(c.confidence >= 0.5, "{c:?}");
+}
+
+#[test]
+fn warranty_check_and_rationale() {
+    let c = classify("check warranty please", &[]);
+    assert!(c.warranty_check);
+    assert_eq!(c.rationale, "current warranty: check warranty, warranty; score 2.00 vs 0.00");
+    assert!(!classify("chính sách bảo hành thế nào", &[]).warranty_check);
+}
+
+#[test]
+fn log_line_has_the_seeds_fields() {
+    let log = ClassificationLog {
+        intent: Intent::Unknown,
+        confidence: 0.0,
+        need_retrieval: false,
+        clarify_needed: true,
+        first_clarify_question: Some("?".into()),
+        conversation_id: "c1".into(),
+        user_id: None,
+    };
+    assert_eq!(
+        log.to_json_line(),
+        r#"{"intent":"unknown","confidence":0.0,"need_retrieval":false,"clarify_needed":true,"first_clarify_question":"?","conversation_id":"c1","user_id":null}"#
+    );
+}

@@ -1,0 +1,218 @@
+//! In-memory implementations of the boundary traits (feature `memory`), for tests,
+//! benchmarks and native tools. Single-threaded (`RefCell`), deterministic, `no_std`.
+//!
+//! [`MemoryBackend`] bundles one of each and hands out [`ShopServices`].
+
+mod model;
+mod store;
+mod vector;
+
+use alloc::collections::BTreeMap;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::cell::{Cell, RefCell};
+
+pub use model::{Script, ScriptedChatModel};
+pub use store::MemoryStore;
+pub use vector::{HashEmbedder, MemoryVectorIndex, cosine};
+
+use crate::boundary::{Clock, EmbedQueue, Ids, LogRecord, Logger, WarrantyRecord, WarrantyRecords};
+use crate::conversation::EmbedJob;
+use crate::error::{Error, ServiceError};
+use crate::flows::shop::ShopServices;
+use crate::retrieval::index_message;
+
+/// Ids `{prefix}1`, `{prefix}2`, …
+#[derive(Debug)]
+pub struct SequentialIds {
+    prefix: String,
+    next: Cell<u64>,
+}
+
+impl SequentialIds {
+    /// Ids starting at `{prefix}1`.
+    pub fn new(prefix: &str) -> Self {
+        Self { prefix: prefix.into(), next: Cell::new(1) }
+    }
+}
+
+impl Default for SequentialIds {
+    fn default() -> Self {
+        Self::new("id")
+    }
+}
+
+impl Ids for SequentialIds {
+    fn new_id(&self) -> String {
+        let n = self.next.get();
+        self.next.set(n + 1);
+        format!("{}{n}", self.prefix)
+    }
+}
+
+/// A clock that starts at a given time and advances by a fixed step on every reading.
+#[derive(Debug)]
+pub struct SteppingClock {
+    now: Cell<u64>,
+    step: u64,
+}
+
+impl SteppingClock {
+    /// Starts at `start_ms`, advancing `step_ms` per reading.
+    pub fn new(start_ms: u64, step_ms: u64) -> Self {
+        Self { now: Cell::new(start_ms), step: step_ms }
+    }
+}
+
+impl Default for SteppingClock {
+    /// 2026-01-01T00:00:00Z, one second per reading.
+    fn default() -> Self {
+        Self::new(1_767_225_600_000, 1000)
+    }
+}
+
+impl Clock for SteppingClock {
+    fn now_ms(&self) -> u64 {
+        let now = self.now.get();
+        self.now.set(now + self.step);
+        now
+    }
+}
+
+/// An embedding queue that keeps the jobs.
+#[derive(Debug, Default)]
+pub struct RecordingQueue {
+    jobs: RefCell<Vec<EmbedJob>>,
+}
+
+impl RecordingQueue {
+    /// The jobs queued so far.
+    pub fn jobs(&self) -> Vec<EmbedJob> {
+        self.jobs.borrow().clone()
+    }
+
+    /// Takes the queued jobs.
+    pub fn drain(&self) -> Vec<EmbedJob> {
+        core::mem::take(&mut *self.jobs.borrow_mut())
+    }
+}
+
+impl EmbedQueue for RecordingQueue {
+    fn enqueue(&self, job: EmbedJob) {
+        self.jobs.borrow_mut().push(job);
+    }
+}
+
+/// A logger that keeps each record as its JSON line.
+#[derive(Debug, Default)]
+pub struct RecordingLogger {
+    lines: RefCell<Vec<String>>,
+}
+
+impl RecordingLogger {
+    /// The lines logged so far.
+    pub fn lines(&self) -> Vec<String> {
+        self.lines.borrow().clone()
+    }
+}
+
+impl Logger for RecordingLogger {
+    fn log(&self, record: &LogRecord<'_>) {
+        self.lines.borrow_mut().push(record.to_json_line());
+    }
+}
+
+/// Warranty records by site and upper-cased serial.
+#[derive(Debug, Default)]
+pub struct MemoryWarrantyRecords {
+    records: RefCell<BTreeMap<(String, String), WarrantyRecord>>,
+}
+
+impl MemoryWarrantyRecords {
+    /// No records.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Seed 000's demo record on `site_id`: serial `0979825281` → "S23 Ultra", warranty
+    /// until 12/8/2026.
+    pub fn demo(site_id: &str) -> Self {
+        let records = Self::new();
+        if let Some(until) = crate::boundary::CalendarDate::new(2026, 8, 12) {
+            records.insert(site_id, WarrantyRecord { serial: "0979825281".into(), product: "S23 Ultra".into(), warranty_until: until });
+        }
+        records
+    }
+
+    /// Adds (or replaces) a record.
+    pub fn insert(&self, site_id: &str, record: WarrantyRecord) {
+        self.records.borrow_mut().insert((site_id.into(), record.serial.to_ascii_uppercase()), record);
+    }
+}
+
+impl WarrantyRecords for MemoryWarrantyRecords {
+    async fn find_warranty(&self, site_id: &str, serial: &str) -> Result<Option<WarrantyRecord>, ServiceError> {
+        Ok(self.records.borrow().get(&(site_id.into(), serial.to_ascii_uppercase())).cloned())
+    }
+}
+
+/// One of each in-memory boundary.
+#[derive(Debug, Default)]
+pub struct MemoryBackend {
+    /// The scripted chat model.
+    pub model: ScriptedChatModel,
+    /// The conversation store.
+    pub store: MemoryStore,
+    /// The hashing embedder.
+    pub embedder: HashEmbedder,
+    /// The vector index.
+    pub index: MemoryVectorIndex,
+    /// Warranty records.
+    pub warranty: MemoryWarrantyRecords,
+    /// Ids `id1`, `id2`, …
+    pub ids: SequentialIds,
+    /// A stepping clock.
+    pub clock: SteppingClock,
+    /// The embedding queue.
+    pub queue: RecordingQueue,
+    /// The log.
+    pub logger: RecordingLogger,
+}
+
+impl MemoryBackend {
+    /// A backend with seed 000's demo warranty record on `site_id`.
+    pub fn demo(site_id: &str) -> Self {
+        Self { warranty: MemoryWarrantyRecords::demo(site_id), ..Self::default() }
+    }
+
+    /// The `shop` services over this backend, with its scripted model.
+    pub fn services(&self) -> ShopServices<'_, ScriptedChatModel, MemoryStore, HashEmbedder, MemoryVectorIndex, MemoryWarrantyRecords> {
+        self.services_with(&self.model)
+    }
+
+    /// The `shop` services over this backend, with another chat model.
+    pub fn services_with<'a, M>(&'a self, model: &'a M) -> ShopServices<'a, M, MemoryStore, HashEmbedder, MemoryVectorIndex, MemoryWarrantyRecords> {
+        ShopServices {
+            model,
+            store: &self.store,
+            embedder: &self.embedder,
+            index: &self.index,
+            warranty: &self.warranty,
+            ids: &self.ids,
+            clock: &self.clock,
+            queue: &self.queue,
+            logger: &self.logger,
+        }
+    }
+
+    /// Embeds and indexes every queued message (what the Worker's queue consumer does).
+    /// Returns the number of chunks indexed.
+    pub async fn index_queued(&self) -> Result<usize, Error> {
+        let mut chunks = 0;
+        for job in self.queue.drain() {
+            chunks += index_message(&self.embedder, &self.index, &job).await?;
+        }
+        Ok(chunks)
+    }
+}

@@ -1,0 +1,163 @@
+//! Prompt material kept outside code: personas, fixed sentences, placeholders.
+//!
+//! The files live in `prompts/` at the repository root and are compiled in with
+//! `include_str!`; a site can override any of them with its own text at run time.
+//!
+//! - A **persona** is free text; its line starting with `Greeting:` is the conversation's
+//!   greeting (seed 000, node 0). The whole persona goes into the answer prompt, capped at
+//!   `PERSONA_MAX_CHARS` characters.
+//! - **Fixed sentences** are `key: text` lines; `#` lines are comments. `{name}`
+//!   placeholders are filled by [`fill`].
+
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+/// The prefix of a persona's greeting line.
+pub const GREETING_PREFIX: &str = "Greeting:";
+
+/// A persona: its full text and its greeting.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Persona {
+    /// The persona file's text, as given.
+    pub text: String,
+    /// The text after `Greeting:` on the first such line, trimmed.
+    pub greeting: Option<String>,
+}
+
+impl Persona {
+    /// Reads a persona file.
+    pub fn parse(text: &str) -> Self {
+        let greeting = text
+            .lines()
+            .find_map(|line| line.trim_start().strip_prefix(GREETING_PREFIX))
+            .map(|greeting| greeting.trim().into())
+            .filter(|greeting: &String| !greeting.is_empty());
+        Self { text: text.into(), greeting }
+    }
+
+    /// The persona text cut to at most `max_chars` characters (Unicode scalar values).
+    pub fn capped(&self, max_chars: usize) -> &str {
+        cap_chars(&self.text, max_chars)
+    }
+}
+
+/// `text` cut to at most `max_chars` characters, on a character boundary.
+pub fn cap_chars(text: &str, max_chars: usize) -> &str {
+    match text.char_indices().nth(max_chars) {
+        Some((end, _)) => &text[..end],
+        None => text,
+    }
+}
+
+/// A set of fixed sentences, by key.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Sentences {
+    entries: BTreeMap<String, String>,
+}
+
+/// A sentence file that lacks required keys.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MissingSentences {
+    /// The keys that are missing.
+    pub keys: Vec<&'static str>,
+}
+
+impl Sentences {
+    /// Reads `key: text` lines (`#` lines and blank lines are skipped; lines without a
+    /// `key:` prefix are ignored).
+    pub fn parse(text: &str) -> Self {
+        let mut entries = BTreeMap::new();
+        for line in text.lines() {
+            let line = line.trim();
+            if line.starts_with('#') {
+                continue;
+            }
+            if let Some((key, value)) = line.split_once(':') {
+                let key = key.trim();
+                if !key.is_empty() && !key.contains(char::is_whitespace) {
+                    entries.insert(key.into(), value.trim().into());
+                }
+            }
+        }
+        Self { entries }
+    }
+
+    /// Reads `text` and checks that every one of `required` is present.
+    pub fn parse_complete(text: &str, required: &[&'static str]) -> Result<Self, MissingSentences> {
+        let sentences = Self::parse(text);
+        let keys: Vec<&'static str> =
+            required.iter().copied().filter(|key| !sentences.entries.contains_key(*key)).collect();
+        if keys.is_empty() { Ok(sentences) } else { Err(MissingSentences { keys }) }
+    }
+
+    /// The sentence for `key`, or `""` when absent.
+    pub fn get(&self, key: &str) -> &str {
+        self.entries.get(key).map(String::as_str).unwrap_or_default()
+    }
+
+    /// Sets (or overrides) the sentence for `key`.
+    pub fn set(&mut self, key: &str, text: impl Into<String>) {
+        self.entries.insert(key.into(), text.into());
+    }
+}
+
+/// `template` with each `{name}` replaced by its value from `values`; unknown placeholders
+/// are left as they are.
+pub fn fill(template: &str, values: &[(&str, &str)]) -> String {
+    let mut out = String::with_capacity(template.len() + 64);
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let value = after
+            .find('}')
+            .and_then(|close| values.iter().find(|(name, _)| *name == &after[..close]).map(|(_, v)| (close, *v)));
+        match value {
+            Some((close, value)) => {
+                out.push_str(value);
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn persona_greeting_line() {
+        let persona = Persona::parse("# P\n\nGreeting:  Xin chào quý khách!  \nEm là trợ lý.");
+        assert_eq!(persona.greeting.as_deref(), Some("Xin chào quý khách!"));
+        assert_eq!(Persona::parse("no greeting").greeting, None);
+        assert_eq!(Persona::parse("Greeting:   ").greeting, None);
+    }
+
+    #[test]
+    fn cap_counts_characters_not_bytes() {
+        assert_eq!(cap_chars("bảo hành", 3), "bảo");
+        assert_eq!(cap_chars("ab", 5), "ab");
+        assert_eq!(cap_chars("ab", 0), "");
+    }
+
+    #[test]
+    fn sentences_and_placeholders() {
+        let s = Sentences::parse("# c\nwarranty.found: Sản phẩm '{product}': {date}.\nnot a key line\n");
+        assert_eq!(s.get("warranty.found"), "Sản phẩm '{product}': {date}.");
+        assert_eq!(s.get("missing"), "");
+        let text = fill(s.get("warranty.found"), &[("product", "S23 Ultra"), ("date", "12/8/2026")]);
+        assert_eq!(text, "Sản phẩm 'S23 Ultra': 12/8/2026.");
+        assert_eq!(fill("{a} {b} {", &[("a", "x")]), "x {b} {");
+        assert_eq!(
+            Sentences::parse_complete("a: 1", &["a", "b"]).map(|_| ()),
+            Err(MissingSentences { keys: alloc::vec!["b"] })
+        );
+    }
+}

@@ -1,0 +1,240 @@
+//! Retrieval: indexing knowledge and conversation memory, and the top-K + re-rank query.
+//!
+//! Vectors carry their text and filterable metadata:
+//!
+//! | key               | knowledge chunk      | conversation chunk |
+//! |-------------------|----------------------|--------------------|
+//! | `site_id`         | ✓                    | ✓                  |
+//! | `source`          | `"knowledge"`        | `"conversation"`   |
+//! | `document_id`     | ✓ (and `title`)      |                    |
+//! | `conversation_id` |                      | ✓                  |
+//! | `message_id`      |                      | ✓                  |
+//! | `text`            | ✓                    | ✓                  |
+//!
+//! Vector ids are `{message_id}#chunk_{i}` / `{document_id}#chunk_{i}`, so upserts are
+//! idempotent. A query runs twice — the site's knowledge, then this conversation's memory
+//! (Vectorize filters cannot express "or") — and the union is re-ranked by
+//! `0.75 × vector score + 0.25 × word overlap with the query`.
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+use serde_json::Value;
+
+use crate::boundary::{Embedder, MetadataFilter, VectorIndex, VectorMatch, VectorQuery, VectorRecord};
+use crate::conversation::{EmbedJob, Metadata, Scope};
+use crate::error::Error;
+use crate::normalize::tokens;
+
+/// Words per chunk: about 200–512 model tokens for Vietnamese or English text.
+pub const CHUNK_WORDS: usize = 300;
+
+/// Where a passage comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PassageSource {
+    /// The site's knowledge documents.
+    Knowledge,
+    /// Earlier messages of this conversation.
+    Conversation,
+}
+
+/// One retrieved passage.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Passage {
+    /// The vector id.
+    pub id: String,
+    /// Knowledge or conversation memory.
+    pub source: PassageSource,
+    /// The document title (knowledge only).
+    pub title: Option<String>,
+    /// The chunk's text.
+    pub text: String,
+    /// The re-ranked score.
+    pub score: f32,
+}
+
+/// How many passages to retrieve, and how.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RetrievalOptions {
+    /// Passages kept after re-ranking.
+    pub top_k: usize,
+    /// Candidates fetched from each of the two queries.
+    pub candidates: usize,
+    /// Passages scoring below this after re-ranking are dropped.
+    pub min_score: f32,
+}
+
+impl Default for RetrievalOptions {
+    fn default() -> Self {
+        Self { top_k: 4, candidates: 8, min_score: 0.0 }
+    }
+}
+
+/// `{parent_id}#chunk_{i}`.
+pub fn chunk_id(parent_id: &str, index: usize) -> String {
+    format!("{parent_id}#chunk_{index}")
+}
+
+/// Splits `text` into chunks of at most [`CHUNK_WORDS`] whitespace-separated words.
+pub fn chunks(text: &str) -> Vec<String> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    words.chunks(CHUNK_WORDS).map(|chunk| chunk.join(" ")).filter(|chunk| !chunk.is_empty()).collect()
+}
+
+async fn embed_records<E: Embedder>(
+    embedder: &E,
+    parent_id: &str,
+    text: &str,
+    metadata: &Metadata,
+) -> Result<Vec<VectorRecord>, Error> {
+    let pieces = chunks(text);
+    let inputs: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    if inputs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let vectors = embedder.embed(&inputs).await.map_err(Error::Embedder)?;
+    Ok(pieces
+        .into_iter()
+        .zip(vectors)
+        .enumerate()
+        .map(|(index, (piece, values))| {
+            let mut metadata = metadata.clone();
+            metadata.insert("text".into(), Value::String(piece));
+            VectorRecord { id: chunk_id(parent_id, index), values, metadata }
+        })
+        .collect())
+}
+
+/// Embeds and upserts one stored message (the embedding queue's job). Returns the number
+/// of chunks indexed.
+pub async fn index_message<E: Embedder, V: VectorIndex>(embedder: &E, index: &V, job: &EmbedJob) -> Result<usize, Error> {
+    let mut metadata = Metadata::new();
+    metadata.insert("site_id".into(), job.site_id.clone().into());
+    metadata.insert("source".into(), "conversation".into());
+    metadata.insert("conversation_id".into(), job.conversation_id.clone().into());
+    metadata.insert("message_id".into(), job.message_id.clone().into());
+    let records = embed_records(embedder, &job.message_id, &job.text, &metadata).await?;
+    index.upsert(&records).await.map_err(Error::VectorIndex)?;
+    Ok(records.len())
+}
+
+/// Embeds and upserts one knowledge document of a site. Returns the number of chunks.
+pub async fn index_document<E: Embedder, V: VectorIndex>(
+    embedder: &E,
+    index: &V,
+    site_id: &str,
+    document_id: &str,
+    title: &str,
+    text: &str,
+) -> Result<usize, Error> {
+    let mut metadata = Metadata::new();
+    metadata.insert("site_id".into(), site_id.into());
+    metadata.insert("source".into(), "knowledge".into());
+    metadata.insert("document_id".into(), document_id.into());
+    metadata.insert("title".into(), title.into());
+    let records = embed_records(embedder, document_id, text, &metadata).await?;
+    index.upsert(&records).await.map_err(Error::VectorIndex)?;
+    Ok(records.len())
+}
+
+/// The top passages for `query`: the site's knowledge and this conversation's memory,
+/// re-ranked. Chunks of messages in `skip_message_ids` (already in the prompt's history)
+/// are left out.
+pub async fn retrieve<E: Embedder, V: VectorIndex>(
+    embedder: &E,
+    index: &V,
+    scope: Scope<'_>,
+    query: &str,
+    options: &RetrievalOptions,
+    skip_message_ids: &[&str],
+) -> Result<Vec<Passage>, Error> {
+    let vector = embedder.embed(&[query]).await.map_err(Error::Embedder)?.into_iter().next().unwrap_or_default();
+    let knowledge = VectorQuery {
+        vector,
+        top_k: options.candidates,
+        filter: MetadataFilter::new().eq("site_id", scope.site_id).eq("source", "knowledge"),
+    };
+    let mut matches = index.query(&knowledge).await.map_err(Error::VectorIndex)?;
+    let memory = VectorQuery {
+        filter: MetadataFilter::new()
+            .eq("site_id", scope.site_id)
+            .eq("source", "conversation")
+            .eq("conversation_id", scope.conversation_id),
+        ..knowledge
+    };
+    matches.extend(index.query(&memory).await.map_err(Error::VectorIndex)?);
+    Ok(rerank(query, matches, options, skip_message_ids))
+}
+
+/// Re-ranks matches by vector score and word overlap with the query; keeps the best
+/// `options.top_k` distinct passages.
+pub fn rerank(query: &str, matches: Vec<VectorMatch>, options: &RetrievalOptions, skip: &[&str]) -> Vec<Passage> {
+    let query_words: Vec<String> =
+        tokens(query).into_iter().map(|t| t.folded).filter(|w| w.chars().count() >= 2).collect();
+    let mut passages: Vec<Passage> = Vec::new();
+    for m in matches {
+        let text = m.metadata.get("text").and_then(Value::as_str).unwrap_or_default();
+        let message_id = m.metadata.get("message_id").and_then(Value::as_str);
+        if text.is_empty() || message_id.is_some_and(|id| skip.contains(&id)) || passages.iter().any(|p| p.id == m.id) {
+            continue;
+        }
+        let overlap = if query_words.is_empty() {
+            0.0
+        } else {
+            let words: Vec<String> = tokens(text).into_iter().map(|t| t.folded).collect();
+            let shared = query_words.iter().filter(|w| words.contains(w)).count();
+            shared as f32 / query_words.len() as f32
+        };
+        let score = 0.75 * m.score + 0.25 * overlap;
+        if score < options.min_score {
+            continue;
+        }
+        let source = match m.metadata.get("source").and_then(Value::as_str) {
+            Some("knowledge") => PassageSource::Knowledge,
+            _ => PassageSource::Conversation,
+        };
+        let title = m.metadata.get("title").and_then(Value::as_str).filter(|t| !t.is_empty()).map(String::from);
+        passages.push(Passage { id: m.id, source, title, text: text.into(), score });
+    }
+    passages.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+    passages.truncate(options.top_k);
+    passages
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(id: &str, score: f32, text: &str, message_id: Option<&str>) -> VectorMatch {
+        let mut metadata = Metadata::new();
+        metadata.insert("text".into(), text.into());
+        metadata.insert("source".into(), if message_id.is_some() { "conversation" } else { "knowledge" }.into());
+        if let Some(id) = message_id {
+            metadata.insert("message_id".into(), id.into());
+        }
+        VectorMatch { id: id.into(), score, metadata }
+    }
+
+    #[test]
+    fn chunk_ids_and_chunks() {
+        assert_eq!(chunk_id("m1", 0), "m1#chunk_0");
+        let long = "từ ".repeat(CHUNK_WORDS + 5);
+        assert_eq!(chunks(&long).len(), 2);
+        assert!(chunks("   ").is_empty());
+    }
+
+    #[test]
+    fn rerank_prefers_word_overlap_skips_history_and_duplicates() {
+        let options = RetrievalOptions { top_k: 2, ..RetrievalOptions::default() };
+        let matches = vec![
+            hit("a#chunk_0", 0.50, "Chính sách đổi trả trong 7 ngày", None),
+            hit("b#chunk_0", 0.52, "Giờ mở cửa 8h-21h", None),
+            hit("a#chunk_0", 0.50, "Chính sách đổi trả trong 7 ngày", None),
+            hit("m1#chunk_0", 0.99, "đổi trả", Some("m1")),
+        ];
+        let passages = rerank("chính sách đổi trả", matches, &options, &["m1"]);
+        let ids: Vec<&str> = passages.iter().map(|p| p.id.as_str()).collect();
+        assert_eq!(ids, ["a#chunk_0", "b#chunk_0"]);
+        assert_eq!(passages[0].source, PassageSource::Knowledge);
+    }
+}

@@ -1,0 +1,87 @@
+//! A turn's input and its output events.
+//!
+//! A turn emits, in order: [`TurnEvent::Started`] once the visitor's message is stored,
+//! zero or more [`TurnEvent::Chunk`]s as the answer streams, then exactly one terminal
+//! event — [`TurnEvent::Completed`] or [`TurnEvent::Failed`]. A turn that fails before the
+//! visitor's message is stored emits only `Failed`. The Worker encodes these as SSE while
+//! the turn runs (a chunk is the seed's `data: {"chunk": "..."}`).
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use serde::Serialize;
+
+use crate::conversation::MessageKind;
+
+/// What a visitor sent, addressed to one conversation of one site.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnInput {
+    /// The site (from the authenticated widget or API key).
+    pub site_id: String,
+    /// The conversation.
+    pub conversation_id: String,
+    /// The visitor's message.
+    pub text: String,
+}
+
+/// One output event of a turn.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum TurnEvent {
+    /// The visitor's message is stored; the turn is under way.
+    Started {
+        /// The conversation.
+        conversation_id: String,
+        /// The stored visitor message.
+        message_id: String,
+    },
+    /// A piece of the assistant's reply.
+    Chunk {
+        /// The text.
+        text: String,
+    },
+    /// The reply is complete and stored.
+    Completed {
+        /// The stored assistant message.
+        message_id: String,
+        /// What it is (answer, clarify, warranty…).
+        kind: MessageKind,
+        /// The classified intent, when the template classifies.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        intent: Option<&'static str>,
+        /// The intent's confidence.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        confidence: Option<f32>,
+    },
+    /// The turn failed; nothing more follows.
+    Failed {
+        /// A stable error code ([`Error::code`](crate::error::Error::code)).
+        code: &'static str,
+        /// A message safe to show the visitor.
+        message: &'static str,
+    },
+}
+
+impl TurnEvent {
+    /// Whether this event ends the turn.
+    pub fn is_terminal(&self) -> bool {
+        matches!(self, Self::Completed { .. } | Self::Failed { .. })
+    }
+}
+
+/// Receives a turn's events as they happen.
+pub trait TurnSink {
+    /// One event.
+    fn emit(&mut self, event: TurnEvent);
+}
+
+impl<F: FnMut(TurnEvent)> TurnSink for F {
+    fn emit(&mut self, event: TurnEvent) {
+        self(event);
+    }
+}
+
+impl TurnSink for Vec<TurnEvent> {
+    fn emit(&mut self, event: TurnEvent) {
+        self.push(event);
+    }
+}
