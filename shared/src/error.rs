@@ -124,6 +124,7 @@ impl Error {
             Self::InvalidMessage(InvalidMessage::Empty) => "empty_message",
             Self::InvalidMessage(InvalidMessage::TooLong { .. }) => "message_too_long",
             Self::ConversationNotFound => "conversation_not_found",
+            Self::Store(ServiceError { kind: ServiceErrorKind::Conflict, .. }) => "conflict",
             Self::Store(_) => "store_unavailable",
             Self::Embedder(_) | Self::VectorIndex(_) => "retrieval_unavailable",
             Self::Records(_) => "records_unavailable",

@@ -124,6 +124,10 @@ impl PhraseSet {
         let mut set = Self::default();
         for text in list {
             let phrase = Phrase::new(text);
+            // The seed lists some words in both languages ("serial", "BIOS"): count once.
+            if set.phrases.iter().any(|p| p.words == phrase.words) {
+                continue;
+            }
             if let Some(first) = phrase.words.first() {
                 set.by_first_word.entry(first.folded.clone()).or_default().push(set.phrases.len());
                 set.phrases.push(phrase);
@@ -275,6 +279,12 @@ fn has_digit(word: &Token) -> bool {
 /// Rounds a non-negative number to two decimals.
 pub fn round2(value: f32) -> f32 {
     (value * 100.0 + 0.5) as u32 as f32 / 100.0
+}
+
+/// A confidence as a JSON number with two decimals (`0.83`, not `0.8299999833106995`).
+pub fn confidence_json(confidence: f32) -> serde_json::Value {
+    let cents = (confidence * 100.0 + 0.5) as u32;
+    serde_json::Value::from(f64::from(cents) / 100.0)
 }
 
 /// The seed's one-line JSON debug log of a classification:

@@ -11,8 +11,10 @@
 //! | `message_id`      |                      | ✓                  |
 //! | `text`            | ✓                    | ✓                  |
 //!
-//! Vector ids are `{message_id}#chunk_{i}` / `{document_id}#chunk_{i}`, so upserts are
-//! idempotent. A query runs twice — the site's knowledge, then this conversation's memory
+//! Vector ids are `{message_id}#chunk_{i}` (message ids are unique) and
+//! `{site_id}/{document_id}#chunk_{i}` (document ids are unique per site only), so upserts
+//! are idempotent and sites never overwrite each other's vectors. (Vectorize caps ids at 64
+//! bytes: keep site and document ids short.) A query runs twice — the site's knowledge, then this conversation's memory
 //! (Vectorize filters cannot express "or") — and the union is re-ranked by
 //! `0.75 × vector score + 0.25 × word overlap with the query`.
 
@@ -132,7 +134,8 @@ pub async fn index_document<E: Embedder, V: VectorIndex>(
     metadata.insert("source".into(), "knowledge".into());
     metadata.insert("document_id".into(), document_id.into());
     metadata.insert("title".into(), title.into());
-    let records = embed_records(embedder, document_id, text, &metadata).await?;
+    let parent = format!("{site_id}/{document_id}");
+    let records = embed_records(embedder, &parent, text, &metadata).await?;
     index.upsert(&records).await.map_err(Error::VectorIndex)?;
     Ok(records.len())
 }

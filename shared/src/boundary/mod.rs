@@ -64,15 +64,12 @@ pub enum LogRecord<'a> {
 impl LogRecord<'_> {
     /// The record as one line of JSON. A classification prints exactly the seed's fields.
     pub fn to_json_line(&self) -> String {
-        let value = match self {
-            Self::Classification(log) => serde_json::to_value(log),
-            Self::Warning { conversation_id, code, detail } => Ok(serde_json::json!({
-                "warning": code,
-                "conversation_id": conversation_id,
-                "detail": detail,
-            })),
-        };
-        value.map(|v| v.to_string()).unwrap_or_default()
+        match self {
+            Self::Classification(log) => log.to_json_line(),
+            Self::Warning { conversation_id, code, detail } => {
+                serde_json::json!({ "warning": code, "conversation_id": conversation_id, "detail": detail }).to_string()
+            }
+        }
     }
 }
 

@@ -19,7 +19,7 @@ pub trait Embedder {
 /// One vector with its id and metadata.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VectorRecord {
-    /// Vector id: `{message_id}#chunk_{i}` or `{document_id}#chunk_{i}`.
+    /// Vector id: `{message_id}#chunk_{i}` or `{site_id}/{document_id}#chunk_{i}`.
     pub id: String,
     /// The embedding.
     pub values: Vec<f32>,

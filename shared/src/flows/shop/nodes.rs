@@ -3,7 +3,7 @@
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::classify::{Context, analyze, clarify_attempts, previous_user_messages};
 use super::prompt::build_request;
@@ -17,7 +17,7 @@ use crate::chat::{ChatEvent, UpstreamError};
 use crate::conversation::{EmbedJob, Metadata, MessageKind, Role, StoredMessage};
 use crate::error::{ChatModelError, ChatModelErrorKind, Error};
 use crate::graph::Flow;
-use crate::intent::ClassificationLog;
+use crate::intent::{ClassificationLog, confidence_json};
 use crate::prompt::fill;
 use crate::retrieval::retrieve;
 use crate::turn::{TurnEvent, TurnSink};
@@ -204,11 +204,10 @@ where
     }
 
     fn intent_metadata(&self, state: &ShopState) -> Metadata {
-        let value = json!({ "intent": state.intent.as_str(), "confidence": state.intent_confidence });
-        match value {
-            Value::Object(map) => map,
-            _ => Metadata::new(),
-        }
+        let mut metadata = Metadata::new();
+        metadata.insert("intent".into(), state.intent.as_str().into());
+        metadata.insert("confidence".into(), confidence_json(state.intent_confidence));
+        metadata
     }
 
     /// Stores an assistant message of this turn (and queues its embedding when `embed`).

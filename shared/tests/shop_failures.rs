@@ -1,0 +1,158 @@
+//! Failure semantics the Worker relies on: the visitor's message stays stored, no half
+//! answer is stored as complete, and every turn ends with exactly one terminal event.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::{SITE, create, say, stored};
+use concierge_core::chat::UpstreamError;
+use concierge_core::conversation::{MessageKind, Role};
+use concierge_core::error::{ChatModelError, ChatModelErrorKind};
+use concierge_core::flows::shop::ShopConfig;
+use concierge_core::memory::{MemoryBackend, Script};
+use concierge_core::turn::TurnEvent;
+use serde_json::json;
+
+const GREETING: &str = "Xin chào quý khách! Em là trợ lý ảo của cửa hàng. Em có thể tư vấn lắp ráp máy, báo giá và thông tin sản phẩm, hoặc kiểm tra bảo hành cho quý khách ạ. Quý khách cần em hỗ trợ gì ạ?";
+const MODEL_FAILED: &str = "The assistant could not answer right now. Please try again.";
+
+fn failed(code: &'static str, message: &'static str) -> TurnEvent {
+    TurnEvent::Failed { code, message }
+}
+
+fn started(message_id: &str) -> TurnEvent {
+    TurnEvent::Started { conversation_id: "id1".into(), message_id: message_id.into() }
+}
+
+fn assert_one_terminal(events: &[TurnEvent]) {
+    assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1, "{events:?}");
+    assert!(events.last().unwrap().is_terminal(), "{events:?}");
+}
+
+#[test]
+fn model_breaking_mid_stream_keeps_the_question_and_marks_the_partial_answer() {
+    let config = ShopConfig::default();
+    let backend = MemoryBackend::demo(SITE);
+    let id = create(&backend, &config, None).conversation.id;
+    let broken = ChatModelError::new(ChatModelErrorKind::Unreachable, "connection reset");
+    backend.model.push(Script::BreakAfter(vec!["Dạ, RTX 4060 ".into()], broken.clone()));
+    let (events, outcome) = say(&backend, &config, &id, "Giá RTX 4060 bao nhiêu?");
+    assert_eq!(outcome.unwrap_err(), concierge_core::error::Error::ChatModel(broken));
+    assert_eq!(events, [
+        started("id3"),
+        TurnEvent::Chunk { text: "Dạ, RTX 4060 ".into() },
+        failed("model_failed", MODEL_FAILED),
+    ]);
+    assert_one_terminal(&events);
+    assert_eq!(stored(&backend, &id), [
+        (Role::Assistant, MessageKind::Greeting, GREETING.to_string(), json!({})),
+        (Role::User, MessageKind::Text, "Giá RTX 4060 bao nhiêu?".to_string(), json!({})),
+        (Role::Assistant, MessageKind::Answer, "Dạ, RTX 4060 ".to_string(), json!({
+            "intent": "shopping", "confidence": 0.83, "passages": [], "incomplete": true, "error": "model_failed",
+        })),
+    ]);
+    // The half answer is not queued for embedding.
+    let queued: Vec<String> = backend.queue.jobs().into_iter().map(|j| j.message_id).collect();
+    assert_eq!(queued, ["id2", "id3"]);
+
+    // The next turn works, and the half answer is left out of the prompt.
+    backend.model.reply(&["Dạ, 8.490.000 VND ạ."]);
+    let (events, outcome) = say(&backend, &config, &id, "Giá RTX 4060 bao nhiêu?");
+    assert_eq!(outcome.unwrap().reply.seq, 5);
+    assert_one_terminal(&events);
+    let history: Vec<String> =
+        backend.model.last_request().unwrap().messages[1..].iter().map(|m| m.content.clone()).collect();
+    assert_eq!(history, [GREETING, "Giá RTX 4060 bao nhiêu?", "Giá RTX 4060 bao nhiêu?"]);
+}
+
+#[test]
+fn model_failing_without_text_stores_only_the_question() {
+    let config = ShopConfig::default();
+    let cases = [
+        ("in-band error", Some(Script::ErrorAfter(vec![], UpstreamError { code: Some("overloaded".into()), message: "busy".into() })), "model_failed"),
+        ("unreachable", None, "model_failed"),
+        ("empty answer", Some(Script::Reply(vec![])), "empty_answer"),
+    ];
+    for (name, script, code) in cases {
+        let backend = MemoryBackend::demo(SITE);
+        let id = create(&backend, &config, None).conversation.id;
+        if let Some(script) = script {
+            backend.model.push(script);
+        }
+        let (events, outcome) = say(&backend, &config, &id, "Giá RTX 4060 bao nhiêu?");
+        assert_eq!(outcome.unwrap_err().code(), code, "{name}");
+        assert_eq!(events, [started("id3"), failed(code, MODEL_FAILED)], "{name}");
+        let contents: Vec<String> = stored(&backend, &id).into_iter().map(|m| m.2).collect();
+        assert_eq!(contents, [GREETING, "Giá RTX 4060 bao nhiêu?"], "{name}");
+    }
+}
+
+#[test]
+fn refused_turns_emit_only_failed_and_store_nothing() {
+    let config = ShopConfig::default();
+    let backend = MemoryBackend::demo(SITE);
+    let id = create(&backend, &config, None).conversation.id;
+    let something_wrong = "Something went wrong. Please try again.";
+    let too_long = "a".repeat(4001);
+    let cases = [
+        ("   ", id.as_str(), "empty_message", "The message is empty."),
+        (too_long.as_str(), id.as_str(), "message_too_long", "The message is too long."),
+        ("xin chào", "no-such-conversation", "conversation_not_found", "No such conversation."),
+    ];
+    for (text, conversation, code, message) in cases {
+        let (events, outcome) = say(&backend, &config, conversation, text);
+        assert_eq!(outcome.unwrap_err().code(), code);
+        assert_eq!(events, [failed(code, message)]);
+    }
+    backend.store.set_unavailable(true);
+    let (events, _) = say(&backend, &config, &id, "xin chào");
+    assert_eq!(events, [failed("store_unavailable", something_wrong)]);
+    backend.store.set_unavailable(false);
+    assert_eq!(stored(&backend, &id).len(), 1, "only the greeting");
+}
+
+#[test]
+fn conversations_are_scoped_to_their_site() {
+    let config = ShopConfig::default();
+    let backend = MemoryBackend::demo(SITE);
+    let id = create(&backend, &config, None).conversation.id;
+    let input = concierge_core::turn::TurnInput { site_id: "site-2".into(), conversation_id: id.clone(), text: "xin chào".into() };
+    let mut events = Vec::new();
+    let outcome = concierge_core::graph::block_on(concierge_core::flows::shop::run_turn(&backend.services(), &config, &input, &mut events));
+    assert_eq!(outcome.unwrap_err().code(), "conversation_not_found");
+    assert_eq!(stored(&backend, &id).len(), 1);
+}
+
+#[test]
+fn a_failing_warranty_lookup_fails_the_turn_once() {
+    struct Down;
+    impl concierge_core::boundary::WarrantyRecords for Down {
+        async fn find_warranty(
+            &self,
+            _site: &str,
+            _serial: &str,
+        ) -> Result<Option<concierge_core::boundary::WarrantyRecord>, concierge_core::error::ServiceError> {
+            Err(concierge_core::error::ServiceError::new(concierge_core::error::ServiceErrorKind::Unavailable, "d1 down"))
+        }
+    }
+    let config = ShopConfig::default();
+    let backend = MemoryBackend::demo(SITE);
+    let id = create(&backend, &config, None).conversation.id;
+    let b = &backend;
+    let services = concierge_core::flows::shop::ShopServices {
+        model: &b.model,
+        store: &b.store,
+        embedder: &b.embedder,
+        index: &b.index,
+        warranty: &Down,
+        ids: &b.ids,
+        clock: &b.clock,
+        queue: &b.queue,
+        logger: &b.logger,
+    };
+    let input = concierge_core::turn::TurnInput { site_id: SITE.into(), conversation_id: id.clone(), text: "serial là 0979825281".into() };
+    let mut events = Vec::new();
+    let outcome = concierge_core::graph::block_on(concierge_core::flows::shop::run_turn(&services, &config, &input, &mut events));
+    assert_eq!(outcome.unwrap_err().code(), "records_unavailable");
+    assert_eq!(events, [started("id3"), failed("records_unavailable", "Something went wrong. Please try again.")]);
+}
