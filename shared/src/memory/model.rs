@@ -18,6 +18,8 @@ pub enum Script {
     BreakAfter(Vec<String>, ChatModelError),
     /// Streams these chunks, then the provider reports an error in-band.
     ErrorAfter(Vec<String>, UpstreamError),
+    /// Streams exactly these events (tool calls, finishes…), then returns `Ok`.
+    Events(Vec<ChatEvent>),
 }
 
 /// A chat model that plays back scripts in order and records every request. With no
@@ -66,6 +68,10 @@ impl ChatModel for ScriptedChatModel {
         let script = self.scripts.borrow_mut().pop_front();
         let (chunks, ending) = match script {
             None => return Err(ChatModelError::new(ChatModelErrorKind::Unreachable, "no scripted reply left")),
+            Some(Script::Events(events)) => {
+                events.into_iter().for_each(|event| sink.event(event));
+                return Ok(());
+            }
             Some(Script::Reply(chunks)) => (chunks, Ok(None)),
             Some(Script::BreakAfter(chunks, error)) => (chunks, Err(error)),
             Some(Script::ErrorAfter(chunks, error)) => (chunks, Ok(Some(error))),
