@@ -104,7 +104,10 @@ pub struct Scope<'a> {
 impl<'a> Scope<'a> {
     /// The scope of `conversation_id` on `site_id`.
     pub fn new(site_id: &'a str, conversation_id: &'a str) -> Self {
-        Self { site_id, conversation_id }
+        Self {
+            site_id,
+            conversation_id,
+        }
     }
 }
 
@@ -156,7 +159,10 @@ pub struct StoredMessage {
 impl StoredMessage {
     /// Whether this message was cut short by a failure (metadata `incomplete: true`).
     pub fn is_incomplete(&self) -> bool {
-        self.metadata.get("incomplete").and_then(serde_json::Value::as_bool).unwrap_or(false)
+        self.metadata
+            .get("incomplete")
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(false)
     }
 
     /// A string metadata value.

@@ -36,7 +36,10 @@ pub struct ServiceError {
 impl ServiceError {
     /// An error of `kind` with a detail for logs.
     pub fn new(kind: ServiceErrorKind, detail: impl Into<String>) -> Self {
-        Self { kind, detail: detail.into() }
+        Self {
+            kind,
+            detail: detail.into(),
+        }
     }
 }
 
@@ -71,7 +74,10 @@ pub struct ChatModelError {
 impl ChatModelError {
     /// An error of `kind` with a detail for logs.
     pub fn new(kind: ChatModelErrorKind, detail: impl Into<String>) -> Self {
-        Self { kind, detail: detail.into() }
+        Self {
+            kind,
+            detail: detail.into(),
+        }
     }
 }
 
@@ -124,7 +130,10 @@ impl Error {
             Self::InvalidMessage(InvalidMessage::Empty) => "empty_message",
             Self::InvalidMessage(InvalidMessage::TooLong { .. }) => "message_too_long",
             Self::ConversationNotFound => "conversation_not_found",
-            Self::Store(ServiceError { kind: ServiceErrorKind::Conflict, .. }) => "conflict",
+            Self::Store(ServiceError {
+                kind: ServiceErrorKind::Conflict,
+                ..
+            }) => "conflict",
             Self::Store(_) => "store_unavailable",
             Self::Embedder(_) | Self::VectorIndex(_) => "retrieval_unavailable",
             Self::Records(_) => "records_unavailable",
@@ -140,10 +149,14 @@ impl Error {
             Self::InvalidMessage(InvalidMessage::Empty) => "The message is empty.",
             Self::InvalidMessage(InvalidMessage::TooLong { .. }) => "The message is too long.",
             Self::ConversationNotFound => "No such conversation.",
-            Self::ChatModel(_) | Self::EmptyAnswer => "The assistant could not answer right now. Please try again.",
-            Self::Store(_) | Self::Embedder(_) | Self::VectorIndex(_) | Self::Records(_) | Self::Graph(_) => {
-                "Something went wrong. Please try again."
+            Self::ChatModel(_) | Self::EmptyAnswer => {
+                "The assistant could not answer right now. Please try again."
             }
+            Self::Store(_)
+            | Self::Embedder(_)
+            | Self::VectorIndex(_)
+            | Self::Records(_)
+            | Self::Graph(_) => "Something went wrong. Please try again.",
         }
     }
 }

@@ -83,18 +83,27 @@ impl KeywordLists {
         let mut section: Option<String> = None;
         for (index, raw) in text.lines().enumerate() {
             let line = raw.trim();
-            let error = |reason| KeywordsError { line: index + 1, reason };
+            let error = |reason| KeywordsError {
+                line: index + 1,
+                reason,
+            };
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
             if let Some(name) = line.strip_prefix('[') {
-                let name = name.strip_suffix(']').ok_or(error("unclosed section header"))?;
+                let name = name
+                    .strip_suffix(']')
+                    .ok_or(error("unclosed section header"))?;
                 lists.sections.entry(name.trim().into()).or_default();
                 section = Some(name.trim().into());
                 continue;
             }
-            let (_lang, phrases) = line.split_once(':').ok_or(error("expected `vi:` or `en:`"))?;
-            let name = section.as_ref().ok_or(error("phrases before any section"))?;
+            let (_lang, phrases) = line
+                .split_once(':')
+                .ok_or(error("expected `vi:` or `en:`"))?;
+            let name = section
+                .as_ref()
+                .ok_or(error("phrases before any section"))?;
             let list = lists.sections.entry(name.clone()).or_default();
             for quoted in phrases.split(',') {
                 let phrase = quoted.trim().trim_matches('"').trim();
@@ -108,7 +117,10 @@ impl KeywordLists {
 
     /// The phrases of `section` (empty when absent).
     pub fn section(&self, section: &str) -> &[String] {
-        self.sections.get(section).map(Vec::as_slice).unwrap_or_default()
+        self.sections
+            .get(section)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
     }
 }
 
@@ -129,7 +141,10 @@ impl PhraseSet {
                 continue;
             }
             if let Some(first) = phrase.words.first() {
-                set.by_first_word.entry(first.folded.clone()).or_default().push(set.phrases.len());
+                set.by_first_word
+                    .entry(first.folded.clone())
+                    .or_default()
+                    .push(set.phrases.len());
                 set.phrases.push(phrase);
             }
         }
@@ -143,7 +158,12 @@ impl PhraseSet {
             let word = &words[at].folded;
             let singular = word.strip_suffix('s').unwrap_or(word);
             for key in [word.as_str(), singular] {
-                for &index in self.by_first_word.get(key).map(Vec::as_slice).unwrap_or_default() {
+                for &index in self
+                    .by_first_word
+                    .get(key)
+                    .map(Vec::as_slice)
+                    .unwrap_or_default()
+                {
                     if !found.contains(&index) && self.phrases[index].matches_at(words, at) {
                         found.push(index);
                     }
@@ -215,7 +235,11 @@ impl Classifier {
         let current_words = tokens(current);
         let mut scores = [0f32; 3];
         let mut rationale = String::new();
-        let context = previous.iter().rev().take(WEIGHTS.len() - 1).map(|text| tokens(text));
+        let context = previous
+            .iter()
+            .rev()
+            .take(WEIGHTS.len() - 1)
+            .map(|text| tokens(text));
         let messages = core::iter::once(current_words.clone()).chain(context);
         for (position, (words, weight)) in messages.zip(WEIGHTS).enumerate() {
             for (slot, set) in self.intents.iter().enumerate() {
@@ -225,19 +249,38 @@ impl Classifier {
                 }
                 scores[slot] += weight * found.len() as f32;
                 let label = if position == 0 { "current" } else { "context" };
-                let phrases: Vec<&str> = found.iter().map(|&i| set.phrases[i].text.as_str()).collect();
-                let _ = write!(rationale, "{label} {}: {}; ", Intent::KNOWN[slot].as_str(), phrases.join(", "));
+                let phrases: Vec<&str> = found
+                    .iter()
+                    .map(|&i| set.phrases[i].text.as_str())
+                    .collect();
+                let _ = write!(
+                    rationale,
+                    "{label} {}: {}; ",
+                    Intent::KNOWN[slot].as_str(),
+                    phrases.join(", ")
+                );
             }
         }
-        let (best_slot, best) = scores.iter().copied().enumerate().fold((0, 0f32), |acc, (i, s)| {
-            if s > acc.1 { (i, s) } else { acc }
-        });
+        let (best_slot, best) =
+            scores
+                .iter()
+                .copied()
+                .enumerate()
+                .fold(
+                    (0, 0f32),
+                    |acc, (i, s)| {
+                        if s > acc.1 { (i, s) } else { acc }
+                    },
+                );
         let (second_slot, second) = scores
             .iter()
             .copied()
             .enumerate()
             .filter(|(i, _)| *i != best_slot)
-            .fold((0, 0f32), |acc, (i, s)| if s > acc.1 { (i, s) } else { acc });
+            .fold(
+                (0, 0f32),
+                |acc, (i, s)| if s > acc.1 { (i, s) } else { acc },
+            );
         let runner_up = (second > 0.0).then_some(Intent::KNOWN[second_slot]);
         let warranty_check = self.warranty_check.any(&current_words);
         if best <= 0.0 {
@@ -254,7 +297,14 @@ impl Classifier {
         let confidence = round2(best / (best + 0.4) * (0.5 + 0.5 * (best - second) / best));
         let need_retrieval_hint = self.need_retrieval(intent, &current_words);
         let _ = write!(rationale, "score {best:.2} vs {second:.2}");
-        Classification { intent, confidence, need_retrieval_hint, warranty_check, runner_up, rationale }
+        Classification {
+            intent,
+            confidence,
+            need_retrieval_hint,
+            warranty_check,
+            runner_up,
+            rationale,
+        }
     }
 
     /// Seed 000's heuristics: shopping retrieves; warranty retrieves unless only a concept
@@ -312,7 +362,8 @@ pub struct ClassificationLog {
 impl ClassificationLog {
     /// The log line.
     pub fn to_json_line(&self) -> String {
-        serde_json::to_string(self).unwrap_or_else(|_| format!("{{\"intent\":\"{}\"}}", self.intent.as_str()))
+        serde_json::to_string(self)
+            .unwrap_or_else(|_| format!("{{\"intent\":\"{}\"}}", self.intent.as_str()))
     }
 }
 

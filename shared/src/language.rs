@@ -9,20 +9,95 @@ use crate::normalize::{Phrase, Token, tokens};
 
 /// Unaccented words that are Vietnamese (not English).
 const VI_WORDS: &[&str] = &[
-    "toi", "ban", "minh", "cho", "hoi", "gia", "mua", "cua", "la", "va", "duoc", "nhe", "em", "anh", "chi", "voi",
-    "nay", "gi", "sao", "bao", "nhieu", "muon", "khong", "ko", "co", "thi", "roi", "nao", "dau", "nhung", "cac",
-    "mot", "xin", "chao", "cam", "giup", "vui", "long", "hang", "kiem", "tra", "hanh", "lap", "rap", "cau", "hinh",
-    "oi", "ah", "nhi", "vay", "nua", "nhat", "moi", "cung", "lam", "biet", "dang", "se", "da",
+    "toi", "ban", "minh", "cho", "hoi", "gia", "mua", "cua", "la", "va", "duoc", "nhe", "em",
+    "anh", "chi", "voi", "nay", "gi", "sao", "bao", "nhieu", "muon", "khong", "ko", "co", "thi",
+    "roi", "nao", "dau", "nhung", "cac", "mot", "xin", "chao", "cam", "giup", "vui", "long",
+    "hang", "kiem", "tra", "hanh", "lap", "rap", "cau", "hinh", "oi", "ah", "nhi", "vay", "nua",
+    "nhat", "moi", "cung", "lam", "biet", "dang", "se", "da",
 ];
 
 /// English words that are not also common unaccented Vietnamese.
 const EN_WORDS: &[&str] = &[
-    "i", "you", "your", "my", "is", "are", "am", "was", "were", "what", "how", "which", "where", "when", "why",
-    "who", "want", "need", "would", "could", "should", "please", "hello", "hey", "thanks", "thank", "with", "and",
-    "for", "of", "this", "that", "it", "does", "did", "have", "has", "about", "much", "many", "buy", "price",
-    "check", "warranty", "order", "build", "help", "get", "know", "tell", "there", "here", "good", "best", "cheap",
-    "new", "computer", "if", "will", "just", "some", "any", "from", "we", "our", "us", "be", "not", "yes", "okay",
-    "still", "under", "expire", "number", "serial", "looking", "recommend", "gaming", "budget", "doing",
+    "i",
+    "you",
+    "your",
+    "my",
+    "is",
+    "are",
+    "am",
+    "was",
+    "were",
+    "what",
+    "how",
+    "which",
+    "where",
+    "when",
+    "why",
+    "who",
+    "want",
+    "need",
+    "would",
+    "could",
+    "should",
+    "please",
+    "hello",
+    "hey",
+    "thanks",
+    "thank",
+    "with",
+    "and",
+    "for",
+    "of",
+    "this",
+    "that",
+    "it",
+    "does",
+    "did",
+    "have",
+    "has",
+    "about",
+    "much",
+    "many",
+    "buy",
+    "price",
+    "check",
+    "warranty",
+    "order",
+    "build",
+    "help",
+    "get",
+    "know",
+    "tell",
+    "there",
+    "here",
+    "good",
+    "best",
+    "cheap",
+    "new",
+    "computer",
+    "if",
+    "will",
+    "just",
+    "some",
+    "any",
+    "from",
+    "we",
+    "our",
+    "us",
+    "be",
+    "not",
+    "yes",
+    "okay",
+    "still",
+    "under",
+    "expire",
+    "number",
+    "serial",
+    "looking",
+    "recommend",
+    "gaming",
+    "budget",
+    "doing",
 ];
 
 const ASK_EN: &[&str] = &[
@@ -50,15 +125,25 @@ fn in_list(token: &Token, list: &[&str]) -> bool {
 /// than twice the Vietnamese evidence), Vietnamese otherwise — including when unsure.
 pub fn detect(text: &str) -> Language {
     let words = tokens(text);
-    let vi = words.iter().filter(|w| w.is_marked() || in_list(w, VI_WORDS)).count();
+    let vi = words
+        .iter()
+        .filter(|w| w.is_marked() || in_list(w, VI_WORDS))
+        .count();
     let en = words.iter().filter(|w| in_list(w, EN_WORDS)).count();
-    if en >= 1 && en > 2 * vi { Language::En } else { Language::Vi }
+    if en >= 1 && en > 2 * vi {
+        Language::En
+    } else {
+        Language::Vi
+    }
 }
 
 /// The language `text` explicitly asks for, if any ("in English", "bằng tiếng Việt").
 pub fn requested(text: &str) -> Option<Language> {
     let words = tokens(text);
-    let asks = |list: &[&str]| list.iter().any(|phrase| Phrase::new(phrase).occurs_in(&words));
+    let asks = |list: &[&str]| {
+        list.iter()
+            .any(|phrase| Phrase::new(phrase).occurs_in(&words))
+    };
     if asks(ASK_EN) {
         Some(Language::En)
     } else if asks(ASK_VI) {
@@ -83,7 +168,10 @@ mod tests {
 
     #[test]
     fn english_when_it_dominates() {
-        assert_eq!(detect("I want to check the warranty of my laptop"), Language::En);
+        assert_eq!(
+            detect("I want to check the warranty of my laptop"),
+            Language::En
+        );
         assert_eq!(detect("Hello"), Language::En);
         assert_eq!(detect("What is the price of the RTX 4060 ạ"), Language::En);
         assert_eq!(detect("My laptop bị lỗi màn hình"), Language::Vi);

@@ -136,7 +136,11 @@ pub fn tokens(text: &str) -> Vec<Token> {
         let word = letters.trim_matches('-');
         if !word.is_empty() {
             let folded = word.chars().map(base_letter).collect();
-            out.push(Token { letters: word.into(), tone: *tone, folded });
+            out.push(Token {
+                letters: word.into(),
+                tone: *tone,
+                folded,
+            });
         }
         letters.clear();
         *tone = 0;
@@ -184,14 +188,20 @@ pub struct Phrase {
 impl Phrase {
     /// Parses a keyword phrase.
     pub fn new(text: &str) -> Self {
-        Self { text: text.into(), words: tokens(text) }
+        Self {
+            text: text.into(),
+            words: tokens(text),
+        }
     }
 
     /// Whether the phrase occurs in `words` (visitor text) starting at `at`.
     pub fn matches_at(&self, words: &[Token], at: usize) -> bool {
         !self.words.is_empty()
             && words.get(at..at + self.words.len()).is_some_and(|window| {
-                window.iter().zip(&self.words).all(|(word, keyword)| word.matches(keyword))
+                window
+                    .iter()
+                    .zip(&self.words)
+                    .all(|(word, keyword)| word.matches(keyword))
             })
     }
 

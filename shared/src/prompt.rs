@@ -33,7 +33,10 @@ impl Persona {
             .find_map(|line| line.trim_start().strip_prefix(GREETING_PREFIX))
             .map(|greeting| greeting.trim().into())
             .filter(|greeting: &String| !greeting.is_empty());
-        Self { text: text.into(), greeting }
+        Self {
+            text: text.into(),
+            greeting,
+        }
     }
 
     /// The persona text cut to at most `max_chars` characters (Unicode scalar values).
@@ -86,14 +89,24 @@ impl Sentences {
     /// Reads `text` and checks that every one of `required` is present.
     pub fn parse_complete(text: &str, required: &[&'static str]) -> Result<Self, MissingSentences> {
         let sentences = Self::parse(text);
-        let keys: Vec<&'static str> =
-            required.iter().copied().filter(|key| !sentences.entries.contains_key(*key)).collect();
-        if keys.is_empty() { Ok(sentences) } else { Err(MissingSentences { keys }) }
+        let keys: Vec<&'static str> = required
+            .iter()
+            .copied()
+            .filter(|key| !sentences.entries.contains_key(*key))
+            .collect();
+        if keys.is_empty() {
+            Ok(sentences)
+        } else {
+            Err(MissingSentences { keys })
+        }
     }
 
     /// The sentence for `key`, or `""` when absent.
     pub fn get(&self, key: &str) -> &str {
-        self.entries.get(key).map(String::as_str).unwrap_or_default()
+        self.entries
+            .get(key)
+            .map(String::as_str)
+            .unwrap_or_default()
     }
 
     /// Sets (or overrides) the sentence for `key`.
@@ -110,9 +123,12 @@ pub fn fill(template: &str, values: &[(&str, &str)]) -> String {
     while let Some(open) = rest.find('{') {
         out.push_str(&rest[..open]);
         let after = &rest[open + 1..];
-        let value = after
-            .find('}')
-            .and_then(|close| values.iter().find(|(name, _)| *name == &after[..close]).map(|(_, v)| (close, *v)));
+        let value = after.find('}').and_then(|close| {
+            values
+                .iter()
+                .find(|(name, _)| *name == &after[..close])
+                .map(|(_, v)| (close, *v))
+        });
         match value {
             Some((close, value)) => {
                 out.push_str(value);
@@ -149,15 +165,22 @@ mod tests {
 
     #[test]
     fn sentences_and_placeholders() {
-        let s = Sentences::parse("# c\nwarranty.found: Sản phẩm '{product}': {date}.\nnot a key line\n");
+        let s = Sentences::parse(
+            "# c\nwarranty.found: Sản phẩm '{product}': {date}.\nnot a key line\n",
+        );
         assert_eq!(s.get("warranty.found"), "Sản phẩm '{product}': {date}.");
         assert_eq!(s.get("missing"), "");
-        let text = fill(s.get("warranty.found"), &[("product", "S23 Ultra"), ("date", "12/8/2026")]);
+        let text = fill(
+            s.get("warranty.found"),
+            &[("product", "S23 Ultra"), ("date", "12/8/2026")],
+        );
         assert_eq!(text, "Sản phẩm 'S23 Ultra': 12/8/2026.");
         assert_eq!(fill("{a} {b} {", &[("a", "x")]), "x {b} {");
         assert_eq!(
             Sentences::parse_complete("a: 1", &["a", "b"]).map(|_| ()),
-            Err(MissingSentences { keys: alloc::vec!["b"] })
+            Err(MissingSentences {
+                keys: alloc::vec!["b"]
+            })
         );
     }
 }

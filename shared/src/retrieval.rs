@@ -23,7 +23,9 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use serde_json::Value;
 
-use crate::boundary::{Embedder, MetadataFilter, VectorIndex, VectorMatch, VectorQuery, VectorRecord};
+use crate::boundary::{
+    Embedder, MetadataFilter, VectorIndex, VectorMatch, VectorQuery, VectorRecord,
+};
 use crate::conversation::{EmbedJob, Metadata, Scope};
 use crate::error::Error;
 use crate::normalize::tokens;
@@ -68,7 +70,11 @@ pub struct RetrievalOptions {
 
 impl Default for RetrievalOptions {
     fn default() -> Self {
-        Self { top_k: 4, candidates: 8, min_score: 0.0 }
+        Self {
+            top_k: 4,
+            candidates: 8,
+            min_score: 0.0,
+        }
     }
 }
 
@@ -80,7 +86,11 @@ pub fn chunk_id(parent_id: &str, index: usize) -> String {
 /// Splits `text` into chunks of at most [`CHUNK_WORDS`] whitespace-separated words.
 pub fn chunks(text: &str) -> Vec<String> {
     let words: Vec<&str> = text.split_whitespace().collect();
-    words.chunks(CHUNK_WORDS).map(|chunk| chunk.join(" ")).filter(|chunk| !chunk.is_empty()).collect()
+    words
+        .chunks(CHUNK_WORDS)
+        .map(|chunk| chunk.join(" "))
+        .filter(|chunk| !chunk.is_empty())
+        .collect()
 }
 
 async fn embed_records<E: Embedder>(
@@ -102,14 +112,22 @@ async fn embed_records<E: Embedder>(
         .map(|(index, (piece, values))| {
             let mut metadata = metadata.clone();
             metadata.insert("text".into(), Value::String(piece));
-            VectorRecord { id: chunk_id(parent_id, index), values, metadata }
+            VectorRecord {
+                id: chunk_id(parent_id, index),
+                values,
+                metadata,
+            }
         })
         .collect())
 }
 
 /// Embeds and upserts one stored message (the embedding queue's job). Returns the number
 /// of chunks indexed.
-pub async fn index_message<E: Embedder, V: VectorIndex>(embedder: &E, index: &V, job: &EmbedJob) -> Result<usize, Error> {
+pub async fn index_message<E: Embedder, V: VectorIndex>(
+    embedder: &E,
+    index: &V,
+    job: &EmbedJob,
+) -> Result<usize, Error> {
     let mut metadata = Metadata::new();
     metadata.insert("site_id".into(), job.site_id.clone().into());
     metadata.insert("source".into(), "conversation".into());
@@ -151,11 +169,19 @@ pub async fn retrieve<E: Embedder, V: VectorIndex>(
     options: &RetrievalOptions,
     skip_message_ids: &[&str],
 ) -> Result<Vec<Passage>, Error> {
-    let vector = embedder.embed(&[query]).await.map_err(Error::Embedder)?.into_iter().next().unwrap_or_default();
+    let vector = embedder
+        .embed(&[query])
+        .await
+        .map_err(Error::Embedder)?
+        .into_iter()
+        .next()
+        .unwrap_or_default();
     let knowledge = VectorQuery {
         vector,
         top_k: options.candidates,
-        filter: MetadataFilter::new().eq("site_id", scope.site_id).eq("source", "knowledge"),
+        filter: MetadataFilter::new()
+            .eq("site_id", scope.site_id)
+            .eq("source", "knowledge"),
     };
     let mut matches = index.query(&knowledge).await.map_err(Error::VectorIndex)?;
     let memory = VectorQuery {
@@ -171,14 +197,29 @@ pub async fn retrieve<E: Embedder, V: VectorIndex>(
 
 /// Re-ranks matches by vector score and word overlap with the query; keeps the best
 /// `options.top_k` distinct passages.
-pub fn rerank(query: &str, matches: Vec<VectorMatch>, options: &RetrievalOptions, skip: &[&str]) -> Vec<Passage> {
-    let query_words: Vec<String> =
-        tokens(query).into_iter().map(|t| t.folded).filter(|w| w.chars().count() >= 2).collect();
+pub fn rerank(
+    query: &str,
+    matches: Vec<VectorMatch>,
+    options: &RetrievalOptions,
+    skip: &[&str],
+) -> Vec<Passage> {
+    let query_words: Vec<String> = tokens(query)
+        .into_iter()
+        .map(|t| t.folded)
+        .filter(|w| w.chars().count() >= 2)
+        .collect();
     let mut passages: Vec<Passage> = Vec::new();
     for m in matches {
-        let text = m.metadata.get("text").and_then(Value::as_str).unwrap_or_default();
+        let text = m
+            .metadata
+            .get("text")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         let message_id = m.metadata.get("message_id").and_then(Value::as_str);
-        if text.is_empty() || message_id.is_some_and(|id| skip.contains(&id)) || passages.iter().any(|p| p.id == m.id) {
+        if text.is_empty()
+            || message_id.is_some_and(|id| skip.contains(&id))
+            || passages.iter().any(|p| p.id == m.id)
+        {
             continue;
         }
         let overlap = if query_words.is_empty() {
@@ -196,8 +237,19 @@ pub fn rerank(query: &str, matches: Vec<VectorMatch>, options: &RetrievalOptions
             Some("knowledge") => PassageSource::Knowledge,
             _ => PassageSource::Conversation,
         };
-        let title = m.metadata.get("title").and_then(Value::as_str).filter(|t| !t.is_empty()).map(String::from);
-        passages.push(Passage { id: m.id, source, title, text: text.into(), score });
+        let title = m
+            .metadata
+            .get("title")
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+            .map(String::from);
+        passages.push(Passage {
+            id: m.id,
+            source,
+            title,
+            text: text.into(),
+            score,
+        });
     }
     passages.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
     passages.truncate(options.top_k);
@@ -211,11 +263,23 @@ mod tests {
     fn hit(id: &str, score: f32, text: &str, message_id: Option<&str>) -> VectorMatch {
         let mut metadata = Metadata::new();
         metadata.insert("text".into(), text.into());
-        metadata.insert("source".into(), if message_id.is_some() { "conversation" } else { "knowledge" }.into());
+        metadata.insert(
+            "source".into(),
+            if message_id.is_some() {
+                "conversation"
+            } else {
+                "knowledge"
+            }
+            .into(),
+        );
         if let Some(id) = message_id {
             metadata.insert("message_id".into(), id.into());
         }
-        VectorMatch { id: id.into(), score, metadata }
+        VectorMatch {
+            id: id.into(),
+            score,
+            metadata,
+        }
     }
 
     #[test]
@@ -228,7 +292,10 @@ mod tests {
 
     #[test]
     fn rerank_prefers_word_overlap_skips_history_and_duplicates() {
-        let options = RetrievalOptions { top_k: 2, ..RetrievalOptions::default() };
+        let options = RetrievalOptions {
+            top_k: 2,
+            ..RetrievalOptions::default()
+        };
         let matches = vec![
             hit("a#chunk_0", 0.50, "Chính sách đổi trả trong 7 ngày", None),
             hit("b#chunk_0", 0.52, "Giờ mở cửa 8h-21h", None),

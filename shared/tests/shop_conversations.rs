@@ -12,11 +12,10 @@ use serde_json::json;
 const GREETING_VI: &str = "Xin chào quý khách! Em là trợ lý ảo của cửa hàng. Em có thể tư vấn lắp ráp máy, báo giá và thông tin sản phẩm, hoặc kiểm tra bảo hành cho quý khách ạ. Quý khách cần em hỗ trợ gì ạ?";
 const GREETING_EN: &str = "Hello! I'm the store's virtual assistant. I can help you build a PC, give you prices and product information, or check your warranty. How can I help you today?";
 
-const CLARIFY_1: &str =
-    "Dạ, quý khách đang cần em tư vấn lắp ráp máy, tìm hiểu và mua sản phẩm, hay kiểm tra bảo hành ạ?";
-const CLARIFY_2: &str =
-    "Để em hỗ trợ đúng nhu cầu, quý khách cho em biết mình muốn lắp ráp máy, mua hàng hay kiểm tra bảo hành ạ?";
-const CLARIFY_DETAIL: &str = "Quý khách có thể chia sẻ thêm một chút về nhu cầu của mình được không ạ?";
+const CLARIFY_1: &str = "Dạ, quý khách đang cần em tư vấn lắp ráp máy, tìm hiểu và mua sản phẩm, hay kiểm tra bảo hành ạ?";
+const CLARIFY_2: &str = "Để em hỗ trợ đúng nhu cầu, quý khách cho em biết mình muốn lắp ráp máy, mua hàng hay kiểm tra bảo hành ạ?";
+const CLARIFY_DETAIL: &str =
+    "Quý khách có thể chia sẻ thêm một chút về nhu cầu của mình được không ạ?";
 
 // The seed's sentences, word for word.
 const ASK_SERIAL: &str =
@@ -25,9 +24,9 @@ const REMIND_RULE: &str = "Em chưa nhận diện được số serial hợp l�
 const FOUND: &str = "Thông tin bảo hành: Sản phẩm 'S23 Ultra', Serial '0979825281', hết bảo hành vào ngày 12/8/2026. Quý khách có cần em hỗ trợ gì thêm không ạ?";
 const NOT_FOUND: &str = "Số serial này hiện chưa có trên hệ thống. Quý khách vui lòng gọi hotline để được hỗ trợ thêm ạ. Quý khách có cần em hỗ trợ gì thêm không ạ?";
 
-const ASK_SERIAL_EN: &str = "Could you please provide your product's serial number so I can check its warranty?";
-const CLARIFY_1_EN: &str =
-    "Are you looking for advice on building a PC, information on buying a product, or a warranty check?";
+const ASK_SERIAL_EN: &str =
+    "Could you please provide your product's serial number so I can check its warranty?";
+const CLARIFY_1_EN: &str = "Are you looking for advice on building a PC, information on buying a product, or a warranty check?";
 const FOUND_EN: &str = "Warranty information: product 'S23 Ultra', serial '0979825281', warranty valid until 12 August 2026. Is there anything else I can help you with?";
 const NOT_FOUND_EN: &str = "This serial number is not in our system yet. Please call our hotline for further help. Is there anything else I can help you with?";
 
@@ -37,16 +36,51 @@ const RETRIEVE_RESPOND: &[&str] = &["classify", "retrieve", "respond_stream"];
 const RESPOND: &[&str] = &["classify", "respond_stream"];
 
 fn vi(name: &'static str, turns: Vec<Turn>) -> Case {
-    Case { name, greeting_language: None, greeting: GREETING_VI, language: Language::Vi, turns }
+    Case {
+        name,
+        greeting_language: None,
+        greeting: GREETING_VI,
+        language: Language::Vi,
+        turns,
+    }
 }
 
-fn answer(say: &'static str, model: &'static [&'static str], reply: &'static str, metadata: serde_json::Value, route: &'static [&'static str]) -> Turn {
-    Turn { say, model, reply, kind: MessageKind::Answer, metadata, route }
+fn answer(
+    say: &'static str,
+    model: &'static [&'static str],
+    reply: &'static str,
+    metadata: serde_json::Value,
+    route: &'static [&'static str],
+) -> Turn {
+    Turn {
+        say,
+        model,
+        reply,
+        kind: MessageKind::Answer,
+        metadata,
+        route,
+    }
 }
 
-fn fixed(say: &'static str, reply: &'static str, kind: MessageKind, metadata: serde_json::Value) -> Turn {
-    let route = if kind == MessageKind::Clarify { CLASSIFY_CLARIFY } else { CLASSIFY_WARRANTY };
-    Turn { say, model: &[], reply, kind, metadata, route }
+fn fixed(
+    say: &'static str,
+    reply: &'static str,
+    kind: MessageKind,
+    metadata: serde_json::Value,
+) -> Turn {
+    let route = if kind == MessageKind::Clarify {
+        CLASSIFY_CLARIFY
+    } else {
+        CLASSIFY_WARRANTY
+    };
+    Turn {
+        say,
+        model: &[],
+        reply,
+        kind,
+        metadata,
+        route,
+    }
 }
 
 fn cases() -> Vec<Case> {
@@ -65,152 +99,248 @@ fn cases() -> Vec<Case> {
                 RETRIEVE_RESPOND,
             )],
         },
-        vi("assemble_pc by keywords", vec![answer(
-            "Tư vấn giúp em cấu hình chơi game tầm 20 triệu",
-            &["Dạ, với 20 triệu ", "em gợi ý Core i5 và RTX 4060 ạ."],
-            "Dạ, với 20 triệu em gợi ý Core i5 và RTX 4060 ạ.",
-            json!({"intent": "assemble_pc", "confidence": 0.83, "passages": []}),
-            RETRIEVE_RESPOND,
-        )]),
-        vi("assemble_pc, general principles: no retrieval", vec![answer(
-            "Nguyên tắc chọn tản nhiệt khi lắp ráp máy là gì?",
-            &["Dạ, tản nhiệt cần đủ TDP ạ."],
-            "Dạ, tản nhiệt cần đủ TDP ạ.",
-            json!({"intent": "assemble_pc", "confidence": 0.88}),
-            RESPOND,
-        )]),
-        vi("shopping by keywords", vec![answer(
-            "Giá RTX 4060 bao nhiêu vậy em?",
-            &["Dạ, RTX 4060 ", "giá 8.490.000 VND ạ."],
-            "Dạ, RTX 4060 giá 8.490.000 VND ạ.",
-            json!({"intent": "shopping", "confidence": 0.83, "passages": []}),
-            RETRIEVE_RESPOND,
-        )]),
-        vi("shopping typed without diacritics", vec![answer(
-            "gia rtx 4060 bao nhieu",
-            &["Dạ, 8.490.000 VND ạ."],
-            "Dạ, 8.490.000 VND ạ.",
-            json!({"intent": "shopping", "confidence": 0.83, "passages": []}),
-            RETRIEVE_RESPOND,
-        )]),
-        vi("warranty policy goes to the model with retrieval", vec![answer(
-            "Chính sách bảo hành bên mình thế nào?",
-            &["Dạ, sản phẩm được bảo hành 12 tháng ạ."],
-            "Dạ, sản phẩm được bảo hành 12 tháng ạ.",
-            json!({"intent": "warranty", "confidence": 0.83, "passages": []}),
-            RETRIEVE_RESPOND,
-        )]),
-        vi("warranty concept: no retrieval", vec![answer(
-            "Bảo hành 1 đổi 1 là gì?",
-            &["Dạ, là đổi sản phẩm mới ạ."],
-            "Dạ, là đổi sản phẩm mới ạ.",
-            json!({"intent": "warranty", "confidence": 0.83}),
-            RESPOND,
-        )]),
-        vi("clarify on unknown, twice, then resolved", vec![
-            fixed("Xin chào", CLARIFY_1, MessageKind::Clarify, json!({
-                "intent": "unknown", "confidence": 0.0, "clarify_attempts": 1,
-                "clarify_questions": [CLARIFY_1, CLARIFY_DETAIL],
-            })),
-            fixed("ừm, để xem đã", CLARIFY_2, MessageKind::Clarify, json!({
-                "intent": "unknown", "confidence": 0.0, "clarify_attempts": 2,
-                "clarify_questions": [CLARIFY_2, CLARIFY_DETAIL],
-            })),
-            answer(
-                "Mình muốn mua một con laptop",
-                &["Dạ, ", "quý khách cần laptop để làm gì ạ?"],
-                "Dạ, quý khách cần laptop để làm gì ạ?",
-                json!({"intent": "shopping", "confidence": 0.71, "passages": []}),
+        vi(
+            "assemble_pc by keywords",
+            vec![answer(
+                "Tư vấn giúp em cấu hình chơi game tầm 20 triệu",
+                &["Dạ, với 20 triệu ", "em gợi ý Core i5 và RTX 4060 ạ."],
+                "Dạ, với 20 triệu em gợi ý Core i5 và RTX 4060 ạ.",
+                json!({"intent": "assemble_pc", "confidence": 0.83, "passages": []}),
                 RETRIEVE_RESPOND,
-            ),
-        ]),
-        vi("clarify between two intents that tie", vec![fixed(
-            "Mua card GPU",
-            "Dạ, quý khách muốn tư vấn lắp ráp máy hay hỏi thông tin sản phẩm, mua hàng, đặt hàng ạ?",
-            MessageKind::Clarify,
-            json!({
-                "intent": "assemble_pc", "confidence": 0.36, "clarify_attempts": 1,
-                "clarify_questions": [
-                    "Dạ, quý khách muốn tư vấn lắp ráp máy hay hỏi thông tin sản phẩm, mua hàng, đặt hàng ạ?",
-                    CLARIFY_DETAIL,
-                ],
-            }),
-        )]),
-        vi("warranty: ask, serial found, next turn classified afresh", vec![
-            fixed("Kiểm tra bảo hành giúp em", ASK_SERIAL, MessageKind::Warranty, json!({
-                "intent": "warranty", "confidence": 0.83, "warranty_step": "ask_serial",
-            })),
-            fixed("0979825281", FOUND, MessageKind::Warranty, json!({
-                "intent": "warranty", "confidence": 1.0, "serial": "0979825281", "product": "S23 Ultra",
-                "warranty_until": "2026-08-12", "warranty_step": "found",
-            })),
-            answer(
-                "Giá RTX 4060 bao nhiêu?",
+            )],
+        ),
+        vi(
+            "assemble_pc, general principles: no retrieval",
+            vec![answer(
+                "Nguyên tắc chọn tản nhiệt khi lắp ráp máy là gì?",
+                &["Dạ, tản nhiệt cần đủ TDP ạ."],
+                "Dạ, tản nhiệt cần đủ TDP ạ.",
+                json!({"intent": "assemble_pc", "confidence": 0.88}),
+                RESPOND,
+            )],
+        ),
+        vi(
+            "shopping by keywords",
+            vec![answer(
+                "Giá RTX 4060 bao nhiêu vậy em?",
+                &["Dạ, RTX 4060 ", "giá 8.490.000 VND ạ."],
+                "Dạ, RTX 4060 giá 8.490.000 VND ạ.",
+                json!({"intent": "shopping", "confidence": 0.83, "passages": []}),
+                RETRIEVE_RESPOND,
+            )],
+        ),
+        vi(
+            "shopping typed without diacritics",
+            vec![answer(
+                "gia rtx 4060 bao nhieu",
                 &["Dạ, 8.490.000 VND ạ."],
                 "Dạ, 8.490.000 VND ạ.",
-                json!({"intent": "shopping", "confidence": 0.71, "passages": []}),
+                json!({"intent": "shopping", "confidence": 0.83, "passages": []}),
                 RETRIEVE_RESPOND,
-            ),
-        ]),
-        vi("warranty: ask, invalid, reminder, invalid again, valid, then afresh", vec![
-            fixed("Mình muốn kiểm tra bảo hành", ASK_SERIAL, MessageKind::Warranty, json!({
-                "intent": "warranty", "confidence": 0.83, "warranty_step": "ask_serial",
-            })),
-            fixed("em không nhớ nữa", REMIND_RULE, MessageKind::Warranty, json!({
-                "intent": "warranty", "confidence": 0.71, "warranty_step": "remind_rule",
-            })),
-            fixed("A@1", REMIND_RULE, MessageKind::Warranty, json!({
-                "intent": "warranty", "confidence": 0.6, "warranty_step": "remind_rule",
-            })),
-            fixed("serial là 0979825281.", FOUND, MessageKind::Warranty, json!({
-                "intent": "warranty", "confidence": 1.0, "serial": "0979825281", "product": "S23 Ultra",
-                "warranty_until": "2026-08-12", "warranty_step": "found",
-            })),
-            // A lookup result does not keep "awaiting serial": this is classified afresh
-            // (warranty from the context, a polite answer from the model).
-            answer(
-                "cảm ơn em",
-                &["Dạ, không có gì ạ!"],
-                "Dạ, không có gì ạ!",
-                json!({"intent": "warranty", "confidence": 0.56, "passages": []}),
+            )],
+        ),
+        vi(
+            "warranty policy goes to the model with retrieval",
+            vec![answer(
+                "Chính sách bảo hành bên mình thế nào?",
+                &["Dạ, sản phẩm được bảo hành 12 tháng ạ."],
+                "Dạ, sản phẩm được bảo hành 12 tháng ạ.",
+                json!({"intent": "warranty", "confidence": 0.83, "passages": []}),
                 RETRIEVE_RESPOND,
-            ),
-        ]),
-        vi("serial in the first message, not found", vec![fixed(
-            "Kiểm tra bảo hành giúp em, SN: ABC123-XYZ",
-            NOT_FOUND,
-            MessageKind::Warranty,
-            json!({"intent": "warranty", "confidence": 0.88, "serial": "ABC123-XYZ", "warranty_step": "not_found"}),
-        )]),
-        vi("serial in the first message, found", vec![fixed(
-            "serial là 0979825281.",
-            FOUND,
-            MessageKind::Warranty,
-            json!({
-                "intent": "warranty", "confidence": 0.71, "serial": "0979825281", "product": "S23 Ultra",
-                "warranty_until": "2026-08-12", "warranty_step": "found",
-            }),
-        )]),
+            )],
+        ),
+        vi(
+            "warranty concept: no retrieval",
+            vec![answer(
+                "Bảo hành 1 đổi 1 là gì?",
+                &["Dạ, là đổi sản phẩm mới ạ."],
+                "Dạ, là đổi sản phẩm mới ạ.",
+                json!({"intent": "warranty", "confidence": 0.83}),
+                RESPOND,
+            )],
+        ),
+        vi(
+            "clarify on unknown, twice, then resolved",
+            vec![
+                fixed(
+                    "Xin chào",
+                    CLARIFY_1,
+                    MessageKind::Clarify,
+                    json!({
+                        "intent": "unknown", "confidence": 0.0, "clarify_attempts": 1,
+                        "clarify_questions": [CLARIFY_1, CLARIFY_DETAIL],
+                    }),
+                ),
+                fixed(
+                    "ừm, để xem đã",
+                    CLARIFY_2,
+                    MessageKind::Clarify,
+                    json!({
+                        "intent": "unknown", "confidence": 0.0, "clarify_attempts": 2,
+                        "clarify_questions": [CLARIFY_2, CLARIFY_DETAIL],
+                    }),
+                ),
+                answer(
+                    "Mình muốn mua một con laptop",
+                    &["Dạ, ", "quý khách cần laptop để làm gì ạ?"],
+                    "Dạ, quý khách cần laptop để làm gì ạ?",
+                    json!({"intent": "shopping", "confidence": 0.71, "passages": []}),
+                    RETRIEVE_RESPOND,
+                ),
+            ],
+        ),
+        vi(
+            "clarify between two intents that tie",
+            vec![fixed(
+                "Mua card GPU",
+                "Dạ, quý khách muốn tư vấn lắp ráp máy hay hỏi thông tin sản phẩm, mua hàng, đặt hàng ạ?",
+                MessageKind::Clarify,
+                json!({
+                    "intent": "assemble_pc", "confidence": 0.36, "clarify_attempts": 1,
+                    "clarify_questions": [
+                        "Dạ, quý khách muốn tư vấn lắp ráp máy hay hỏi thông tin sản phẩm, mua hàng, đặt hàng ạ?",
+                        CLARIFY_DETAIL,
+                    ],
+                }),
+            )],
+        ),
+        vi(
+            "warranty: ask, serial found, next turn classified afresh",
+            vec![
+                fixed(
+                    "Kiểm tra bảo hành giúp em",
+                    ASK_SERIAL,
+                    MessageKind::Warranty,
+                    json!({
+                        "intent": "warranty", "confidence": 0.83, "warranty_step": "ask_serial",
+                    }),
+                ),
+                fixed(
+                    "0979825281",
+                    FOUND,
+                    MessageKind::Warranty,
+                    json!({
+                        "intent": "warranty", "confidence": 1.0, "serial": "0979825281", "product": "S23 Ultra",
+                        "warranty_until": "2026-08-12", "warranty_step": "found",
+                    }),
+                ),
+                answer(
+                    "Giá RTX 4060 bao nhiêu?",
+                    &["Dạ, 8.490.000 VND ạ."],
+                    "Dạ, 8.490.000 VND ạ.",
+                    json!({"intent": "shopping", "confidence": 0.71, "passages": []}),
+                    RETRIEVE_RESPOND,
+                ),
+            ],
+        ),
+        vi(
+            "warranty: ask, invalid, reminder, invalid again, valid, then afresh",
+            vec![
+                fixed(
+                    "Mình muốn kiểm tra bảo hành",
+                    ASK_SERIAL,
+                    MessageKind::Warranty,
+                    json!({
+                        "intent": "warranty", "confidence": 0.83, "warranty_step": "ask_serial",
+                    }),
+                ),
+                fixed(
+                    "em không nhớ nữa",
+                    REMIND_RULE,
+                    MessageKind::Warranty,
+                    json!({
+                        "intent": "warranty", "confidence": 0.71, "warranty_step": "remind_rule",
+                    }),
+                ),
+                fixed(
+                    "A@1",
+                    REMIND_RULE,
+                    MessageKind::Warranty,
+                    json!({
+                        "intent": "warranty", "confidence": 0.6, "warranty_step": "remind_rule",
+                    }),
+                ),
+                fixed(
+                    "serial là 0979825281.",
+                    FOUND,
+                    MessageKind::Warranty,
+                    json!({
+                        "intent": "warranty", "confidence": 1.0, "serial": "0979825281", "product": "S23 Ultra",
+                        "warranty_until": "2026-08-12", "warranty_step": "found",
+                    }),
+                ),
+                // A lookup result does not keep "awaiting serial": this is classified afresh
+                // (warranty from the context, a polite answer from the model).
+                answer(
+                    "cảm ơn em",
+                    &["Dạ, không có gì ạ!"],
+                    "Dạ, không có gì ạ!",
+                    json!({"intent": "warranty", "confidence": 0.56, "passages": []}),
+                    RETRIEVE_RESPOND,
+                ),
+            ],
+        ),
+        vi(
+            "serial in the first message, not found",
+            vec![fixed(
+                "Kiểm tra bảo hành giúp em, SN: ABC123-XYZ",
+                NOT_FOUND,
+                MessageKind::Warranty,
+                json!({"intent": "warranty", "confidence": 0.88, "serial": "ABC123-XYZ", "warranty_step": "not_found"}),
+            )],
+        ),
+        vi(
+            "serial in the first message, found",
+            vec![fixed(
+                "serial là 0979825281.",
+                FOUND,
+                MessageKind::Warranty,
+                json!({
+                    "intent": "warranty", "confidence": 0.71, "serial": "0979825281", "product": "S23 Ultra",
+                    "warranty_until": "2026-08-12", "warranty_step": "found",
+                }),
+            )],
+        ),
         Case {
             name: "English conversation",
             greeting_language: None,
             greeting: GREETING_VI,
             language: Language::En,
             turns: vec![
-                fixed("Hello", CLARIFY_1_EN, MessageKind::Clarify, json!({
-                    "intent": "unknown", "confidence": 0.0, "clarify_attempts": 1,
-                    "clarify_questions": [CLARIFY_1_EN, "Could you tell me a little more about what you need?"],
-                })),
-                fixed("I want to check the warranty of my phone", ASK_SERIAL_EN, MessageKind::Warranty, json!({
-                    "intent": "warranty", "confidence": 0.71, "warranty_step": "ask_serial",
-                })),
-                fixed("SN: R58M123ABCD", NOT_FOUND_EN, MessageKind::Warranty, json!({
-                    "intent": "warranty", "confidence": 1.0, "serial": "R58M123ABCD", "warranty_step": "not_found",
-                })),
-                fixed("0979825281", FOUND_EN, MessageKind::Warranty, json!({
-                    "intent": "warranty", "confidence": 0.67, "serial": "0979825281", "product": "S23 Ultra",
-                    "warranty_until": "2026-08-12", "warranty_step": "found",
-                })),
+                fixed(
+                    "Hello",
+                    CLARIFY_1_EN,
+                    MessageKind::Clarify,
+                    json!({
+                        "intent": "unknown", "confidence": 0.0, "clarify_attempts": 1,
+                        "clarify_questions": [CLARIFY_1_EN, "Could you tell me a little more about what you need?"],
+                    }),
+                ),
+                fixed(
+                    "I want to check the warranty of my phone",
+                    ASK_SERIAL_EN,
+                    MessageKind::Warranty,
+                    json!({
+                        "intent": "warranty", "confidence": 0.71, "warranty_step": "ask_serial",
+                    }),
+                ),
+                fixed(
+                    "SN: R58M123ABCD",
+                    NOT_FOUND_EN,
+                    MessageKind::Warranty,
+                    json!({
+                        "intent": "warranty", "confidence": 1.0, "serial": "R58M123ABCD", "warranty_step": "not_found",
+                    }),
+                ),
+                fixed(
+                    "0979825281",
+                    FOUND_EN,
+                    MessageKind::Warranty,
+                    json!({
+                        "intent": "warranty", "confidence": 0.67, "serial": "0979825281", "product": "S23 Ultra",
+                        "warranty_until": "2026-08-12", "warranty_step": "found",
+                    }),
+                ),
                 answer(
                     "What is the price of the RTX 4060?",
                     &["The RTX 4060 ", "costs 8,490,000 VND."],
@@ -235,20 +365,35 @@ fn conversations() {
 fn english_conversations_get_english_prompts() {
     let config = ShopConfig::default();
     let cases = cases();
-    let case = cases.iter().find(|c| c.name == "English conversation").unwrap();
+    let case = cases
+        .iter()
+        .find(|c| c.name == "English conversation")
+        .unwrap();
     let (backend, _) = run_case(case, &config);
     let request = backend.model.last_request().unwrap();
     let system = &request.messages[0].content;
-    assert!(system.starts_with("# Persona — computer store assistant"), "{system}");
-    assert!(system.contains("Please answer in English, briefly and politely.\n"), "{system}");
-    assert!(system.contains("The visitor's need: product information, buying or ordering.\n"), "{system}");
+    assert!(
+        system.starts_with("# Persona — computer store assistant"),
+        "{system}"
+    );
+    assert!(
+        system.contains("Please answer in English, briefly and politely.\n"),
+        "{system}"
+    );
+    assert!(
+        system.contains("The visitor's need: product information, buying or ordering.\n"),
+        "{system}"
+    );
 }
 
 #[test]
 fn one_json_log_line_per_classification() {
     let config = ShopConfig::default();
     let cases = cases();
-    let case = cases.iter().find(|c| c.name == "clarify on unknown, twice, then resolved").unwrap();
+    let case = cases
+        .iter()
+        .find(|c| c.name == "clarify on unknown, twice, then resolved")
+        .unwrap();
     let (backend, _) = run_case(case, &config);
     assert_eq!(backend.logger.lines(), [
         format!(r#"{{"intent":"unknown","confidence":0.0,"need_retrieval":false,"clarify_needed":true,"first_clarify_question":"{CLARIFY_1}","conversation_id":"id1","user_id":"visitor-7"}}"#),
@@ -261,11 +406,17 @@ fn one_json_log_line_per_classification() {
 fn every_shown_message_is_queued_for_embedding() {
     let config = ShopConfig::default();
     let cases = cases();
-    let case = cases.iter().find(|c| c.name.starts_with("warranty: ask, serial found")).unwrap();
+    let case = cases
+        .iter()
+        .find(|c| c.name.starts_with("warranty: ask, serial found"))
+        .unwrap();
     let (backend, conversation_id) = run_case(case, &config);
     let jobs = backend.queue.jobs();
     let ids: Vec<&str> = jobs.iter().map(|j| j.message_id.as_str()).collect();
     assert_eq!(ids, ["id2", "id3", "id4", "id5", "id6", "id7", "id8"]);
-    assert!(jobs.iter().all(|j| j.site_id == common::SITE && j.conversation_id == conversation_id));
+    assert!(
+        jobs.iter()
+            .all(|j| j.site_id == common::SITE && j.conversation_id == conversation_id)
+    );
     assert_eq!(jobs[2].text, ASK_SERIAL);
 }

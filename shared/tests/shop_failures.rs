@@ -21,11 +21,18 @@ fn failed(code: &'static str, message: &'static str) -> TurnEvent {
 }
 
 fn started(message_id: &str) -> TurnEvent {
-    TurnEvent::Started { conversation_id: "id1".into(), message_id: message_id.into() }
+    TurnEvent::Started {
+        conversation_id: "id1".into(),
+        message_id: message_id.into(),
+    }
 }
 
 fn assert_one_terminal(events: &[TurnEvent]) {
-    assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1, "{events:?}");
+    assert_eq!(
+        events.iter().filter(|e| e.is_terminal()).count(),
+        1,
+        "{events:?}"
+    );
     assert!(events.last().unwrap().is_terminal(), "{events:?}");
 }
 
@@ -35,24 +42,58 @@ fn model_breaking_mid_stream_keeps_the_question_and_marks_the_partial_answer() {
     let backend = MemoryBackend::demo(SITE);
     let id = create(&backend, &config, None).conversation.id;
     let broken = ChatModelError::new(ChatModelErrorKind::Unreachable, "connection reset");
-    backend.model.push(Script::BreakAfter(vec!["Dạ, RTX 4060 ".into()], broken.clone()));
+    backend.model.push(Script::BreakAfter(
+        vec!["Dạ, RTX 4060 ".into()],
+        broken.clone(),
+    ));
     let (events, outcome) = say(&backend, &config, &id, "Giá RTX 4060 bao nhiêu?");
-    assert_eq!(outcome.unwrap_err(), concierge_core::error::Error::ChatModel(broken));
-    assert_eq!(events, [
-        started("id3"),
-        TurnEvent::Chunk { text: "Dạ, RTX 4060 ".into() },
-        failed("model_failed", MODEL_FAILED),
-    ]);
+    assert_eq!(
+        outcome.unwrap_err(),
+        concierge_core::error::Error::ChatModel(broken)
+    );
+    assert_eq!(
+        events,
+        [
+            started("id3"),
+            TurnEvent::Chunk {
+                text: "Dạ, RTX 4060 ".into()
+            },
+            failed("model_failed", MODEL_FAILED),
+        ]
+    );
     assert_one_terminal(&events);
-    assert_eq!(stored(&backend, &id), [
-        (Role::Assistant, MessageKind::Greeting, GREETING.to_string(), json!({})),
-        (Role::User, MessageKind::Text, "Giá RTX 4060 bao nhiêu?".to_string(), json!({})),
-        (Role::Assistant, MessageKind::Answer, "Dạ, RTX 4060 ".to_string(), json!({
-            "intent": "shopping", "confidence": 0.83, "passages": [], "incomplete": true, "error": "model_failed",
-        })),
-    ]);
+    assert_eq!(
+        stored(&backend, &id),
+        [
+            (
+                Role::Assistant,
+                MessageKind::Greeting,
+                GREETING.to_string(),
+                json!({})
+            ),
+            (
+                Role::User,
+                MessageKind::Text,
+                "Giá RTX 4060 bao nhiêu?".to_string(),
+                json!({})
+            ),
+            (
+                Role::Assistant,
+                MessageKind::Answer,
+                "Dạ, RTX 4060 ".to_string(),
+                json!({
+                    "intent": "shopping", "confidence": 0.83, "passages": [], "incomplete": true, "error": "model_failed",
+                })
+            ),
+        ]
+    );
     // The half answer is not queued for embedding.
-    let queued: Vec<String> = backend.queue.jobs().into_iter().map(|j| j.message_id).collect();
+    let queued: Vec<String> = backend
+        .queue
+        .jobs()
+        .into_iter()
+        .map(|j| j.message_id)
+        .collect();
     assert_eq!(queued, ["id2", "id3"]);
 
     // The next turn works, and the half answer is left out of the prompt.
@@ -60,16 +101,35 @@ fn model_breaking_mid_stream_keeps_the_question_and_marks_the_partial_answer() {
     let (events, outcome) = say(&backend, &config, &id, "Giá RTX 4060 bao nhiêu?");
     assert_eq!(outcome.unwrap().reply.seq, 5);
     assert_one_terminal(&events);
-    let history: Vec<String> =
-        backend.model.last_request().unwrap().messages[1..].iter().map(|m| m.content.clone()).collect();
-    assert_eq!(history, [GREETING, "Giá RTX 4060 bao nhiêu?", "Giá RTX 4060 bao nhiêu?"]);
+    let history: Vec<String> = backend.model.last_request().unwrap().messages[1..]
+        .iter()
+        .map(|m| m.content.clone())
+        .collect();
+    assert_eq!(
+        history,
+        [
+            GREETING,
+            "Giá RTX 4060 bao nhiêu?",
+            "Giá RTX 4060 bao nhiêu?"
+        ]
+    );
 }
 
 #[test]
 fn model_failing_without_text_stores_only_the_question() {
     let config = ShopConfig::default();
     let cases = [
-        ("in-band error", Some(Script::ErrorAfter(vec![], UpstreamError { code: Some("overloaded".into()), message: "busy".into() })), "model_failed"),
+        (
+            "in-band error",
+            Some(Script::ErrorAfter(
+                vec![],
+                UpstreamError {
+                    code: Some("overloaded".into()),
+                    message: "busy".into(),
+                },
+            )),
+            "model_failed",
+        ),
         ("unreachable", None, "model_failed"),
         ("empty answer", Some(Script::Reply(vec![])), "empty_answer"),
     ];
@@ -81,7 +141,11 @@ fn model_failing_without_text_stores_only_the_question() {
         }
         let (events, outcome) = say(&backend, &config, &id, "Giá RTX 4060 bao nhiêu?");
         assert_eq!(outcome.unwrap_err().code(), code, "{name}");
-        assert_eq!(events, [started("id3"), failed(code, MODEL_FAILED)], "{name}");
+        assert_eq!(
+            events,
+            [started("id3"), failed(code, MODEL_FAILED)],
+            "{name}"
+        );
         let contents: Vec<String> = stored(&backend, &id).into_iter().map(|m| m.2).collect();
         assert_eq!(contents, [GREETING, "Giá RTX 4060 bao nhiêu?"], "{name}");
     }
@@ -96,8 +160,18 @@ fn refused_turns_emit_only_failed_and_store_nothing() {
     let too_long = "a".repeat(4001);
     let cases = [
         ("   ", id.as_str(), "empty_message", "The message is empty."),
-        (too_long.as_str(), id.as_str(), "message_too_long", "The message is too long."),
-        ("xin chào", "no-such-conversation", "conversation_not_found", "No such conversation."),
+        (
+            too_long.as_str(),
+            id.as_str(),
+            "message_too_long",
+            "The message is too long.",
+        ),
+        (
+            "xin chào",
+            "no-such-conversation",
+            "conversation_not_found",
+            "No such conversation.",
+        ),
     ];
     for (text, conversation, code, message) in cases {
         let (events, outcome) = say(&backend, &config, conversation, text);
@@ -116,9 +190,18 @@ fn conversations_are_scoped_to_their_site() {
     let config = ShopConfig::default();
     let backend = MemoryBackend::demo(SITE);
     let id = create(&backend, &config, None).conversation.id;
-    let input = concierge_core::turn::TurnInput { site_id: "site-2".into(), conversation_id: id.clone(), text: "xin chào".into() };
+    let input = concierge_core::turn::TurnInput {
+        site_id: "site-2".into(),
+        conversation_id: id.clone(),
+        text: "xin chào".into(),
+    };
     let mut events = Vec::new();
-    let outcome = concierge_core::graph::block_on(concierge_core::flows::shop::run_turn(&backend.services(), &config, &input, &mut events));
+    let outcome = concierge_core::graph::block_on(concierge_core::flows::shop::run_turn(
+        &backend.services(),
+        &config,
+        &input,
+        &mut events,
+    ));
     assert_eq!(outcome.unwrap_err().code(), "conversation_not_found");
     assert_eq!(stored(&backend, &id).len(), 1);
 }
@@ -131,8 +214,14 @@ fn a_failing_warranty_lookup_fails_the_turn_once() {
             &self,
             _site: &str,
             _serial: &str,
-        ) -> Result<Option<concierge_core::boundary::WarrantyRecord>, concierge_core::error::ServiceError> {
-            Err(concierge_core::error::ServiceError::new(concierge_core::error::ServiceErrorKind::Unavailable, "d1 down"))
+        ) -> Result<
+            Option<concierge_core::boundary::WarrantyRecord>,
+            concierge_core::error::ServiceError,
+        > {
+            Err(concierge_core::error::ServiceError::new(
+                concierge_core::error::ServiceErrorKind::Unavailable,
+                "d1 down",
+            ))
         }
     }
     let config = ShopConfig::default();
@@ -150,9 +239,27 @@ fn a_failing_warranty_lookup_fails_the_turn_once() {
         queue: &b.queue,
         logger: &b.logger,
     };
-    let input = concierge_core::turn::TurnInput { site_id: SITE.into(), conversation_id: id.clone(), text: "serial là 0979825281".into() };
+    let input = concierge_core::turn::TurnInput {
+        site_id: SITE.into(),
+        conversation_id: id.clone(),
+        text: "serial là 0979825281".into(),
+    };
     let mut events = Vec::new();
-    let outcome = concierge_core::graph::block_on(concierge_core::flows::shop::run_turn(&services, &config, &input, &mut events));
+    let outcome = concierge_core::graph::block_on(concierge_core::flows::shop::run_turn(
+        &services,
+        &config,
+        &input,
+        &mut events,
+    ));
     assert_eq!(outcome.unwrap_err().code(), "records_unavailable");
-    assert_eq!(events, [started("id3"), failed("records_unavailable", "Something went wrong. Please try again.")]);
+    assert_eq!(
+        events,
+        [
+            started("id3"),
+            failed(
+                "records_unavailable",
+                "Something went wrong. Please try again."
+            )
+        ]
+    );
 }

@@ -21,21 +21,54 @@ fn config() -> ShopConfig {
 }
 
 fn index(backend: &MemoryBackend, site: &str, id: &str, title: &str, text: &str) {
-    block_on(index_document(&backend.embedder, &backend.index, site, id, title, text)).unwrap();
+    block_on(index_document(
+        &backend.embedder,
+        &backend.index,
+        site,
+        id,
+        title,
+        text,
+    ))
+    .unwrap();
 }
 
 #[test]
 fn retrieved_passages_are_in_the_prompt() {
     let config = config();
     let backend = MemoryBackend::demo(SITE);
-    index(&backend, SITE, "doi-tra", "Chính sách đổi trả", "Quý khách được đổi trả trong 7 ngày nếu sản phẩm còn nguyên hộp.");
-    index(&backend, SITE, "gio-mo-cua", "Giờ mở cửa", "Cửa hàng mở cửa từ 8h đến 21h mỗi ngày.");
-    index(&backend, "site-2", "doi-tra", "Đổi trả (site 2)", "Site 2 đổi trả trong 30 ngày.");
+    index(
+        &backend,
+        SITE,
+        "doi-tra",
+        "Chính sách đổi trả",
+        "Quý khách được đổi trả trong 7 ngày nếu sản phẩm còn nguyên hộp.",
+    );
+    index(
+        &backend,
+        SITE,
+        "gio-mo-cua",
+        "Giờ mở cửa",
+        "Cửa hàng mở cửa từ 8h đến 21h mỗi ngày.",
+    );
+    index(
+        &backend,
+        "site-2",
+        "doi-tra",
+        "Đổi trả (site 2)",
+        "Site 2 đổi trả trong 30 ngày.",
+    );
     let created = create(&backend, &config, None);
     assert_eq!(created.greeting.content, "Chào quý khách!");
 
-    backend.model.reply(&["Dạ, quý khách được đổi trả trong 7 ngày ạ."]);
-    let (_, outcome) = say(&backend, &config, &created.conversation.id, "Chính sách đổi trả thế nào em?");
+    backend
+        .model
+        .reply(&["Dạ, quý khách được đổi trả trong 7 ngày ạ."]);
+    let (_, outcome) = say(
+        &backend,
+        &config,
+        &created.conversation.id,
+        "Chính sách đổi trả thế nào em?",
+    );
     let outcome = outcome.unwrap();
     assert_eq!(outcome.route, ["classify", "retrieve", "respond_stream"]);
 
@@ -43,7 +76,10 @@ fn retrieved_passages_are_in_the_prompt() {
     let roles: Vec<Role> = request.messages.iter().map(|m| m.role).collect();
     assert_eq!(roles, [Role::System, Role::Assistant, Role::User]);
     assert_eq!(request.messages[1].content, "Chào quý khách!");
-    assert_eq!(request.messages[2].content, "Chính sách đổi trả thế nào em?");
+    assert_eq!(
+        request.messages[2].content,
+        "Chính sách đổi trả thế nào em?"
+    );
     assert_eq!(
         request.messages[0].content,
         "Greeting: Chào quý khách!\nEm là trợ lý của Shop A.\n\
@@ -56,7 +92,10 @@ fn retrieved_passages_are_in_the_prompt() {
          [1] (Tài liệu: Chính sách đổi trả) Quý khách được đổi trả trong 7 ngày nếu sản phẩm còn nguyên hộp.\n\
          [2] (Tài liệu: Giờ mở cửa) Cửa hàng mở cửa từ 8h đến 21h mỗi ngày.\n"
     );
-    assert_eq!(outcome.reply.metadata["passages"], serde_json::json!(["site-1/doi-tra#chunk_0", "site-1/gio-mo-cua#chunk_0"]));
+    assert_eq!(
+        outcome.reply.metadata["passages"],
+        serde_json::json!(["site-1/doi-tra#chunk_0", "site-1/gio-mo-cua#chunk_0"])
+    );
 }
 
 #[test]
@@ -66,15 +105,28 @@ fn conversation_memory_beyond_the_history_window_is_retrieved() {
     config.retrieval.top_k = 1;
     let backend = MemoryBackend::demo(SITE);
     let id = create(&backend, &config, None).conversation.id;
-    backend.model.reply(&["Dạ, màn hình 27 inch giá 5.990.000 VND ạ."]);
-    say(&backend, &config, &id, "Giá màn hình 27 inch bao nhiêu?").1.unwrap();
+    backend
+        .model
+        .reply(&["Dạ, màn hình 27 inch giá 5.990.000 VND ạ."]);
+    say(&backend, &config, &id, "Giá màn hình 27 inch bao nhiêu?")
+        .1
+        .unwrap();
     backend.model.reply(&["Dạ, có giao hàng ạ."]);
-    say(&backend, &config, &id, "Có giao hàng tận nơi không?").1.unwrap();
+    say(&backend, &config, &id, "Có giao hàng tận nơi không?")
+        .1
+        .unwrap();
     // The embedding queue's consumer indexes what was stored.
     assert_eq!(block_on(backend.index_queued()).unwrap(), 5);
 
     backend.model.reply(&["Dạ, 5.990.000 VND ạ."]);
-    say(&backend, &config, &id, "Nhắc lại giá màn hình 27 inch giúp em").1.unwrap();
+    say(
+        &backend,
+        &config,
+        &id,
+        "Nhắc lại giá màn hình 27 inch giúp em",
+    )
+    .1
+    .unwrap();
     let request = backend.model.last_request().unwrap();
     let system = &request.messages[0].content;
     assert!(
@@ -82,8 +134,18 @@ fn conversation_memory_beyond_the_history_window_is_retrieved() {
         "the first question, out of the history window, comes back from memory:\n{system}"
     );
     // Only the window's messages are in the history.
-    let history: Vec<&str> = request.messages[1..].iter().map(|m| m.content.as_str()).collect();
-    assert_eq!(history, ["Có giao hàng tận nơi không?", "Dạ, có giao hàng ạ.", "Nhắc lại giá màn hình 27 inch giúp em"]);
+    let history: Vec<&str> = request.messages[1..]
+        .iter()
+        .map(|m| m.content.as_str())
+        .collect();
+    assert_eq!(
+        history,
+        [
+            "Có giao hàng tận nơi không?",
+            "Dạ, có giao hàng ạ.",
+            "Nhắc lại giá màn hình 27 inch giúp em"
+        ]
+    );
 }
 
 #[test]
@@ -93,8 +155,17 @@ fn persona_is_capped_at_persona_max_chars() {
     let backend = MemoryBackend::demo(SITE);
     let id = create(&backend, &config, None).conversation.id;
     backend.model.reply(&["Dạ."]);
-    say(&backend, &config, &id, "Nguyên tắc chọn tản nhiệt khi lắp ráp máy là gì?").1.unwrap();
-    let system = backend.model.last_request().unwrap().messages[0].content.clone();
+    say(
+        &backend,
+        &config,
+        &id,
+        "Nguyên tắc chọn tản nhiệt khi lắp ráp máy là gì?",
+    )
+    .1
+    .unwrap();
+    let system = backend.model.last_request().unwrap().messages[0]
+        .content
+        .clone();
     assert_eq!(
         system,
         "Greeting: Chào quý khách\n\
@@ -114,8 +185,17 @@ fn default_persona_cap_is_4000_characters() {
     let backend = MemoryBackend::demo(SITE);
     let id = create(&backend, &config, None).conversation.id;
     backend.model.reply(&["Dạ."]);
-    say(&backend, &config, &id, "Nguyên tắc chọn tản nhiệt khi lắp ráp máy là gì?").1.unwrap();
-    let system = backend.model.last_request().unwrap().messages[0].content.clone();
+    say(
+        &backend,
+        &config,
+        &id,
+        "Nguyên tắc chọn tản nhiệt khi lắp ráp máy là gì?",
+    )
+    .1
+    .unwrap();
+    let system = backend.model.last_request().unwrap().messages[0]
+        .content
+        .clone();
     let persona_part = system.split("\n\nQuy tắc xưng hô").next().unwrap();
     assert_eq!(persona_part.chars().count(), 4000);
     assert!(long.starts_with(persona_part));
@@ -129,9 +209,17 @@ fn retrieval_failure_degrades_to_no_passages() {
     backend.index.set_unavailable(true);
     backend.model.reply(&["Dạ, em chưa có thông tin giá ạ."]);
     let (_, outcome) = say(&backend, &config, &id, "Giá RTX 4060 bao nhiêu?");
-    assert_eq!(outcome.unwrap().route, ["classify", "retrieve", "respond_stream"]);
-    let system = backend.model.last_request().unwrap().messages[0].content.clone();
+    assert_eq!(
+        outcome.unwrap().route,
+        ["classify", "retrieve", "respond_stream"]
+    );
+    let system = backend.model.last_request().unwrap().messages[0]
+        .content
+        .clone();
     assert!(system.ends_with("lịch sự\n\nKhông có thông tin tham khảo cho câu hỏi này; nếu cần số liệu cụ thể, hãy nói rõ là em chưa có thông tin.\n"), "{system}");
     let lines = backend.logger.lines();
-    assert!(lines[1].starts_with(r#"{"conversation_id":"id1","detail":"vector index: Unavailable"#), "{lines:?}");
+    assert!(
+        lines[1].starts_with(r#"{"conversation_id":"id1","detail":"vector index: Unavailable"#),
+        "{lines:?}"
+    );
 }

@@ -14,12 +14,14 @@ mod records;
 mod store;
 mod vector;
 
-use alloc::string::String;
+use alloc::string::{String, ToString};
 
 pub use model::{ChatModel, ChatRequest, ChatSink};
 pub use records::{CalendarDate, WarrantyRecord, WarrantyRecords};
 pub use store::ConversationStore;
-pub use vector::{Embedder, FilterCondition, MetadataFilter, VectorIndex, VectorMatch, VectorQuery, VectorRecord};
+pub use vector::{
+    Embedder, FilterCondition, MetadataFilter, VectorIndex, VectorMatch, VectorQuery, VectorRecord,
+};
 
 use crate::conversation::EmbedJob;
 use crate::intent::ClassificationLog;

@@ -41,5 +41,9 @@ pub trait ChatModel {
     /// Returns `Ok(())` once the stream ended normally. An error the provider reports
     /// in-band may arrive either as a [`ChatEvent::Error`] or as an `Err`; a transport
     /// failure after some events were pushed returns `Err`.
-    async fn stream(&self, request: &ChatRequest, sink: &mut dyn ChatSink) -> Result<(), ChatModelError>;
+    async fn stream(
+        &self,
+        request: &ChatRequest,
+        sink: &mut dyn ChatSink,
+    ) -> Result<(), ChatModelError>;
 }

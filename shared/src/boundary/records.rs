@@ -60,7 +60,10 @@ impl CalendarDate {
         match language {
             Language::Vi => format!("{}/{}/{}", self.day, self.month, self.year),
             Language::En => {
-                let month = MONTHS_EN.get(usize::from(self.month) - 1).copied().unwrap_or("?");
+                let month = MONTHS_EN
+                    .get(usize::from(self.month) - 1)
+                    .copied()
+                    .unwrap_or("?");
                 format!("{} {} {}", self.day, month, self.year)
             }
         }
@@ -104,5 +107,9 @@ pub struct WarrantyRecord {
 pub trait WarrantyRecords {
     /// The record for `serial` on `site_id`, if any. Implementations match serials
     /// case-insensitively.
-    async fn find_warranty(&self, site_id: &str, serial: &str) -> Result<Option<WarrantyRecord>, ServiceError>;
+    async fn find_warranty(
+        &self,
+        site_id: &str,
+        serial: &str,
+    ) -> Result<Option<WarrantyRecord>, ServiceError>;
 }

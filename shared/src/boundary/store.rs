@@ -18,7 +18,10 @@ pub trait ConversationStore {
     async fn create_conversation(&self, conversation: &Conversation) -> Result<(), ServiceError>;
 
     /// Loads a conversation; `None` when it does not exist *on this site*.
-    async fn load_conversation(&self, scope: Scope<'_>) -> Result<Option<Conversation>, ServiceError>;
+    async fn load_conversation(
+        &self,
+        scope: Scope<'_>,
+    ) -> Result<Option<Conversation>, ServiceError>;
 
     /// Changes a conversation's language.
     async fn set_language(&self, scope: Scope<'_>, language: Language) -> Result<(), ServiceError>;
@@ -26,10 +29,18 @@ pub trait ConversationStore {
     /// Appends `message`. Its `seq` must be unused in the conversation, otherwise the store
     /// answers [`ServiceErrorKind::Conflict`](crate::error::ServiceErrorKind::Conflict) (two
     /// concurrent turns in one conversation: one of them fails cleanly).
-    async fn append_message(&self, scope: Scope<'_>, message: &StoredMessage) -> Result<(), ServiceError>;
+    async fn append_message(
+        &self,
+        scope: Scope<'_>,
+        message: &StoredMessage,
+    ) -> Result<(), ServiceError>;
 
     /// The last `limit` messages of the conversation, oldest first.
-    async fn load_recent_messages(&self, scope: Scope<'_>, limit: usize) -> Result<Vec<StoredMessage>, ServiceError>;
+    async fn load_recent_messages(
+        &self,
+        scope: Scope<'_>,
+        limit: usize,
+    ) -> Result<Vec<StoredMessage>, ServiceError>;
 
     /// Records whether a message's embedding was indexed.
     async fn set_embedding_status(

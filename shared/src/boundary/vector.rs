@@ -53,19 +53,22 @@ impl MetadataFilter {
 
     /// Adds `key == value`.
     pub fn eq(mut self, key: &str, value: impl Into<Value>) -> Self {
-        self.conditions.push(FilterCondition::Eq(key.into(), value.into()));
+        self.conditions
+            .push(FilterCondition::Eq(key.into(), value.into()));
         self
     }
 
     /// Adds `key != value`.
     pub fn ne(mut self, key: &str, value: impl Into<Value>) -> Self {
-        self.conditions.push(FilterCondition::Ne(key.into(), value.into()));
+        self.conditions
+            .push(FilterCondition::Ne(key.into(), value.into()));
         self
     }
 
     /// Adds `key in values`.
     pub fn any_of(mut self, key: &str, values: Vec<Value>) -> Self {
-        self.conditions.push(FilterCondition::In(key.into(), values));
+        self.conditions
+            .push(FilterCondition::In(key.into(), values));
         self
     }
 
@@ -74,7 +77,9 @@ impl MetadataFilter {
         self.conditions.iter().all(|condition| match condition {
             FilterCondition::Eq(key, value) => metadata.get(key) == Some(value),
             FilterCondition::Ne(key, value) => metadata.get(key) != Some(value),
-            FilterCondition::In(key, values) => metadata.get(key).is_some_and(|v| values.contains(v)),
+            FilterCondition::In(key, values) => {
+                metadata.get(key).is_some_and(|v| values.contains(v))
+            }
         })
     }
 
@@ -87,7 +92,9 @@ impl MetadataFilter {
                 FilterCondition::Ne(k, v) => (k, "$ne", v.clone()),
                 FilterCondition::In(k, vs) => (k, "$in", Value::Array(vs.clone())),
             };
-            let entry = object.entry(key.clone()).or_insert_with(|| Value::Object(serde_json::Map::new()));
+            let entry = object
+                .entry(key.clone())
+                .or_insert_with(|| Value::Object(serde_json::Map::new()));
             if let Value::Object(ops) = entry {
                 ops.insert(op.into(), value);
             }

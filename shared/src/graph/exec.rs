@@ -28,8 +28,15 @@ impl<F: Future> Unpin for JoinAll<F> {}
 
 impl<F: Future> core::fmt::Debug for JoinAll<F> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        let running = self.slots.iter().filter(|slot| matches!(slot, Slot::Running(_))).count();
-        f.debug_struct("JoinAll").field("tasks", &self.slots.len()).field("running", &running).finish()
+        let running = self
+            .slots
+            .iter()
+            .filter(|slot| matches!(slot, Slot::Running(_)))
+            .count();
+        f.debug_struct("JoinAll")
+            .field("tasks", &self.slots.len())
+            .field("running", &running)
+            .finish()
     }
 }
 
@@ -39,7 +46,12 @@ where
     I: IntoIterator,
     I::Item: Future,
 {
-    JoinAll { slots: futures.into_iter().map(|future| Slot::Running(Box::pin(future))).collect() }
+    JoinAll {
+        slots: futures
+            .into_iter()
+            .map(|future| Slot::Running(Box::pin(future)))
+            .collect(),
+    }
 }
 
 impl<F: Future> Future for JoinAll<F> {
@@ -112,7 +124,11 @@ mod tests {
     #[test]
     fn join_all_interleaves_and_keeps_order() {
         let log = core::cell::RefCell::new(Vec::new());
-        let tasks = [(2, 10), (0, 20), (1, 30)].map(|(left, value)| Yielding { left, value, log: &log });
+        let tasks = [(2, 10), (0, 20), (1, 30)].map(|(left, value)| Yielding {
+            left,
+            value,
+            log: &log,
+        });
         assert_eq!(block_on(join_all(tasks)), [10, 20, 30]);
         // All three started before the first finished: they ran concurrently.
         assert_eq!(log.borrow()[..3], [10, 20, 30]);

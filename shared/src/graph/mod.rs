@@ -151,7 +151,9 @@ impl fmt::Display for GraphError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::NoEdge { node } => write!(f, "node `{node}` has no outgoing edge"),
-            Self::UndeclaredTarget { from, to } => write!(f, "`{from}` routed to undeclared target `{to}`"),
+            Self::UndeclaredTarget { from, to } => {
+                write!(f, "`{from}` routed to undeclared target `{to}`")
+            }
             Self::StepLimit { limit } => write!(f, "more than {limit} steps"),
             Self::MissingOutput { what } => write!(f, "the run ended without {what}"),
         }
@@ -174,7 +176,11 @@ pub trait Flow {
     type Error: From<GraphError>;
 
     /// Runs one node against the state.
-    async fn run_node(&mut self, node: Self::Node, state: &mut Self::State) -> Result<(), Self::Error>;
+    async fn run_node(
+        &mut self,
+        node: Self::Node,
+        state: &mut Self::State,
+    ) -> Result<(), Self::Error>;
 }
 
 /// The nodes a run visited, in order.
@@ -202,7 +208,11 @@ pub struct Graph<N, S> {
 impl<N: Node, S> Graph<N, S> {
     /// A graph entered at `entry`, with a step limit of 25 (LangGraph's default).
     pub fn new(entry: N) -> Self {
-        Self { entry, edges: Vec::new(), step_limit: 25 }
+        Self {
+            entry,
+            edges: Vec::new(),
+            step_limit: 25,
+        }
     }
 
     /// Sets the maximum number of node runs in one [`Graph::run`].
@@ -217,8 +227,19 @@ impl<N: Node, S> Graph<N, S> {
     }
 
     /// Adds a conditional edge leaving `from`: `router` picks one of `targets`.
-    pub fn branch(self, from: N, router: Router<N, S>, targets: impl IntoIterator<Item = Next<N>>) -> Self {
-        self.with_edge(from, Edge::Branch { router, targets: targets.into_iter().collect() })
+    pub fn branch(
+        self,
+        from: N,
+        router: Router<N, S>,
+        targets: impl IntoIterator<Item = Next<N>>,
+    ) -> Self {
+        self.with_edge(
+            from,
+            Edge::Branch {
+                router,
+                targets: targets.into_iter().collect(),
+            },
+        )
     }
 
     fn with_edge(mut self, from: N, edge: Edge<N, S>) -> Self {
@@ -247,8 +268,11 @@ impl<N: Node, S> Graph<N, S> {
 
     /// Where to go after `node`, given the state.
     pub fn next(&self, node: N, state: &S) -> Result<Next<N>, GraphError> {
-        let (_, edge) =
-            self.edges.iter().find(|(from, _)| *from == node).ok_or(GraphError::NoEdge { node: node.name() })?;
+        let (_, edge) = self
+            .edges
+            .iter()
+            .find(|(from, _)| *from == node)
+            .ok_or(GraphError::NoEdge { node: node.name() })?;
         match edge {
             Edge::To(to) => Ok(*to),
             Edge::Branch { router, targets } => {
@@ -256,7 +280,10 @@ impl<N: Node, S> Graph<N, S> {
                 if targets.contains(&to) {
                     Ok(to)
                 } else {
-                    Err(GraphError::UndeclaredTarget { from: node.name(), to: to.name() })
+                    Err(GraphError::UndeclaredTarget {
+                        from: node.name(),
+                        to: to.name(),
+                    })
                 }
             }
         }
@@ -271,7 +298,10 @@ impl<N: Node, S> Graph<N, S> {
         let mut next = Next::Node(self.entry);
         while let Next::Node(node) = next {
             if trace.nodes.len() == self.step_limit {
-                return Err(GraphError::StepLimit { limit: self.step_limit }.into());
+                return Err(GraphError::StepLimit {
+                    limit: self.step_limit,
+                }
+                .into());
             }
             trace.nodes.push(node);
             flow.run_node(node, state).await?;

@@ -25,14 +25,25 @@ fn keyword_file_has_every_section() {
 
 #[test]
 fn keyword_file_errors_name_the_line() {
-    assert_eq!(KeywordLists::parse("vi: \"mua\"").map_err(|e| e.line), Err(1));
-    assert_eq!(KeywordLists::parse("# c\n[shop\n").map_err(|e| e.line), Err(2));
+    assert_eq!(
+        KeywordLists::parse("vi: \"mua\"").map_err(|e| e.line),
+        Err(1)
+    );
+    assert_eq!(
+        KeywordLists::parse("# c\n[shop\n").map_err(|e| e.line),
+        Err(2)
+    );
 }
 
 #[test]
 fn each_intent_by_its_keywords() {
     let cases = [
-        ("Tư vấn giúp em cấu hình chơi game tầm 20 triệu", Intent::AssemblePc, 0.83, true),
+        (
+            "Tư vấn giúp em cấu hình chơi game tầm 20 triệu",
+            Intent::AssemblePc,
+            0.83,
+            true,
+        ),
         ("build pc for photoshop", Intent::AssemblePc, 0.83, true),
         ("Giá RTX 4060 bao nhiêu?", Intent::Shopping, 0.83, true),
         ("gia rtx 4060 bao nhieu", Intent::Shopping, 0.83, true),
@@ -44,14 +55,21 @@ fn each_intent_by_its_keywords() {
     ];
     for (text, intent, confidence, retrieve) in cases {
         let c = classify(text, &[]);
-        assert_eq!((c.intent, c.confidence, c.need_retrieval_hint), (intent, confidence, retrieve), "{text}: {c:?}");
+        assert_eq!(
+            (c.intent, c.confidence, c.need_retrieval_hint),
+            (intent, confidence, retrieve),
+            "{text}: {c:?}"
+        );
     }
 }
 
 #[test]
 fn unknown_and_ambiguous() {
     let c = classify("xin chào", &[]);
-    assert_eq!((c.intent, c.confidence, c.need_retrieval_hint), (Intent::Unknown, 0.0, false));
+    assert_eq!(
+        (c.intent, c.confidence, c.need_retrieval_hint),
+        (Intent::Unknown, 0.0, false)
+    );
     // One shopping and one assemble_pc keyword: a tie stays under the threshold.
     let c = classify("I want to buy a GPU", &[]);
     assert!(c.confidence < 0.5, "{c:?}");
@@ -66,7 +84,10 @@ fn context_weighs_less_than_the_current_message() {
     let c = classify("cái nào rẻ hơn?", &["mình muốn mua laptop", "ok", "ừ"]);
     assert_eq!((c.intent, c.confidence), (Intent::Shopping, 0.33));
     // A clear switch of topic wins over older context.
-    let c = classify("giá RTX 4060 bao nhiêu?", &["kiểm tra bảo hành", "0979825281"]);
+    let c = classify(
+        "giá RTX 4060 bao nhiêu?",
+        &["kiểm tra bảo hành", "0979825281"],
+    );
     assert_eq!(c.intent, Intent::Shopping);
     assert!(c.confidence >= 0.5, "{c:?}");
 }
@@ -75,7 +96,10 @@ fn context_weighs_less_than_the_current_message() {
 fn warranty_check_and_rationale() {
     let c = classify("check warranty please", &[]);
     assert!(c.warranty_check);
-    assert_eq!(c.rationale, "current warranty: check warranty, warranty; score 2.00 vs 0.00");
+    assert_eq!(
+        c.rationale,
+        "current warranty: check warranty, warranty; score 2.00 vs 0.00"
+    );
     assert!(!classify("chính sách bảo hành thế nào", &[]).warranty_check);
 }
 

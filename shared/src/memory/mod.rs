@@ -33,7 +33,10 @@ pub struct SequentialIds {
 impl SequentialIds {
     /// Ids starting at `{prefix}1`.
     pub fn new(prefix: &str) -> Self {
-        Self { prefix: prefix.into(), next: Cell::new(1) }
+        Self {
+            prefix: prefix.into(),
+            next: Cell::new(1),
+        }
     }
 }
 
@@ -61,7 +64,10 @@ pub struct SteppingClock {
 impl SteppingClock {
     /// Starts at `start_ms`, advancing `step_ms` per reading.
     pub fn new(start_ms: u64, step_ms: u64) -> Self {
-        Self { now: Cell::new(start_ms), step: step_ms }
+        Self {
+            now: Cell::new(start_ms),
+            step: step_ms,
+        }
     }
 }
 
@@ -140,20 +146,37 @@ impl MemoryWarrantyRecords {
     pub fn demo(site_id: &str) -> Self {
         let records = Self::new();
         if let Some(until) = crate::boundary::CalendarDate::new(2026, 8, 12) {
-            records.insert(site_id, WarrantyRecord { serial: "0979825281".into(), product: "S23 Ultra".into(), warranty_until: until });
+            records.insert(
+                site_id,
+                WarrantyRecord {
+                    serial: "0979825281".into(),
+                    product: "S23 Ultra".into(),
+                    warranty_until: until,
+                },
+            );
         }
         records
     }
 
     /// Adds (or replaces) a record.
     pub fn insert(&self, site_id: &str, record: WarrantyRecord) {
-        self.records.borrow_mut().insert((site_id.into(), record.serial.to_ascii_uppercase()), record);
+        self.records
+            .borrow_mut()
+            .insert((site_id.into(), record.serial.to_ascii_uppercase()), record);
     }
 }
 
 impl WarrantyRecords for MemoryWarrantyRecords {
-    async fn find_warranty(&self, site_id: &str, serial: &str) -> Result<Option<WarrantyRecord>, ServiceError> {
-        Ok(self.records.borrow().get(&(site_id.into(), serial.to_ascii_uppercase())).cloned())
+    async fn find_warranty(
+        &self,
+        site_id: &str,
+        serial: &str,
+    ) -> Result<Option<WarrantyRecord>, ServiceError> {
+        Ok(self
+            .records
+            .borrow()
+            .get(&(site_id.into(), serial.to_ascii_uppercase()))
+            .cloned())
     }
 }
 
@@ -183,16 +206,32 @@ pub struct MemoryBackend {
 impl MemoryBackend {
     /// A backend with seed 000's demo warranty record on `site_id`.
     pub fn demo(site_id: &str) -> Self {
-        Self { warranty: MemoryWarrantyRecords::demo(site_id), ..Self::default() }
+        Self {
+            warranty: MemoryWarrantyRecords::demo(site_id),
+            ..Self::default()
+        }
     }
 
     /// The `shop` services over this backend, with its scripted model.
-    pub fn services(&self) -> ShopServices<'_, ScriptedChatModel, MemoryStore, HashEmbedder, MemoryVectorIndex, MemoryWarrantyRecords> {
+    pub fn services(
+        &self,
+    ) -> ShopServices<
+        '_,
+        ScriptedChatModel,
+        MemoryStore,
+        HashEmbedder,
+        MemoryVectorIndex,
+        MemoryWarrantyRecords,
+    > {
         self.services_with(&self.model)
     }
 
     /// The `shop` services over this backend, with another chat model.
-    pub fn services_with<'a, M>(&'a self, model: &'a M) -> ShopServices<'a, M, MemoryStore, HashEmbedder, MemoryVectorIndex, MemoryWarrantyRecords> {
+    pub fn services_with<'a, M>(
+        &'a self,
+        model: &'a M,
+    ) -> ShopServices<'a, M, MemoryStore, HashEmbedder, MemoryVectorIndex, MemoryWarrantyRecords>
+    {
         ShopServices {
             model,
             store: &self.store,

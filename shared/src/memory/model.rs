@@ -43,7 +43,9 @@ impl ScriptedChatModel {
 
     /// Queues a normal reply streamed as `chunks`.
     pub fn reply(&self, chunks: &[&str]) {
-        self.push(Script::Reply(chunks.iter().map(|c| String::from(*c)).collect()));
+        self.push(Script::Reply(
+            chunks.iter().map(|c| String::from(*c)).collect(),
+        ));
     }
 
     /// Every request received so far.
@@ -63,11 +65,20 @@ impl ScriptedChatModel {
 }
 
 impl ChatModel for ScriptedChatModel {
-    async fn stream(&self, request: &ChatRequest, sink: &mut dyn ChatSink) -> Result<(), ChatModelError> {
+    async fn stream(
+        &self,
+        request: &ChatRequest,
+        sink: &mut dyn ChatSink,
+    ) -> Result<(), ChatModelError> {
         self.requests.borrow_mut().push(request.clone());
         let script = self.scripts.borrow_mut().pop_front();
         let (chunks, ending) = match script {
-            None => return Err(ChatModelError::new(ChatModelErrorKind::Unreachable, "no scripted reply left")),
+            None => {
+                return Err(ChatModelError::new(
+                    ChatModelErrorKind::Unreachable,
+                    "no scripted reply left",
+                ));
+            }
             Some(Script::Events(events)) => {
                 events.into_iter().for_each(|event| sink.event(event));
                 return Ok(());

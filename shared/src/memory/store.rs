@@ -41,12 +41,19 @@ impl MemoryStore {
 
     /// Every message of a conversation, in order (empty when it does not exist).
     pub fn messages(&self, scope: Scope<'_>) -> Vec<StoredMessage> {
-        self.entries.borrow().get(&key(scope)).map(|e| e.messages.clone()).unwrap_or_default()
+        self.entries
+            .borrow()
+            .get(&key(scope))
+            .map(|e| e.messages.clone())
+            .unwrap_or_default()
     }
 
     /// A conversation, if it exists.
     pub fn conversation(&self, scope: Scope<'_>) -> Option<Conversation> {
-        self.entries.borrow().get(&key(scope)).map(|e| e.conversation.clone())
+        self.entries
+            .borrow()
+            .get(&key(scope))
+            .map(|e| e.conversation.clone())
     }
 
     /// A message's embedding status (`Pending` until set).
@@ -54,24 +61,38 @@ impl MemoryStore {
         let entries = self.entries.borrow();
         let entry = entries.get(&key(scope))?;
         entry.messages.iter().any(|m| m.id == message_id).then(|| {
-            entry.embedding.get(message_id).copied().unwrap_or(EmbeddingStatus::Pending)
+            entry
+                .embedding
+                .get(message_id)
+                .copied()
+                .unwrap_or(EmbeddingStatus::Pending)
         })
     }
 
     fn check(&self) -> Result<(), ServiceError> {
         if self.unavailable.get() {
-            Err(ServiceError::new(ServiceErrorKind::Unavailable, "memory store set unavailable"))
+            Err(ServiceError::new(
+                ServiceErrorKind::Unavailable,
+                "memory store set unavailable",
+            ))
         } else {
             Ok(())
         }
     }
 
-    fn with_entry<T>(&self, scope: Scope<'_>, f: impl FnOnce(&mut Entry) -> Result<T, ServiceError>) -> Result<T, ServiceError> {
+    fn with_entry<T>(
+        &self,
+        scope: Scope<'_>,
+        f: impl FnOnce(&mut Entry) -> Result<T, ServiceError>,
+    ) -> Result<T, ServiceError> {
         self.check()?;
         let mut entries = self.entries.borrow_mut();
-        let entry = entries
-            .get_mut(&key(scope))
-            .ok_or_else(|| ServiceError::new(ServiceErrorKind::Invalid, "no such conversation on this site"))?;
+        let entry = entries.get_mut(&key(scope)).ok_or_else(|| {
+            ServiceError::new(
+                ServiceErrorKind::Invalid,
+                "no such conversation on this site",
+            )
+        })?;
         f(entry)
     }
 }
@@ -82,7 +103,10 @@ impl ConversationStore for MemoryStore {
         let mut entries = self.entries.borrow_mut();
         let key = key(conversation.scope());
         if entries.contains_key(&key) {
-            return Err(ServiceError::new(ServiceErrorKind::Conflict, "conversation exists"));
+            return Err(ServiceError::new(
+                ServiceErrorKind::Conflict,
+                "conversation exists",
+            ));
         }
         let entry = Entry {
             conversation: conversation.clone(),
@@ -94,7 +118,10 @@ impl ConversationStore for MemoryStore {
         Ok(())
     }
 
-    async fn load_conversation(&self, scope: Scope<'_>) -> Result<Option<Conversation>, ServiceError> {
+    async fn load_conversation(
+        &self,
+        scope: Scope<'_>,
+    ) -> Result<Option<Conversation>, ServiceError> {
         self.check()?;
         Ok(self.conversation(scope))
     }
@@ -106,10 +133,21 @@ impl ConversationStore for MemoryStore {
         })
     }
 
-    async fn append_message(&self, scope: Scope<'_>, message: &StoredMessage) -> Result<(), ServiceError> {
+    async fn append_message(
+        &self,
+        scope: Scope<'_>,
+        message: &StoredMessage,
+    ) -> Result<(), ServiceError> {
         self.with_entry(scope, |entry| {
-            if entry.messages.iter().any(|m| m.seq == message.seq || m.id == message.id) {
-                return Err(ServiceError::new(ServiceErrorKind::Conflict, "sequence number or id taken"));
+            if entry
+                .messages
+                .iter()
+                .any(|m| m.seq == message.seq || m.id == message.id)
+            {
+                return Err(ServiceError::new(
+                    ServiceErrorKind::Conflict,
+                    "sequence number or id taken",
+                ));
             }
             let at = entry.messages.partition_point(|m| m.seq < message.seq);
             entry.messages.insert(at, message.clone());
@@ -117,7 +155,11 @@ impl ConversationStore for MemoryStore {
         })
     }
 
-    async fn load_recent_messages(&self, scope: Scope<'_>, limit: usize) -> Result<Vec<StoredMessage>, ServiceError> {
+    async fn load_recent_messages(
+        &self,
+        scope: Scope<'_>,
+        limit: usize,
+    ) -> Result<Vec<StoredMessage>, ServiceError> {
         self.with_entry(scope, |entry| {
             let start = entry.messages.len().saturating_sub(limit);
             Ok(entry.messages[start..].to_vec())

@@ -68,7 +68,10 @@ impl MemoryVectorIndex {
 
     fn check(&self) -> Result<(), ServiceError> {
         if self.unavailable.get() {
-            Err(ServiceError::new(ServiceErrorKind::Unavailable, "memory index set unavailable"))
+            Err(ServiceError::new(
+                ServiceErrorKind::Unavailable,
+                "memory index set unavailable",
+            ))
         } else {
             Ok(())
         }
@@ -132,7 +135,9 @@ impl HashEmbedder {
     pub fn embed_one(&self, text: &str) -> Vec<f32> {
         let mut vector = vec![0f32; self.dimensions.max(1)];
         for word in tokens(text) {
-            let hash = word.folded.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+            let hash = word.folded.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+            });
             let bucket = (hash % vector.len() as u64) as usize;
             vector[bucket] += if hash >> 63 == 0 { 1.0 } else { -1.0 };
         }

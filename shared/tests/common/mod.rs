@@ -4,7 +4,9 @@
 #![allow(dead_code, clippy::unwrap_used)]
 
 use concierge_core::conversation::{Language, MessageKind, Role, Scope, StoredMessage};
-use concierge_core::flows::shop::{self, CreatedConversation, NewConversation, ShopConfig, TurnOutcome};
+use concierge_core::flows::shop::{
+    self, CreatedConversation, NewConversation, ShopConfig, TurnOutcome,
+};
 use concierge_core::graph::block_on;
 use concierge_core::memory::MemoryBackend;
 use concierge_core::turn::{TurnEvent, TurnInput};
@@ -44,8 +46,16 @@ pub struct Case {
 }
 
 /// Creates a conversation on `backend`.
-pub fn create(backend: &MemoryBackend, config: &ShopConfig, language: Option<Language>) -> CreatedConversation {
-    let new = NewConversation { site_id: SITE.into(), user_id: Some("visitor-7".into()), language };
+pub fn create(
+    backend: &MemoryBackend,
+    config: &ShopConfig,
+    language: Option<Language>,
+) -> CreatedConversation {
+    let new = NewConversation {
+        site_id: SITE.into(),
+        user_id: Some("visitor-7".into()),
+        language,
+    };
     block_on(shop::create_conversation(&backend.services(), config, new)).unwrap()
 }
 
@@ -55,19 +65,37 @@ pub fn say(
     config: &ShopConfig,
     conversation_id: &str,
     text: &str,
-) -> (Vec<TurnEvent>, Result<TurnOutcome, concierge_core::error::Error>) {
-    let input = TurnInput { site_id: SITE.into(), conversation_id: conversation_id.into(), text: text.into() };
+) -> (
+    Vec<TurnEvent>,
+    Result<TurnOutcome, concierge_core::error::Error>,
+) {
+    let input = TurnInput {
+        site_id: SITE.into(),
+        conversation_id: conversation_id.into(),
+        text: text.into(),
+    };
     let mut events = Vec::new();
-    let outcome = block_on(shop::run_turn(&backend.services(), config, &input, &mut events));
+    let outcome = block_on(shop::run_turn(
+        &backend.services(),
+        config,
+        &input,
+        &mut events,
+    ));
     (events, outcome)
 }
 
 fn static_intent(name: &str) -> &'static str {
-    ["assemble_pc", "shopping", "warranty", "unknown"].into_iter().find(|i| *i == name).unwrap()
+    ["assemble_pc", "shopping", "warranty", "unknown"]
+        .into_iter()
+        .find(|i| *i == name)
+        .unwrap()
 }
 
 /// The stored messages as `(role, kind, content, metadata)`.
-pub fn stored(backend: &MemoryBackend, conversation_id: &str) -> Vec<(Role, MessageKind, String, Value)> {
+pub fn stored(
+    backend: &MemoryBackend,
+    conversation_id: &str,
+) -> Vec<(Role, MessageKind, String, Value)> {
     backend
         .store
         .messages(Scope::new(SITE, conversation_id))
@@ -82,8 +110,17 @@ pub fn run_case(case: &Case, config: &ShopConfig) -> (MemoryBackend, String) {
     let created = create(&backend, config, case.greeting_language);
     let conversation_id = created.conversation.id.clone();
     assert_eq!(conversation_id, "id1", "{}", case.name);
-    assert_eq!(created.greeting.content, case.greeting, "{}: greeting", case.name);
-    let mut expected_stored = vec![(Role::Assistant, MessageKind::Greeting, case.greeting.to_string(), json!({}))];
+    assert_eq!(
+        created.greeting.content, case.greeting,
+        "{}: greeting",
+        case.name
+    );
+    let mut expected_stored = vec![(
+        Role::Assistant,
+        MessageKind::Greeting,
+        case.greeting.to_string(),
+        json!({}),
+    )];
     let mut next_id = 3;
 
     for (number, turn) in case.turns.iter().enumerate() {
@@ -97,11 +134,23 @@ pub fn run_case(case: &Case, config: &ShopConfig) -> (MemoryBackend, String) {
 
         let (user_id, reply_id) = (format!("id{next_id}"), format!("id{}", next_id + 1));
         next_id += 2;
-        let chunks: Vec<&str> = if turn.model.is_empty() { vec![turn.reply] } else { turn.model.to_vec() };
-        assert_eq!(chunks.concat(), turn.reply, "{at}: the scripted chunks make up the reply");
-        let mut expected_events =
-            vec![TurnEvent::Started { conversation_id: conversation_id.clone(), message_id: user_id.clone() }];
-        expected_events.extend(chunks.iter().map(|c| TurnEvent::Chunk { text: c.to_string() }));
+        let chunks: Vec<&str> = if turn.model.is_empty() {
+            vec![turn.reply]
+        } else {
+            turn.model.to_vec()
+        };
+        assert_eq!(
+            chunks.concat(),
+            turn.reply,
+            "{at}: the scripted chunks make up the reply"
+        );
+        let mut expected_events = vec![TurnEvent::Started {
+            conversation_id: conversation_id.clone(),
+            message_id: user_id.clone(),
+        }];
+        expected_events.extend(chunks.iter().map(|c| TurnEvent::Chunk {
+            text: c.to_string(),
+        }));
         expected_events.push(TurnEvent::Completed {
             message_id: reply_id.clone(),
             kind: turn.kind,
@@ -114,17 +163,54 @@ pub fn run_case(case: &Case, config: &ShopConfig) -> (MemoryBackend, String) {
         let model_called = backend.model.requests().len() > requests_before;
         assert_eq!(model_called, !turn.model.is_empty(), "{at}: model called");
 
-        expected_stored.push((Role::User, MessageKind::Text, turn.say.to_string(), json!({})));
-        expected_stored.push((Role::Assistant, turn.kind, turn.reply.to_string(), turn.metadata.clone()));
-        assert_eq!(stored(&backend, &conversation_id), expected_stored, "{at}: stored messages");
+        expected_stored.push((
+            Role::User,
+            MessageKind::Text,
+            turn.say.to_string(),
+            json!({}),
+        ));
+        expected_stored.push((
+            Role::Assistant,
+            turn.kind,
+            turn.reply.to_string(),
+            turn.metadata.clone(),
+        ));
+        assert_eq!(
+            stored(&backend, &conversation_id),
+            expected_stored,
+            "{at}: stored messages"
+        );
     }
 
     let messages = backend.store.messages(Scope::new(SITE, &conversation_id));
     let seqs: Vec<u64> = messages.iter().map(|m| m.seq).collect();
-    assert_eq!(seqs, (1..=messages.len() as u64).collect::<Vec<_>>(), "{}: seq", case.name);
-    assert!(messages.windows(2).all(|w| w[0].created_at < w[1].created_at), "{}: timestamps", case.name);
-    let conversation = backend.store.conversation(Scope::new(SITE, &conversation_id)).unwrap();
-    assert_eq!(conversation.language, case.language, "{}: language", case.name);
-    assert_eq!(backend.model.scripts_left(), 0, "{}: every scripted reply used", case.name);
+    assert_eq!(
+        seqs,
+        (1..=messages.len() as u64).collect::<Vec<_>>(),
+        "{}: seq",
+        case.name
+    );
+    assert!(
+        messages
+            .windows(2)
+            .all(|w| w[0].created_at < w[1].created_at),
+        "{}: timestamps",
+        case.name
+    );
+    let conversation = backend
+        .store
+        .conversation(Scope::new(SITE, &conversation_id))
+        .unwrap();
+    assert_eq!(
+        conversation.language, case.language,
+        "{}: language",
+        case.name
+    );
+    assert_eq!(
+        backend.model.scripts_left(),
+        0,
+        "{}: every scripted reply used",
+        case.name
+    );
     (backend, conversation_id)
 }

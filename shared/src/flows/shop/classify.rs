@@ -70,8 +70,11 @@ pub fn analyze(config: &ShopConfig, text: &str, context: Context<'_>) -> Analysi
         clarify_attempts: context.clarify_attempts,
         rationale: c.rationale,
     };
-    let confident = c.intent != Intent::Unknown && c.confidence >= config.intent_confidence_threshold;
-    if context.awaiting_serial && (analysis.serial.is_some() || !confident || c.intent == Intent::Warranty) {
+    let confident =
+        c.intent != Intent::Unknown && c.confidence >= config.intent_confidence_threshold;
+    if context.awaiting_serial
+        && (analysis.serial.is_some() || !confident || c.intent == Intent::Warranty)
+    {
         if analysis.serial.is_some() {
             analysis.confidence = 1.0;
         }
@@ -84,21 +87,35 @@ pub fn analyze(config: &ShopConfig, text: &str, context: Context<'_>) -> Analysi
             Some(runner_up) if c.intent != Intent::Unknown => alloc::vec![c.intent, runner_up],
             _ => Vec::new(),
         };
-        analysis.clarify_questions = clarify_questions(config, context.language, &leaders, context.clarify_attempts);
+        analysis.clarify_questions =
+            clarify_questions(config, context.language, &leaders, context.clarify_attempts);
     }
     analysis
 }
 
 /// The clarifying questions: a choice between the two leading intents when there are
 /// two, otherwise a general question that alternates between attempts; then a follow-up.
-fn clarify_questions(config: &ShopConfig, language: Language, leaders: &[Intent], attempts: u32) -> Vec<String> {
+fn clarify_questions(
+    config: &ShopConfig,
+    language: Language,
+    leaders: &[Intent],
+    attempts: u32,
+) -> Vec<String> {
     let sentence = |key: &str| config.sentence(language, key);
     let first = match leaders {
         [first, second] => fill(
             sentence("clarify.between"),
-            &[("first", intent_label(config, language, *first)), ("second", intent_label(config, language, *second))],
+            &[
+                ("first", intent_label(config, language, *first)),
+                ("second", intent_label(config, language, *second)),
+            ],
         ),
-        _ => sentence(if attempts % 2 == 0 { "clarify.general.1" } else { "clarify.general.2" }).into(),
+        _ => sentence(if attempts.is_multiple_of(2) {
+            "clarify.general.1"
+        } else {
+            "clarify.general.2"
+        })
+        .into(),
     };
     alloc::vec![first, sentence("clarify.detail").into()]
 }
@@ -117,8 +134,13 @@ pub fn intent_label(config: &ShopConfig, language: Language, intent: Intent) -> 
 /// Clarifying questions asked in a row just before the current message: assistant
 /// `clarify` messages since the last other assistant message.
 pub fn clarify_attempts(history_before_current: &[StoredMessage]) -> u32 {
-    let assistant = history_before_current.iter().rev().filter(|m| m.role == Role::Assistant);
-    assistant.take_while(|m| m.kind == MessageKind::Clarify).count() as u32
+    let assistant = history_before_current
+        .iter()
+        .rev()
+        .filter(|m| m.role == Role::Assistant);
+    assistant
+        .take_while(|m| m.kind == MessageKind::Clarify)
+        .count() as u32
 }
 
 /// The last `n` user messages before the current one, oldest first.

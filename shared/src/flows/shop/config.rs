@@ -87,8 +87,14 @@ pub struct ShopConfig {
 impl Default for ShopConfig {
     fn default() -> Self {
         Self {
-            vi: ShopTexts { persona: Persona::parse(PERSONA_VI), sentences: Sentences::parse(SENTENCES_VI) },
-            en: ShopTexts { persona: Persona::parse(PERSONA_EN), sentences: Sentences::parse(SENTENCES_EN) },
+            vi: ShopTexts {
+                persona: Persona::parse(PERSONA_VI),
+                sentences: Sentences::parse(SENTENCES_VI),
+            },
+            en: ShopTexts {
+                persona: Persona::parse(PERSONA_EN),
+                sentences: Sentences::parse(SENTENCES_EN),
+            },
             classifier: Classifier::default(),
             intent_confidence_threshold: 0.5,
             persona_max_chars: 4000,
@@ -119,7 +125,11 @@ impl ShopConfig {
     /// The greeting of `language`: the persona's `Greeting:` line, or the fallback sentence.
     pub fn greeting(&self, language: Language) -> &str {
         let texts = self.texts(language);
-        texts.persona.greeting.as_deref().unwrap_or_else(|| texts.sentences.get("greeting.fallback"))
+        texts
+            .persona
+            .greeting
+            .as_deref()
+            .unwrap_or_else(|| texts.sentences.get("greeting.fallback"))
     }
 }
 
@@ -130,14 +140,22 @@ mod tests {
     #[test]
     fn compiled_in_sentences_are_complete() {
         for (name, text) in [("vi", SENTENCES_VI), ("en", SENTENCES_EN)] {
-            assert_eq!(Sentences::parse_complete(text, SENTENCE_KEYS).map(|_| ()), Ok(()), "{name}");
+            assert_eq!(
+                Sentences::parse_complete(text, SENTENCE_KEYS).map(|_| ()),
+                Ok(()),
+                "{name}"
+            );
         }
     }
 
     #[test]
     fn compiled_in_personas_have_greetings() {
         let config = ShopConfig::default();
-        assert!(config.greeting(Language::Vi).starts_with("Xin chào quý khách!"));
+        assert!(
+            config
+                .greeting(Language::Vi)
+                .starts_with("Xin chào quý khách!")
+        );
         assert!(config.greeting(Language::En).starts_with("Hello!"));
     }
 }

@@ -30,13 +30,22 @@ pub mod warranty;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-pub use classify::{Analysis, Context, analyze, clarify_attempts, intent_label, previous_user_messages};
-pub use config::{PERSONA_EN, PERSONA_VI, SENTENCE_KEYS, SENTENCES_EN, SENTENCES_VI, ShopConfig, ShopTexts};
+pub use classify::{
+    Analysis, Context, analyze, clarify_attempts, intent_label, previous_user_messages,
+};
+pub use config::{
+    PERSONA_EN, PERSONA_VI, SENTENCE_KEYS, SENTENCES_EN, SENTENCES_VI, ShopConfig, ShopTexts,
+};
 pub use prompt::build_request;
 pub use state::ShopState;
 
-use crate::boundary::{ChatModel, Clock, ConversationStore, EmbedQueue, Embedder, Ids, Logger, VectorIndex, WarrantyRecords};
-use crate::conversation::{Conversation, EmbedJob, Language, Metadata, MessageKind, Role, Scope, StoredMessage};
+use crate::boundary::{
+    ChatModel, Clock, ConversationStore, EmbedQueue, Embedder, Ids, Logger, VectorIndex,
+    WarrantyRecords,
+};
+use crate::conversation::{
+    Conversation, EmbedJob, Language, MessageKind, Metadata, Role, Scope, StoredMessage,
+};
 use crate::error::{Error, InvalidMessage};
 use crate::graph::{END, Graph, GraphError, Next, Node};
 use crate::intent::Intent;
@@ -75,12 +84,16 @@ impl Node for ShopNode {
 pub fn graph() -> Graph<ShopNode, ShopState> {
     use ShopNode::*;
     Graph::new(Classify)
-        .branch(Classify, route_after_classify, [
-            ClarifyStream.into(),
-            WarrantyStream.into(),
-            Retrieve.into(),
-            RespondStream.into(),
-        ])
+        .branch(
+            Classify,
+            route_after_classify,
+            [
+                ClarifyStream.into(),
+                WarrantyStream.into(),
+                Retrieve.into(),
+                RespondStream.into(),
+            ],
+        )
         .edge(ClarifyStream, END)
         .edge(WarrantyStream, END)
         .edge(Retrieve, RespondStream)
@@ -91,7 +104,8 @@ pub fn graph() -> Graph<ShopNode, ShopState> {
 pub fn route_after_classify(state: &ShopState) -> Next<ShopNode> {
     if state.clarify_needed() {
         ShopNode::ClarifyStream.into()
-    } else if state.intent == Intent::Warranty && (state.serial.is_some() || state.awaiting_serial || state.warranty_check)
+    } else if state.intent == Intent::Warranty
+        && (state.serial.is_some() || state.awaiting_serial || state.warranty_check)
     {
         ShopNode::WarrantyStream.into()
     } else if state.need_retrieval_hint {
@@ -166,9 +180,18 @@ pub async fn create_conversation<M, S: ConversationStore, E, V, W>(
 ) -> Result<CreatedConversation, Error> {
     let now = services.clock.now_ms();
     let language = new.language.unwrap_or_default();
-    let conversation =
-        Conversation { id: services.ids.new_id(), site_id: new.site_id, user_id: new.user_id, language, created_at: now };
-    services.store.create_conversation(&conversation).await.map_err(Error::Store)?;
+    let conversation = Conversation {
+        id: services.ids.new_id(),
+        site_id: new.site_id,
+        user_id: new.user_id,
+        language,
+        created_at: now,
+    };
+    services
+        .store
+        .create_conversation(&conversation)
+        .await
+        .map_err(Error::Store)?;
     let greeting = StoredMessage {
         id: services.ids.new_id(),
         seq: 1,
@@ -178,9 +201,18 @@ pub async fn create_conversation<M, S: ConversationStore, E, V, W>(
         metadata: Metadata::new(),
         created_at: now,
     };
-    services.store.append_message(conversation.scope(), &greeting).await.map_err(Error::Store)?;
-    services.queue.enqueue(embed_job(conversation.scope(), &greeting));
-    Ok(CreatedConversation { conversation, greeting })
+    services
+        .store
+        .append_message(conversation.scope(), &greeting)
+        .await
+        .map_err(Error::Store)?;
+    services
+        .queue
+        .enqueue(embed_job(conversation.scope(), &greeting));
+    Ok(CreatedConversation {
+        conversation,
+        greeting,
+    })
 }
 
 /// What a completed turn produced.
@@ -225,7 +257,10 @@ where
             intent: Some(outcome.intent.as_str()),
             confidence: Some(outcome.confidence),
         }),
-        Err(error) => sink.emit(TurnEvent::Failed { code: error.code(), message: error.public_message() }),
+        Err(error) => sink.emit(TurnEvent::Failed {
+            code: error.code(),
+            message: error.public_message(),
+        }),
     }
     result
 }
@@ -249,18 +284,34 @@ where
         return Err(Error::InvalidMessage(InvalidMessage::Empty));
     }
     if text.chars().count() > config.max_message_chars {
-        return Err(Error::InvalidMessage(InvalidMessage::TooLong { max_chars: config.max_message_chars }));
+        return Err(Error::InvalidMessage(InvalidMessage::TooLong {
+            max_chars: config.max_message_chars,
+        }));
     }
     let scope = Scope::new(&input.site_id, &input.conversation_id);
     let store = services.store;
-    let conversation = store.load_conversation(scope).await.map_err(Error::Store)?.ok_or(Error::ConversationNotFound)?;
-    let mut history = store.load_recent_messages(scope, config.history_window).await.map_err(Error::Store)?;
+    let conversation = store
+        .load_conversation(scope)
+        .await
+        .map_err(Error::Store)?
+        .ok_or(Error::ConversationNotFound)?;
+    let mut history = store
+        .load_recent_messages(scope, config.history_window)
+        .await
+        .map_err(Error::Store)?;
 
     let first_user_message = !history.iter().any(|m| m.role == Role::User);
-    let detected = if first_user_message { language::detect(text) } else { conversation.language };
+    let detected = if first_user_message {
+        language::detect(text)
+    } else {
+        conversation.language
+    };
     let language = language::requested(text).unwrap_or(detected);
     if language != conversation.language {
-        store.set_language(scope, language).await.map_err(Error::Store)?;
+        store
+            .set_language(scope, language)
+            .await
+            .map_err(Error::Store)?;
     }
 
     let now = services.clock.now_ms();
@@ -273,17 +324,29 @@ where
         metadata: Metadata::new(),
         created_at: now,
     };
-    store.append_message(scope, &message).await.map_err(Error::Store)?;
+    store
+        .append_message(scope, &message)
+        .await
+        .map_err(Error::Store)?;
     services.queue.enqueue(embed_job(scope, &message));
     let user_message_id = message.id.clone();
-    sink.emit(TurnEvent::Started { conversation_id: input.conversation_id.clone(), message_id: user_message_id.clone() });
+    sink.emit(TurnEvent::Started {
+        conversation_id: input.conversation_id.clone(),
+        message_id: user_message_id.clone(),
+    });
     history.push(message);
 
     // Nodes 2–4: the graph.
     let mut state = ShopState::new(scope, conversation.user_id, language, history, now);
-    let mut flow = ShopFlow { services, config, sink };
+    let mut flow = ShopFlow {
+        services,
+        config,
+        sink,
+    };
     let trace = graph().run(&mut flow, &mut state).await?;
-    let reply = state.reply.ok_or(Error::Graph(GraphError::MissingOutput { what: "a reply" }))?;
+    let reply = state
+        .reply
+        .ok_or(Error::Graph(GraphError::MissingOutput { what: "a reply" }))?;
     Ok(TurnOutcome {
         user_message_id,
         reply,

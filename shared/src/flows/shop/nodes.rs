@@ -14,7 +14,7 @@ use crate::boundary::{
     ChatModel, ConversationStore, Embedder, LogRecord, VectorIndex, WarrantyRecords,
 };
 use crate::chat::{ChatEvent, UpstreamError};
-use crate::conversation::{EmbedJob, Metadata, MessageKind, Role, StoredMessage};
+use crate::conversation::{EmbedJob, MessageKind, Metadata, Role, StoredMessage};
 use crate::error::{ChatModelError, ChatModelErrorKind, Error};
 use crate::graph::Flow;
 use crate::intent::{ClassificationLog, confidence_json};
@@ -96,11 +96,21 @@ where
     /// Early exit: stream the first clarifying question, store it as `clarify`.
     async fn clarify_stream(&mut self, state: &mut ShopState) -> Result<(), Error> {
         let question = state.clarify_questions.first().cloned().unwrap_or_default();
-        self.sink.emit(TurnEvent::Chunk { text: question.clone() });
+        self.sink.emit(TurnEvent::Chunk {
+            text: question.clone(),
+        });
         let mut metadata = self.intent_metadata(state);
-        metadata.insert("clarify_attempts".into(), (state.clarify_attempts + 1).into());
-        metadata.insert("clarify_questions".into(), state.clarify_questions.clone().into());
-        let reply = self.store(state, MessageKind::Clarify, question, metadata, true).await?;
+        metadata.insert(
+            "clarify_attempts".into(),
+            (state.clarify_attempts + 1).into(),
+        );
+        metadata.insert(
+            "clarify_questions".into(),
+            state.clarify_questions.clone().into(),
+        );
+        let reply = self
+            .store(state, MessageKind::Clarify, question, metadata, true)
+            .await?;
         state.reply = Some(reply);
         Ok(())
     }
@@ -114,24 +124,48 @@ where
         let (step, text) = match &state.serial {
             Some(serial) => {
                 metadata.insert("serial".into(), serial.clone().into());
-                let record = self.services.warranty.find_warranty(&state.site_id, serial).await.map_err(Error::Records)?;
+                let record = self
+                    .services
+                    .warranty
+                    .find_warranty(&state.site_id, serial)
+                    .await
+                    .map_err(Error::Records)?;
                 match record {
                     Some(record) => {
                         let date = record.warranty_until.display(language);
-                        let values = [("product", record.product.as_str()), ("serial", &record.serial), ("date", &date)];
+                        let values = [
+                            ("product", record.product.as_str()),
+                            ("serial", &record.serial),
+                            ("date", &date),
+                        ];
                         metadata.insert("product".into(), record.product.clone().into());
-                        metadata.insert("warranty_until".into(), record.warranty_until.iso().into());
-                        (WarrantyStep::Found, fill(sentence("warranty.found"), &values))
+                        metadata
+                            .insert("warranty_until".into(), record.warranty_until.iso().into());
+                        (
+                            WarrantyStep::Found,
+                            fill(sentence("warranty.found"), &values),
+                        )
                     }
-                    None => (WarrantyStep::NotFound, sentence("warranty.not_found").into()),
+                    None => (
+                        WarrantyStep::NotFound,
+                        sentence("warranty.not_found").into(),
+                    ),
                 }
             }
-            None if state.awaiting_serial => (WarrantyStep::RemindRule, sentence("warranty.remind_rule").into()),
-            None => (WarrantyStep::AskSerial, sentence("warranty.ask_serial").into()),
+            None if state.awaiting_serial => (
+                WarrantyStep::RemindRule,
+                sentence("warranty.remind_rule").into(),
+            ),
+            None => (
+                WarrantyStep::AskSerial,
+                sentence("warranty.ask_serial").into(),
+            ),
         };
         metadata.insert(STEP_KEY.into(), step.as_str().into());
         self.sink.emit(TurnEvent::Chunk { text: text.clone() });
-        let reply = self.store(state, MessageKind::Warranty, text, metadata, true).await?;
+        let reply = self
+            .store(state, MessageKind::Warranty, text, metadata, true)
+            .await?;
         state.reply = Some(reply);
         Ok(())
     }
@@ -142,14 +176,24 @@ where
         state.retrieval_ran = true;
         let in_history: Vec<&str> = state.chat_history.iter().map(|m| m.id.as_str()).collect();
         let (embedder, index) = (self.services.embedder, self.services.index);
-        let found =
-            retrieve(embedder, index, state.scope(), state.current_message(), &self.config.retrieval, &in_history).await;
+        let found = retrieve(
+            embedder,
+            index,
+            state.scope(),
+            state.current_message(),
+            &self.config.retrieval,
+            &in_history,
+        )
+        .await;
         match found {
             Ok(passages) => state.retrieved = passages,
             Err(error) => {
                 let detail = error.to_string();
-                let warning =
-                    LogRecord::Warning { conversation_id: &state.conversation_id, code: error.code(), detail: &detail };
+                let warning = LogRecord::Warning {
+                    conversation_id: &state.conversation_id,
+                    code: error.code(),
+                    detail: &detail,
+                };
                 self.services.logger.log(&warning);
             }
         }
@@ -179,14 +223,21 @@ where
             (Err(error), _) => Some(Error::ChatModel(error)),
             (Ok(()), Some(error)) => {
                 let code = error.code.unwrap_or_default();
-                Some(Error::ChatModel(ChatModelError::new(ChatModelErrorKind::Upstream, format!("{code}: {}", error.message))))
+                Some(Error::ChatModel(ChatModelError::new(
+                    ChatModelErrorKind::Upstream,
+                    format!("{code}: {}", error.message),
+                )))
             }
             (Ok(()), None) if answer.trim().is_empty() => Some(Error::EmptyAnswer),
             (Ok(()), None) => None,
         };
         let mut metadata = self.intent_metadata(state);
         if state.retrieval_ran {
-            let ids: Vec<Value> = state.retrieved.iter().map(|p| Value::String(p.id.clone())).collect();
+            let ids: Vec<Value> = state
+                .retrieved
+                .iter()
+                .map(|p| Value::String(p.id.clone()))
+                .collect();
             metadata.insert("passages".into(), ids.into());
         }
         if let Some(error) = failure {
@@ -194,11 +245,15 @@ where
                 metadata.insert("incomplete".into(), true.into());
                 metadata.insert("error".into(), error.code().into());
                 // Best effort: the turn fails with the model's error whatever happens here.
-                let _ = self.store(state, MessageKind::Answer, answer, metadata, false).await;
+                let _ = self
+                    .store(state, MessageKind::Answer, answer, metadata, false)
+                    .await;
             }
             return Err(error);
         }
-        let reply = self.store(state, MessageKind::Answer, answer, metadata, true).await?;
+        let reply = self
+            .store(state, MessageKind::Answer, answer, metadata, true)
+            .await?;
         state.reply = Some(reply);
         Ok(())
     }
@@ -206,7 +261,10 @@ where
     fn intent_metadata(&self, state: &ShopState) -> Metadata {
         let mut metadata = Metadata::new();
         metadata.insert("intent".into(), state.intent.as_str().into());
-        metadata.insert("confidence".into(), confidence_json(state.intent_confidence));
+        metadata.insert(
+            "confidence".into(),
+            confidence_json(state.intent_confidence),
+        );
         metadata
     }
 
@@ -228,7 +286,11 @@ where
             metadata,
             created_at: self.services.clock.now_ms(),
         };
-        self.services.store.append_message(state.scope(), &message).await.map_err(Error::Store)?;
+        self.services
+            .store
+            .append_message(state.scope(), &message)
+            .await
+            .map_err(Error::Store)?;
         if embed {
             self.services.queue.enqueue(EmbedJob {
                 site_id: state.site_id.clone(),

@@ -41,7 +41,10 @@ pub fn build_request(config: &ShopConfig, state: &ShopState) -> ChatRequest {
     system.push_str("\n\n");
     system.push_str(sentence("prompt.address"));
     system.push('\n');
-    system.push_str(&fill(sentence("prompt.intent"), &[("intent", intent_label(config, language, state.intent))]));
+    system.push_str(&fill(
+        sentence("prompt.intent"),
+        &[("intent", intent_label(config, language, state.intent))],
+    ));
     system.push('\n');
     system.push_str(sentence("prompt.language"));
     system.push('\n');
@@ -72,7 +75,16 @@ pub fn build_request(config: &ShopConfig, state: &ShopState) -> ChatRequest {
     let recent = &complete[complete.len().saturating_sub(config.prompt_history)..];
     let mut messages = Vec::with_capacity(recent.len() + 2);
     messages.push(ChatMessage::system(system));
-    messages.extend(recent.iter().map(|m| ChatMessage::new(m.role, m.content.clone())));
+    messages.extend(
+        recent
+            .iter()
+            .map(|m| ChatMessage::new(m.role, m.content.clone())),
+    );
     messages.push(ChatMessage::user(state.current_message()));
-    ChatRequest { messages, tools: Vec::new(), temperature: config.temperature, max_tokens: config.max_tokens }
+    ChatRequest {
+        messages,
+        tools: Vec::new(),
+        temperature: config.temperature,
+        max_tokens: config.max_tokens,
+    }
 }

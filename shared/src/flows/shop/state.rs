@@ -86,7 +86,10 @@ impl ShopState {
 
     /// The visitor's current message.
     pub fn current_message(&self) -> &str {
-        self.chat_history.last().map(|m| m.content.as_str()).unwrap_or_default()
+        self.chat_history
+            .last()
+            .map(|m| m.content.as_str())
+            .unwrap_or_default()
     }
 
     /// The history before the current message.

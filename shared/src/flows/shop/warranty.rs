@@ -21,10 +21,11 @@ pub const SERIAL_MAX_CHARS: usize = 32;
 
 /// Words that are never serials, whatever their case.
 pub const NOT_SERIALS: &[&str] = &[
-    "check", "warranty", "serial", "seri", "model", "number", "code", "imei", "product", "please", "hello", "thanks",
-    "okay", "yes", "the", "and", "for", "sku", "cpu", "gpu", "ssd", "hdd", "psu", "ram", "rma", "doa", "atx", "bios",
-    "fps", "usb", "led", "lcd", "hdmi", "vga", "wifi", "oled", "nvme", "sata", "ddr4", "ddr5", "rtx", "gtx", "amd",
-    "intel", "asus", "msi", "acer", "dell", "ok", "sn", "pc",
+    "check", "warranty", "serial", "seri", "model", "number", "code", "imei", "product", "please",
+    "hello", "thanks", "okay", "yes", "the", "and", "for", "sku", "cpu", "gpu", "ssd", "hdd",
+    "psu", "ram", "rma", "doa", "atx", "bios", "fps", "usb", "led", "lcd", "hdmi", "vga", "wifi",
+    "oled", "nvme", "sata", "ddr4", "ddr5", "rtx", "gtx", "amd", "intel", "asus", "msi", "acer",
+    "dell", "ok", "sn", "pc",
 ];
 
 const MARKERS: &[&str] = &["sn", "s/n", "serial", "seri", "imei"];
@@ -69,13 +70,17 @@ fn is_serial_like(word: &str) -> bool {
     let capitals = word.bytes().all(|b| b.is_ascii_uppercase() || b == b'-');
     is_valid_serial(word)
         && (has_digit || capitals)
-        && !NOT_SERIALS.iter().any(|stop| stop.eq_ignore_ascii_case(word))
+        && !NOT_SERIALS
+            .iter()
+            .any(|stop| stop.eq_ignore_ascii_case(word))
 }
 
 fn is_date(word: &str) -> bool {
     let mut parts = word.split('-');
     let lengths = [parts.next(), parts.next(), parts.next(), parts.next()].map(|p| p.map(str::len));
-    let numeric = word.split('-').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    let numeric = word
+        .split('-')
+        .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
     numeric && matches!(lengths, [Some(1..=2), Some(1..=2), Some(2..=4), None])
 }
 
@@ -85,10 +90,17 @@ fn is_separator(c: char) -> bool {
 
 /// The serial in `text`, if any (see the module docs for the rules).
 pub fn extract_serial(text: &str, awaiting_serial: bool) -> Option<String> {
-    let words = || text.split(is_separator).map(|w| w.trim_matches('-')).filter(|w| !w.is_empty());
+    let words = || {
+        text.split(is_separator)
+            .map(|w| w.trim_matches('-'))
+            .filter(|w| !w.is_empty())
+    };
     let mut after_marker = 0;
     for word in words() {
-        if MARKERS.iter().any(|marker| marker.eq_ignore_ascii_case(word)) {
+        if MARKERS
+            .iter()
+            .any(|marker| marker.eq_ignore_ascii_case(word))
+        {
             after_marker = 4;
             continue;
         }
@@ -100,10 +112,10 @@ pub fn extract_serial(text: &str, awaiting_serial: bool) -> Option<String> {
         }
     }
     let mut all = words();
-    if let (Some(only), None) = (all.next(), all.next()) {
-        if is_serial_like(only) {
-            return Some(only.into());
-        }
+    if let (Some(only), None) = (all.next(), all.next())
+        && is_serial_like(only)
+    {
+        return Some(only.into());
     }
     if awaiting_serial {
         return words()
@@ -115,7 +127,9 @@ pub fn extract_serial(text: &str, awaiting_serial: bool) -> Option<String> {
 
 /// The step of a warranty message, from its metadata.
 pub fn step_of(message: &StoredMessage) -> Option<&str> {
-    (message.kind == MessageKind::Warranty).then(|| message.meta_str(STEP_KEY)).flatten()
+    (message.kind == MessageKind::Warranty)
+        .then(|| message.meta_str(STEP_KEY))
+        .flatten()
 }
 
 /// Seed 000: "awaiting serial" holds only if the assistant's message right before the
@@ -140,7 +154,11 @@ mod tests {
             ("serial là 0979825281.", false, Some("0979825281")),
             ("0979825281", false, Some("0979825281")),
             ("  ABC123-XYZ. ", false, Some("ABC123-XYZ")),
-            ("Kiểm tra bảo hành giúp em, S/N: r58m123abcd", false, Some("r58m123abcd")),
+            (
+                "Kiểm tra bảo hành giúp em, S/N: r58m123abcd",
+                false,
+                Some("r58m123abcd"),
+            ),
             ("serial number: R58M123ABCD", false, Some("R58M123ABCD")),
             ("serial của mình là abc123 nhé", false, Some("abc123")),
             ("máy của em mã 0979825281 ạ", true, Some("0979825281")),
