@@ -234,6 +234,25 @@ fn cases() -> Vec<Case> {
             ],
         ),
         vi(
+            "warranty: ask, then the visitor moves on to a price",
+            vec![
+                fixed(
+                    "Kiểm tra bảo hành giúp em",
+                    ASK_SERIAL,
+                    MessageKind::Warranty,
+                    json!({"intent": "warranty", "confidence": 0.83, "warranty_step": "ask_serial"}),
+                ),
+                // "4060" is not taken for a serial: the visitor clearly asks a price.
+                answer(
+                    "Thôi, giá RTX 4060 bao nhiêu?",
+                    &["Dạ, 8.490.000 VND ạ."],
+                    "Dạ, 8.490.000 VND ạ.",
+                    json!({"intent": "shopping", "confidence": 0.63, "passages": []}),
+                    RETRIEVE_RESPOND,
+                ),
+            ],
+        ),
+        vi(
             "warranty: ask, invalid, reminder, invalid again, valid, then afresh",
             vec![
                 fixed(

@@ -263,3 +263,23 @@ fn a_failing_warranty_lookup_fails_the_turn_once() {
         ]
     );
 }
+
+#[test]
+fn an_answer_cut_by_the_token_limit_is_stored_and_marked() {
+    use concierge_core::chat::{ChatEvent, FinishReason};
+    let config = ShopConfig::default();
+    let backend = MemoryBackend::demo(SITE);
+    let id = create(&backend, &config, None).conversation.id;
+    backend.model.push(Script::Events(vec![
+        ChatEvent::text("Dạ, RTX 4060 giá"),
+        ChatEvent::finish(FinishReason::Length),
+    ]));
+    let (events, outcome) = say(&backend, &config, &id, "Giá RTX 4060 bao nhiêu?");
+    assert_one_terminal(&events);
+    let reply = outcome.unwrap().reply;
+    assert_eq!(reply.content, "Dạ, RTX 4060 giá");
+    assert_eq!(
+        serde_json::Value::Object(reply.metadata),
+        json!({"intent": "shopping", "confidence": 0.83, "passages": [], "finish_reason": "length"})
+    );
+}

@@ -58,7 +58,16 @@ pub struct Context<'a> {
 /// the rule reminder takes the place of a clarifying question.
 pub fn analyze(config: &ShopConfig, text: &str, context: Context<'_>) -> Analysis {
     let c = config.classifier.classify(text, context.previous);
-    let serial = extract_serial(text, context.awaiting_serial);
+    let confident =
+        c.intent != Intent::Unknown && c.confidence >= config.intent_confidence_threshold;
+    // A serial after a marker or on its own always counts. While a serial is awaited, one
+    // anywhere in the message counts too — unless the visitor clearly moved on to another
+    // need ("giá RTX 4060 bao nhiêu?" is about a price, not serial "4060").
+    let moved_on = confident && c.intent != Intent::Warranty;
+    let serial = match extract_serial(text, false) {
+        None if context.awaiting_serial && !moved_on => extract_serial(text, true),
+        strict => strict,
+    };
     let mut analysis = Analysis {
         intent: c.intent,
         confidence: c.confidence,
@@ -70,11 +79,7 @@ pub fn analyze(config: &ShopConfig, text: &str, context: Context<'_>) -> Analysi
         clarify_attempts: context.clarify_attempts,
         rationale: c.rationale,
     };
-    let confident =
-        c.intent != Intent::Unknown && c.confidence >= config.intent_confidence_threshold;
-    if context.awaiting_serial
-        && (analysis.serial.is_some() || !confident || c.intent == Intent::Warranty)
-    {
+    if context.awaiting_serial && (analysis.serial.is_some() || !moved_on) {
         if analysis.serial.is_some() {
             analysis.confidence = 1.0;
         }
@@ -132,7 +137,8 @@ pub fn intent_label(config: &ShopConfig, language: Language, intent: Intent) -> 
 }
 
 /// Clarifying questions asked in a row just before the current message: assistant
-/// `clarify` messages since the last other assistant message.
+/// `clarify` messages since the last other assistant message (within the loaded history
+/// window).
 pub fn clarify_attempts(history_before_current: &[StoredMessage]) -> u32 {
     let assistant = history_before_current
         .iter()

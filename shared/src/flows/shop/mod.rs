@@ -300,20 +300,7 @@ where
         .await
         .map_err(Error::Store)?;
 
-    let first_user_message = !history.iter().any(|m| m.role == Role::User);
-    let detected = if first_user_message {
-        language::detect(text)
-    } else {
-        conversation.language
-    };
-    let language = language::requested(text).unwrap_or(detected);
-    if language != conversation.language {
-        store
-            .set_language(scope, language)
-            .await
-            .map_err(Error::Store)?;
-    }
-
+    // The visitor's message is stored first, whatever happens next.
     let now = services.clock.now_ms();
     let message = StoredMessage {
         id: services.ids.new_id(),
@@ -334,6 +321,21 @@ where
         conversation_id: input.conversation_id.clone(),
         message_id: user_message_id.clone(),
     });
+
+    // The language: detected from the visitor's first message, or explicitly asked for.
+    let first_user_message = !history.iter().any(|m| m.role == Role::User);
+    let detected = if first_user_message {
+        language::detect(text)
+    } else {
+        conversation.language
+    };
+    let language = language::requested(text).unwrap_or(detected);
+    if language != conversation.language {
+        store
+            .set_language(scope, language)
+            .await
+            .map_err(Error::Store)?;
+    }
     history.push(message);
 
     // Nodes 2–4: the graph.

@@ -13,7 +13,7 @@ use super::{ShopConfig, ShopNode, ShopServices};
 use crate::boundary::{
     ChatModel, ConversationStore, Embedder, LogRecord, VectorIndex, WarrantyRecords,
 };
-use crate::chat::{ChatEvent, UpstreamError};
+use crate::chat::{ChatEvent, FinishReason, UpstreamError};
 use crate::conversation::{EmbedJob, MessageKind, Metadata, Role, StoredMessage};
 use crate::error::{ChatModelError, ChatModelErrorKind, Error};
 use crate::graph::Flow;
@@ -209,8 +209,10 @@ where
         let request = build_request(self.config, state);
         let mut answer = String::new();
         let mut upstream: Option<UpstreamError> = None;
+        let mut finish: Option<FinishReason> = None;
         let sink = &mut *self.sink;
         let mut on_event = |event: ChatEvent| match event {
+            ChatEvent::Finish { reason, .. } => finish = Some(reason),
             ChatEvent::TextDelta(text) if upstream.is_none() && !text.is_empty() => {
                 answer.push_str(&text);
                 sink.emit(TurnEvent::Chunk { text });
@@ -239,6 +241,13 @@ where
                 .map(|p| Value::String(p.id.clone()))
                 .collect();
             metadata.insert("passages".into(), ids.into());
+        }
+        if let Some(reason) = finish.filter(|reason| *reason != FinishReason::Stop) {
+            // E.g. `length`: the answer was cut by the token limit.
+            metadata.insert(
+                "finish_reason".into(),
+                serde_json::to_value(reason).unwrap_or_default(),
+            );
         }
         if let Some(error) = failure {
             if !answer.is_empty() {
