@@ -83,6 +83,19 @@ pub fn chunk_id(parent_id: &str, index: usize) -> String {
     format!("{parent_id}#chunk_{index}")
 }
 
+/// The vector-id prefix of a knowledge document: `{site_id}/{document_id}`.
+pub fn document_vector_parent(site_id: &str, document_id: &str) -> String {
+    format!("{site_id}/{document_id}")
+}
+
+/// The ids of chunks `new_count..old_count` of `parent_id`: what to delete after
+/// re-indexing a text that shrank (or with `new_count = 0`, after deleting it).
+pub fn stale_chunk_ids(parent_id: &str, old_count: usize, new_count: usize) -> Vec<String> {
+    (new_count..old_count)
+        .map(|index| chunk_id(parent_id, index))
+        .collect()
+}
+
 /// Splits `text` into chunks of at most [`CHUNK_WORDS`] whitespace-separated words.
 pub fn chunks(text: &str) -> Vec<String> {
     let words: Vec<&str> = text.split_whitespace().collect();
@@ -138,7 +151,9 @@ pub async fn index_message<E: Embedder, V: VectorIndex>(
     Ok(records.len())
 }
 
-/// Embeds and upserts one knowledge document of a site. Returns the number of chunks.
+/// Embeds and upserts one knowledge document of a site under
+/// [`document_vector_parent`]. Returns the number of chunks (delete
+/// [`stale_chunk_ids`] when it shrank).
 pub async fn index_document<E: Embedder, V: VectorIndex>(
     embedder: &E,
     index: &V,
@@ -152,7 +167,7 @@ pub async fn index_document<E: Embedder, V: VectorIndex>(
     metadata.insert("source".into(), "knowledge".into());
     metadata.insert("document_id".into(), document_id.into());
     metadata.insert("title".into(), title.into());
-    let parent = format!("{site_id}/{document_id}");
+    let parent = document_vector_parent(site_id, document_id);
     let records = embed_records(embedder, &parent, text, &metadata).await?;
     index.upsert(&records).await.map_err(Error::VectorIndex)?;
     Ok(records.len())
@@ -285,6 +300,11 @@ mod tests {
     #[test]
     fn chunk_ids_and_chunks() {
         assert_eq!(chunk_id("m1", 0), "m1#chunk_0");
+        assert_eq!(
+            chunk_id(&document_vector_parent("s1", "faq"), 2),
+            "s1/faq#chunk_2"
+        );
+        assert_eq!(stale_chunk_ids("m1", 3, 1), ["m1#chunk_1", "m1#chunk_2"]);
         let long = "từ ".repeat(CHUNK_WORDS + 5);
         assert_eq!(chunks(&long).len(), 2);
         assert!(chunks("   ").is_empty());
