@@ -5,7 +5,7 @@
 //! in English", "trả lời bằng tiếng Việt") switches it at any turn.
 
 use crate::conversation::Language;
-use crate::normalize::{Phrase, Token, tokens};
+use crate::normalize::{Phrase, Word, tokens};
 
 /// Unaccented words that are Vietnamese (not English).
 const VI_WORDS: &[&str] = &[
@@ -117,8 +117,8 @@ const ASK_VI: &[&str] = &[
     "dùng tiếng việt",
 ];
 
-fn in_list(token: &Token, list: &[&str]) -> bool {
-    !token.is_marked() && list.contains(&token.folded.as_str())
+fn in_list(word: &Word<'_>, list: &[&str]) -> bool {
+    !word.is_marked() && list.contains(&word.folded)
 }
 
 /// The language `text` is written in: English when English words clearly dominate (more
@@ -139,6 +139,14 @@ pub fn detect(text: &str) -> Language {
 
 /// The language `text` explicitly asks for, if any ("in English", "bằng tiếng Việt").
 pub fn requested(text: &str) -> Option<Language> {
+    // Cheap check first: every request names the language.
+    let mut names_one = false;
+    crate::normalize::for_each_word(text, |word| {
+        names_one |= matches!(word.folded, "english" | "vietnamese" | "anh" | "viet");
+    });
+    if !names_one {
+        return None;
+    }
     let words = tokens(text);
     let asks = |list: &[&str]| {
         list.iter()

@@ -47,6 +47,10 @@ impl Persona {
 
 /// `text` cut to at most `max_chars` characters, on a character boundary.
 pub fn cap_chars(text: &str, max_chars: usize) -> &str {
+    // A text of at most `max_chars` bytes has at most that many characters.
+    if text.len() <= max_chars {
+        return text;
+    }
     match text.char_indices().nth(max_chars) {
         Some((end, _)) => &text[..end],
         None => text,

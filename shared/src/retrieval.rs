@@ -28,7 +28,7 @@ use crate::boundary::{
 };
 use crate::conversation::{EmbedJob, Metadata, Scope};
 use crate::error::Error;
-use crate::normalize::tokens;
+use crate::normalize::{for_each_word, for_each_word_hash, word_hash};
 
 /// Words per chunk: about 200–512 model tokens for Vietnamese or English text.
 pub const CHUNK_WORDS: usize = 300;
@@ -218,31 +218,41 @@ pub fn rerank(
     options: &RetrievalOptions,
     skip: &[&str],
 ) -> Vec<Passage> {
-    let query_words: Vec<String> = tokens(query)
-        .into_iter()
-        .map(|t| t.folded)
-        .filter(|w| w.chars().count() >= 2)
-        .collect();
+    // Distinct query words (two characters or more), as hashes.
+    let mut query_words: Vec<u64> = Vec::new();
+    for_each_word(query, |word| {
+        let hash = word_hash(word.folded);
+        if word.folded.chars().nth(1).is_some() && !query_words.contains(&hash) {
+            query_words.push(hash);
+        }
+    });
     let mut passages: Vec<Passage> = Vec::new();
-    for m in matches {
-        let text = m
-            .metadata
-            .get("text")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+    for mut m in matches {
+        let take =
+            |metadata: &mut crate::conversation::Metadata, key: &str| match metadata.remove(key) {
+                Some(Value::String(text)) if !text.is_empty() => Some(text),
+                _ => None,
+            };
+        let Some(text) = take(&mut m.metadata, "text") else {
+            continue;
+        };
         let message_id = m.metadata.get("message_id").and_then(Value::as_str);
-        if text.is_empty()
-            || message_id.is_some_and(|id| skip.contains(&id))
-            || passages.iter().any(|p| p.id == m.id)
+        if message_id.is_some_and(|id| skip.contains(&id)) || passages.iter().any(|p| p.id == m.id)
         {
             continue;
         }
         let overlap = if query_words.is_empty() {
             0.0
         } else {
-            let words: Vec<String> = tokens(text).into_iter().map(|t| t.folded).collect();
-            let shared = query_words.iter().filter(|w| words.contains(w)).count();
-            shared as f32 / query_words.len() as f32
+            // Which query words occur in the passage: one bit per query word (words past
+            // the 64th do not count).
+            let mut seen = 0u64;
+            for_each_word_hash(&text, |hash| {
+                if let Some(i) = query_words.iter().take(64).position(|w| *w == hash) {
+                    seen |= 1 << i;
+                }
+            });
+            seen.count_ones() as f32 / query_words.len() as f32
         };
         let score = 0.75 * m.score + 0.25 * overlap;
         if score < options.min_score {
@@ -252,17 +262,12 @@ pub fn rerank(
             Some("knowledge") => PassageSource::Knowledge,
             _ => PassageSource::Conversation,
         };
-        let title = m
-            .metadata
-            .get("title")
-            .and_then(Value::as_str)
-            .filter(|t| !t.is_empty())
-            .map(String::from);
+        let title = take(&mut m.metadata, "title");
         passages.push(Passage {
             id: m.id,
             source,
             title,
-            text: text.into(),
+            text,
             score,
         });
     }

@@ -1,6 +1,6 @@
 //! An in-memory [`ConversationStore`].
 
-use alloc::collections::BTreeMap;
+use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::{Cell, RefCell};
@@ -13,6 +13,7 @@ use crate::error::{ServiceError, ServiceErrorKind};
 struct Entry {
     conversation: Conversation,
     messages: Vec<StoredMessage>,
+    ids: BTreeSet<String>,
     embedding: BTreeMap<String, EmbeddingStatus>,
     summary: Option<Summary>,
 }
@@ -111,6 +112,7 @@ impl ConversationStore for MemoryStore {
         let entry = Entry {
             conversation: conversation.clone(),
             messages: Vec::new(),
+            ids: BTreeSet::new(),
             embedding: BTreeMap::new(),
             summary: None,
         };
@@ -139,17 +141,14 @@ impl ConversationStore for MemoryStore {
         message: &StoredMessage,
     ) -> Result<(), ServiceError> {
         self.with_entry(scope, |entry| {
-            if entry
-                .messages
-                .iter()
-                .any(|m| m.seq == message.seq || m.id == message.id)
-            {
+            let at = entry.messages.partition_point(|m| m.seq < message.seq);
+            let seq_taken = entry.messages.get(at).is_some_and(|m| m.seq == message.seq);
+            if seq_taken || !entry.ids.insert(message.id.clone()) {
                 return Err(ServiceError::new(
                     ServiceErrorKind::Conflict,
                     "sequence number or id taken",
                 ));
             }
-            let at = entry.messages.partition_point(|m| m.seq < message.seq);
             entry.messages.insert(at, message.clone());
             Ok(())
         })

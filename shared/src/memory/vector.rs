@@ -9,7 +9,7 @@ use core::cell::{Cell, RefCell};
 
 use crate::boundary::{Embedder, VectorIndex, VectorMatch, VectorQuery, VectorRecord};
 use crate::error::{ServiceError, ServiceErrorKind};
-use crate::normalize::tokens;
+use crate::normalize::for_each_word_hash;
 
 /// √x for x ≥ 0 (no `std` here): a bit-level first guess refined by Newton's method.
 fn sqrt(x: f32) -> f32 {
@@ -23,20 +23,54 @@ fn sqrt(x: f32) -> f32 {
     guess
 }
 
+/// The dot product, in eight independent lanes (so it vectorises; a single running sum
+/// is latency-bound).
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let (chunks_a, chunks_b) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = chunks_a
+        .remainder()
+        .iter()
+        .zip(chunks_b.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    let mut lanes = [0f32; 8];
+    for (x, y) in chunks_a.zip(chunks_b) {
+        for lane in 0..8 {
+            lanes[lane] += x[lane] * y[lane];
+        }
+    }
+    lanes.iter().sum::<f32>() + tail
+}
+
+fn norm(a: &[f32]) -> f32 {
+    sqrt(dot(a, a))
+}
+
 /// The cosine similarity of two vectors (0 when either is zero or their lengths differ).
 pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    if a.len() != b.len() {
-        return 0.0;
+    scaled_cosine(a, norm(a), b, norm(b))
+}
+
+fn scaled_cosine(a: &[f32], norm_a: f32, b: &[f32], norm_b: f32) -> f32 {
+    let norms = norm_a * norm_b;
+    if a.len() != b.len() || norms == 0.0 {
+        0.0
+    } else {
+        dot(a, b) / norms
     }
-    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
-    let norms = sqrt(a.iter().map(|x| x * x).sum()) * sqrt(b.iter().map(|x| x * x).sum());
-    if norms == 0.0 { 0.0 } else { dot / norms }
+}
+
+/// A stored vector and its norm.
+#[derive(Debug, Clone)]
+struct Stored {
+    record: VectorRecord,
+    norm: f32,
 }
 
 /// Vectors kept in a `RefCell`; queries scan them all.
 #[derive(Debug, Default)]
 pub struct MemoryVectorIndex {
-    records: RefCell<BTreeMap<String, VectorRecord>>,
+    records: RefCell<BTreeMap<String, Stored>>,
     unavailable: Cell<bool>,
 }
 
@@ -83,7 +117,13 @@ impl VectorIndex for MemoryVectorIndex {
         self.check()?;
         let mut stored = self.records.borrow_mut();
         for record in records {
-            stored.insert(record.id.clone(), record.clone());
+            stored.insert(
+                record.id.clone(),
+                Stored {
+                    record: record.clone(),
+                    norm: norm(&record.values),
+                },
+            );
         }
         Ok(())
     }
@@ -91,17 +131,31 @@ impl VectorIndex for MemoryVectorIndex {
     async fn query(&self, query: &VectorQuery) -> Result<Vec<VectorMatch>, ServiceError> {
         self.check()?;
         let records = self.records.borrow();
-        let mut matches: Vec<VectorMatch> = records
+        // Score by reference; clone only the records returned.
+        let query_norm = norm(&query.vector);
+        let mut scored: Vec<(f32, &VectorRecord)> = records
             .values()
-            .filter(|record| query.filter.matches(&record.metadata))
-            .map(|record| VectorMatch {
+            .filter(|stored| query.filter.matches(&stored.record.metadata))
+            .map(|stored| {
+                let score = scaled_cosine(
+                    &query.vector,
+                    query_norm,
+                    &stored.record.values,
+                    stored.norm,
+                );
+                (score, &stored.record)
+            })
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.id.cmp(&b.1.id)));
+        scored.truncate(query.top_k);
+        let matches = scored
+            .into_iter()
+            .map(|(score, record)| VectorMatch {
                 id: record.id.clone(),
-                score: cosine(&query.vector, &record.values),
+                score,
                 metadata: record.metadata.clone(),
             })
             .collect();
-        matches.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
-        matches.truncate(query.top_k);
         Ok(matches)
     }
 
@@ -134,13 +188,10 @@ impl HashEmbedder {
     /// The embedding of one text.
     pub fn embed_one(&self, text: &str) -> Vec<f32> {
         let mut vector = vec![0f32; self.dimensions.max(1)];
-        for word in tokens(text) {
-            let hash = word.folded.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-                (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-            });
+        for_each_word_hash(text, |hash| {
             let bucket = (hash % vector.len() as u64) as usize;
             vector[bucket] += if hash >> 63 == 0 { 1.0 } else { -1.0 };
-        }
+        });
         let norm = sqrt(vector.iter().map(|x| x * x).sum());
         if norm > 0.0 {
             vector.iter_mut().for_each(|x| *x /= norm);

@@ -70,7 +70,8 @@ pub struct ShopConfig {
     /// `PERSONA_MAX_CHARS`: the persona is cut to this many characters in prompts
     /// (default 4000).
     pub persona_max_chars: usize,
-    /// How many recent messages each turn loads from the store (default 20).
+    /// How many recent messages each turn loads from the store, besides the visitor's
+    /// new one (default 12).
     pub history_window: usize,
     /// How many of them go into the answer prompt (default 12).
     pub prompt_history: usize,
@@ -98,7 +99,7 @@ impl Default for ShopConfig {
             classifier: Classifier::default(),
             intent_confidence_threshold: 0.5,
             persona_max_chars: 4000,
-            history_window: 20,
+            history_window: 12,
             prompt_history: 12,
             retrieval: RetrievalOptions::default(),
             max_message_chars: 4000,

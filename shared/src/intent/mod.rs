@@ -16,17 +16,18 @@
 //! one keyword in the current message gives 0.71, a tie between two intents stays below
 //! 0.5 (so the clarify loop asks), no keyword at all is `unknown` with confidence 0.
 
-use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::Write;
 use serde::{Deserialize, Serialize};
 
-use crate::normalize::{Phrase, Token, tokens};
+use crate::normalize::{Tokens, tokens};
 
-/// The compiled-in keyword lists.
-pub const DEFAULT_KEYWORDS: &str = include_str!("../../prompts/shop_intent_keywords.md");
+mod keywords;
+
+pub use keywords::{DEFAULT_KEYWORDS, KeywordLists, KeywordsError};
+use keywords::{List, PhraseIndex};
 
 /// Weights of the current message and the previous user messages, most recent first.
 const WEIGHTS: [f32; 4] = [1.0, 0.5, 0.3, 0.2];
@@ -60,135 +61,10 @@ impl Intent {
     }
 }
 
-/// The keyword lists, by section of `prompts/shop_intent_keywords.md`.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct KeywordLists {
-    /// Sections and their phrases, in file order.
-    pub sections: BTreeMap<String, Vec<String>>,
-}
-
-/// A keyword file that could not be read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeywordsError {
-    /// 1-based line number.
-    pub line: usize,
-    /// What was wrong.
-    pub reason: &'static str,
-}
-
-impl KeywordLists {
-    /// Parses the keyword file format (see `prompts/shop_intent_keywords.md`).
-    pub fn parse(text: &str) -> Result<Self, KeywordsError> {
-        let mut lists = Self::default();
-        let mut section: Option<String> = None;
-        for (index, raw) in text.lines().enumerate() {
-            let line = raw.trim();
-            let error = |reason| KeywordsError {
-                line: index + 1,
-                reason,
-            };
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            if let Some(name) = line.strip_prefix('[') {
-                let name = name
-                    .strip_suffix(']')
-                    .ok_or(error("unclosed section header"))?;
-                lists.sections.entry(name.trim().into()).or_default();
-                section = Some(name.trim().into());
-                continue;
-            }
-            let (_lang, phrases) = line
-                .split_once(':')
-                .ok_or(error("expected `vi:` or `en:`"))?;
-            let name = section
-                .as_ref()
-                .ok_or(error("phrases before any section"))?;
-            let list = lists.sections.entry(name.clone()).or_default();
-            for quoted in phrases.split(',') {
-                let phrase = quoted.trim().trim_matches('"').trim();
-                if !phrase.is_empty() {
-                    list.push(phrase.into());
-                }
-            }
-        }
-        Ok(lists)
-    }
-
-    /// The phrases of `section` (empty when absent).
-    pub fn section(&self, section: &str) -> &[String] {
-        self.sections
-            .get(section)
-            .map(Vec::as_slice)
-            .unwrap_or_default()
-    }
-}
-
-/// One phrase list, indexed by its first word for fast lookup.
-#[derive(Debug, Clone, Default)]
-struct PhraseSet {
-    phrases: Vec<Phrase>,
-    by_first_word: BTreeMap<String, Vec<usize>>,
-}
-
-impl PhraseSet {
-    fn new(list: &[String]) -> Self {
-        let mut set = Self::default();
-        for text in list {
-            let phrase = Phrase::new(text);
-            // The seed lists some words in both languages ("serial", "BIOS"): count once.
-            if set.phrases.iter().any(|p| p.words == phrase.words) {
-                continue;
-            }
-            if let Some(first) = phrase.words.first() {
-                set.by_first_word
-                    .entry(first.folded.clone())
-                    .or_default()
-                    .push(set.phrases.len());
-                set.phrases.push(phrase);
-            }
-        }
-        set
-    }
-
-    /// Indices of the distinct phrases found in `words`.
-    fn found(&self, words: &[Token]) -> Vec<usize> {
-        let mut found = Vec::new();
-        for at in 0..words.len() {
-            let word = &words[at].folded;
-            let singular = word.strip_suffix('s').unwrap_or(word);
-            for key in [word.as_str(), singular] {
-                for &index in self
-                    .by_first_word
-                    .get(key)
-                    .map(Vec::as_slice)
-                    .unwrap_or_default()
-                {
-                    if !found.contains(&index) && self.phrases[index].matches_at(words, at) {
-                        found.push(index);
-                    }
-                }
-                if singular.len() == word.len() {
-                    break;
-                }
-            }
-        }
-        found
-    }
-
-    fn any(&self, words: &[Token]) -> bool {
-        !self.found(words).is_empty()
-    }
-}
-
 /// The keyword classifier, built once from [`KeywordLists`].
 #[derive(Debug, Clone)]
 pub struct Classifier {
-    intents: [PhraseSet; 3],
-    assemble_specific: PhraseSet,
-    assemble_general: PhraseSet,
-    warranty_concept: PhraseSet,
-    warranty_check: PhraseSet,
+    index: PhraseIndex,
 }
 
 impl Default for Classifier {
@@ -219,40 +95,44 @@ impl Classifier {
     /// Prepares `lists` (sections `assemble_pc`, `shopping`, `warranty`,
     /// `assemble_pc.specific`, `assemble_pc.general`, `warranty.concept`, `warranty.check`).
     pub fn new(lists: &KeywordLists) -> Self {
-        let set = |name: &str| PhraseSet::new(lists.section(name));
         Self {
-            intents: [set("assemble_pc"), set("shopping"), set("warranty")],
-            assemble_specific: set("assemble_pc.specific"),
-            assemble_general: set("assemble_pc.general"),
-            warranty_concept: set("warranty.concept"),
-            warranty_check: set("warranty.check"),
+            index: PhraseIndex::new(lists),
         }
     }
 
     /// Classifies `current` given `previous` user messages (oldest first; the last three
     /// count).
     pub fn classify(&self, current: &str, previous: &[&str]) -> Classification {
-        let current_words = tokens(current);
+        let messages: Vec<Tokens> = core::iter::once(current)
+            .chain(previous.iter().rev().take(WEIGHTS.len() - 1).copied())
+            .map(tokens)
+            .collect();
+        let current_words = &messages[0];
+        let current_found = self.index.found(current_words);
         let mut scores = [0f32; 3];
         let mut rationale = String::new();
-        let context = previous
-            .iter()
-            .rev()
-            .take(WEIGHTS.len() - 1)
-            .map(|text| tokens(text));
-        let messages = core::iter::once(current_words.clone()).chain(context);
-        for (position, (words, weight)) in messages.zip(WEIGHTS).enumerate() {
-            for (slot, set) in self.intents.iter().enumerate() {
-                let found = set.found(&words);
-                if found.is_empty() {
-                    continue;
-                }
-                scores[slot] += weight * found.len() as f32;
-                let label = if position == 0 { "current" } else { "context" };
+        for (position, (words, weight)) in messages.iter().zip(WEIGHTS).enumerate() {
+            let context_found;
+            let found = if position == 0 {
+                &current_found
+            } else {
+                context_found = self.index.found(words);
+                &context_found
+            };
+            for (slot, list) in [List::AssemblePc, List::Shopping, List::Warranty]
+                .into_iter()
+                .enumerate()
+            {
                 let phrases: Vec<&str> = found
                     .iter()
-                    .map(|&i| set.phrases[i].text.as_str())
+                    .filter(|&&i| self.index.list_of(i) == list)
+                    .map(|&i| self.index.text_of(i))
                     .collect();
+                if phrases.is_empty() {
+                    continue;
+                }
+                scores[slot] += weight * phrases.len() as f32;
+                let label = if position == 0 { "current" } else { "context" };
                 let _ = write!(
                     rationale,
                     "{label} {}: {}; ",
@@ -282,7 +162,8 @@ impl Classifier {
                 |acc, (i, s)| if s > acc.1 { (i, s) } else { acc },
             );
         let runner_up = (second > 0.0).then_some(Intent::KNOWN[second_slot]);
-        let warranty_check = self.warranty_check.any(&current_words);
+        let has = |list: List| current_found.iter().any(|&i| self.index.list_of(i) == list);
+        let warranty_check = has(List::WarrantyCheck);
         if best <= 0.0 {
             return Classification {
                 intent: Intent::Unknown,
@@ -295,7 +176,8 @@ impl Classifier {
         }
         let intent = Intent::KNOWN[best_slot];
         let confidence = round2(best / (best + 0.4) * (0.5 + 0.5 * (best - second) / best));
-        let need_retrieval_hint = self.need_retrieval(intent, &current_words);
+        let digits = current_words.iter().any(|word| word.has_digit());
+        let need_retrieval_hint = need_retrieval(intent, has, digits);
         let _ = write!(rationale, "score {best:.2} vs {second:.2}");
         Classification {
             intent,
@@ -306,24 +188,18 @@ impl Classifier {
             rationale,
         }
     }
-
-    /// Seed 000's heuristics: shopping retrieves; warranty retrieves unless only a concept
-    /// is asked about; assemble_pc retrieves unless only general principles are asked about.
-    fn need_retrieval(&self, intent: Intent, words: &[Token]) -> bool {
-        match intent {
-            Intent::Shopping => true,
-            Intent::Warranty => !self.warranty_concept.any(words) || self.warranty_check.any(words),
-            Intent::AssemblePc => {
-                let specific = self.assemble_specific.any(words) || words.iter().any(has_digit);
-                specific || !self.assemble_general.any(words)
-            }
-            Intent::Unknown => false,
-        }
-    }
 }
 
-fn has_digit(word: &Token) -> bool {
-    word.folded.bytes().any(|b| b.is_ascii_digit())
+/// Seed 000's heuristics: shopping retrieves; warranty retrieves unless only a concept is
+/// asked about; assemble_pc retrieves unless only general principles are asked about (a
+/// word with a digit — a model number, a budget — counts as specific).
+fn need_retrieval(intent: Intent, has: impl Fn(List) -> bool, digits: bool) -> bool {
+    match intent {
+        Intent::Shopping => true,
+        Intent::Warranty => !has(List::WarrantyConcept) || has(List::WarrantyCheck),
+        Intent::AssemblePc => digits || has(List::AssembleSpecific) || !has(List::AssembleGeneral),
+        Intent::Unknown => false,
+    }
 }
 
 /// Rounds a non-negative number to two decimals.

@@ -1,0 +1,164 @@
+//! The keyword file and the phrase index the classifier matches with.
+
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::normalize::{Phrase, Tokens, word_hash};
+
+/// The compiled-in keyword lists.
+pub const DEFAULT_KEYWORDS: &str = include_str!("../../../prompts/shop_intent_keywords.md");
+
+/// The keyword lists, by section of `prompts/shop_intent_keywords.md`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct KeywordLists {
+    /// Sections and their phrases, in file order.
+    pub sections: BTreeMap<String, Vec<String>>,
+}
+
+/// A keyword file that could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeywordsError {
+    /// 1-based line number.
+    pub line: usize,
+    /// What was wrong.
+    pub reason: &'static str,
+}
+
+impl KeywordLists {
+    /// Parses the keyword file format (see `prompts/shop_intent_keywords.md`).
+    pub fn parse(text: &str) -> Result<Self, KeywordsError> {
+        let mut lists = Self::default();
+        let mut section: Option<String> = None;
+        for (index, raw) in text.lines().enumerate() {
+            let line = raw.trim();
+            let error = |reason| KeywordsError {
+                line: index + 1,
+                reason,
+            };
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            if let Some(name) = line.strip_prefix('[') {
+                let name = name
+                    .strip_suffix(']')
+                    .ok_or(error("unclosed section header"))?;
+                lists.sections.entry(name.trim().into()).or_default();
+                section = Some(name.trim().into());
+                continue;
+            }
+            let (_lang, phrases) = line
+                .split_once(':')
+                .ok_or(error("expected `vi:` or `en:`"))?;
+            let name = section
+                .as_ref()
+                .ok_or(error("phrases before any section"))?;
+            let list = lists.sections.entry(name.clone()).or_default();
+            for quoted in phrases.split(',') {
+                let phrase = quoted.trim().trim_matches('"').trim();
+                if !phrase.is_empty() {
+                    list.push(phrase.into());
+                }
+            }
+        }
+        Ok(lists)
+    }
+
+    /// The phrases of `section` (empty when absent).
+    pub fn section(&self, section: &str) -> &[String] {
+        self.sections
+            .get(section)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    }
+}
+
+/// The keyword lists the classifier uses, by section name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum List {
+    AssemblePc,
+    Shopping,
+    Warranty,
+    AssembleSpecific,
+    AssembleGeneral,
+    WarrantyConcept,
+    WarrantyCheck,
+}
+
+const LISTS: [(List, &str); 7] = [
+    (List::AssemblePc, "assemble_pc"),
+    (List::Shopping, "shopping"),
+    (List::Warranty, "warranty"),
+    (List::AssembleSpecific, "assemble_pc.specific"),
+    (List::AssembleGeneral, "assemble_pc.general"),
+    (List::WarrantyConcept, "warranty.concept"),
+    (List::WarrantyCheck, "warranty.check"),
+];
+
+/// Every phrase of every list, indexed by the hash of its first folded word (integer
+/// keys: lookups cost no string compares; a collision only costs a wasted phrase check).
+#[derive(Debug, Clone, Default)]
+pub(super) struct PhraseIndex {
+    phrases: Vec<(List, Phrase)>,
+    by_first_word: BTreeMap<u64, Vec<usize>>,
+}
+
+impl PhraseIndex {
+    pub(super) fn new(lists: &KeywordLists) -> Self {
+        let mut index = Self::default();
+        for (list, name) in LISTS {
+            for text in lists.section(name) {
+                let phrase = Phrase::new(text);
+                // The seed lists some words in both languages ("serial", "BIOS"): count once.
+                let duplicate = index
+                    .phrases
+                    .iter()
+                    .any(|(l, p)| *l == list && p.words == phrase.words);
+                let Some(first) = phrase.words.get(0) else {
+                    continue;
+                };
+                if !duplicate {
+                    index
+                        .by_first_word
+                        .entry(word_hash(first.folded))
+                        .or_default()
+                        .push(index.phrases.len());
+                    index.phrases.push((list, phrase));
+                }
+            }
+        }
+        index
+    }
+
+    /// The distinct phrases found in `words`, as indices.
+    pub(super) fn found(&self, words: &Tokens) -> Vec<usize> {
+        let mut found = Vec::new();
+        for (at, word) in words.iter().enumerate() {
+            let folded = word.folded;
+            let singular = folded.strip_suffix('s').filter(|s| !s.is_empty());
+            for key in core::iter::once(folded).chain(singular) {
+                let candidates = self
+                    .by_first_word
+                    .get(&word_hash(key))
+                    .map(Vec::as_slice)
+                    .unwrap_or_default();
+                for &index in candidates {
+                    if !found.contains(&index) && self.phrases[index].1.matches_at(words, at) {
+                        found.push(index);
+                    }
+                }
+            }
+        }
+        found
+    }
+
+    /// The list phrase `index` belongs to.
+    pub(super) fn list_of(&self, index: usize) -> List {
+        self.phrases[index].0
+    }
+
+    /// The phrase as written in the keyword file.
+    pub(super) fn text_of(&self, index: usize) -> &str {
+        &self.phrases[index].1.text
+    }
+}
