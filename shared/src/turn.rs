@@ -1,6 +1,7 @@
 //! A turn's input and its output events.
 //!
-//! A turn emits, in order: [`TurnEvent::Started`] once the visitor's message is stored,
+//! A turn emits, in order: [`TurnEvent::Started`] once the visitor's message is stored
+//! (with the id the reply will be stored under),
 //! zero or more [`TurnEvent::Chunk`]s as the answer streams, then exactly one terminal
 //! event — [`TurnEvent::Completed`] or [`TurnEvent::Failed`]. A turn that fails before the
 //! visitor's message is stored emits only `Failed`. The Worker encodes these as SSE while
@@ -10,6 +11,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use serde::Serialize;
 
+use crate::chat::Usage;
 use crate::conversation::MessageKind;
 
 /// What a visitor sent, addressed to one conversation of one site.
@@ -32,6 +34,8 @@ pub enum TurnEvent {
         /// The conversation.
         conversation_id: String,
         /// The stored visitor message.
+        user_message_id: String,
+        /// The id the assistant's reply will be stored under.
         message_id: String,
     },
     /// A piece of the assistant's reply.
@@ -51,6 +55,9 @@ pub enum TurnEvent {
         /// The intent's confidence.
         #[serde(skip_serializing_if = "Option::is_none")]
         confidence: Option<f32>,
+        /// Tokens the model used, when it was called and reported them.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        usage: Option<Usage>,
     },
     /// The turn failed; nothing more follows.
     Failed {

@@ -20,9 +20,10 @@ fn failed(code: &'static str, message: &'static str) -> TurnEvent {
     TurnEvent::Failed { code, message }
 }
 
-fn started(message_id: &str) -> TurnEvent {
+fn started(user_message_id: &str, message_id: &str) -> TurnEvent {
     TurnEvent::Started {
         conversation_id: "id1".into(),
+        user_message_id: user_message_id.into(),
         message_id: message_id.into(),
     }
 }
@@ -54,7 +55,7 @@ fn model_breaking_mid_stream_keeps_the_question_and_marks_the_partial_answer() {
     assert_eq!(
         events,
         [
-            started("id3"),
+            started("id3", "id4"),
             TurnEvent::Chunk {
                 text: "Dạ, RTX 4060 ".into()
             },
@@ -143,7 +144,7 @@ fn model_failing_without_text_stores_only_the_question() {
         assert_eq!(outcome.unwrap_err().code(), code, "{name}");
         assert_eq!(
             events,
-            [started("id3"), failed(code, MODEL_FAILED)],
+            [started("id3", "id4"), failed(code, MODEL_FAILED)],
             "{name}"
         );
         let contents: Vec<String> = stored(&backend, &id).into_iter().map(|m| m.2).collect();
@@ -255,7 +256,7 @@ fn a_failing_warranty_lookup_fails_the_turn_once() {
     assert_eq!(
         events,
         [
-            started("id3"),
+            started("id3", "id4"),
             failed(
                 "records_unavailable",
                 "Something went wrong. Please try again."
@@ -266,16 +267,27 @@ fn a_failing_warranty_lookup_fails_the_turn_once() {
 
 #[test]
 fn an_answer_cut_by_the_token_limit_is_stored_and_marked() {
-    use concierge_core::chat::{ChatEvent, FinishReason};
+    use concierge_core::chat::{ChatEvent, FinishReason, Usage};
     let config = ShopConfig::default();
     let backend = MemoryBackend::demo(SITE);
     let id = create(&backend, &config, None).conversation.id;
     backend.model.push(Script::Events(vec![
         ChatEvent::text("Dạ, RTX 4060 giá"),
-        ChatEvent::finish(FinishReason::Length),
+        ChatEvent::Finish {
+            reason: FinishReason::Length,
+            usage: Some(Usage {
+                prompt_tokens: 812,
+                completion_tokens: 5,
+            }),
+        },
     ]));
     let (events, outcome) = say(&backend, &config, &id, "Giá RTX 4060 bao nhiêu?");
     assert_one_terminal(&events);
+    let usage = Some(Usage {
+        prompt_tokens: 812,
+        completion_tokens: 5,
+    });
+    assert!(matches!(events.last(), Some(TurnEvent::Completed { usage: u, .. }) if *u == usage));
     let reply = outcome.unwrap().reply;
     assert_eq!(reply.content, "Dạ, RTX 4060 giá");
     assert_eq!(

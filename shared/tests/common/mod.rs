@@ -146,7 +146,8 @@ pub fn run_case(case: &Case, config: &ShopConfig) -> (MemoryBackend, String) {
         );
         let mut expected_events = vec![TurnEvent::Started {
             conversation_id: conversation_id.clone(),
-            message_id: user_id.clone(),
+            user_message_id: user_id.clone(),
+            message_id: reply_id.clone(),
         }];
         expected_events.extend(chunks.iter().map(|c| TurnEvent::Chunk {
             text: c.to_string(),
@@ -156,6 +157,7 @@ pub fn run_case(case: &Case, config: &ShopConfig) -> (MemoryBackend, String) {
             kind: turn.kind,
             intent: Some(static_intent(turn.metadata["intent"].as_str().unwrap())),
             confidence: Some(turn.metadata["confidence"].as_f64().unwrap() as f32),
+            usage: None,
         });
         assert_eq!(events, expected_events, "{at}: streamed events");
         assert_eq!(outcome.route, turn.route, "{at}: route");

@@ -43,6 +43,7 @@ use crate::boundary::{
     ChatModel, Clock, ConversationStore, EmbedQueue, Embedder, Ids, Logger, VectorIndex,
     WarrantyRecords,
 };
+use crate::chat::Usage;
 use crate::conversation::{
     Conversation, EmbedJob, Language, MessageKind, Metadata, Role, Scope, StoredMessage,
 };
@@ -230,6 +231,8 @@ pub struct TurnOutcome {
     pub language: Language,
     /// The graph nodes the turn visited.
     pub route: Vec<&'static str>,
+    /// Tokens the model used, when it was called and reported them.
+    pub usage: Option<Usage>,
 }
 
 /// Runs one turn: node 1 (store the visitor's message), then the graph from `classify`.
@@ -256,6 +259,7 @@ where
             kind: outcome.reply.kind,
             intent: Some(outcome.intent.as_str()),
             confidence: Some(outcome.confidence),
+            usage: outcome.usage,
         }),
         Err(error) => sink.emit(TurnEvent::Failed {
             code: error.code(),
@@ -317,9 +321,11 @@ where
         .map_err(Error::Store)?;
     services.queue.enqueue(embed_job(scope, &message));
     let user_message_id = message.id.clone();
+    let reply_id = services.ids.new_id();
     sink.emit(TurnEvent::Started {
         conversation_id: input.conversation_id.clone(),
-        message_id: user_message_id.clone(),
+        user_message_id: user_message_id.clone(),
+        message_id: reply_id.clone(),
     });
 
     // The language: detected from the visitor's first message, or explicitly asked for.
@@ -340,6 +346,7 @@ where
 
     // Nodes 2–4: the graph.
     let mut state = ShopState::new(scope, conversation.user_id, language, history, now);
+    state.reply_id = reply_id;
     let mut flow = ShopFlow {
         services,
         config,
@@ -356,6 +363,7 @@ where
         confidence: state.intent_confidence,
         language,
         route: trace.names(),
+        usage: state.usage,
     })
 }
 

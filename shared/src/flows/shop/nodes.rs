@@ -210,9 +210,13 @@ where
         let mut answer = String::new();
         let mut upstream: Option<UpstreamError> = None;
         let mut finish: Option<FinishReason> = None;
+        let mut state_usage = None;
         let sink = &mut *self.sink;
         let mut on_event = |event: ChatEvent| match event {
-            ChatEvent::Finish { reason, .. } => finish = Some(reason),
+            ChatEvent::Finish { reason, usage } => {
+                finish = Some(reason);
+                state_usage = usage;
+            }
             ChatEvent::TextDelta(text) if upstream.is_none() && !text.is_empty() => {
                 answer.push_str(&text);
                 sink.emit(TurnEvent::Chunk { text });
@@ -221,6 +225,7 @@ where
             _ => {}
         };
         let streamed = self.services.model.stream(&request, &mut on_event).await;
+        state.usage = state_usage;
         let failure = match (streamed, upstream) {
             (Err(error), _) => Some(Error::ChatModel(error)),
             (Ok(()), Some(error)) => {
@@ -287,7 +292,7 @@ where
         embed: bool,
     ) -> Result<StoredMessage, Error> {
         let message = StoredMessage {
-            id: self.services.ids.new_id(),
+            id: state.reply_id.clone(),
             seq: state.next_seq(),
             role: Role::Assistant,
             kind,

@@ -3,6 +3,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use crate::chat::Usage;
 use crate::conversation::{Language, Scope, StoredMessage};
 use crate::intent::Intent;
 use crate::retrieval::Passage;
@@ -44,6 +45,10 @@ pub struct ShopState {
     pub retrieved: Vec<Passage>,
     /// Whether the `retrieve` node ran.
     pub retrieval_ran: bool,
+    /// The id the assistant's reply is stored under (minted when the turn starts).
+    pub reply_id: String,
+    /// Tokens the model used, when it reported them.
+    pub usage: Option<Usage>,
     /// The stored assistant reply, once a node has produced it.
     pub reply: Option<StoredMessage>,
 }
@@ -75,6 +80,8 @@ impl ShopState {
             rationale: String::new(),
             retrieved: Vec::new(),
             retrieval_ran: false,
+            reply_id: String::new(),
+            usage: None,
             reply: None,
         }
     }
