@@ -5,7 +5,18 @@
 //! zero or more [`TurnEvent::Chunk`]s as the answer streams, then exactly one terminal
 //! event — [`TurnEvent::Completed`] or [`TurnEvent::Failed`]. A turn that fails before the
 //! visitor's message is stored emits only `Failed`. The Worker encodes these as SSE while
-//! the turn runs (a chunk is the seed's `data: {"chunk": "..."}`).
+//! the turn runs (a chunk is the seed's `data: {"chunk": "..."}`; the events map one to one
+//! onto the native stream's `started` / chunk / `completed` / `failed`).
+//!
+//! Failure semantics:
+//! - the visitor's message is stored before anything can fail after it, and stays stored;
+//! - if the chat model fails mid-stream (transport error or in-band error event), the text
+//!   streamed so far is stored under the announced reply id with metadata
+//!   `{"incomplete": true, "error": <code>}`, is not queued for embedding, and is left out of
+//!   later prompts; if no text was streamed, nothing is stored for the reply;
+//! - a fixed sentence (clarify, warranty) is streamed, then stored; if storing fails the
+//!   turn fails;
+//! - retrieval failures degrade to "no passages" (logged as a warning), never a failed turn.
 
 use alloc::string::String;
 use alloc::vec::Vec;

@@ -439,3 +439,28 @@ fn every_shown_message_is_queued_for_embedding() {
     );
     assert_eq!(jobs[2].text, ASK_SERIAL);
 }
+
+#[test]
+fn the_graph_reads_like_seed_000() {
+    use concierge_core::graph::Node;
+    let graph = concierge_core::flows::shop::graph();
+    assert_eq!(graph.entry().name(), "classify");
+    let edges: Vec<(&str, &str)> = graph
+        .edges()
+        .into_iter()
+        .map(|(from, to)| (from.name(), to.name()))
+        .collect();
+    assert_eq!(
+        edges,
+        [
+            ("classify", "clarify_stream"),
+            ("classify", "warranty_stream"),
+            ("classify", "retrieve"),
+            ("classify", "respond_stream"),
+            ("clarify_stream", "END"),
+            ("warranty_stream", "END"),
+            ("retrieve", "respond_stream"),
+            ("respond_stream", "END"),
+        ]
+    );
+}
