@@ -116,13 +116,15 @@ fn turn(backend: &MemoryBackend, config: &ShopConfig, input: &TurnInput) -> usiz
     events.len()
 }
 
+/// Each turn is timed on its own, right after its backend was prepared — as a Worker
+/// request runs a turn right after loading its conversation.
 fn benches(c: &mut Criterion) {
     let config = ShopConfig::default();
     c.bench_function("shop turn (retrieve + respond, scripted model)", |b| {
         b.iter_batched_ref(
             || prepared(&config),
             |(backend, input)| black_box(turn(backend, &config, input)),
-            BatchSize::SmallInput,
+            BatchSize::PerIteration,
         )
     });
 }
