@@ -25,6 +25,8 @@
 extern crate alloc;
 
 pub mod chat;
+/// Streaming-protocol codecs: SSE, OpenAI chunks, Ollama NDJSON, Concierge's own streams.
+pub mod stream;
 
 /// The crate version, as built.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
