@@ -19,4 +19,5 @@ if [ ! -x "$SERVER" ] || [ ! -s "$MODEL" ]; then
 fi
 # shellcheck disable=SC2086 # LLM_SERVER_ARGS is a word list on purpose.
 exec "$SERVER" -m "$MODEL" --host 127.0.0.1 --port "$PORT" -t 2 -c 4096 --no-webui \
-    --jinja --chat-template-file "$ROOT/scripts/llm/smollm2-tools.jinja" ${LLM_SERVER_ARGS:-}
+    --alias smollm2-135m-instruct --jinja --chat-template-file "$ROOT/scripts/llm/smollm2-tools.jinja" \
+    ${LLM_SERVER_ARGS:-}

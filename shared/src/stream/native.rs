@@ -41,6 +41,7 @@ use alloc::string::{String, ToString};
 use serde::{Deserialize, Serialize};
 
 use super::sse::{SseDecoder, push_u64, write_frame};
+use super::wire::finite_f32;
 use super::{EncodeError, StreamError};
 use crate::chat::Usage;
 
@@ -132,7 +133,11 @@ pub struct Progress {
     /// What is happening, for the visitor.
     pub message: String,
     /// Overall progress, 0 to 100.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "finite_f32",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub percentage: Option<f32>,
     /// Machine-readable stage, e.g. `plan_ready`, `executing_task`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -150,7 +155,11 @@ pub struct Completed {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intent: Option<String>,
     /// Confidence of that classification, 0 to 1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "finite_f32",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub confidence: Option<f32>,
     /// Tokens the model used for this turn.
     #[serde(default, skip_serializing_if = "Option::is_none")]

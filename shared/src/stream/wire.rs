@@ -24,3 +24,12 @@ where
 {
     Ok(opt_cow(deserializer)?.unwrap_or(Cow::Borrowed("")))
 }
+
+/// Deserializes an optional number as `f32`, reading non-finite results (out of `f32` range)
+/// as absent, so that what was decoded can be encoded again (JSON has no infinity).
+pub(crate) fn finite_f32<'de, D>(deserializer: D) -> Result<Option<f32>, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    Ok(Option::<f32>::deserialize(deserializer)?.filter(|f| f.is_finite()))
+}

@@ -140,26 +140,30 @@ impl Decoding {
             }
             return;
         }
-        let chunk = match serde_json::from_str::<ChatCompletionChunk<'_>>(data) {
+        let parsed = serde_json::from_str::<ChatCompletionChunk<'_>>(data);
+        if self.state != State::Streaming {
+            let err = parsed.err().map_or(StreamError::AfterEnd, Into::into);
+            return self.queue.push_back(Err(err));
+        }
+        let error = match &parsed {
+            Ok(ChatCompletionChunk {
+                error: Some(error), ..
+            }) => Some(error.into()),
+            // Some servers name the event instead of wrapping the object in `error`.
+            _ if event == "error" => Some(UpstreamError {
+                code: None,
+                message: data.to_string(),
+            }),
+            _ => None,
+        };
+        if let Some(error) = error {
+            self.state = State::Ended { by_error: true };
+            return self.queue.push_back(Ok(ChatEvent::Error(error)));
+        }
+        let chunk = match parsed {
             Ok(chunk) => chunk,
             Err(err) => return self.queue.push_back(Err(err.into())),
         };
-        if self.state != State::Streaming {
-            return self.queue.push_back(Err(StreamError::AfterEnd));
-        }
-        if let Some(error) = &chunk.error {
-            self.state = State::Ended { by_error: true };
-            return self.queue.push_back(Ok(ChatEvent::Error(error.into())));
-        }
-        if event == "error" {
-            // Some servers name the event instead of wrapping the object in `error`.
-            self.state = State::Ended { by_error: true };
-            let error = UpstreamError {
-                code: None,
-                message: data.to_string(),
-            };
-            return self.queue.push_back(Ok(ChatEvent::Error(error)));
-        }
         for choice in chunk.choices.iter().filter(|c| c.index == 0) {
             let delta = &choice.delta;
             if let Some(text) = delta.content.as_deref().filter(|t| !t.is_empty()) {
