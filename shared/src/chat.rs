@@ -120,7 +120,11 @@ pub struct Usage {
 }
 
 /// One event of a streamed chat completion, whatever the provider.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Serialised externally tagged in snake case (`{"text_delta":"Hi"}`,
+/// `{"finish":{"reason":"stop","usage":null}}`), e.g. for logs and test fixtures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ChatEvent {
     /// A piece of answer text.
     TextDelta(String),
@@ -161,10 +165,19 @@ impl ChatEvent {
 }
 
 /// An error the upstream reported in-band.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UpstreamError {
     /// Provider error code or type, when given.
     pub code: Option<String>,
     /// Human-readable message from the provider.
     pub message: String,
+}
+
+impl core::fmt::Display for UpstreamError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match &self.code {
+            Some(code) => write!(f, "upstream error {code}: {}", self.message),
+            None => write!(f, "upstream error: {}", self.message),
+        }
+    }
 }

@@ -92,6 +92,8 @@ pub mod memory;
 pub mod normalize;
 pub mod prompt;
 pub mod retrieval;
+/// Streaming-protocol codecs: SSE, OpenAI chunks, Ollama NDJSON, Concierge's own streams.
+pub mod stream;
 pub mod turn;
 
 /// The crate version, as built.
