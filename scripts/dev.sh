@@ -26,4 +26,5 @@ cat <<MSG
 MSG
 # exec: wrangler receives Ctrl-C directly and stops workerd with it.
 exec wrangler dev --local --ip 127.0.0.1 --port "$PORT" \
-    --persist-to "$STATE" --show-interactive-dev-session=false
+    --persist-to "$STATE" --show-interactive-dev-session=false \
+    --var RETRIEVAL_BACKEND:local

@@ -22,6 +22,10 @@ pub(crate) enum ApiError {
     Forbidden(&'static str),
     /// Too many requests for this key and client.
     RateLimited,
+    /// A turn failed before the visitor's message was stored (`Prefer: respond-async`).
+    TurnFailed(&'static str, &'static str),
+    /// The agent core refused or failed.
+    Core(concierge_core::error::Error),
     /// Stored data could not be read back (logged; a generic 500 to the client).
     Corrupt(String),
     /// Something failed inside the Worker or a binding.
@@ -48,6 +52,12 @@ impl ApiError {
             Self::Unauthorized => (401, "unauthorized", "A valid API key is required."),
             Self::Forbidden(message) => (403, "forbidden", message),
             Self::RateLimited => (429, "rate_limited", "Too many requests; try again shortly."),
+            Self::TurnFailed(code, message) => (turn_status(code), code, message),
+            Self::Core(error) => (
+                turn_status(error.code()),
+                error.code(),
+                error.public_message(),
+            ),
             Self::Corrupt(_) | Self::Internal(_) => (500, "internal", "Internal error."),
         }
     }
@@ -57,6 +67,9 @@ impl ApiError {
         match &self {
             Self::Internal(err) => log_internal(&err.to_string()),
             Self::Corrupt(detail) => log_internal(detail),
+            Self::Core(error) if turn_status(error.code()) >= 500 => {
+                log_internal(&error.to_string())
+            }
             _ => {}
         }
         let (status, code, message) = self.parts();
@@ -69,6 +82,17 @@ impl ApiError {
     }
 }
 
+/// The HTTP status for a core error code.
+fn turn_status(code: &str) -> u16 {
+    match code {
+        "empty_message" | "message_too_long" => 400,
+        "conversation_not_found" => 404,
+        "conflict" => 409,
+        "model_failed" | "empty_answer" => 502,
+        _ => 503,
+    }
+}
+
 fn log_internal(detail: &str) {
     let line = serde_json::json!({"level": "error", "msg": "internal error", "detail": detail});
     worker::console_error!("{line}");
@@ -77,6 +101,19 @@ fn log_internal(detail: &str) {
 impl From<worker::Error> for ApiError {
     fn from(err: worker::Error) -> Self {
         Self::Internal(err)
+    }
+}
+
+impl From<concierge_core::error::Error> for ApiError {
+    fn from(error: concierge_core::error::Error) -> Self {
+        Self::Core(error)
+    }
+}
+
+impl ApiError {
+    /// A storage failure (D1, vectors) as an internal error.
+    pub(crate) fn store(error: concierge_core::error::ServiceError) -> Self {
+        Self::Core(concierge_core::error::Error::Store(error))
     }
 }
 

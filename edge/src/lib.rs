@@ -19,7 +19,7 @@ pub(crate) use error::ApiError;
 /// The Worker's fetch handler: route, map errors in one place, add CORS for allowed
 /// origins, tag with a request id, log one JSON line.
 #[event(fetch)]
-async fn fetch(req: Request, env: Env, _ctx: Context) -> worker::Result<Response> {
+async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response> {
     let started = Date::now().as_millis();
     let mut id = [0u8; 16];
     let request_id = match random_bytes(&mut id) {
@@ -30,7 +30,12 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> worker::Result<Response
     let path = req.path();
     let route = routes::Route::of(&req.method(), &path);
     let cors = routes::cors_origin(&req, &env).await;
-    let mut response = match routes::handle(route, req, &env).await {
+    let rc = routes::RequestContext {
+        env: &env,
+        ctx: &ctx,
+        request_id: &request_id,
+    };
+    let mut response = match routes::handle(route, req, &rc).await {
         Ok(response) => response,
         Err(err) => err.into_response()?,
     };
@@ -50,6 +55,16 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> worker::Result<Response
     });
     worker::console_log!("{line}");
     Ok(response)
+}
+
+/// The queue consumer: background indexing of messages and knowledge documents.
+#[event(queue)]
+async fn queue(
+    batch: worker::MessageBatch<bindings::queue::QueueMessage>,
+    env: Env,
+    _ctx: Context,
+) -> worker::Result<()> {
+    bindings::queue::consume(batch, &env).await
 }
 
 /// Now, in Unix milliseconds.

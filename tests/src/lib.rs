@@ -10,6 +10,7 @@
 //! closes and the supervisor stops the whole wrangler/workerd process group. No test
 //! run leaves a Worker behind.
 
+pub mod api;
 pub mod upstream;
 
 use std::io::{BufRead, BufReader, Read};
@@ -37,6 +38,22 @@ pub fn free_port() -> u16 {
 
 /// The operator token the shared test Worker is started with.
 pub const OPERATOR_TOKEN: &str = "op_test_7f3c9a1e5b2d4c6a8e0f";
+
+/// The vars every test Worker runs with: the operator token, the local retrieval path
+/// (Vectorize cannot run locally), quick embedding retries and short upstream timeouts.
+pub fn test_vars() -> Vec<(String, String)> {
+    [
+        ("OPERATOR_TOKEN", OPERATOR_TOKEN),
+        ("RETRIEVAL_BACKEND", "local"),
+        ("EMBED_MAX_ATTEMPTS", "3"),
+        ("EMBED_RETRY_BASE_SECONDS", "0"),
+        ("LLM_FIRST_TOKEN_TIMEOUT_MS", "3000"),
+        ("LLM_IDLE_TIMEOUT_MS", "3000"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
+}
 
 /// A site created through the admin API, with its keys.
 #[derive(Debug, Clone)]
@@ -73,7 +90,7 @@ impl Worker {
         static SHARED: OnceLock<Worker> = OnceLock::new();
         SHARED.get_or_init(|| {
             Worker::start(&WorkerOptions {
-                vars: vec![("OPERATOR_TOKEN".into(), OPERATOR_TOKEN.into())],
+                vars: test_vars(),
                 ..WorkerOptions::default()
             })
         })

@@ -1,12 +1,14 @@
 //! The router: which handler serves which method and path, and CORS.
 
-use worker::{Env, Method, Request, Response};
+use worker::{Context, Env, Method, Request, Response};
 
 use crate::ApiError;
 
 mod admin;
 pub(crate) mod body;
+mod conversations;
 mod health;
+mod knowledge;
 mod stream;
 mod widget;
 
@@ -20,6 +22,15 @@ pub(crate) enum Route {
     AdminUpdateSite,
     AdminRotateKeys,
     AdminWarranty,
+    KnowledgePut,
+    KnowledgeDelete,
+    KnowledgeReindex,
+    KnowledgeList,
+    AdminSearch,
+    ConversationCreate,
+    ConversationMessage,
+    ConversationHistory,
+    ConversationDelete,
     WidgetConfig,
     Preflight,
     MethodNotAllowed,
@@ -39,6 +50,15 @@ impl Route {
             ["admin", "site"] => (Self::AdminGetSite, is(Method::Get)),
             ["admin", "site", "rotate-keys"] => (Self::AdminRotateKeys, is(Method::Post)),
             ["admin", "warranty"] => (Self::AdminWarranty, is(Method::Post)),
+            ["admin", "knowledge", _] if is(Method::Delete) => (Self::KnowledgeDelete, true),
+            ["admin", "knowledge", _] => (Self::KnowledgePut, is(Method::Put)),
+            ["admin", "index"] => (Self::KnowledgeReindex, is(Method::Post)),
+            ["admin", "knowledge"] => (Self::KnowledgeList, is(Method::Get)),
+            ["admin", "search"] => (Self::AdminSearch, is(Method::Post)),
+            ["conversations"] => (Self::ConversationCreate, is(Method::Post)),
+            ["conversations", _] => (Self::ConversationDelete, is(Method::Delete)),
+            ["conversations", _, "messages"] => (Self::ConversationMessage, is(Method::Post)),
+            ["conversations", _, "history"] => (Self::ConversationHistory, is(Method::Get)),
             ["widget", "config"] => (Self::WidgetConfig, is(Method::Get)),
             _ => return Self::NotFound,
         };
@@ -61,6 +81,15 @@ impl Route {
             Self::AdminUpdateSite => "admin_update_site",
             Self::AdminRotateKeys => "admin_rotate_keys",
             Self::AdminWarranty => "admin_warranty",
+            Self::KnowledgePut => "knowledge_put",
+            Self::KnowledgeDelete => "knowledge_delete",
+            Self::KnowledgeReindex => "knowledge_reindex",
+            Self::KnowledgeList => "knowledge_list",
+            Self::AdminSearch => "admin_search",
+            Self::ConversationCreate => "conversation_create",
+            Self::ConversationMessage => "conversation_message",
+            Self::ConversationHistory => "conversation_history",
+            Self::ConversationDelete => "conversation_delete",
             Self::WidgetConfig => "widget_config",
             Self::Preflight => "preflight",
             Self::MethodNotAllowed => "method_not_allowed",
@@ -69,8 +98,31 @@ impl Route {
     }
 }
 
+/// What a handler gets besides the request.
+#[derive(Debug)]
+pub(crate) struct RequestContext<'a> {
+    pub env: &'a Env,
+    pub ctx: &'a Context,
+    pub request_id: &'a str,
+}
+
+/// Path segment `index` (0-based, after the leading slash).
+fn segment(req: &Request, index: usize) -> String {
+    req.path()
+        .trim_matches('/')
+        .split('/')
+        .nth(index)
+        .unwrap_or_default()
+        .to_string()
+}
+
 /// Run the handler for `route`.
-pub(crate) async fn handle(route: Route, req: Request, env: &Env) -> Result<Response, ApiError> {
+pub(crate) async fn handle(
+    route: Route,
+    req: Request,
+    rc: &RequestContext<'_>,
+) -> Result<Response, ApiError> {
+    let env = rc.env;
     match route {
         Route::Health => health::get(env),
         Route::DebugStream => stream::get(&req),
@@ -79,6 +131,30 @@ pub(crate) async fn handle(route: Route, req: Request, env: &Env) -> Result<Resp
         Route::AdminUpdateSite => admin::update_site(req, env).await,
         Route::AdminRotateKeys => admin::rotate_keys(req, env).await,
         Route::AdminWarranty => admin::upsert_warranty(req, env).await,
+        Route::KnowledgePut => {
+            let id = segment(&req, 2);
+            knowledge::put(req, env, &id).await
+        }
+        Route::KnowledgeDelete => {
+            let id = segment(&req, 2);
+            knowledge::delete(req, env, &id).await
+        }
+        Route::KnowledgeReindex => knowledge::reindex(req, env).await,
+        Route::KnowledgeList => knowledge::list(req, env).await,
+        Route::AdminSearch => knowledge::search(req, env).await,
+        Route::ConversationCreate => conversations::create(req, env, rc.ctx).await,
+        Route::ConversationMessage => {
+            let id = segment(&req, 1);
+            conversations::post_message(req, env, rc.ctx, &id, rc.request_id).await
+        }
+        Route::ConversationHistory => {
+            let id = segment(&req, 1);
+            conversations::history(req, env, &id).await
+        }
+        Route::ConversationDelete => {
+            let id = segment(&req, 1);
+            conversations::delete(req, env, &id).await
+        }
         Route::WidgetConfig => widget::config(req, env).await,
         Route::Preflight => preflight(&req, env).await,
         Route::MethodNotAllowed => Err(ApiError::MethodNotAllowed),

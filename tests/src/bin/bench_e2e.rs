@@ -8,12 +8,13 @@
 //! - the Worker's CPU time per streamed answer, read from the workerd processes'
 //!   `/proc/<pid>/stat` (user + system) around a run of sequential turns;
 //! - the wall time of 50 conversations streaming at once, and whether every token arrived.
+#![allow(clippy::print_stdout, reason = "a benchmark prints its figures")]
 
 use std::io::{BufRead, BufReader};
 use std::time::{Duration, Instant};
 
 use concierge_e2e::upstream::{Reply, ScriptedUpstream};
-use concierge_e2e::{OPERATOR_TOKEN, TestSite, Worker, WorkerOptions, agent};
+use concierge_e2e::{TestSite, Worker, WorkerOptions, agent, test_vars};
 use serde_json::{Value, json};
 
 const ROUNDS: usize = 60;
@@ -32,10 +33,7 @@ fn reply() -> Reply {
 
 fn main() {
     let worker = Worker::start(&WorkerOptions {
-        vars: vec![
-            ("OPERATOR_TOKEN".into(), OPERATOR_TOKEN.into()),
-            ("RETRIEVAL_BACKEND".into(), "local".into()),
-        ],
+        vars: test_vars(),
         ..WorkerOptions::default()
     });
     let upstream = ScriptedUpstream::start();

@@ -1,0 +1,373 @@
+//! The core's chat model and embedder over `fetch`: an OpenAI-compatible endpoint (OpenAI,
+//! Groq, vLLM, llama.cpp, …) or Ollama's native API.
+//!
+//! The chat stream is decoded with the core's push decoders as bytes arrive. Before the
+//! first token there is a deadline ([`Upstream::first_token_timeout`]) and one retry; after
+//! it, a stall longer than [`Upstream::idle_timeout`] or a broken stream is an error — the
+//! engine then ends the turn with one `failed` event.
+
+use std::time::Duration;
+
+use concierge_core::boundary::{ChatModel, ChatRequest, ChatSink, Embedder};
+use concierge_core::chat::ChatEvent;
+use concierge_core::error::{ChatModelError, ChatModelErrorKind, ServiceError, ServiceErrorKind};
+use concierge_core::stream::ChatStreamDecoder;
+use concierge_core::stream::{ollama, openai};
+use futures_util::future::{Either, select};
+use futures_util::{StreamExt, pin_mut};
+use worker::{
+    AbortController, ByteStream, Delay, Env, Fetch, Headers, Method, Request, RequestInit,
+};
+
+use crate::site::LlmSettings;
+
+/// Which wire protocol the upstream speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Provider {
+    OpenAi,
+    Ollama,
+}
+
+/// A configured upstream: per-site settings over the Worker's defaults.
+#[derive(Debug, Clone)]
+pub(crate) struct Upstream {
+    pub provider: Provider,
+    /// Without a trailing slash. OpenAI-style URLs include `/v1`.
+    pub base_url: String,
+    pub model: String,
+    pub api_key: Option<String>,
+    pub embed_model: String,
+    pub embed_dimensions: Option<u32>,
+    pub first_token_timeout: Duration,
+    pub idle_timeout: Duration,
+}
+
+impl Upstream {
+    /// Site settings first, then the `LLM_*` vars and the `LLM_API_KEY` secret.
+    pub(crate) fn resolve(settings: &LlmSettings, env: &Env) -> Self {
+        let var = |name: &str| {
+            env.var(name)
+                .map(|v| v.to_string())
+                .ok()
+                .filter(|v| !v.is_empty())
+        };
+        let provider = settings.provider.clone().or_else(|| var("LLM_PROVIDER"));
+        let provider = if provider.as_deref() == Some("ollama") {
+            Provider::Ollama
+        } else {
+            Provider::OpenAi
+        };
+        let base_url = settings
+            .base_url
+            .clone()
+            .or_else(|| var("LLM_BASE_URL"))
+            .unwrap_or_default();
+        let api_key = settings
+            .api_key
+            .clone()
+            .or_else(|| env.secret("LLM_API_KEY").ok().map(|s| s.to_string()))
+            .filter(|k| !k.is_empty());
+        let millis =
+            |name: &str, default: u64| var(name).and_then(|v| v.parse().ok()).unwrap_or(default);
+        Self {
+            provider,
+            base_url: base_url.trim_end_matches('/').to_string(),
+            model: settings
+                .model
+                .clone()
+                .or_else(|| var("LLM_MODEL"))
+                .unwrap_or_else(|| "default".into()),
+            api_key,
+            embed_model: settings
+                .embed_model
+                .clone()
+                .or_else(|| var("EMBED_MODEL"))
+                .unwrap_or_else(|| "bge-m3".into()),
+            embed_dimensions: settings.embed_dimensions,
+            first_token_timeout: Duration::from_millis(millis(
+                "LLM_FIRST_TOKEN_TIMEOUT_MS",
+                20_000,
+            )),
+            idle_timeout: Duration::from_millis(millis("LLM_IDLE_TIMEOUT_MS", 30_000)),
+        }
+    }
+
+    fn url(&self, path_openai: &str, path_ollama: &str) -> String {
+        match self.provider {
+            Provider::OpenAi => format!("{}{path_openai}", self.base_url),
+            Provider::Ollama => format!("{}{path_ollama}", self.base_url),
+        }
+    }
+
+    fn post(&self, url: &str, body: String, accept: &str) -> worker::Result<Fetch> {
+        let headers = Headers::new();
+        headers.set("content-type", "application/json")?;
+        headers.set("accept", accept)?;
+        if let Some(key) = &self.api_key {
+            headers.set("authorization", &format!("Bearer {key}"))?;
+        }
+        let mut init = RequestInit::new();
+        init.with_method(Method::Post)
+            .with_headers(headers)
+            .with_body(Some(body.into()));
+        Ok(Fetch::Request(Request::new_with_init(url, &init)?))
+    }
+}
+
+fn unreachable(detail: impl Into<String>) -> ChatModelError {
+    ChatModelError::new(ChatModelErrorKind::Unreachable, detail)
+}
+
+/// Wait for `future` at most `limit`; `None` on timeout.
+async fn within<F: std::future::Future>(limit: Duration, future: F) -> Option<F::Output> {
+    let delay = Delay::from(limit);
+    pin_mut!(future);
+    match select(future, delay).await {
+        Either::Left((output, _)) => Some(output),
+        Either::Right(_) => None,
+    }
+}
+
+/// The outcome of one attempt: whether any event reached the sink.
+struct AttemptError {
+    error: ChatModelError,
+    delivered: bool,
+}
+
+impl Upstream {
+    async fn attempt(&self, body: &str, sink: &mut dyn ChatSink) -> Result<(), AttemptError> {
+        let fail = |error, delivered| AttemptError { error, delivered };
+        let controller = AbortController::default();
+        let (url, accept) = match self.provider {
+            Provider::OpenAi => (self.url("/chat/completions", ""), "text/event-stream"),
+            Provider::Ollama => (self.url("", "/api/chat"), "application/x-ndjson"),
+        };
+        let fetch = self
+            .post(&url, body.to_string(), accept)
+            .map_err(|e| fail(unreachable(e.to_string()), false))?;
+        let started = worker::Date::now().as_millis();
+        let signal = controller.signal();
+        let response = match within(self.first_token_timeout, fetch.send_with_signal(&signal)).await
+        {
+            Some(Ok(response)) => response,
+            Some(Err(err)) => return Err(fail(unreachable(err.to_string()), false)),
+            None => {
+                controller.abort();
+                return Err(fail(
+                    unreachable("timed out waiting for the upstream to answer"),
+                    false,
+                ));
+            }
+        };
+        let mut response = response;
+        let status = response.status_code();
+        if !(200..300).contains(&status) {
+            return Err(fail(
+                ChatModelError::new(
+                    ChatModelErrorKind::Status(status),
+                    format!("upstream answered {status}"),
+                ),
+                false,
+            ));
+        }
+        let mut stream: ByteStream = response
+            .stream()
+            .map_err(|e| fail(unreachable(e.to_string()), false))?;
+        let mut decoder: Box<dyn ChatStreamDecoder> = match self.provider {
+            Provider::OpenAi => Box::new(openai::OpenAiStreamDecoder::new()),
+            Provider::Ollama => Box::new(ollama::OllamaStreamDecoder::new()),
+        };
+        let mut delivered = false;
+        let mut finished = false;
+        loop {
+            // Before the first event the remaining first-token budget applies, then the idle limit.
+            let limit = if delivered {
+                self.idle_timeout
+            } else {
+                let spent = worker::Date::now().as_millis().saturating_sub(started);
+                self.first_token_timeout
+                    .saturating_sub(Duration::from_millis(spent))
+                    .max(Duration::from_millis(1))
+            };
+            let next = within(limit, stream.next()).await;
+            let bytes = match next {
+                None => {
+                    controller.abort();
+                    let what = if delivered {
+                        "upstream stalled mid-stream"
+                    } else {
+                        "timed out waiting for the first token"
+                    };
+                    return Err(fail(unreachable(what), delivered));
+                }
+                Some(None) => {
+                    decoder.finish();
+                    None
+                }
+                Some(Some(Err(err))) => return Err(fail(unreachable(err.to_string()), delivered)),
+                Some(Some(Ok(bytes))) => Some(bytes),
+            };
+            if let Some(bytes) = &bytes {
+                decoder.feed(bytes);
+            }
+            while let Some(event) = decoder.next_event() {
+                match event {
+                    Ok(ChatEvent::Error(error)) => {
+                        let detail = format!("upstream error: {}", error.message);
+                        sink.event(ChatEvent::Error(error));
+                        return Err(fail(
+                            ChatModelError::new(ChatModelErrorKind::Upstream, detail),
+                            true,
+                        ));
+                    }
+                    Ok(event) => {
+                        finished |= matches!(event, ChatEvent::Finish { .. });
+                        delivered = true;
+                        sink.event(event);
+                    }
+                    Err(err) => {
+                        controller.abort();
+                        return Err(fail(
+                            ChatModelError::new(ChatModelErrorKind::Decode, format!("{err}")),
+                            delivered,
+                        ));
+                    }
+                }
+            }
+            if bytes.is_none() {
+                return if finished {
+                    Ok(())
+                } else {
+                    Err(fail(
+                        unreachable("upstream closed the stream before finishing"),
+                        delivered,
+                    ))
+                };
+            }
+        }
+    }
+}
+
+impl ChatModel for Upstream {
+    async fn stream(
+        &self,
+        request: &ChatRequest,
+        sink: &mut dyn ChatSink,
+    ) -> Result<(), ChatModelError> {
+        if self.base_url.is_empty() {
+            return Err(unreachable(
+                "no LLM endpoint is configured (LLM_BASE_URL or the site's llm.base_url)",
+            ));
+        }
+        let body = match self.provider {
+            Provider::OpenAi => {
+                let mut builder =
+                    openai::ChatRequestBuilder::new(&self.model, &request.messages).stream(true);
+                if !request.tools.is_empty() {
+                    builder = builder.tools(&request.tools);
+                }
+                if let Some(t) = request.temperature {
+                    builder = builder.temperature(t);
+                }
+                if let Some(n) = request.max_tokens {
+                    builder = builder.max_tokens(n);
+                }
+                builder.build().to_json()
+            }
+            Provider::Ollama => {
+                let mut builder =
+                    ollama::OllamaChatRequest::new(&self.model, &request.messages).stream(true);
+                if !request.tools.is_empty() {
+                    builder = builder.tools(&request.tools);
+                }
+                if let Some(t) = request.temperature {
+                    builder = builder.temperature(t);
+                }
+                if let Some(n) = request.max_tokens {
+                    builder = builder.max_tokens(n);
+                }
+                builder.to_json()
+            }
+        };
+        match self.attempt(&body, sink).await {
+            Ok(()) => Ok(()),
+            // One retry, only when nothing reached the visitor and the failure may be transient.
+            Err(first) if !first.delivered && retryable(&first.error) => self
+                .attempt(&body, sink)
+                .await
+                .map_err(|second| second.error),
+            Err(other) => Err(other.error),
+        }
+    }
+}
+
+fn retryable(error: &ChatModelError) -> bool {
+    match error.kind {
+        ChatModelErrorKind::Unreachable => true,
+        ChatModelErrorKind::Status(status) => status == 429 || status >= 500,
+        _ => false,
+    }
+}
+
+impl Embedder for Upstream {
+    async fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, ServiceError> {
+        let unavailable = |detail: String| ServiceError::new(ServiceErrorKind::Unavailable, detail);
+        if self.base_url.is_empty() {
+            return Err(unavailable("no embedding endpoint is configured".into()));
+        }
+        let (url, body) = match self.provider {
+            Provider::OpenAi => {
+                let mut request =
+                    openai::EmbeddingsRequest::new(&self.embed_model, texts.iter().copied());
+                if let Some(d) = self.embed_dimensions {
+                    request = request.dimensions(d);
+                }
+                (self.url("/embeddings", ""), request.to_json())
+            }
+            Provider::Ollama => {
+                let mut request =
+                    ollama::EmbedRequest::new(&self.embed_model, texts.iter().copied());
+                if let Some(d) = self.embed_dimensions {
+                    request = request.dimensions(d);
+                }
+                (self.url("", "/api/embed"), request.to_json())
+            }
+        };
+        let controller = AbortController::default();
+        let fetch = self
+            .post(&url, body, "application/json")
+            .map_err(|e| unavailable(e.to_string()))?;
+        let signal = controller.signal();
+        let mut response = match within(self.idle_timeout, fetch.send_with_signal(&signal)).await {
+            Some(result) => result.map_err(|e| unavailable(e.to_string()))?,
+            None => {
+                controller.abort();
+                return Err(unavailable("embedding request timed out".into()));
+            }
+        };
+        let status = response.status_code();
+        if !(200..300).contains(&status) {
+            return Err(unavailable(format!("embedding upstream answered {status}")));
+        }
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|e| unavailable(e.to_string()))?;
+        let vectors = match self.provider {
+            Provider::OpenAi => {
+                openai::EmbeddingsResponse::from_json(&bytes).map(|r| r.into_vectors())
+            }
+            Provider::Ollama => ollama::EmbedResponse::from_json(&bytes).map(|r| r.embeddings),
+        }
+        .map_err(|e| {
+            ServiceError::new(ServiceErrorKind::Other, format!("embedding response: {e}"))
+        })?;
+        if vectors.len() != texts.len() {
+            return Err(ServiceError::new(
+                ServiceErrorKind::Other,
+                "embedding count mismatch",
+            ));
+        }
+        Ok(vectors)
+    }
+}

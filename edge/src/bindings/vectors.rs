@@ -1,0 +1,247 @@
+//! The core's vector index: Cloudflare Vectorize in production, and a local path over D1
+//! for `wrangler dev`, where Vectorize cannot run.
+//!
+//! workers-rs has no Vectorize wrapper, so the binding is called structurally through
+//! `js_sys` (`upsert`, `query`, `deleteByIds`). The local path keeps vectors in the
+//! `local_vectors` table and ranks a site's vectors by cosine similarity in the Worker —
+//! fine for a development data set, and behind the same trait.
+
+use concierge_core::boundary::{VectorIndex, VectorMatch, VectorQuery, VectorRecord};
+use concierge_core::conversation::Metadata;
+use concierge_core::error::{ServiceError, ServiceErrorKind};
+use serde::Deserialize;
+use wasm_bindgen::JsValue;
+use wasm_bindgen_futures::JsFuture;
+use worker::{D1Database, Env};
+
+use super::d1_store::service_error;
+
+/// Where vectors live.
+#[derive(Debug)]
+pub(crate) enum Vectors {
+    /// The `VECTORIZE` binding.
+    Vectorize(JsValue),
+    /// The `local_vectors` D1 table.
+    Local(D1Database),
+}
+
+impl Vectors {
+    /// Vectorize unless the `RETRIEVAL_BACKEND` var says `local` (set by `make dev` and the
+    /// tests) or the binding is missing.
+    pub(crate) fn from_env(env: &Env) -> worker::Result<Self> {
+        let backend = env
+            .var("RETRIEVAL_BACKEND")
+            .map(|v| v.to_string())
+            .unwrap_or_default();
+        let binding = js_sys::Reflect::get(env, &"VECTORIZE".into())?;
+        if backend == "local" || binding.is_undefined() {
+            Ok(Self::Local(env.d1("DB")?))
+        } else {
+            Ok(Self::Vectorize(binding))
+        }
+    }
+}
+
+fn js_error(err: JsValue) -> ServiceError {
+    let detail = js_sys::JSON::stringify(&err)
+        .map(String::from)
+        .unwrap_or_else(|_| "vectorize error".into());
+    ServiceError::new(ServiceErrorKind::Unavailable, detail)
+}
+
+fn to_js<T: serde::Serialize>(value: &T) -> Result<JsValue, ServiceError> {
+    let text = serde_json::to_string(value)
+        .map_err(|e| ServiceError::new(ServiceErrorKind::Invalid, e.to_string()))?;
+    js_sys::JSON::parse(&text).map_err(js_error)
+}
+
+async fn call(binding: &JsValue, method: &str, args: &[JsValue]) -> Result<JsValue, ServiceError> {
+    let function: js_sys::Function = js_sys::Reflect::get(binding, &method.into())
+        .map_err(js_error)?
+        .into();
+    let array = args.iter().collect::<js_sys::Array>();
+    let promise: js_sys::Promise = function.apply(binding, &array).map_err(js_error)?.into();
+    JsFuture::from(promise).await.map_err(js_error)
+}
+
+fn site_of(metadata: &Metadata) -> &str {
+    metadata
+        .get("site_id")
+        .and_then(|v| v.as_str())
+        .unwrap_or("")
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let (mut dot, mut na, mut nb) = (0f32, 0f32, 0f32);
+    for (x, y) in a.iter().zip(b) {
+        dot += x * y;
+        na += x * x;
+        nb += y * y;
+    }
+    if na == 0.0 || nb == 0.0 {
+        0.0
+    } else {
+        dot / (na.sqrt() * nb.sqrt())
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct LocalRow {
+    id: String,
+    metadata: String,
+    vector: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct VectorizeMatches {
+    #[serde(default)]
+    matches: Vec<VectorizeMatch>,
+}
+
+#[derive(Debug, Deserialize)]
+struct VectorizeMatch {
+    id: String,
+    score: f32,
+    #[serde(default)]
+    metadata: Option<Metadata>,
+}
+
+impl VectorIndex for Vectors {
+    async fn upsert(&self, records: &[VectorRecord]) -> Result<(), ServiceError> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        match self {
+            Self::Vectorize(binding) => {
+                let vectors: Vec<serde_json::Value> = records
+                    .iter()
+                    .map(|r| serde_json::json!({"id": r.id, "values": r.values, "metadata": r.metadata}))
+                    .collect();
+                call(binding, "upsert", &[to_js(&vectors)?])
+                    .await
+                    .map(|_| ())
+            }
+            Self::Local(db) => {
+                let mut statements = Vec::with_capacity(records.len());
+                for record in records {
+                    let metadata =
+                        serde_json::to_string(&record.metadata).unwrap_or_else(|_| "{}".into());
+                    let vector =
+                        serde_json::to_string(&record.values).unwrap_or_else(|_| "[]".into());
+                    statements.push(
+                        db.prepare(
+                            "INSERT INTO local_vectors (id, site_id, metadata, vector) VALUES (?1, ?2, ?3, ?4) \
+                             ON CONFLICT (id) DO UPDATE SET site_id = excluded.site_id, \
+                             metadata = excluded.metadata, vector = excluded.vector",
+                        )
+                        .bind(&[
+                            record.id.as_str().into(),
+                            site_of(&record.metadata).into(),
+                            metadata.into(),
+                            vector.into(),
+                        ])
+                        .map_err(service_error)?,
+                    );
+                }
+                db.batch(statements)
+                    .await
+                    .map_err(service_error)
+                    .map(|_| ())
+            }
+        }
+    }
+
+    async fn query(&self, query: &VectorQuery) -> Result<Vec<VectorMatch>, ServiceError> {
+        match self {
+            Self::Vectorize(binding) => {
+                let options = serde_json::json!({
+                    "topK": query.top_k,
+                    "returnMetadata": "all",
+                    "filter": query.filter.to_vectorize_json(),
+                });
+                let result =
+                    call(binding, "query", &[to_js(&query.vector)?, to_js(&options)?]).await?;
+                let text: String = js_sys::JSON::stringify(&result).map_err(js_error)?.into();
+                let parsed: VectorizeMatches = serde_json::from_str(&text)
+                    .map_err(|e| ServiceError::new(ServiceErrorKind::Other, e.to_string()))?;
+                Ok(parsed
+                    .matches
+                    .into_iter()
+                    .map(|m| VectorMatch {
+                        id: m.id,
+                        score: m.score,
+                        metadata: m.metadata.unwrap_or_default(),
+                    })
+                    .collect())
+            }
+            Self::Local(db) => {
+                // Every query the core makes is scoped to a site; refuse unscoped ones.
+                let site = query
+                    .filter
+                    .conditions
+                    .iter()
+                    .find_map(|c| match c {
+                        concierge_core::boundary::FilterCondition::Eq(k, v) if k == "site_id" => {
+                            v.as_str()
+                        }
+                        _ => None,
+                    })
+                    .ok_or_else(|| {
+                        ServiceError::new(ServiceErrorKind::Invalid, "vector query without site_id")
+                    })?;
+                let rows = db
+                    .prepare("SELECT id, metadata, vector FROM local_vectors WHERE site_id = ?1")
+                    .bind(&[site.into()])
+                    .map_err(service_error)?
+                    .all()
+                    .await
+                    .map_err(service_error)?
+                    .results::<LocalRow>()
+                    .map_err(service_error)?;
+                let mut matches: Vec<VectorMatch> = rows
+                    .into_iter()
+                    .filter_map(|row| {
+                        let metadata: Metadata = serde_json::from_str(&row.metadata).ok()?;
+                        if !query.filter.matches(&metadata) {
+                            return None;
+                        }
+                        let values: Vec<f32> = serde_json::from_str(&row.vector).ok()?;
+                        Some(VectorMatch {
+                            id: row.id,
+                            score: cosine(&query.vector, &values),
+                            metadata,
+                        })
+                    })
+                    .collect();
+                matches.sort_by(|a, b| b.score.total_cmp(&a.score));
+                matches.truncate(query.top_k);
+                Ok(matches)
+            }
+        }
+    }
+
+    async fn delete(&self, ids: &[String]) -> Result<(), ServiceError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        match self {
+            Self::Vectorize(binding) => call(binding, "deleteByIds", &[to_js(&ids)?])
+                .await
+                .map(|_| ()),
+            Self::Local(db) => {
+                let statements = ids
+                    .iter()
+                    .map(|id| {
+                        db.prepare("DELETE FROM local_vectors WHERE id = ?1")
+                            .bind(&[id.as_str().into()])
+                    })
+                    .collect::<worker::Result<Vec<_>>>()
+                    .map_err(service_error)?;
+                db.batch(statements)
+                    .await
+                    .map_err(service_error)
+                    .map(|_| ())
+            }
+        }
+    }
+}

@@ -1,0 +1,307 @@
+//! The conversation API (seed 000's paths):
+//! - `POST /conversations` → 201 with the stored greeting;
+//! - `POST /conversations/{id}/messages` → the native SSE stream of the turn, or with
+//!   `Prefer: respond-async` → 202 `{"message_id"}` and the answer lands in history;
+//! - `GET /conversations/{id}/history`.
+
+use concierge_core::boundary::ConversationStore;
+use concierge_core::conversation::{Language, Scope, StoredMessage};
+use concierge_core::flows::shop::{self, NewConversation};
+use concierge_core::stream::native::{Completed, Failed, NativeEncoder, NativeEvent, Started};
+use concierge_core::turn::{TurnEvent, TurnInput};
+use futures_channel::{mpsc, oneshot};
+use futures_util::StreamExt;
+use serde::Deserialize;
+use worker::{Context, Env, Request, Response};
+
+use crate::ApiError;
+use crate::auth::{self, Caller};
+use crate::bindings::services::Services;
+use crate::routes::body;
+
+/// The longest message a visitor may send, in characters.
+const MAX_MESSAGE_CHARS: usize = 4_000;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateBody {
+    #[serde(default)]
+    user_id: Option<String>,
+    #[serde(default)]
+    language: Option<String>,
+}
+
+/// A stored message as the API shows it.
+pub(crate) fn message_json(message: &StoredMessage) -> serde_json::Value {
+    serde_json::json!({
+        "id": message.id,
+        "role": message.role,
+        "content": message.content,
+        "kind": message.kind.as_str(),
+        "created_at": message.created_at,
+        "metadata": message.metadata,
+    })
+}
+
+/// `POST /conversations`.
+pub(crate) async fn create(
+    mut req: Request,
+    env: &Env,
+    ctx: &Context,
+) -> Result<Response, ApiError> {
+    let caller = auth::site_caller(&req, env, true).await?;
+    let body: CreateBody = body::json(&mut req).await?;
+    let language = match body.language.as_deref() {
+        None => caller
+            .site
+            .config
+            .language
+            .as_deref()
+            .and_then(Language::parse),
+        Some(code) => Some(
+            Language::parse(code)
+                .ok_or_else(|| ApiError::bad_request("`language` must be \"vi\" or \"en\"."))?,
+        ),
+    };
+    if body
+        .user_id
+        .as_ref()
+        .is_some_and(|u| u.is_empty() || u.len() > 128)
+    {
+        return Err(ApiError::bad_request(
+            "`user_id` must be 1 to 128 characters.",
+        ));
+    }
+    let services = Services::new(env, &caller.site)?;
+    let new = NewConversation {
+        site_id: caller.site.id.clone(),
+        user_id: body.user_id,
+        language,
+    };
+    let created = shop::create_conversation(&services.shop(), &services.config, new)
+        .await
+        .map_err(ApiError::from)?;
+    ctx.wait_until(services.queue_flush());
+    let body = serde_json::json!({
+        "conversation_id": created.conversation.id,
+        "messages": [message_json(&created.greeting)],
+    });
+    Ok(Response::from_json(&body)?.with_status(201))
+}
+
+/// `GET /conversations/{id}/history`.
+pub(crate) async fn history(
+    req: Request,
+    env: &Env,
+    conversation_id: &str,
+) -> Result<Response, ApiError> {
+    let caller = auth::site_caller(&req, env, true).await?;
+    let services = Services::new(env, &caller.site)?;
+    let scope = Scope::new(&caller.site.id, conversation_id);
+    services
+        .store
+        .load_conversation(scope)
+        .await
+        .map_err(ApiError::store)?
+        .ok_or(ApiError::NotFound)?;
+    let messages = services
+        .store
+        .load_recent_messages(scope, 1_000)
+        .await
+        .map_err(ApiError::store)?;
+    let body = serde_json::json!({
+        "conversation_id": conversation_id,
+        "messages": messages.iter().map(message_json).collect::<Vec<_>>(),
+    });
+    Ok(Response::from_json(&body)?)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MessageBody {
+    content: String,
+}
+
+/// `POST /conversations/{id}/messages`.
+pub(crate) async fn post_message(
+    mut req: Request,
+    env: &Env,
+    ctx: &Context,
+    conversation_id: &str,
+    request_id: &str,
+) -> Result<Response, ApiError> {
+    let caller = auth::site_caller(&req, env, true).await?;
+    let respond_async = req.headers().get("prefer").ok().flatten().is_some_and(|p| {
+        p.split([',', ';'])
+            .any(|t| t.trim().eq_ignore_ascii_case("respond-async"))
+    });
+    let body: MessageBody = body::json(&mut req).await?;
+    let content = body.content.trim();
+    if content.is_empty() {
+        return Err(ApiError::bad_request("`content` must not be empty."));
+    }
+    if content.chars().count() > MAX_MESSAGE_CHARS {
+        return Err(ApiError::bad_request(format!(
+            "`content` is over {MAX_MESSAGE_CHARS} characters."
+        )));
+    }
+    let Caller { site, .. } = caller;
+    let services = Services::new(env, &site)?;
+    let scope = Scope::new(&site.id, conversation_id);
+    services
+        .store
+        .load_conversation(scope)
+        .await
+        .map_err(ApiError::store)?
+        .ok_or(ApiError::NotFound)?;
+
+    let input = TurnInput {
+        site_id: site.id.clone(),
+        conversation_id: conversation_id.to_string(),
+        text: content.to_string(),
+    };
+    let (frames, body_stream) = mpsc::unbounded::<Vec<u8>>();
+    let (started_tx, started_rx) = oneshot::channel::<Result<(String, String), ApiError>>();
+    let request_id = request_id.to_string();
+    let turn = async move {
+        let mut encoder = NativeEncoder::new();
+        let mut started = Some(started_tx);
+        let mut out = String::new();
+        let mut sink = |event: TurnEvent| {
+            out.clear();
+            let native = match event {
+                TurnEvent::Started {
+                    conversation_id,
+                    user_message_id,
+                    message_id,
+                } => {
+                    if let Some(tx) = started.take() {
+                        let _ = tx.send(Ok((user_message_id, message_id.clone())));
+                    }
+                    Some(NativeEvent::Started(Started {
+                        conversation_id: Some(conversation_id),
+                        message_id: Some(message_id),
+                        request_id: Some(request_id.clone()),
+                    }))
+                }
+                TurnEvent::Chunk { text } => {
+                    let _ = encoder.chunk(&text, &mut out);
+                    None
+                }
+                TurnEvent::Completed {
+                    message_id,
+                    kind,
+                    intent,
+                    confidence,
+                    usage,
+                } => {
+                    let mut completed = Completed::new(message_id, kind.as_str());
+                    completed.intent = intent.map(Into::into);
+                    completed.confidence = confidence;
+                    completed.usage = usage;
+                    Some(NativeEvent::Completed(completed))
+                }
+                TurnEvent::Failed { code, message } => {
+                    if let Some(tx) = started.take() {
+                        let _ = tx.send(Err(ApiError::TurnFailed(code, message)));
+                    }
+                    Some(NativeEvent::Failed(Failed::new(code, message)))
+                }
+            };
+            if let Some(native) = native {
+                let _ = encoder.encode(&native, &mut out);
+            }
+            if !out.is_empty() {
+                let _ = frames.unbounded_send(out.as_bytes().to_vec());
+            }
+        };
+        let result = shop::run_turn(&services.shop(), &services.config, &input, &mut sink).await;
+        if let Err(error) = result {
+            let line = serde_json::json!({
+                "level": "warn", "msg": "turn failed", "request_id": request_id,
+                "site": input.site_id, "conversation_id": input.conversation_id,
+                "code": error.code(), "detail": error.to_string(),
+            });
+            worker::console_warn!("{line}");
+        }
+        services.queue_flush().await;
+    };
+    // The turn runs to completion even if the client goes away: its answer is stored.
+    ctx.wait_until(turn);
+
+    if respond_async {
+        let (user_message_id, message_id) = started_rx.await.map_err(|_| {
+            ApiError::Internal(worker::Error::RustError("turn ended early".into()))
+        })??;
+        let body = serde_json::json!({
+            "conversation_id": conversation_id,
+            "user_message_id": user_message_id,
+            "message_id": message_id,
+        });
+        return Ok(Response::from_json(&body)?.with_status(202));
+    }
+    let mut response = Response::from_stream(body_stream.map(Ok::<Vec<u8>, worker::Error>))?;
+    let headers = response.headers_mut();
+    headers.set("content-type", "text/event-stream; charset=utf-8")?;
+    headers.set("cache-control", "no-cache, no-transform")?;
+    headers.set("x-accel-buffering", "no")?;
+    Ok(response)
+}
+
+/// `DELETE /conversations/{id}` (secret key): the conversation, its messages and their
+/// vectors.
+pub(crate) async fn delete(
+    req: Request,
+    env: &Env,
+    conversation_id: &str,
+) -> Result<Response, ApiError> {
+    use concierge_core::boundary::VectorIndex;
+    let caller = auth::site_caller(&req, env, false).await?;
+    let services = Services::new(env, &caller.site)?;
+    let db = services.store.db();
+    #[derive(Deserialize)]
+    struct Row {
+        id: String,
+        chunk_count: f64,
+    }
+    let rows = db
+        .prepare("SELECT id, chunk_count FROM messages WHERE conversation_id = ?1 AND site_id = ?2")
+        .bind(&[conversation_id.into(), caller.site.id.as_str().into()])?
+        .all()
+        .await?
+        .results::<Row>()?;
+    let deleted = db
+        .prepare("DELETE FROM conversations WHERE id = ?1 AND site_id = ?2 RETURNING id")
+        .bind(&[conversation_id.into(), caller.site.id.as_str().into()])?
+        .first::<serde_json::Value>(None)
+        .await?;
+    if deleted.is_none() {
+        return Err(ApiError::NotFound);
+    }
+    // ON DELETE CASCADE needs foreign keys on; delete dependants explicitly as well.
+    let scoped = [
+        JsValueStr::from(conversation_id),
+        JsValueStr::from(caller.site.id.as_str()),
+    ];
+    db.batch(vec![
+        db.prepare("DELETE FROM messages WHERE conversation_id = ?1 AND site_id = ?2")
+            .bind(&scoped)?,
+        db.prepare("DELETE FROM summaries WHERE conversation_id = ?1 AND site_id = ?2")
+            .bind(&scoped)?,
+    ])
+    .await?;
+    let ids: Vec<String> = rows
+        .iter()
+        .flat_map(|r| {
+            (0..r.chunk_count as usize).map(|i| concierge_core::retrieval::chunk_id(&r.id, i))
+        })
+        .collect();
+    services
+        .vectors
+        .delete(&ids)
+        .await
+        .map_err(ApiError::store)?;
+    Ok(Response::empty()?.with_status(204))
+}
+
+type JsValueStr = wasm_bindgen::JsValue;

@@ -1,0 +1,216 @@
+//! Knowledge documents (secret key): `PUT`/`DELETE /admin/knowledge/{id}` and
+//! `POST /admin/index`. Documents are stored in D1 and indexed in the background
+//! through the queue; deleting one deletes its vectors.
+
+use concierge_core::boundary::VectorIndex;
+use concierge_core::retrieval;
+use serde::Deserialize;
+use wasm_bindgen::JsValue;
+use worker::{Env, Request, Response};
+
+use crate::bindings::queue::{self, IndexJob, QueueMessage};
+use crate::bindings::vectors::Vectors;
+use crate::routes::body;
+use crate::{ApiError, auth, now_ms};
+
+/// Largest document, in characters (the request body is capped at 32 KB anyway).
+const MAX_DOCUMENT_CHARS: usize = 30_000;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DocumentBody {
+    #[serde(default)]
+    title: String,
+    content: String,
+}
+
+/// Document ids: 1–40 of `[A-Za-z0-9_.-]` (they become part of vector ids).
+fn valid_document_id(id: &str) -> bool {
+    (1..=40).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+}
+
+/// `PUT /admin/knowledge/{id}`: create or replace a document; 201 when new, 200 when
+/// replaced; indexing is queued (202-style `index_status: "pending"`).
+pub(crate) async fn put(
+    mut req: Request,
+    env: &Env,
+    document_id: &str,
+) -> Result<Response, ApiError> {
+    let caller = auth::site_caller(&req, env, false).await?;
+    if !valid_document_id(document_id) {
+        return Err(ApiError::bad_request(
+            "Document ids are 1 to 40 letters, digits, '_', '-' or '.'.",
+        ));
+    }
+    let doc: DocumentBody = body::json(&mut req).await?;
+    if doc.content.trim().is_empty() || doc.content.chars().count() > MAX_DOCUMENT_CHARS {
+        return Err(ApiError::bad_request(format!(
+            "`content` must be 1 to {MAX_DOCUMENT_CHARS} characters."
+        )));
+    }
+    let site_id = caller.site.id.as_str();
+    let db = env.d1("DB")?;
+    let existed = db
+        .prepare("SELECT 1 AS found FROM knowledge_documents WHERE site_id = ?1 AND id = ?2")
+        .bind(&[site_id.into(), document_id.into()])?
+        .first::<serde_json::Value>(None)
+        .await?
+        .is_some();
+    db.prepare(
+        "INSERT INTO knowledge_documents (site_id, id, title, content, updated_at, index_status) \
+         VALUES (?1, ?2, ?3, ?4, ?5, 'pending') \
+         ON CONFLICT (site_id, id) DO UPDATE SET title = excluded.title, content = excluded.content, \
+         updated_at = excluded.updated_at, index_status = 'pending'",
+    )
+    .bind(&[
+        site_id.into(),
+        document_id.into(),
+        doc.title.trim().into(),
+        doc.content.as_str().into(),
+        JsValue::from_f64(now_ms() as f64),
+    ])?
+    .run()
+    .await?;
+    let job = IndexJob::Document {
+        site_id: site_id.to_string(),
+        document_id: document_id.to_string(),
+    };
+    queue::send(env, vec![QueueMessage::first(job)], 0).await?;
+    let body = serde_json::json!({"id": document_id, "title": doc.title.trim(), "index_status": "pending"});
+    Ok(Response::from_json(&body)?.with_status(if existed { 200 } else { 201 }))
+}
+
+/// `DELETE /admin/knowledge/{id}`: the document and its vectors.
+pub(crate) async fn delete(
+    req: Request,
+    env: &Env,
+    document_id: &str,
+) -> Result<Response, ApiError> {
+    let caller = auth::site_caller(&req, env, false).await?;
+    let site_id = caller.site.id.as_str();
+    let db = env.d1("DB")?;
+    #[derive(Deserialize)]
+    struct Row {
+        chunk_count: f64,
+    }
+    let row = db
+        .prepare(
+            "DELETE FROM knowledge_documents WHERE site_id = ?1 AND id = ?2 RETURNING chunk_count",
+        )
+        .bind(&[site_id.into(), document_id.into()])?
+        .first::<Row>(None)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let parent = format!("{site_id}/{document_id}");
+    let ids: Vec<String> = (0..row.chunk_count as usize)
+        .map(|i| retrieval::chunk_id(&parent, i))
+        .collect();
+    Vectors::from_env(env)?
+        .delete(&ids)
+        .await
+        .map_err(ApiError::store)?;
+    Ok(Response::empty()?.with_status(204))
+}
+
+/// `POST /admin/index`: re-index every knowledge document of the site (queued).
+pub(crate) async fn reindex(req: Request, env: &Env) -> Result<Response, ApiError> {
+    let caller = auth::site_caller(&req, env, false).await?;
+    let site_id = caller.site.id.as_str();
+    #[derive(Deserialize)]
+    struct Row {
+        id: String,
+    }
+    let ids = env
+        .d1("DB")?
+        .prepare("SELECT id FROM knowledge_documents WHERE site_id = ?1 ORDER BY id")
+        .bind(&[site_id.into()])?
+        .all()
+        .await?
+        .results::<Row>()?;
+    let jobs: Vec<QueueMessage> = ids
+        .iter()
+        .map(|r| {
+            QueueMessage::first(IndexJob::Document {
+                site_id: site_id.to_string(),
+                document_id: r.id.clone(),
+            })
+        })
+        .collect();
+    let count = jobs.len();
+    for batch in jobs.chunks(100) {
+        queue::send(env, batch.to_vec(), 0).await?;
+    }
+    Ok(Response::from_json(&serde_json::json!({"queued": count}))?.with_status(202))
+}
+
+/// `GET /admin/knowledge`: the site's documents with their indexing status.
+pub(crate) async fn list(req: Request, env: &Env) -> Result<Response, ApiError> {
+    let caller = auth::site_caller(&req, env, false).await?;
+    let documents = env
+        .d1("DB")?
+        .prepare(
+            "SELECT id, title, length(content) AS chars, chunk_count, index_status, updated_at \
+             FROM knowledge_documents WHERE site_id = ?1 ORDER BY id",
+        )
+        .bind(&[caller.site.id.as_str().into()])?
+        .all()
+        .await?
+        .results::<serde_json::Value>()?;
+    Ok(Response::from_json(
+        &serde_json::json!({"documents": documents}),
+    )?)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SearchBody {
+    query: String,
+    /// Also search this conversation's memory.
+    #[serde(default)]
+    conversation_id: Option<String>,
+}
+
+/// `POST /admin/search`: what retrieval finds for a query — the site's knowledge, and a
+/// conversation's memory when one is named — re-ranked as the assistant sees it.
+pub(crate) async fn search(mut req: Request, env: &Env) -> Result<Response, ApiError> {
+    let caller = auth::site_caller(&req, env, false).await?;
+    let body: SearchBody = body::json(&mut req).await?;
+    if body.query.trim().is_empty() {
+        return Err(ApiError::bad_request("`query` must not be empty."));
+    }
+    let services = crate::bindings::services::Services::new(env, &caller.site)?;
+    let conversation = body.conversation_id.unwrap_or_default();
+    let scope = concierge_core::conversation::Scope::new(&caller.site.id, &conversation);
+    let options = concierge_core::retrieval::RetrievalOptions::default();
+    let passages = retrieval::retrieve(
+        &services.upstream,
+        &services.vectors,
+        scope,
+        &body.query,
+        &options,
+        &[],
+    )
+    .await
+    .map_err(ApiError::from)?;
+    let results: Vec<serde_json::Value> = passages
+        .iter()
+        .map(|p| {
+            serde_json::json!({
+                "id": p.id,
+                "source": match p.source {
+                    retrieval::PassageSource::Knowledge => "knowledge",
+                    retrieval::PassageSource::Conversation => "conversation",
+                },
+                "title": p.title,
+                "text": p.text,
+                "score": p.score,
+            })
+        })
+        .collect();
+    Ok(Response::from_json(
+        &serde_json::json!({"results": results}),
+    )?)
+}
