@@ -24,6 +24,13 @@ PYTHON="${PYTHON:-python3}"
 say() { printf 'install-llm: %s\n' "$*"; }
 die() { printf 'install-llm: error: %s\n' "$*" >&2; exit 1; }
 
+# `--check`: succeed only when everything is already installed (installs nothing).
+if [ "${1:-}" = "--check" ]; then
+    [ -x "$LLM_DIR/bin/llama-server" ] && [ -s "$LLM_DIR/$MODEL_FILE" ] &&
+        "$LLM_DIR/bin/llama-server" --version >/dev/null 2>&1
+    exit $?
+fi
+
 command -v "$PYTHON" >/dev/null 2>&1 || die "$PYTHON not found (needed for pip)"
 mkdir -p "$LLM_DIR/downloads" "$LLM_DIR/bin"
 

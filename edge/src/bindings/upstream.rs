@@ -36,6 +36,8 @@ pub(crate) struct Upstream {
     pub base_url: String,
     pub model: String,
     pub api_key: Option<String>,
+    /// Without a trailing slash; defaults to `base_url`.
+    pub embed_base_url: String,
     pub embed_model: String,
     pub embed_dimensions: Option<u32>,
     pub first_token_timeout: Duration,
@@ -69,8 +71,20 @@ impl Upstream {
             .filter(|k| !k.is_empty());
         let millis =
             |name: &str, default: u64| var(name).and_then(|v| v.parse().ok()).unwrap_or(default);
+        let embed_base_url = settings
+            .embed_base_url
+            .clone()
+            .or_else(|| {
+                if settings.base_url.is_some() {
+                    None
+                } else {
+                    var("EMBED_BASE_URL")
+                }
+            })
+            .unwrap_or_else(|| base_url.clone());
         Self {
             provider,
+            embed_base_url: embed_base_url.trim_end_matches('/').to_string(),
             base_url: base_url.trim_end_matches('/').to_string(),
             model: settings
                 .model
@@ -93,9 +107,22 @@ impl Upstream {
     }
 
     fn url(&self, path_openai: &str, path_ollama: &str) -> String {
-        match self.provider {
-            Provider::OpenAi => format!("{}{path_openai}", self.base_url),
-            Provider::Ollama => format!("{}{path_ollama}", self.base_url),
+        Self::join(&self.base_url, self.provider, path_openai, path_ollama)
+    }
+
+    fn embed_url(&self, path_openai: &str, path_ollama: &str) -> String {
+        Self::join(
+            &self.embed_base_url,
+            self.provider,
+            path_openai,
+            path_ollama,
+        )
+    }
+
+    fn join(base: &str, provider: Provider, path_openai: &str, path_ollama: &str) -> String {
+        match provider {
+            Provider::OpenAi => format!("{base}{path_openai}"),
+            Provider::Ollama => format!("{base}{path_ollama}"),
         }
     }
 
@@ -312,7 +339,7 @@ fn retryable(error: &ChatModelError) -> bool {
 impl Embedder for Upstream {
     async fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, ServiceError> {
         let unavailable = |detail: String| ServiceError::new(ServiceErrorKind::Unavailable, detail);
-        if self.base_url.is_empty() {
+        if self.embed_base_url.is_empty() {
             return Err(unavailable("no embedding endpoint is configured".into()));
         }
         let (url, body) = match self.provider {
@@ -322,7 +349,7 @@ impl Embedder for Upstream {
                 if let Some(d) = self.embed_dimensions {
                     request = request.dimensions(d);
                 }
-                (self.url("/embeddings", ""), request.to_json())
+                (self.embed_url("/embeddings", ""), request.to_json())
             }
             Provider::Ollama => {
                 let mut request =
@@ -330,7 +357,7 @@ impl Embedder for Upstream {
                 if let Some(d) = self.embed_dimensions {
                     request = request.dimensions(d);
                 }
-                (self.url("", "/api/embed"), request.to_json())
+                (self.embed_url("", "/api/embed"), request.to_json())
             }
         };
         let controller = AbortController::default();

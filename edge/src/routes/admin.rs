@@ -69,6 +69,19 @@ impl SitePatch {
                     "`llm.base_url` must be an http(s) URL.",
                 ));
             }
+            if llm
+                .first_token_timeout_ms
+                .is_some_and(|ms| !(1_000..=120_000).contains(&ms))
+            {
+                return Err(ApiError::bad_request(
+                    "`llm.first_token_timeout_ms` must be 1000 to 120000.",
+                ));
+            }
+            if llm.max_tokens.is_some_and(|n| !(16..=32_768).contains(&n)) {
+                return Err(ApiError::bad_request(
+                    "`llm.max_tokens` must be 16 to 32768.",
+                ));
+            }
             let keep_key = config.llm.api_key.take();
             config.llm = LlmSettings {
                 api_key: llm.api_key.clone().or(keep_key),

@@ -216,6 +216,12 @@ pub(crate) async fn post_message(
             }
         };
         let result = shop::run_turn(&services.shop(), &services.config, &input, &mut sink).await;
+        // The core always ends a turn with one terminal event; should it ever not, the
+        // stream still ends with exactly one (`failed`, code `stream_closed`).
+        let mut tail = String::new();
+        if encoder.close(&mut tail) {
+            let _ = frames.unbounded_send(tail.into_bytes());
+        }
         if let Err(error) = result {
             let line = serde_json::json!({
                 "level": "warn", "msg": "turn failed", "request_id": request_id,
