@@ -14,8 +14,9 @@
 //! | [`Completed`] | `completed` | `{"message_id","kind","intent","confidence","usage"}` |
 //! | [`Failed`] | `failed` | `{"error":{"code","message"}}` |
 //!
-//! A client that reads only `data:` lines of unnamed events gets the text chunks, as in the
-//! seed's `data: {"chunk": "..."}` format. Optional fields are omitted when absent. Every
+//! A client that reads only `data:` lines and keeps those with a `chunk` key gets the text,
+//! as in the seed's `data: {"chunk": "..."}` format. Optional fields are omitted when absent (a
+//! non-finite `percentage` or `confidence` is written as `null` and read back as absent). Every
 //! stream ends with exactly one `completed` or `failed`: [`NativeEncoder`] refuses events
 //! after it and [`NativeEncoder::close`] writes a `failed` if none was sent.
 //!

@@ -33,3 +33,12 @@ where
 {
     Ok(Option::<f32>::deserialize(deserializer)?.filter(|f| f.is_finite()))
 }
+
+/// Deserializes a field whose `null` means the same as its default (e.g. an empty list).
+pub(crate) fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
+}

@@ -49,8 +49,12 @@ pub struct ChatCompletionChunk<'a> {
         skip_serializing_if = "Option::is_none"
     )]
     pub system_fingerprint: Option<Cow<'a, str>>,
-    /// The choices' deltas; empty in the final usage chunk.
-    #[serde(default, borrow)]
+    /// The choices' deltas; empty in the final usage chunk (`null` reads as empty).
+    #[serde(
+        default,
+        borrow,
+        deserialize_with = "crate::stream::wire::null_as_default"
+    )]
     pub choices: Vec<ChunkChoice<'a>>,
     /// Token counts: only in the usage chunk (`stream_options.include_usage`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -67,7 +71,11 @@ pub struct ChunkChoice<'a> {
     #[serde(default)]
     pub index: u32,
     /// What this chunk adds to the choice.
-    #[serde(default, borrow)]
+    #[serde(
+        default,
+        borrow,
+        deserialize_with = "crate::stream::wire::null_as_default"
+    )]
     pub delta: ChunkDelta<'a>,
     /// Set in the choice's last chunk: `stop`, `length`, `tool_calls`, `content_filter`, …
     #[serde(
