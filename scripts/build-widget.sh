@@ -5,10 +5,11 @@ set -eu
 . "$(dirname "$0")/env.sh"
 cd "$ROOT"
 OUT="$ROOT/www/widget/pkg"
+TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
 cargo build --quiet --release -p concierge-widget --target wasm32-unknown-unknown
 mkdir -p "$OUT"
 wasm-bindgen --target web --no-typescript --out-dir "$OUT" \
-    target/wasm32-unknown-unknown/release/concierge_widget.wasm
+    "$TARGET/wasm32-unknown-unknown/release/concierge_widget.wasm"
 wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
     --enable-mutable-globals --enable-reference-types --enable-multivalue \
     -o "$OUT/concierge_widget_bg.wasm.opt" "$OUT/concierge_widget_bg.wasm"

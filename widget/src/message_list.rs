@@ -1,0 +1,68 @@
+//! The conversation: an `aria-live` log of messages that keeps the newest in view.
+//!
+//! The log is `aria-busy` while an answer streams, so screen readers announce the
+//! finished answer once instead of every token.
+
+use leptos::html::{Div, Textarea};
+use leptos::prelude::*;
+
+use crate::chat::{Chat, Status};
+use crate::message::Message;
+
+/// The message log, with the loading and start-failure notices.
+#[component]
+pub(crate) fn MessageList(
+    /// The chat (entries, status, busy).
+    chat: Chat,
+    /// The message box, which gets focus after a retry.
+    input: NodeRef<Textarea>,
+) -> impl IntoView {
+    let strings = move || chat.lang.get().strings();
+    let log = NodeRef::<Div>::new();
+    Effect::new(move |_| {
+        chat.entries.with(|entries| {
+            if let Some(last) = entries.last() {
+                last.text.track();
+                last.phase.track();
+            }
+        });
+        if let Some(log) = log.get() {
+            log.set_scroll_top(log.scroll_height());
+        }
+    });
+    let notice = move || {
+        match chat.status.get() {
+        Status::Ready => None,
+        Status::Loading => Some(view! { <p class="cw-note">{strings().loading}</p> }.into_any()),
+        Status::Failed => Some(
+            view! {
+                <div class="cw-failed" role="alert">
+                    <p class="cw-error">{strings().error_start}</p>
+                    <button type="button" class="cw-retry" on:click=move |_| chat.start(false, true)>
+                        {strings().retry}
+                    </button>
+                </div>
+            }
+            .into_any(),
+        ),
+    }
+    };
+    view! {
+        <div
+            class="cw-log"
+            node_ref=log
+            role="log"
+            aria-live="polite"
+            aria-label=move || strings().messages_label
+            aria-busy=move || if chat.busy.get() { "true" } else { "false" }
+            tabindex="0"
+        >
+            <For
+                each=move || chat.entries.get()
+                key=|entry| entry.key
+                children=move |entry| view! { <Message chat=chat entry=entry input=input /> }
+            />
+            {notice}
+        </div>
+    }
+}
