@@ -1,5 +1,5 @@
-//! The root component: reads the loader's options, applies the theme, creates the chat
-//! and lays out the panel. Owns the panel-wide keyboard rules: Esc closes a popup panel,
+//! The root component: applies the theme and language, creates the chat and lays out
+//! the panel. Owns the panel-wide keyboard rules: Esc closes a popup panel,
 //! and Tab/Shift+Tab wrap around inside it (focus stays in the open panel; the loader
 //! returns it to the launcher on close). An inline panel is part of the page and traps
 //! nothing.
@@ -9,6 +9,7 @@ use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{HtmlElement, KeyboardEvent, UrlSearchParams};
 
+use crate::api::SiteConfig;
 use crate::chat::use_chat;
 use crate::composer::{Composer, focus_input};
 use crate::header::Header;
@@ -21,21 +22,23 @@ use crate::theme::Theme;
 /// What Tab cycles through.
 const FOCUSABLE: &str = ".cw-panel button:not([disabled]), .cw-panel textarea, .cw-panel a[href], .cw-panel [tabindex=\"0\"]";
 
-/// The chat panel.
+/// The chat panel, for the loader's `options` and the site's `config`.
 #[component]
-pub(crate) fn App() -> impl IntoView {
-    let options = read_options();
+pub(crate) fn App(
+    /// From the URL fragment.
+    options: Options,
+    /// From `GET /widget/config` (the default when it failed).
+    config: SiteConfig,
+) -> impl IntoView {
     let inline = options.mode == Mode::Inline;
     apply_theme(&Theme::new(options.color.as_deref()));
-    let chat = use_chat(options);
+    let (lang, title) = options.resolve(config.language, config.title.as_deref());
+    if let Some(root) = document().document_element() {
+        let _ = root.set_attribute("lang", lang.code());
+    }
+    let chat = use_chat(options, lang);
     let input = NodeRef::<Textarea>::new();
 
-    Effect::new(move |_| {
-        let lang = chat.lang.get().code();
-        if let Some(root) = document().document_element() {
-            let _ = root.set_attribute("lang", lang);
-        }
-    });
     let host = chat.host();
     let _ = host.listen(move |command| match command {
         Command::Focus => focus_input(input),
@@ -59,16 +62,16 @@ pub(crate) fn App() -> impl IntoView {
             class=("cw-inline", inline)
             data-status=move || chat.status.get().name()
         >
-            <Header chat=chat inline=inline input=input />
+            <Header chat=chat title=title inline=inline input=input />
             <MessageList chat=chat input=input />
-            <Starters chat=chat input=input />
+            <Starters chat=chat prompts=config.starter_prompts input=input />
             <Composer chat=chat input=input />
         </div>
     }
 }
 
 /// The options in the URL fragment.
-fn read_options() -> Options {
+pub(crate) fn read_options() -> Options {
     let hash = window().location().hash().unwrap_or_default();
     let Ok(params) = UrlSearchParams::new_with_str(hash.trim_start_matches('#')) else {
         return Options::default();
@@ -99,26 +102,24 @@ fn wrap_focus(ev: &KeyboardEvent) {
     let Ok(list) = doc.query_selector_all(FOCUSABLE) else {
         return;
     };
-    let count = list.length();
-    if count == 0 {
+    // Visible controls only (`offsetParent` is null under a `hidden` ancestor).
+    let controls: Vec<HtmlElement> = (0..list.length())
+        .filter_map(|i| list.item(i)?.dyn_into::<HtmlElement>().ok())
+        .filter(|el| el.offset_parent().is_some())
+        .collect();
+    let (Some(first), Some(last)) = (controls.first(), controls.last()) else {
         return;
-    }
-    let (first, last) = (list.item(0), list.item(count - 1));
-    let active = doc.active_element();
-    let is_active = |node: &Option<web_sys::Node>| match (node, &active) {
-        (Some(node), Some(active)) => node.is_same_node(Some(active)),
-        _ => false,
     };
-    let outside = active.is_none() || (0..count).all(|i| !is_active(&list.item(i)));
-    let target = if ev.shift_key() && (is_active(&first) || outside) {
+    let active = doc.active_element();
+    let is_active = |el: &HtmlElement| active.as_ref().is_some_and(|a| el.is_same_node(Some(a)));
+    let inside = controls.iter().any(is_active);
+    let target = if ev.shift_key() && (!inside || is_active(first)) {
         last
-    } else if !ev.shift_key() && (is_active(&last) || outside) {
+    } else if !ev.shift_key() && (!inside || is_active(last)) {
         first
     } else {
         return;
     };
-    if let Some(el) = target.and_then(|n| n.dyn_into::<HtmlElement>().ok()) {
-        ev.prevent_default();
-        let _ = el.focus();
-    }
+    ev.prevent_default();
+    let _ = target.focus();
 }

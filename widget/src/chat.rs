@@ -2,8 +2,8 @@
 //! reactive state every component reads, and the actions they call (send, stop, retry,
 //! reset).
 //!
-//! - **Start**: read the site's widget config, then resume the conversation whose id is
-//!   stored in `localStorage` (its history), or create one (it comes with the greeting).
+//! - **Start**: resume the conversation whose id is stored in `localStorage` (its
+//!   history), or create one (it comes with the greeting).
 //!   A stored id the server no longer knows (404) starts a new conversation.
 //! - **Send**: the visitor's message and an empty answer appear at once; the answer is
 //!   then filled from the stream, chunk by chunk, through [`Turn`].
@@ -17,9 +17,9 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, ReadableStreamDefaultReader, ReadableStreamReadResult};
 
-use crate::api::{self, Api, ApiError, Role, SiteConfig};
+use crate::api::{self, Api, ApiError, Role};
 use crate::host::Host;
-use crate::i18n::Lang;
+use crate::i18n::{Lang, Strings};
 use crate::options::Options;
 use crate::sse::SseDecoder;
 use crate::turn::{Failure, Phase, StreamEvent, Turn};
@@ -68,12 +68,10 @@ pub(crate) struct Chat {
     pub entries: RwSignal<Vec<Entry>>,
     /// Whether the conversation is usable.
     pub status: RwSignal<Status>,
-    /// UI language (the embed tag's, else the site's, else Vietnamese).
-    pub lang: RwSignal<Lang>,
-    /// Header title (the embed tag's, else the site's, else the default).
-    pub title: RwSignal<Option<String>>,
-    /// The site's starter prompts.
-    pub starters: RwSignal<Vec<String>>,
+    /// The conversation's and the panel's language.
+    pub lang: Lang,
+    /// The panel's words, in `lang`.
+    pub strings: &'static Strings,
     /// An answer is streaming.
     pub busy: RwSignal<bool>,
     options: StoredValue<Options>,
@@ -88,14 +86,13 @@ pub(crate) struct Chat {
     next_key: StoredValue<u32>,
 }
 
-/// Create the chat for `options` and start loading the conversation.
-pub(crate) fn use_chat(options: Options) -> Chat {
+/// Create the chat for `options`, in `lang`, and start loading the conversation.
+pub(crate) fn use_chat(options: Options, lang: Lang) -> Chat {
     let chat = Chat {
         entries: RwSignal::new(Vec::new()),
         status: RwSignal::new(Status::Loading),
-        lang: RwSignal::new(options.lang.unwrap_or_default()),
-        title: RwSignal::new(options.title.clone()),
-        starters: RwSignal::new(Vec::new()),
+        lang,
+        strings: lang.strings(),
         busy: RwSignal::new(false),
         api: StoredValue::new(Api::new(options.site_key.clone())),
         host: StoredValue::new(Host::new(options.parent_origin.clone())),
@@ -106,7 +103,7 @@ pub(crate) fn use_chat(options: Options) -> Chat {
         next_key: StoredValue::new(0),
         options: StoredValue::new(options),
     };
-    chat.start(chat.options.with_value(|o| o.reset), true);
+    chat.start(chat.options.with_value(|o| o.reset));
     chat
 }
 
@@ -123,19 +120,16 @@ impl Chat {
     }
 
     /// Load (or create) the conversation. `fresh` forgets the stored one first.
-    pub(crate) fn start(self, fresh: bool, with_config: bool) {
+    pub(crate) fn start(self, fresh: bool) {
         self.status.set(Status::Loading);
         let generation = self.generation.get_value();
         spawn_local(async move {
             let api = self.api.get_value();
-            if with_config && let Ok(config) = api.config().await {
-                self.apply_config(config);
-            }
             let key = self.options.with_value(Options::storage_key);
             if fresh {
                 storage_remove(&key);
             }
-            let lang = self.lang.get_untracked();
+            let lang = self.lang;
             let loaded = match storage_get(&key) {
                 Some(id) => match api.history(&id).await {
                     Err(ApiError::Status(404)) => api.create(lang).await,
@@ -161,19 +155,6 @@ impl Chat {
                 Err(_) => self.status.set(Status::Failed),
             }
         });
-    }
-
-    fn apply_config(self, config: SiteConfig) {
-        let from_tag = self
-            .options
-            .with_value(|o| (o.lang.is_some(), o.title.is_some()));
-        if let (false, Some(lang)) = (from_tag.0, config.language) {
-            self.lang.set(lang);
-        }
-        if !from_tag.1 {
-            self.title.set(config.title);
-        }
-        self.starters.set(config.starter_prompts);
     }
 
     /// Send the visitor's `text`; false when it cannot be sent now (empty, an answer is
@@ -230,7 +211,7 @@ impl Chat {
         self.busy.set(false);
         self.conversation.set_value(None);
         self.entries.set(Vec::new());
-        self.start(true, false);
+        self.start(true);
     }
 
     fn entry(self, role: Role, text: String, phase: Phase) -> Entry {

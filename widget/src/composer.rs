@@ -25,7 +25,7 @@ pub(crate) fn Composer(
     /// The textarea, shared with components that move focus to it.
     input: NodeRef<Textarea>,
 ) -> impl IntoView {
-    let strings = move || chat.lang.get().strings();
+    let strings = chat.strings;
     let draft = RwSignal::new(String::new());
     let submit = move || {
         if chat.send(&draft.get_untracked()) {
@@ -48,36 +48,27 @@ pub(crate) fn Composer(
     };
     let label = move || {
         if chat.busy.get() {
-            strings().stop
+            strings.stop
         } else {
-            strings().send
-        }
-    };
-    let icon = move || {
-        if chat.busy.get() {
-            view! { <svg viewBox="0 0 24 24" aria-hidden="true"><path class="cw-fill" d="M7 7h10v10H7z" /></svg> }
-                .into_any()
-        } else {
-            view! { <svg viewBox="0 0 24 24" aria-hidden="true"><path class="cw-fill" d="M3 20.5L21 12 3 3.5V10l12 2-12 2z" /></svg> }
-                .into_any()
+            strings.send
         }
     };
     view! {
         <div class="cw-composer">
-            <label class="cw-sr" for="cw-input">{move || strings().input_label}</label>
+            <label class="cw-sr" for="cw-input">{strings.input_label}</label>
             <textarea
                 id="cw-input"
                 class="cw-input"
                 node_ref=input
                 rows="1"
                 enterkeyhint="send"
-                placeholder=move || strings().placeholder
+                placeholder=strings.placeholder
                 aria-describedby="cw-hint"
                 prop:value=move || draft.get()
                 on:input=move |ev| draft.set(event_target_value(&ev))
                 on:keydown=on_keydown
             ></textarea>
-            <span id="cw-hint" class="cw-sr">{move || strings().input_hint}</span>
+            <span id="cw-hint" class="cw-sr">{strings.input_hint}</span>
             <button
                 type="button"
                 class="cw-send"
@@ -86,7 +77,10 @@ pub(crate) fn Composer(
                 title=label
                 on:click=on_click
             >
-                {icon}
+                <svg viewBox="0 0 24 24" aria-hidden="true">
+                    <path class="cw-fill cw-send-icon" d="M3 20.5L21 12 3 3.5V10l12 2-12 2z" />
+                    <path class="cw-fill cw-stop-icon" d="M7 7h10v10H7z" />
+                </svg>
             </button>
         </div>
     }

@@ -58,18 +58,29 @@ mod message_list;
 #[cfg(target_arch = "wasm32")]
 mod starters;
 
-/// Mount the panel into `#concierge-root` (or the body when absent).
+/// Read the loader's options, fetch the site's widget config, then mount the panel into
+/// `#concierge-root` (or the body when absent). Waiting for the config (one small
+/// same-origin request) lets every label render in its final language, statically.
 ///
 /// Named `boot` rather than `main`, which clashes with wasm-bindgen-test's runner.
 #[cfg(target_arch = "wasm32")]
 #[wasm_bindgen::prelude::wasm_bindgen(start)]
 pub fn boot() {
     use wasm_bindgen::JsCast;
-    let root = leptos::prelude::document()
-        .get_element_by_id("concierge-root")
-        .and_then(|el| el.dyn_into::<web_sys::HtmlElement>().ok());
-    match root {
-        Some(root) => leptos::mount::mount_to(root, app::App).forget(),
-        None => leptos::mount::mount_to_body(app::App),
-    }
+    let options = app::read_options();
+    wasm_bindgen_futures::spawn_local(async move {
+        let api = api::Api::new(options.site_key.clone());
+        let config = api.config().await.unwrap_or_default();
+        let root = leptos::prelude::document()
+            .get_element_by_id("concierge-root")
+            .and_then(|el| el.dyn_into::<web_sys::HtmlElement>().ok());
+        let app = move || leptos::prelude::view! { <app::App options=options config=config /> };
+        match root {
+            Some(root) => {
+                root.set_text_content(None);
+                leptos::mount::mount_to(root, app).forget();
+            }
+            None => leptos::mount::mount_to_body(app),
+        }
+    });
 }

@@ -14,14 +14,14 @@ use crate::turn::{Failure, Phase};
 /// One message bubble.
 #[component]
 pub(crate) fn Message(
-    /// The chat (language, retry).
+    /// The chat (strings, retry).
     chat: Chat,
     /// The message.
     entry: Entry,
     /// The message box, which gets focus after a retry.
     input: NodeRef<Textarea>,
 ) -> impl IntoView {
-    let strings = move || chat.lang.get().strings();
+    let strings = chat.strings;
     let user = entry.role == Role::User;
     let body = NodeRef::<Div>::new();
     Effect::new(move |_| {
@@ -36,55 +36,42 @@ pub(crate) fn Message(
             }
         });
     });
-    let who = move || {
-        if user {
-            strings().you
-        } else {
-            strings().assistant
-        }
-    };
-    let status = move || match entry.phase.get() {
-        Phase::Waiting => Some(match entry.activity.get() {
-            Some(what) => view! { <p class="cw-activity">{what}</p> }.into_any(),
-            None => view! {
-                <div class="cw-typing">
-                    <span class="cw-sr">{strings().typing}</span>
-                    <i></i><i></i><i></i>
-                </div>
-            }
-            .into_any(),
-        }),
-        Phase::Failed(why) => Some(
-            view! {
-                <div class="cw-failed">
-                    <p class="cw-error">{failure_text(strings(), why)}</p>
-                    {move || chat.is_last(&entry).then(|| view! {
-                        <button
-                            type="button"
-                            class="cw-retry"
-                            on:click=move |_| {
-                                chat.retry();
-                                focus_input(input);
-                            }
-                        >
-                            {strings().retry}
-                        </button>
-                    })}
-                </div>
-            }
-            .into_any(),
-        ),
-        Phase::Stopped => Some(view! { <p class="cw-note">{strings().stopped}</p> }.into_any()),
-        Phase::Streaming | Phase::Done => None,
+    let who = if user { strings.you } else { strings.assistant };
+    // The parts below are always in the DOM and shown or hidden by phase: cheaper (in
+    // wasm size) than swapping views, and `hidden` removes them from the a11y tree too.
+    let phase = move || entry.phase.get();
+    let failure = move || match phase() {
+        Phase::Failed(why) => failure_text(strings, why),
+        _ => "",
     };
     view! {
-        <div
-            class=if user { "cw-msg cw-user" } else { "cw-msg cw-bot" }
-            data-state=move || entry.phase.get().name()
-        >
+        <div class=if user { "cw-msg cw-user" } else { "cw-msg cw-bot" } data-state=move || phase().name()>
             <span class="cw-sr">{who} ": "</span>
             <div class="cw-body" node_ref=body></div>
-            {status}
+            <div class="cw-typing" hidden=move || phase() != Phase::Waiting || entry.activity.with(Option::is_some)>
+                <span class="cw-sr">{strings.typing}</span>
+                <i></i>
+                <i></i>
+                <i></i>
+            </div>
+            <p class="cw-activity" hidden=move || phase() != Phase::Waiting || entry.activity.with(Option::is_none)>
+                {move || entry.activity.get()}
+            </p>
+            <div class="cw-failed" hidden=move || !matches!(phase(), Phase::Failed(_))>
+                <p class="cw-error">{failure}</p>
+                <button
+                    type="button"
+                    class="cw-retry"
+                    hidden=move || !chat.is_last(&entry)
+                    on:click=move |_| {
+                        chat.retry();
+                        focus_input(input);
+                    }
+                >
+                    {strings.retry}
+                </button>
+            </div>
+            <p class="cw-note" hidden=move || phase() != Phase::Stopped>{strings.stopped}</p>
         </div>
     }
 }

@@ -17,7 +17,7 @@ pub(crate) fn MessageList(
     /// The message box, which gets focus after a retry.
     input: NodeRef<Textarea>,
 ) -> impl IntoView {
-    let strings = move || chat.lang.get().strings();
+    let strings = chat.strings;
     let log = NodeRef::<Div>::new();
     Effect::new(move |_| {
         chat.entries.with(|entries| {
@@ -30,30 +30,14 @@ pub(crate) fn MessageList(
             log.set_scroll_top(log.scroll_height());
         }
     });
-    let notice = move || {
-        match chat.status.get() {
-        Status::Ready => None,
-        Status::Loading => Some(view! { <p class="cw-note">{strings().loading}</p> }.into_any()),
-        Status::Failed => Some(
-            view! {
-                <div class="cw-failed" role="alert">
-                    <p class="cw-error">{strings().error_start}</p>
-                    <button type="button" class="cw-retry" on:click=move |_| chat.start(false, true)>
-                        {strings().retry}
-                    </button>
-                </div>
-            }
-            .into_any(),
-        ),
-    }
-    };
+    let status = move || chat.status.get();
     view! {
         <div
             class="cw-log"
             node_ref=log
             role="log"
             aria-live="polite"
-            aria-label=move || strings().messages_label
+            aria-label=strings.messages_label
             aria-busy=move || if chat.busy.get() { "true" } else { "false" }
             tabindex="0"
         >
@@ -62,7 +46,13 @@ pub(crate) fn MessageList(
                 key=|entry| entry.key
                 children=move |entry| view! { <Message chat=chat entry=entry input=input /> }
             />
-            {notice}
+            <p class="cw-note" hidden=move || status() != Status::Loading>{strings.loading}</p>
+            <div class="cw-failed" role="alert" hidden=move || status() != Status::Failed>
+                <p class="cw-error">{strings.error_start}</p>
+                <button type="button" class="cw-retry" on:click=move |_| chat.start(false)>
+                    {strings.retry}
+                </button>
+            </div>
         </div>
     }
 }

@@ -69,6 +69,22 @@ impl Options {
         options
     }
 
+    /// The panel's language and title: the embed tag's, else the site's, else the
+    /// defaults (Vietnamese; "Trợ lý ảo"/"Assistant").
+    pub(crate) fn resolve(
+        &self,
+        site_lang: Option<Lang>,
+        site_title: Option<&str>,
+    ) -> (Lang, String) {
+        let lang = self.lang.or(site_lang).unwrap_or_default();
+        let title = self
+            .title
+            .as_deref()
+            .or(site_title.map(str::trim).filter(|t| !t.is_empty()))
+            .unwrap_or(lang.strings().title);
+        (lang, title.to_string())
+    }
+
     /// Where the conversation id is kept (per site key) in the panel's `localStorage`.
     pub(crate) fn storage_key(&self) -> String {
         format!("concierge.conversation.{}", self.site_key)
@@ -104,6 +120,25 @@ mod tests {
             }
         );
         assert_eq!(options.storage_key(), "concierge.conversation.pk_demo");
+    }
+
+    #[test]
+    fn the_tag_wins_over_the_site_and_the_site_over_defaults() {
+        let tag = Options::from_pairs([("lang", "en"), ("title", "Shop")]);
+        assert_eq!(
+            tag.resolve(Some(Lang::Vi), Some("Site")),
+            (Lang::En, "Shop".into())
+        );
+        let none = Options::default();
+        assert_eq!(
+            none.resolve(Some(Lang::En), Some("Site")),
+            (Lang::En, "Site".into())
+        );
+        assert_eq!(
+            none.resolve(Some(Lang::En), Some("  ")),
+            (Lang::En, "Assistant".into())
+        );
+        assert_eq!(none.resolve(None, None), (Lang::Vi, "Trợ lý ảo".into()));
     }
 
     #[test]

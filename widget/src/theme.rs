@@ -59,7 +59,7 @@ impl Rgb {
             if c <= 0.04045 {
                 c / 12.92
             } else {
-                ((c + 0.055) / 1.055).powf(2.4)
+                pow((c + 0.055) / 1.055, 2.4)
             }
         }
         0.2126 * linear(self.0) + 0.7152 * linear(self.1) + 0.0722 * linear(self.2)
@@ -71,6 +71,18 @@ impl Rgb {
         let ch = |c: u8| (f64::from(c) * keep).round() as u8;
         Self(ch(self.0), ch(self.1), ch(self.2))
     }
+}
+
+/// `x^y`. In the browser, JavaScript's `Math.pow` (Rust's would add libm's `pow` to the
+/// download).
+#[cfg(target_arch = "wasm32")]
+fn pow(x: f64, y: f64) -> f64 {
+    js_sys::Math::pow(x, y)
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn pow(x: f64, y: f64) -> f64 {
+    x.powf(y)
 }
 
 /// WCAG contrast ratio between two colours, 1 to 21.
