@@ -110,7 +110,9 @@ const server = http.createServer(async (req, res) => {
     }
   }
   if (req.method === "GET" && !api) {
-    const file = path.join(www, url.pathname.endsWith("/") ? url.pathname + "index.html" : url.pathname);
+    // Like Workers static assets: "/" is index.html, "/chat" is chat.html.
+    const name = url.pathname.endsWith("/") ? url.pathname + "index.html" : path.extname(url.pathname) ? url.pathname : url.pathname + ".html";
+    const file = path.join(www, name);
     if (file.startsWith(www) && fs.existsSync(file) && fs.statSync(file).isFile()) {
       res.writeHead(200, { "content-type": types[path.extname(file)] || "application/octet-stream" });
       return fs.createReadStream(file).pipe(res);

@@ -129,7 +129,7 @@ const scenarios = {
     assert.equal(await button.getAttribute("aria-expanded"), "true");
     const frame = await panel(page);
     assert.match(await iframe(page).getAttribute("title"), /\S{3,}/, "the iframe is titled");
-    assert.match(await iframe(page).getAttribute("src"), /\/chat\.html#site_key=pk_/);
+    assert.match(await iframe(page).getAttribute("src"), /\/chat#site_key=pk_/);
     assert.equal(await frame.getAttribute(".cw-log", "role"), "log");
     assert.equal(await frame.getAttribute(".cw-log", "aria-live"), "polite");
     assert.match(await frame.$eval('label[for="cw-input"]', (l) => l.textContent), /\S/);

@@ -100,7 +100,7 @@
     frame.setAttribute("sandbox", "allow-scripts allow-same-origin allow-popups allow-popups-to-escape-sandbox");
     frame.hidden = !inline;
     if (inline) frame.className = "inline";
-    frame.src = origin + "/chat.html#" + fragment;
+    frame.src = origin + "/chat#" + fragment; // chat.html, served without the redirect
     root.appendChild(frame);
   }
 

@@ -1,7 +1,7 @@
 //! # concierge-widget
 //!
 //! The chat panel visitors see: a Leptos client-side-rendered app, compiled to wasm and
-//! served by the Worker at `/chat.html`, inside the iframe that the plain-JS loader
+//! served by the Worker at `/chat` (`www/chat.html`), inside the iframe that the plain-JS loader
 //! (`www/embed.js`, built from `widget/embed/embed.js`) puts on the merchant's page.
 //!
 //! ```html

@@ -1,6 +1,6 @@
 //! What the loader tells the panel, through the iframe URL's fragment.
 //!
-//! `embed.js` opens `/chat.html#site_key=pk_…&lang=vi&title=…&color=%230b3d91&mode=popup&origin=https%3A%2F%2Fshop.example`.
+//! `embed.js` opens `/chat#site_key=pk_…&lang=vi&title=…&color=%230b3d91&mode=popup&origin=https%3A%2F%2Fshop.example`.
 //! A fragment never reaches the server or its logs. The browser decodes it
 //! (`URLSearchParams`); this module only interprets the pairs.
 
