@@ -288,6 +288,51 @@ const scenarios = {
     assert.deepEqual(errors, []);
   },
 
+  /** The tag's data attributes: position, colour (contrast-adjusted), title, language,
+   *  open on load; then inline mode (INLINE_URL). Needs only /widget/config. */
+  async options() {
+    const { page, errors } = await openPage();
+    const button = launcher(page);
+    await button.waitFor();
+    await iframe(page).waitFor({ state: "visible" }); // data-open: open on load…
+    const frame = await panel(page);
+    assert.equal(await page.evaluate(() => document.activeElement === document.body), true,
+      "…without moving focus");
+    assert.equal(await button.getAttribute("aria-label"), "Chat with us");
+    assert.equal(await button.getAttribute("aria-expanded"), "true");
+    const look = await button.evaluate((b) => [getComputedStyle(b).backgroundColor, getComputedStyle(b).color]);
+    assert.deepEqual(look, ["rgb(255, 212, 0)", "rgb(0, 0, 0)"], "dark icon on a light merchant colour");
+    assert.ok((await button.boundingBox()).x < 100 && (await iframe(page).boundingBox()).x < 100, "data-position=left");
+    assert.equal(await frame.getAttribute("html", "lang"), "en");
+    assert.equal(await frame.textContent(".cw-title"), "Cửa hàng Vàng");
+    assert.equal(await frame.getAttribute(".cw-send", "aria-label"), "Send");
+    const theme = await frame.evaluate(() => {
+      const css = getComputedStyle(document.documentElement);
+      const v = (n) => css.getPropertyValue(n).trim();
+      const lum = (hex) => [1, 3, 5].map((i) => parseInt(hex.substr(i, 2), 16) / 255)
+        .map((c) => (c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4))
+        .reduce((sum, c, i) => sum + c * [0.2126, 0.7152, 0.0722][i], 0);
+      const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+      return { primary: v("--cw-primary"), on: v("--cw-on-primary"), accent: v("--cw-accent"),
+        onRatio: ratio(v("--cw-primary"), v("--cw-on-primary")), accentRatio: ratio(v("--cw-accent"), "#ffffff") };
+    });
+    assert.equal(theme.primary, "#ffd400");
+    assert.equal(theme.on, "#000000");
+    assert.ok(theme.onRatio >= 4.5 && theme.accentRatio >= 4.5, JSON.stringify(theme));
+    await page.screenshot({ path: `${artifacts}/options-desktop.png` });
+
+    const inline = await openPage(env.INLINE_URL);
+    await inline.page.waitForSelector("#chat-here iframe");
+    assert.equal(await launcher(inline.page).count(), 0, "no launcher in inline mode");
+    const inlineFrame = await panel(inline.page);
+    assert.equal(await inlineFrame.locator(".cw-close").isHidden(), true, "no close button inline");
+    const box = await iframe(inline.page).boundingBox();
+    const slot = await inline.page.locator("#chat-here").boundingBox();
+    assert.ok(box.width > 0 && Math.abs(box.x - slot.x) < 2 && Math.abs(box.y - slot.y) < 2, "inside its element");
+    await inline.page.screenshot({ path: `${artifacts}/inline-desktop.png` });
+    assert.deepEqual([...errors, ...inline.errors], []);
+  },
+
   /** A host page with a strict CSP (no 'wasm-unsafe-eval', no inline styles). */
   async csp() {
     const { page, errors } = await openPage();

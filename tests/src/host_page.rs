@@ -114,8 +114,14 @@ impl HostPage {
 
 /// `<script src="<worker>/embed.js" data-site-key="…" async></script>`.
 pub fn embed_tag(worker: &Worker, site_key: &str) -> String {
+    embed_tag_with(worker, site_key, "")
+}
+
+/// [`embed_tag`] with more attributes (`data-position="left" …`).
+pub fn embed_tag_with(worker: &Worker, site_key: &str, attributes: &str) -> String {
+    let space = if attributes.is_empty() { "" } else { " " };
     format!(
-        r#"<script src="{}/embed.js" data-site-key="{site_key}" async></script>"#,
+        r#"<script src="{}/embed.js" data-site-key="{site_key}"{space}{attributes} async></script>"#,
         worker.base_url
     )
 }

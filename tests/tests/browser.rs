@@ -12,7 +12,7 @@ use std::process::Command;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use concierge_e2e::host_page::HostPage;
+use concierge_e2e::host_page::{HostPage, embed_tag_with};
 use concierge_e2e::upstream::{Reply, ScriptedUpstream, split_tokens};
 use concierge_e2e::{TestSite, Worker, repo_root, scratch_dir};
 use serde_json::json;
@@ -163,6 +163,29 @@ fn an_upstream_failure_shows_retry_and_retry_succeeds() {
     let (_site, page) = demo_site(worker, &upstream);
     upstream.push(Reply::Status(500));
     run("retry", &page.url, &[]);
+}
+
+#[test]
+fn the_tag_options_position_colour_title_language_open_and_inline() {
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    let (popup, inline) = (HostPage::start(), HostPage::start());
+    let site = site(worker, &upstream, &[&popup.origin, &inline.origin]);
+    let tag = embed_tag_with(
+        worker,
+        &site.public_key,
+        r##"data-position="left" data-color="#ffd400" data-title="Cửa hàng Vàng" data-lang="en" data-open="true""##,
+    );
+    popup.set(
+        format!("<!doctype html><html lang=\"vi\"><head><meta charset=\"utf-8\"><title>Options</title></head><body><h1>Options</h1>{tag}</body></html>"),
+        Vec::new(),
+    );
+    let tag = embed_tag_with(worker, &site.public_key, r##"data-inline="#chat-here""##);
+    inline.set(
+        format!("<!doctype html><html lang=\"vi\"><head><meta charset=\"utf-8\"><title>Inline</title></head><body><h1>Inline</h1><div id=\"chat-here\"></div>{tag}</body></html>"),
+        Vec::new(),
+    );
+    run("options", &popup.url, &[("INLINE_URL", &inline.url)]);
 }
 
 #[test]
