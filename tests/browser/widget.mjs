@@ -210,6 +210,25 @@ const scenarios = {
       const key = Object.keys(localStorage).find((k) => k.startsWith("concierge.conversation."));
       return key && localStorage.getItem(key) !== old && document.querySelectorAll(".cw-msg").length === 1;
     }, fresh);
+
+    // Starter prompts are back; one click sends one. Stop keeps what arrived.
+    const starter = again.locator(".cw-starter").last();
+    await starter.waitFor({ state: "visible" });
+    const prompt = await starter.textContent();
+    await starter.click();
+    await again.waitForFunction(() => {
+      const bots = document.querySelectorAll(".cw-bot");
+      const last = bots[bots.length - 1];
+      return bots.length === 2 && last.dataset.state === "streaming" && last.textContent.length > 3;
+    });
+    assert.equal(await again.getAttribute(".cw-send", "aria-label"), await again.evaluate(() =>
+      document.documentElement.lang === "en" ? "Stop" : "Dừng"), "the send button became stop");
+    await again.click(".cw-send");
+    const stopped = await answer(again, 2, ["stopped"]);
+    assert.ok(stopped.text.length > 0, "the partial answer stays");
+    assert.equal(await again.locator(".cw-bot").last().locator(".cw-note").isVisible(), true);
+    assert.deepEqual((await messages(again)).filter(([who]) => who === "user"), [["user", prompt]]);
+    await again.waitForFunction(() => !document.querySelector(".cw-send").classList.contains("cw-stop"));
     assert.deepEqual(errors, []);
   },
 
