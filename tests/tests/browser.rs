@@ -105,6 +105,16 @@ fn the_demo_page_has_a_labelled_launcher_and_an_accessible_panel() {
 }
 
 #[test]
+fn the_launcher_and_focus_work_across_origins() {
+    // The same checks on the demo page served from another origin (as on a real shop):
+    // focus moves into the cross-origin iframe and back to the launcher.
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    let (_site, page) = demo_site(worker, &upstream);
+    run("launcher", &page.url, &[]);
+}
+
+#[test]
 fn a_visitor_chats_sees_tokens_stream_and_keeps_the_conversation_across_reloads() {
     let worker = Worker::shared();
     let upstream = ScriptedUpstream::start();
