@@ -10,6 +10,7 @@
 //! - **Stop** aborts the request; **retry** sends the failed turn's message again into the
 //!   same answer; **reset** forgets the stored id and starts over.
 
+use concierge_core::stream::sse::SseDecoder;
 use js_sys::Uint8Array;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -21,7 +22,6 @@ use crate::api::{self, Api, ApiError, Role};
 use crate::host::Host;
 use crate::i18n::{Lang, Strings};
 use crate::options::Options;
-use crate::sse::SseDecoder;
 use crate::turn::{Failure, Phase, StreamEvent, Turn};
 
 /// One message on screen.

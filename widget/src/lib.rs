@@ -19,8 +19,12 @@
 //! - [`theme`] — the merchant's colour, adjusted for WCAG AA;
 //! - [`i18n`] — Vietnamese and English strings;
 //! - [`options`] — what the loader passes in the URL fragment;
-//! - [`turn`] — one streamed answer's state machine;
-//! - `sse` — the SSE framing (a stand-in for the core's decoder).
+//! - [`turn`] — one streamed answer's state machine.
+//!
+//! The SSE framing is decoded by the core's push decoder
+//! (`concierge_core::stream::sse::SseDecoder`); the panel reads the events' JSON with the
+//! browser's `JSON` (see `api`) rather than the core's serde-based native decoder, to keep
+//! serde_json out of the download.
 //!
 //! Browser modules (wasm32 only): `api` (fetch), `dom` (markdown into DOM nodes), `host`
 //! (messages to the loader), `chat` (the conversation controller, a `use_chat` hook) and
@@ -33,7 +37,6 @@
 pub(crate) mod i18n;
 pub(crate) mod markdown;
 pub(crate) mod options;
-pub(crate) mod sse;
 pub(crate) mod theme;
 pub(crate) mod turn;
 
