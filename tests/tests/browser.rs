@@ -171,8 +171,11 @@ fn an_upstream_failure_shows_retry_and_retry_succeeds() {
     let upstream = ScriptedUpstream::start();
     upstream.set_default(slow_answer());
     let (_site, page) = demo_site(worker, &upstream);
-    upstream.push(Reply::Status(500));
+    // The Worker retries once before the first token: both attempts fail, the turn ends
+    // with `failed`; the visitor's retry then gets the default answer.
+    upstream.push(Reply::Status(500)).push(Reply::Status(500));
     run("retry", &page.url, &[]);
+    assert_eq!(upstream.chat_requests().len(), 3, "two failed attempts, then the retry");
 }
 
 #[test]
