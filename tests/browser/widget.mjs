@@ -229,6 +229,17 @@ const scenarios = {
     assert.equal(await again.locator(".cw-bot").last().locator(".cw-note").isVisible(), true);
     assert.deepEqual((await messages(again)).filter(([who]) => who === "user"), [["user", prompt]]);
     await again.waitForFunction(() => !document.querySelector(".cw-send").classList.contains("cw-stop"));
+
+    // A stored conversation the server no longer knows (404) starts a new one.
+    await again.evaluate(() => {
+      const key = Object.keys(localStorage).find((k) => k.startsWith("concierge.conversation."));
+      localStorage.setItem(key, "c_does_not_exist");
+    });
+    await page.reload({ waitUntil: "load" });
+    const fresh404 = await openPanel(page);
+    await answer(fresh404, 1);
+    assert.equal(await fresh404.locator(".cw-msg").count(), 1, "just the new greeting");
+    assert.notEqual(await conversationId(fresh404), "c_does_not_exist");
     assert.deepEqual(errors, []);
   },
 
