@@ -175,7 +175,11 @@ fn an_upstream_failure_shows_retry_and_retry_succeeds() {
     // with `failed`; the visitor's retry then gets the default answer.
     upstream.push(Reply::Status(500)).push(Reply::Status(500));
     run("retry", &page.url, &[]);
-    assert_eq!(upstream.chat_requests().len(), 3, "two failed attempts, then the retry");
+    assert_eq!(
+        upstream.chat_requests().len(),
+        3,
+        "two failed attempts, then the retry"
+    );
 }
 
 #[test]
