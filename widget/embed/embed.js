@@ -20,7 +20,8 @@
 // launcher lives in a shadow root and the panel in an iframe served by the Worker, so
 // page styles cannot leak in. The build minifies this file into www/embed.js.
 (function () {
-  var script = document.currentScript;
+  // currentScript is null only in unusual loaders (some tag managers): find the tag then.
+  var script = document.currentScript || document.querySelector('script[src*="/embed.js"][data-site-key]');
   if (!script || window.Concierge) return;
   var origin = new URL(script.src, location.href).origin;
   var data = function (name) {
