@@ -1,9 +1,11 @@
 // The widget in real headless Chromium, as a visitor uses it on a merchant's page.
 //
 // Usage: node widget.mjs <scenario> <page_url> <artifact_dir> <profile_dir>
-// Scenarios: launcher, chat, warranty, keyboard, retry, csp.
+// Scenarios: launcher, chat, warranty, keyboard, retry, options, csp.
 // Environment: EXPECT_ANSWER (text the scripted answer contains), ASK (the question),
-// SERIAL / EXPECT_WARRANTY (warranty flow), BOOT_ONLY=1 (csp: stop once the panel runs).
+// EXPECT_MARKDOWN / EXPECT_STARTERS (chat), WARRANTY_ASK / SERIAL / EXPECT_WARRANTY
+// (warranty), INLINE_URL (options: a page with data-inline), BOOT_ONLY=1 (csp: stop once
+// the panel runs).
 // Prints "ok <scenario>" on success; exits non-zero with the failed assertion otherwise.
 import { chromium } from "playwright-core";
 import assert from "node:assert/strict";

@@ -1,5 +1,70 @@
 use super::*;
 
+/// Markdown to escaped HTML (for tests, and anywhere a string is wanted).
+fn to_html(src: &str) -> String {
+    let mut sink = HtmlSink::default();
+    render(&parse(src), &mut sink);
+    sink.html
+}
+
+/// A [`Sink`] writing HTML text, escaping everything.
+#[derive(Debug, Default)]
+struct HtmlSink {
+    html: String,
+    open: Vec<&'static str>,
+}
+
+impl HtmlSink {
+    fn escape(&mut self, text: &str) {
+        for c in text.chars() {
+            match c {
+                '&' => self.html.push_str("&amp;"),
+                '<' => self.html.push_str("&lt;"),
+                '>' => self.html.push_str("&gt;"),
+                '"' => self.html.push_str("&quot;"),
+                '\'' => self.html.push_str("&#39;"),
+                c => self.html.push(c),
+            }
+        }
+    }
+}
+
+impl Sink for HtmlSink {
+    fn open(&mut self, tag: Tag<'_>) {
+        self.html.push('<');
+        self.html.push_str(tag.name());
+        match tag {
+            Tag::A(href) => {
+                self.html.push_str(" href=\"");
+                self.escape(href);
+                self.html
+                    .push_str("\" target=\"_blank\" rel=\"noopener noreferrer\"");
+            }
+            Tag::Ol(start) if start != 1 => {
+                self.html.push_str(&format!(" start=\"{start}\""));
+            }
+            _ => {}
+        }
+        self.html.push('>');
+        let void = matches!(tag, Tag::Br | Tag::Hr);
+        self.open.push(if void { "" } else { tag.name() });
+    }
+
+    fn close(&mut self) {
+        if let Some(name) = self.open.pop()
+            && !name.is_empty()
+        {
+            self.html.push_str("</");
+            self.html.push_str(name);
+            self.html.push('>');
+        }
+    }
+
+    fn text(&mut self, text: &str) {
+        self.escape(text);
+    }
+}
+
 #[test]
 fn paragraphs_and_line_breaks() {
     assert_eq!(
