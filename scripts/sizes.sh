@@ -1,8 +1,12 @@
 #!/bin/sh
-# Prints the widget's transfer sizes (gzip -9), as a merchant's visitors pay them.
+# Prints the widget's transfer sizes (gzip -9), as a merchant's visitors pay them, and
+# fails when over budget: the loader at most 3 KB, everything (loader, wasm, JS glue,
+# boot script, CSS) at most 120 KB (KB = 1000 bytes).
 set -eu
 . "$(dirname "$0")/env.sh"
 cd "$ROOT/www"
+LOADER_BUDGET=3000
+TOTAL_BUDGET=120000
 gz() { gzip -9 -c "$1" | wc -c; }
 loader=$(gz embed.js)
 wasm=$(gz widget/pkg/concierge_widget_bg.wasm)
@@ -10,5 +14,10 @@ glue=$(gz widget/pkg/concierge_widget.js)
 css=$(gz widget/widget.css)
 boot=$(gz widget/boot.js)
 total=$((loader + wasm + glue + css + boot))
-printf 'widget size (gzip -9): loader %s B, wasm %s B, JS glue %s B, boot %s B, CSS %s B, total %s B (%s KB)\n' \
-    "$loader" "$wasm" "$glue" "$boot" "$css" "$total" "$((total / 1024))"
+printf 'widget size (gzip -9): loader %s B, wasm %s B, JS glue %s B, boot %s B, CSS %s B, total %s B (%s.%s KB)\n' \
+    "$loader" "$wasm" "$glue" "$boot" "$css" "$total" "$((total / 1000))" "$((total % 1000 / 100))"
+printf 'budget: loader %s B <= %s B, total %s B <= %s B\n' "$loader" "$LOADER_BUDGET" "$total" "$TOTAL_BUDGET"
+if [ "$loader" -gt "$LOADER_BUDGET" ] || [ "$total" -gt "$TOTAL_BUDGET" ]; then
+    echo "sizes: over budget" >&2
+    exit 1
+fi

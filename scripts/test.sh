@@ -13,6 +13,7 @@ cargo fmt --all --check
 
 step "clippy, host"
 cargo clippy --quiet -p concierge-core -p concierge-e2e --all-targets --all-features -- -D warnings
+cargo clippy --quiet -p concierge-widget --all-targets -- -D warnings
 
 step "clippy, wasm32"
 cargo clippy --quiet -p concierge-core --no-default-features --target $WASM -- -D warnings
@@ -20,6 +21,7 @@ cargo clippy --quiet -p concierge-edge -p concierge-widget --target $WASM -- -D 
 
 step "unit tests, host"
 cargo test --quiet -p concierge-core --all-features
+cargo test --quiet -p concierge-widget
 
 step "wasm32 builds: core (no_std), widget, Worker"
 cargo build --quiet -p concierge-core --no-default-features --target $WASM

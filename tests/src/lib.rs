@@ -11,6 +11,7 @@
 //! run leaves a Worker behind.
 
 pub mod api;
+pub mod host_page;
 pub mod upstream;
 
 use std::io::{BufRead, BufReader, Read};

@@ -1,24 +1,89 @@
 //! # concierge-widget
 //!
-//! The chat panel visitors see: a Leptos client-side-rendered app, compiled to wasm
-//! and served by the Worker at `/chat.html`, inside an iframe that the plain-JS loader
-//! (`www/embed.js`) puts on the merchant's page.
+//! The chat panel visitors see: a Leptos client-side-rendered app, compiled to wasm and
+//! served by the Worker at `/chat` (`www/chat.html`), inside the iframe that the plain-JS loader
+//! (`www/embed.js`, built from `widget/embed/embed.js`) puts on the merchant's page.
+//!
+//! ```html
+//! <script src="https://<worker>/embed.js" data-site-key="pk_…" async></script>
+//! ```
+//!
+//! The panel greets on first open, streams answers token by token (`fetch` +
+//! `ReadableStream` + an SSE decoder — `EventSource` cannot POST), renders safe markdown,
+//! keeps the conversation across reloads, and offers stop, retry and reset. It is usable
+//! with the keyboard alone and announces replies to screen readers.
+//!
+//! ## Layout
+//! Pure modules, built and tested on the host (`cargo test -p concierge-widget`):
+//! - [`markdown`] — model text to a tree of safe elements;
+//! - [`theme`] — the merchant's colour, adjusted for WCAG AA;
+//! - [`i18n`] — Vietnamese and English strings;
+//! - [`options`] — what the loader passes in the URL fragment;
+//! - [`turn`] — one streamed answer's state machine.
+//!
+//! The SSE framing is decoded by the core's push decoder
+//! (`concierge_core::stream::sse::SseDecoder`); the panel reads the events' JSON with the
+//! browser's `JSON` (see `api`) rather than the core's serde-based native decoder, to keep
+//! serde_json out of the download.
+//!
+//! Browser modules (wasm32 only): `api` (fetch), `dom` (markdown into DOM nodes), `host`
+//! (messages to the loader), `chat` (the conversation controller, a `use_chat` hook) and
+//! one file per component: `app`, `header`, `message_list`, `message`, `starters`,
+//! `composer`.
 
-use leptos::prelude::*;
-use wasm_bindgen::prelude::wasm_bindgen;
+// The pure modules serve the wasm app; on the host only their tests use them.
+#![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 
+pub(crate) mod i18n;
+pub(crate) mod markdown;
+pub(crate) mod options;
+pub(crate) mod theme;
+pub(crate) mod turn;
+
+#[cfg(target_arch = "wasm32")]
+mod api;
+#[cfg(target_arch = "wasm32")]
 mod app;
+#[cfg(target_arch = "wasm32")]
+mod chat;
+#[cfg(target_arch = "wasm32")]
+mod composer;
+#[cfg(target_arch = "wasm32")]
+mod dom;
+#[cfg(target_arch = "wasm32")]
+mod header;
+#[cfg(target_arch = "wasm32")]
+mod host;
+#[cfg(target_arch = "wasm32")]
+mod message;
+#[cfg(target_arch = "wasm32")]
+mod message_list;
+#[cfg(target_arch = "wasm32")]
+mod starters;
 
-/// Mount the widget into `#concierge-root` (or the body when absent).
+/// Read the loader's options, fetch the site's widget config, then mount the panel into
+/// `#concierge-root` (or the body when absent). Waiting for the config (one small
+/// same-origin request) lets every label render in its final language, statically.
 ///
 /// Named `boot` rather than `main`, which clashes with wasm-bindgen-test's runner.
-#[wasm_bindgen(start)]
+#[cfg(target_arch = "wasm32")]
+#[wasm_bindgen::prelude::wasm_bindgen(start)]
 pub fn boot() {
-    let root = document()
-        .get_element_by_id("concierge-root")
-        .and_then(|el| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(el).ok());
-    match root {
-        Some(root) => leptos::mount::mount_to(root, app::App).forget(),
-        None => leptos::mount::mount_to_body(app::App),
-    }
+    use wasm_bindgen::JsCast;
+    let options = app::read_options();
+    wasm_bindgen_futures::spawn_local(async move {
+        let api = api::Api::new(options.site_key.clone());
+        let config = api.config().await.unwrap_or_default();
+        let root = leptos::prelude::document()
+            .get_element_by_id("concierge-root")
+            .and_then(|el| el.dyn_into::<web_sys::HtmlElement>().ok());
+        let app = move || leptos::prelude::view! { <app::App options=options config=config /> };
+        match root {
+            Some(root) => {
+                root.set_text_content(None);
+                leptos::mount::mount_to(root, app).forget();
+            }
+            None => leptos::mount::mount_to_body(app),
+        }
+    });
 }

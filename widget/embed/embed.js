@@ -1,0 +1,241 @@
+// Concierge embed loader — the one tag a merchant pastes:
+//
+//   <script src="https://<worker>/embed.js" data-site-key="pk_..." async></script>
+//
+// Options (all optional, as data attributes on the tag):
+//   data-position  "right" (default) or "left"
+//   data-color     primary colour, "#rgb" or "#rrggbb" (text on it is made readable)
+//   data-title     panel title (default: the site's, else "Trợ lý ảo"/"Assistant")
+//   data-lang      "vi" or "en" (default: the site's language)
+//   data-open      "true": open the panel when the page loads (focus is not moved)
+//   data-inline    CSS selector of an element to put the panel into, always open, no launcher
+//
+// Host-page API, on window.Concierge once loaded (the `concierge:ready` window event says
+// when): open(), close(), toggle(), reset() (new conversation), isOpen(), and events
+// on(name, fn) / off(name, fn) for "opened", "closed", "message" ({role, content, kind}),
+// also dispatched on window as `concierge:opened`, `concierge:closed`, `concierge:message`.
+//
+// Plain JS, no wasm, no inline <style> (constructable stylesheets), so a strict CSP on
+// the merchant's page needs only `script-src <worker>` and `frame-src <worker>`. The
+// launcher lives in a shadow root and the panel in an iframe served by the Worker, so
+// page styles cannot leak in. The build minifies this file into www/embed.js.
+(function () {
+  // currentScript is null only in unusual loaders (some tag managers): find the tag then.
+  var script = document.currentScript || document.querySelector('script[src*="/embed.js"][data-site-key]');
+  if (!script || window.Concierge) return;
+  var origin = new URL(script.src, location.href).origin;
+  var data = function (name) {
+    return (script.getAttribute("data-" + name) || "").trim();
+  };
+  var lang = data("lang");
+  var en = /^en/i.test(lang || document.documentElement.lang);
+  var color = data("color");
+  if (!/^#([0-9a-f]{3}){1,2}$/i.test(color)) color = "";
+  var primary = color || "#0b3d91";
+  var side = /left/i.test(data("position")) ? "left" : "right";
+  var openOnLoad = /^(1|true|yes)$/i.test(data("open"));
+  var handlers = {};
+  var frame, root, button, inline, ready, wantFocus, isOpen, resetFirst, resetPending;
+
+  // WCAG relative luminance of "#rgb"/"#rrggbb": white text when it reaches 4.5:1.
+  function luminance(hex) {
+    if (hex.length < 5) hex = hex.replace(/\w/g, "$&$&");
+    return [0.2126, 0.7152, 0.0722].reduce(function (sum, weight, i) {
+      var c = parseInt(hex.substr(1 + 2 * i, 2), 16) / 255;
+      return sum + weight * (c <= 0.04045 ? c / 12.92 : Math.pow((c + 0.055) / 1.055, 2.4));
+    }, 0);
+  }
+  var onPrimary = 1.05 / (luminance(primary) + 0.05) >= 4.5 ? "#fff" : "#000";
+
+  var css =
+    ":host{all:initial}" +
+    "button{position:fixed;bottom:20px;" + side + ":20px;width:56px;height:56px;padding:0;" +
+    "border:0;border-radius:50%;background:" + primary + ";color:" + onPrimary + ";cursor:pointer;" +
+    "z-index:2147483000;box-shadow:0 4px 14px rgba(0,0,0,.3);display:grid;place-items:center}" +
+    "button:focus-visible{outline:0;box-shadow:0 0 0 3px #fff,0 0 0 6px #1f2328}" +
+    "svg{width:28px;height:28px;fill:none;stroke:currentColor;stroke-width:2;" +
+    "stroke-linecap:round;stroke-linejoin:round}" +
+    "iframe{position:fixed;bottom:88px;" + side + ":20px;width:384px;height:600px;" +
+    "max-width:calc(100% - 40px);max-height:calc(100% - 108px);border:0;border-radius:12px;" +
+    "box-shadow:0 8px 32px rgba(0,0,0,.28);z-index:2147483001;background:#fff;color-scheme:normal}" +
+    "iframe[hidden]{display:none}" +
+    "@media (max-width:480px){iframe{top:0;left:0;bottom:auto;width:100%;height:100%;" +
+    "max-width:none;max-height:none;border-radius:0}}" +
+    "iframe.inline{position:static;width:100%;height:100%;min-height:480px;max-width:none;" +
+    "max-height:none;border:1px solid #d0d7de;box-shadow:none}";
+  var icons = {
+    chat: '<path d="M21 12a8 8 0 0 1-11.6 7.1L4 20.5l1.4-4.9A8 8 0 1 1 21 12z"/>',
+    close: '<path d="M6 9l6 6 6-6"/>',
+  };
+
+  function emit(name, detail) {
+    (handlers[name] || []).slice().forEach(function (fn) {
+      try {
+        fn(detail);
+      } catch (err) {
+        setTimeout(function () {
+          throw err;
+        });
+      }
+    });
+    window.dispatchEvent(new CustomEvent("concierge:" + name, { detail: detail }));
+  }
+
+  function post(command) {
+    frame.contentWindow.postMessage({ concierge: command }, origin);
+  }
+
+  function createFrame() {
+    if (frame) return;
+    var enc = encodeURIComponent;
+    var fragment =
+      "site_key=" + enc(data("site-key")) + "&origin=" + enc(location.origin) +
+      (lang ? "&lang=" + enc(lang) : "") +
+      (data("title") ? "&title=" + enc(data("title")) : "") +
+      (color ? "&color=" + enc(color) : "") +
+      (inline ? "&mode=inline" : "") +
+      (resetFirst ? "&reset=1" : "");
+    frame = document.createElement("iframe");
+    frame.id = "concierge-panel";
+    frame.title = en ? "Chat window" : "Khung trò chuyện";
+    frame.setAttribute("sandbox", "allow-scripts allow-same-origin allow-popups allow-popups-to-escape-sandbox");
+    frame.hidden = !inline;
+    if (inline) frame.className = "inline";
+    frame.src = origin + "/chat#" + fragment; // chat.html, served without the redirect
+    root.appendChild(frame);
+  }
+
+  function focusPanel() {
+    if (ready && wantFocus && isOpen) {
+      wantFocus = false;
+      frame.focus();
+      post("focus");
+    }
+  }
+
+  // Full screen on phones: follow the on-screen keyboard (the visual viewport), so the
+  // message box stays above it.
+  var viewport = window.visualViewport;
+  var phone = window.matchMedia("(max-width:480px)");
+  function fit() {
+    if (!frame || inline) return;
+    var full = isOpen && phone.matches && viewport;
+    frame.style.height = full ? viewport.height + "px" : "";
+    frame.style.top = full ? viewport.offsetTop + "px" : "";
+  }
+
+  function open(focus) {
+    if (inline || isOpen) return;
+    createFrame();
+    isOpen = true;
+    frame.hidden = false;
+    button.setAttribute("aria-expanded", "true");
+    button.innerHTML = '<svg viewBox="0 0 24 24" aria-hidden="true">' + icons.close + "</svg>";
+    fit();
+    wantFocus = focus !== false;
+    focusPanel();
+    emit("opened");
+  }
+
+  function close(returnFocus) {
+    if (inline || !isOpen) return;
+    returnFocus = returnFocus === true || root.activeElement === frame;
+    isOpen = false;
+    frame.hidden = true;
+    button.setAttribute("aria-expanded", "false");
+    button.innerHTML = '<svg viewBox="0 0 24 24" aria-hidden="true">' + icons.chat + "</svg>";
+    fit();
+    if (returnFocus) button.focus();
+    emit("closed");
+  }
+
+  function reset() {
+    if (!frame) resetFirst = true;
+    else if (ready) post("reset");
+    else resetPending = true;
+  }
+
+  function start() {
+    var target = data("inline") && document.querySelector(data("inline"));
+    var host = document.createElement("div");
+    host.setAttribute("data-concierge", "");
+    root = host.attachShadow({ mode: "open" });
+    if (root.adoptedStyleSheets && window.CSSStyleSheet && CSSStyleSheet.prototype.replaceSync) {
+      var sheet = new CSSStyleSheet();
+      sheet.replaceSync(css);
+      root.adoptedStyleSheets = [sheet];
+    } else {
+      root.appendChild(document.createElement("style")).textContent = css;
+    }
+    if (target) {
+      inline = true;
+      isOpen = true;
+      createFrame();
+    } else {
+      button = document.createElement("button");
+      button.type = "button";
+      button.setAttribute("aria-label", en ? "Chat with us" : "Trò chuyện với chúng tôi");
+      button.setAttribute("aria-controls", "concierge-panel");
+      button.setAttribute("aria-expanded", "false");
+      button.innerHTML = '<svg viewBox="0 0 24 24" aria-hidden="true">' + icons.chat + "</svg>";
+      button.addEventListener("click", function () {
+        isOpen ? close() : open();
+      });
+      root.appendChild(button);
+      root.addEventListener("keydown", function (event) {
+        if (event.key === "Escape" && isOpen) close(true);
+      });
+    }
+    (target || document.body).appendChild(host);
+
+    window.addEventListener("message", function (event) {
+      if (!frame || event.source !== frame.contentWindow || event.origin !== origin) return;
+      var message = event.data || {};
+      if (message.concierge === "ready") {
+        ready = true;
+        if (resetPending) post("reset");
+        resetPending = false;
+        focusPanel();
+      } else if (message.concierge === "close") {
+        close(true);
+      } else if (message.concierge === "message") {
+        emit("message", { role: message.role, content: message.content, kind: message.kind || null });
+      }
+    });
+    if (viewport) {
+      viewport.addEventListener("resize", fit);
+      viewport.addEventListener("scroll", fit);
+    }
+
+    window.Concierge = {
+      open: function () {
+        open();
+      },
+      close: function () {
+        close();
+      },
+      toggle: function () {
+        isOpen ? close() : open();
+      },
+      reset: reset,
+      isOpen: function () {
+        return !!isOpen;
+      },
+      on: function (name, fn) {
+        (handlers[name] = handlers[name] || []).push(fn);
+        return this;
+      },
+      off: function (name, fn) {
+        handlers[name] = (handlers[name] || []).filter(function (h) {
+          return h !== fn;
+        });
+        return this;
+      },
+    };
+    if (openOnLoad) open(false);
+    window.dispatchEvent(new CustomEvent("concierge:ready"));
+  }
+
+  if (document.body) start();
+  else document.addEventListener("DOMContentLoaded", start);
+})();

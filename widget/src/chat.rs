@@ -1,0 +1,355 @@
+//! The conversation controller: [`use_chat`] returns a [`Chat`] handle holding the
+//! reactive state every component reads, and the actions they call (send, stop, retry,
+//! reset).
+//!
+//! - **Start**: resume the conversation whose id is stored in `localStorage` (its
+//!   history), or create one (it comes with the greeting).
+//!   A stored id the server no longer knows (404) starts a new conversation.
+//! - **Send**: the visitor's message and an empty answer appear at once; the answer is
+//!   then filled from the stream, chunk by chunk, through [`Turn`].
+//! - **Stop** aborts the request; **retry** sends the failed turn's message again into the
+//!   same answer; **reset** forgets the stored id and starts over.
+
+use concierge_core::stream::sse::SseDecoder;
+use js_sys::Uint8Array;
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{AbortController, ReadableStreamDefaultReader, ReadableStreamReadResult};
+
+use crate::api::{self, Api, ApiError, Role};
+use crate::host::Host;
+use crate::i18n::{Lang, Strings};
+use crate::options::Options;
+use crate::turn::{Failure, Phase, StreamEvent, Turn};
+
+/// One message on screen.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Entry {
+    /// Stable key for the list.
+    pub key: u32,
+    /// Who wrote it.
+    pub role: Role,
+    /// Its text so far.
+    pub text: RwSignal<String>,
+    /// Where it is (history and the visitor's messages are `Done`).
+    pub phase: RwSignal<Phase>,
+    /// What the assistant is doing before text arrives (`progress`).
+    pub activity: RwSignal<Option<String>>,
+}
+
+/// Whether the conversation is usable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Status {
+    /// Loading config and conversation.
+    Loading,
+    /// Ready to chat.
+    Ready,
+    /// The conversation could not be started or loaded.
+    Failed,
+}
+
+impl Status {
+    /// A stable name, for `data-status` (styles and tests).
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Loading => "loading",
+            Self::Ready => "ready",
+            Self::Failed => "failed",
+        }
+    }
+}
+
+/// The chat's state and actions. `Copy`: pass it to any component.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Chat {
+    /// Messages on screen, oldest first.
+    pub entries: RwSignal<Vec<Entry>>,
+    /// Whether the conversation is usable.
+    pub status: RwSignal<Status>,
+    /// The conversation's and the panel's language.
+    pub lang: Lang,
+    /// The panel's words, in `lang`.
+    pub strings: &'static Strings,
+    /// An answer is streaming.
+    pub busy: RwSignal<bool>,
+    options: StoredValue<Options>,
+    api: StoredValue<Api>,
+    host: StoredValue<Host>,
+    conversation: StoredValue<Option<String>>,
+    abort: StoredValue<Option<AbortController>, LocalStorage>,
+    /// Bumped by reset, so a superseded stream cannot touch the new conversation.
+    generation: StoredValue<u32>,
+    /// The visitor message behind the last answer (for retry).
+    last_sent: StoredValue<String>,
+    next_key: StoredValue<u32>,
+}
+
+/// Create the chat for `options`, in `lang`, and start loading the conversation.
+pub(crate) fn use_chat(options: Options, lang: Lang) -> Chat {
+    let chat = Chat {
+        entries: RwSignal::new(Vec::new()),
+        status: RwSignal::new(Status::Loading),
+        lang,
+        strings: lang.strings(),
+        busy: RwSignal::new(false),
+        api: StoredValue::new(Api::new(options.site_key.clone())),
+        host: StoredValue::new(Host::new(options.parent_origin.clone())),
+        conversation: StoredValue::new(None),
+        abort: StoredValue::new_local(None),
+        generation: StoredValue::new(0),
+        last_sent: StoredValue::new(String::new()),
+        next_key: StoredValue::new(0),
+        options: StoredValue::new(options),
+    };
+    chat.start(chat.options.with_value(|o| o.reset));
+    chat
+}
+
+impl Chat {
+    /// The loader on the host page.
+    pub(crate) fn host(&self) -> Host {
+        self.host.get_value()
+    }
+
+    /// Whether the visitor has written anything in this conversation.
+    pub(crate) fn visitor_has_written(&self) -> bool {
+        self.entries
+            .with(|entries| entries.iter().any(|e| e.role == Role::User))
+    }
+
+    /// Load (or create) the conversation. `fresh` forgets the stored one first.
+    pub(crate) fn start(self, fresh: bool) {
+        self.status.set(Status::Loading);
+        let generation = self.generation.get_value();
+        spawn_local(async move {
+            let api = self.api.get_value();
+            let key = self.options.with_value(Options::storage_key);
+            if fresh {
+                storage_remove(&key);
+            }
+            let lang = self.lang;
+            let loaded = match storage_get(&key) {
+                Some(id) => match api.history(&id).await {
+                    Err(ApiError::Status(404)) => api.create(lang).await,
+                    other => other,
+                },
+                None => api.create(lang).await,
+            };
+            if self.generation.get_value() != generation {
+                return;
+            }
+            match loaded {
+                Ok(conversation) => {
+                    storage_set(&key, &conversation.id);
+                    self.conversation.set_value(Some(conversation.id));
+                    let entries = conversation
+                        .messages
+                        .into_iter()
+                        .map(|m| self.entry(m.role, m.content, Phase::Done))
+                        .collect();
+                    self.entries.set(entries);
+                    self.status.set(Status::Ready);
+                }
+                Err(_) => self.status.set(Status::Failed),
+            }
+        });
+    }
+
+    /// Send the visitor's `text`; false when it cannot be sent now (empty, an answer is
+    /// streaming, or the conversation is not ready).
+    pub(crate) fn send(self, text: &str) -> bool {
+        let text = text.trim();
+        if text.is_empty()
+            || self.busy.get_untracked()
+            || self.status.get_untracked() != Status::Ready
+        {
+            return false;
+        }
+        let user = self.entry(Role::User, text.to_string(), Phase::Done);
+        let answer = self.entry(Role::Assistant, String::new(), Phase::Waiting);
+        self.entries
+            .update(|entries| entries.extend([user, answer]));
+        self.last_sent.set_value(text.to_string());
+        self.host
+            .with_value(|h| h.message(Role::User.as_str(), text, None));
+        self.run(answer);
+        true
+    }
+
+    /// Whether `entry` is the newest message (only it offers retry).
+    pub(crate) fn is_last(&self, entry: &Entry) -> bool {
+        self.entries
+            .with(|entries| entries.last().is_some_and(|last| last.key == entry.key))
+    }
+
+    /// Send the failed answer's message again.
+    pub(crate) fn retry(self) {
+        let Some(last) = self.entries.with_untracked(|e| e.last().copied()) else {
+            return;
+        };
+        if self.busy.get_untracked() || !matches!(last.phase.get_untracked(), Phase::Failed(_)) {
+            return;
+        }
+        last.text.set(String::new());
+        last.phase.set(Phase::Waiting);
+        self.run(last);
+    }
+
+    /// Stop the streaming answer (what arrived stays).
+    pub(crate) fn stop(self) {
+        if let Some(controller) = self.abort.get_value() {
+            controller.abort();
+        }
+    }
+
+    /// Forget this conversation and start a new one.
+    pub(crate) fn reset(self) {
+        self.stop();
+        self.generation.update_value(|g| *g += 1);
+        self.busy.set(false);
+        self.conversation.set_value(None);
+        self.entries.set(Vec::new());
+        self.start(true);
+    }
+
+    fn entry(self, role: Role, text: String, phase: Phase) -> Entry {
+        let mut key = 0;
+        self.next_key.update_value(|k| {
+            key = *k;
+            *k += 1;
+        });
+        Entry {
+            key,
+            role,
+            text: RwSignal::new(text),
+            phase: RwSignal::new(phase),
+            activity: RwSignal::new(None),
+        }
+    }
+
+    /// Stream the answer to `last_sent` into `entry`.
+    fn run(self, entry: Entry) {
+        let Some(id) = self.conversation.get_value() else {
+            return;
+        };
+        let controller = AbortController::new().ok();
+        let signal = controller.as_ref().map(AbortController::signal);
+        self.abort.set_value(controller);
+        self.busy.set(true);
+        let generation = self.generation.get_value();
+        let content = self.last_sent.get_value();
+        spawn_local(async move {
+            let mut turn = Turn::new();
+            let api = self.api.get_value();
+            let read = match api.send(&id, &content, signal.as_ref()).await {
+                Ok(reader) => read_stream(&reader, &mut turn, entry).await,
+                Err(ApiError::Status(status)) => {
+                    turn.fail(Failure::from_status(status));
+                    Ok(())
+                }
+                Err(_) => Err(()),
+            };
+            if read.is_err() {
+                // No answer, or the connection broke: the visitor's stop, or the network.
+                if signal.as_ref().is_some_and(web_sys::AbortSignal::aborted) {
+                    turn.stop();
+                } else {
+                    turn.fail(Failure::Network);
+                }
+            }
+            mirror(&turn, entry);
+            if self.generation.get_value() != generation {
+                return;
+            }
+            self.abort.set_value(None);
+            self.busy.set(false);
+            if turn.phase == Phase::Done {
+                self.host.with_value(|h| {
+                    h.message(Role::Assistant.as_str(), &turn.text, turn.kind.as_deref());
+                });
+            }
+        });
+    }
+}
+
+/// Read the SSE body into `turn`, updating `entry` as events arrive. `Err` when reading
+/// failed (aborted, or the connection broke).
+async fn read_stream(
+    reader: &ReadableStreamDefaultReader,
+    turn: &mut Turn,
+    entry: Entry,
+) -> Result<(), ()> {
+    let mut decoder = SseDecoder::new();
+    loop {
+        let result = JsFuture::from(reader.read()).await.map_err(|_| ())?;
+        let result: ReadableStreamReadResult = result.unchecked_into();
+        if result.get_done().unwrap_or(true) {
+            decoder.finish();
+        } else {
+            decoder.feed(&Uint8Array::new(&result.get_value()).to_vec());
+        }
+        let mut changed = false;
+        while let Some(event) = decoder.next_event() {
+            let Ok(event) = event else {
+                continue;
+            };
+            let Some(json) = api::parse_json(event.data) else {
+                continue;
+            };
+            if let Some(event) = StreamEvent::from_sse(event.event, |path| api::field(&json, path))
+            {
+                changed |= turn.apply(event);
+            }
+        }
+        if changed {
+            mirror(turn, entry);
+        }
+        if result.get_done().unwrap_or(true) {
+            turn.end();
+            return Ok(());
+        }
+        if turn.phase.is_over() {
+            let _ = reader.cancel();
+            return Ok(());
+        }
+    }
+}
+
+/// Show `turn` in `entry`.
+fn mirror(turn: &Turn, entry: Entry) {
+    if entry.text.with_untracked(|t| t.len() != turn.text.len()) {
+        entry.text.set(turn.text.clone());
+    }
+    if entry.phase.get_untracked() != turn.phase {
+        entry.phase.set(turn.phase);
+    }
+    if entry.activity.with_untracked(|a| *a != turn.activity) {
+        entry.activity.set(turn.activity.clone());
+    }
+}
+
+fn storage() -> Option<web_sys::Storage> {
+    web_sys::window()?.local_storage().ok().flatten()
+}
+
+fn storage_get(key: &str) -> Option<String> {
+    storage()?
+        .get_item(key)
+        .ok()
+        .flatten()
+        .filter(|v| !v.is_empty())
+}
+
+fn storage_set(key: &str, value: &str) {
+    if let Some(s) = storage() {
+        let _ = s.set_item(key, value);
+    }
+}
+
+fn storage_remove(key: &str) {
+    if let Some(s) = storage() {
+        let _ = s.remove_item(key);
+    }
+}

@@ -1,0 +1,195 @@
+//! The panel's own words, in Vietnamese (the default) and English.
+//!
+//! The assistant's messages come from the server in the conversation's language; these are
+//! the labels, hints and errors around them.
+
+/// A UI language.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Lang {
+    /// Vietnamese, the default.
+    #[default]
+    Vi,
+    /// English.
+    En,
+}
+
+impl Lang {
+    /// From a language tag: `vi`, `vi-VN`, `en`, `en-GB`, … (case-insensitive).
+    pub(crate) fn parse(tag: &str) -> Option<Self> {
+        let primary = tag.trim().split(['-', '_']).next()?.to_ascii_lowercase();
+        match primary.as_str() {
+            "vi" => Some(Self::Vi),
+            "en" => Some(Self::En),
+            _ => None,
+        }
+    }
+
+    /// The BCP 47 code the API and `<html lang>` use.
+    pub(crate) fn code(self) -> &'static str {
+        match self {
+            Self::Vi => "vi",
+            Self::En => "en",
+        }
+    }
+
+    /// This language's strings.
+    pub(crate) fn strings(self) -> &'static Strings {
+        match self {
+            Self::Vi => &VI,
+            Self::En => &EN,
+        }
+    }
+}
+
+/// Every string the panel shows or announces.
+#[derive(Debug)]
+pub(crate) struct Strings {
+    /// Header title when neither the embed tag nor the site sets one.
+    pub title: &'static str,
+    /// Close button.
+    pub close: &'static str,
+    /// New-conversation button.
+    pub new_conversation: &'static str,
+    /// Accessible name of the message list.
+    pub messages_label: &'static str,
+    /// Label of the message box.
+    pub input_label: &'static str,
+    /// Placeholder of the message box.
+    pub placeholder: &'static str,
+    /// Keyboard hint under the message box.
+    pub input_hint: &'static str,
+    /// Send button.
+    pub send: &'static str,
+    /// Stop button (while an answer streams).
+    pub stop: &'static str,
+    /// Retry button after a failure.
+    pub retry: &'static str,
+    /// Typing indicator, for screen readers.
+    pub typing: &'static str,
+    /// Heading of the starter prompts.
+    pub starters_label: &'static str,
+    /// Who wrote a message, for screen readers.
+    pub you: &'static str,
+    /// Who wrote a message, for screen readers.
+    pub assistant: &'static str,
+    /// While the conversation loads.
+    pub loading: &'static str,
+    /// A failed answer (server error, `failed` event).
+    pub error_failed: &'static str,
+    /// The network failed.
+    pub error_network: &'static str,
+    /// Too many requests.
+    pub error_rate_limited: &'static str,
+    /// The stream ended without its terminal event.
+    pub error_interrupted: &'static str,
+    /// The conversation could not be started or loaded.
+    pub error_start: &'static str,
+    /// Note on an answer the visitor stopped.
+    pub stopped: &'static str,
+}
+
+static VI: Strings = Strings {
+    title: "Trợ lý ảo",
+    close: "Đóng khung trò chuyện",
+    new_conversation: "Cuộc trò chuyện mới",
+    messages_label: "Tin nhắn",
+    input_label: "Tin nhắn của quý khách",
+    placeholder: "Nhập tin nhắn…",
+    input_hint: "Enter để gửi, Shift+Enter để xuống dòng",
+    send: "Gửi",
+    stop: "Dừng",
+    retry: "Thử lại",
+    typing: "Trợ lý đang soạn câu trả lời…",
+    starters_label: "Gợi ý câu hỏi",
+    you: "Quý khách",
+    assistant: "Trợ lý",
+    loading: "Đang tải…",
+    error_failed: "Xin lỗi, em chưa trả lời được. Quý khách vui lòng thử lại.",
+    error_network: "Mất kết nối. Quý khách vui lòng kiểm tra mạng và thử lại.",
+    error_rate_limited: "Quý khách gửi hơi nhanh. Vui lòng đợi một chút rồi thử lại.",
+    error_interrupted: "Câu trả lời bị gián đoạn. Quý khách vui lòng thử lại.",
+    error_start: "Không thể bắt đầu cuộc trò chuyện.",
+    stopped: "Đã dừng.",
+};
+
+static EN: Strings = Strings {
+    title: "Assistant",
+    close: "Close chat",
+    new_conversation: "New conversation",
+    messages_label: "Messages",
+    input_label: "Your message",
+    placeholder: "Type a message…",
+    input_hint: "Enter to send, Shift+Enter for a new line",
+    send: "Send",
+    stop: "Stop",
+    retry: "Retry",
+    typing: "The assistant is typing…",
+    starters_label: "Suggested questions",
+    you: "You",
+    assistant: "Assistant",
+    loading: "Loading…",
+    error_failed: "Sorry, I could not answer that. Please try again.",
+    error_network: "Connection lost. Please check your network and try again.",
+    error_rate_limited: "You are sending messages quickly. Please wait a moment and retry.",
+    error_interrupted: "The answer was interrupted. Please try again.",
+    error_start: "The conversation could not be started.",
+    stopped: "Stopped.",
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all(s: &Strings) -> [&'static str; 21] {
+        [
+            s.title,
+            s.close,
+            s.new_conversation,
+            s.messages_label,
+            s.input_label,
+            s.placeholder,
+            s.input_hint,
+            s.send,
+            s.stop,
+            s.retry,
+            s.typing,
+            s.starters_label,
+            s.you,
+            s.assistant,
+            s.loading,
+            s.error_failed,
+            s.error_network,
+            s.error_rate_limited,
+            s.error_interrupted,
+            s.error_start,
+            s.stopped,
+        ]
+    }
+
+    #[test]
+    fn parses_language_tags() {
+        assert_eq!(Lang::parse("vi"), Some(Lang::Vi));
+        assert_eq!(Lang::parse("vi-VN"), Some(Lang::Vi));
+        assert_eq!(Lang::parse(" EN_gb "), Some(Lang::En));
+        assert_eq!(Lang::parse("fr"), None);
+        assert_eq!(Lang::parse(""), None);
+        assert_eq!(Lang::default(), Lang::Vi);
+        assert_eq!(Lang::En.code(), "en");
+    }
+
+    #[test]
+    fn every_string_is_translated() {
+        let (vi, en) = (all(Lang::Vi.strings()), all(Lang::En.strings()));
+        for (v, e) in vi.iter().zip(en) {
+            assert!(!v.trim().is_empty() && !e.trim().is_empty());
+            assert_ne!(*v, e, "untranslated: {e}");
+        }
+    }
+
+    #[test]
+    fn vietnamese_uses_the_fixed_forms_of_address() {
+        let vi = Lang::Vi.strings();
+        assert!(vi.input_label.contains("quý khách"));
+        assert!(vi.error_failed.contains("em"));
+    }
+}

@@ -1,0 +1,86 @@
+//! One message: the visitor's as plain text, the assistant's as safe markdown, with the
+//! typing indicator while it waits, and the retry control when it failed.
+
+use leptos::html::{Div, Textarea};
+use leptos::prelude::*;
+
+use crate::api::Role;
+use crate::chat::{Chat, Entry};
+use crate::composer::focus_input;
+use crate::dom;
+use crate::i18n::Strings;
+use crate::turn::{Failure, Phase};
+
+/// One message bubble.
+#[component]
+pub(crate) fn Message(
+    /// The chat (strings, retry).
+    chat: Chat,
+    /// The message.
+    entry: Entry,
+    /// The message box, which gets focus after a retry.
+    input: NodeRef<Textarea>,
+) -> impl IntoView {
+    let strings = chat.strings;
+    let user = entry.role == Role::User;
+    let body = NodeRef::<Div>::new();
+    Effect::new(move |_| {
+        let Some(el) = body.get() else {
+            return;
+        };
+        entry.text.with(|text| {
+            if user {
+                el.set_text_content(Some(text));
+            } else {
+                dom::render_markdown(&el, text);
+            }
+        });
+    });
+    let who = if user { strings.you } else { strings.assistant };
+    // The parts below are always in the DOM and shown or hidden by phase: cheaper (in
+    // wasm size) than swapping views, and `hidden` removes them from the a11y tree too.
+    let phase = move || entry.phase.get();
+    let failure = move || match phase() {
+        Phase::Failed(why) => failure_text(strings, why),
+        _ => "",
+    };
+    view! {
+        <div class=if user { "cw-msg cw-user" } else { "cw-msg cw-bot" } data-state=move || phase().name()>
+            <span class="cw-sr">{who} ": "</span>
+            <div class="cw-body" node_ref=body></div>
+            <div class="cw-typing" hidden=move || phase() != Phase::Waiting || entry.activity.with(Option::is_some)>
+                <span class="cw-sr">{strings.typing}</span>
+                <i></i>
+                <i></i>
+                <i></i>
+            </div>
+            <p class="cw-activity" hidden=move || phase() != Phase::Waiting || entry.activity.with(Option::is_none)>
+                {move || entry.activity.get()}
+            </p>
+            <div class="cw-failed" hidden=move || !matches!(phase(), Phase::Failed(_))>
+                <p class="cw-error">{failure}</p>
+                <button
+                    type="button"
+                    class="cw-retry"
+                    hidden=move || !chat.is_last(&entry)
+                    on:click=move |_| {
+                        chat.retry();
+                        focus_input(input);
+                    }
+                >
+                    {strings.retry}
+                </button>
+            </div>
+            <p class="cw-note" hidden=move || phase() != Phase::Stopped>{strings.stopped}</p>
+        </div>
+    }
+}
+
+fn failure_text(strings: &Strings, why: Failure) -> &'static str {
+    match why {
+        Failure::Failed => strings.error_failed,
+        Failure::Network => strings.error_network,
+        Failure::RateLimited => strings.error_rate_limited,
+        Failure::Interrupted => strings.error_interrupted,
+    }
+}
