@@ -98,10 +98,12 @@ impl Upstream {
                 .or_else(|| var("EMBED_MODEL"))
                 .unwrap_or_else(|| "bge-m3".into()),
             embed_dimensions: settings.embed_dimensions,
-            first_token_timeout: Duration::from_millis(millis(
-                "LLM_FIRST_TOKEN_TIMEOUT_MS",
-                20_000,
-            )),
+            first_token_timeout: Duration::from_millis(
+                settings
+                    .first_token_timeout_ms
+                    .map(u64::from)
+                    .unwrap_or_else(|| millis("LLM_FIRST_TOKEN_TIMEOUT_MS", 20_000)),
+            ),
             idle_timeout: Duration::from_millis(millis("LLM_IDLE_TIMEOUT_MS", 30_000)),
         }
     }
@@ -319,10 +321,17 @@ impl ChatModel for Upstream {
         match self.attempt(&body, sink).await {
             Ok(()) => Ok(()),
             // One retry, only when nothing reached the visitor and the failure may be transient.
-            Err(first) if !first.delivered && retryable(&first.error) => self
-                .attempt(&body, sink)
-                .await
-                .map_err(|second| second.error),
+            Err(first) if !first.delivered && retryable(&first.error) => {
+                let line = serde_json::json!({
+                    "level": "warn",
+                    "msg": "upstream attempt failed; retrying once",
+                    "detail": first.error.to_string(),
+                });
+                worker::console_warn!("{line}");
+                self.attempt(&body, sink)
+                    .await
+                    .map_err(|second| second.error)
+            }
             Err(other) => Err(other.error),
         }
     }
