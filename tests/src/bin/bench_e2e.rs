@@ -84,7 +84,7 @@ fn main() {
     let handles: Vec<_> = conversations
         .into_iter()
         .map(|conversation| {
-            let (base, key) = (worker.base_url.clone(), site.public_key.clone());
+            let (base, key) = (worker.base_url.clone(), site.secret_key.clone());
             std::thread::spawn(move || turn_at(&base, &key, &conversation).1)
         })
         .collect();
