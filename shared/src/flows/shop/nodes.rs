@@ -210,12 +210,12 @@ where
         let mut answer = String::new();
         let mut upstream: Option<UpstreamError> = None;
         let mut finish: Option<FinishReason> = None;
-        let mut state_usage = None;
+        let mut usage = None;
         let sink = &mut *self.sink;
         let mut on_event = |event: ChatEvent| match event {
-            ChatEvent::Finish { reason, usage } => {
+            ChatEvent::Finish { reason, usage: reported } => {
                 finish = Some(reason);
-                state_usage = usage;
+                usage = reported;
             }
             ChatEvent::TextDelta(text) if upstream.is_none() && !text.is_empty() => {
                 answer.push_str(&text);
@@ -225,7 +225,7 @@ where
             _ => {}
         };
         let streamed = self.services.model.stream(&request, &mut on_event).await;
-        state.usage = state_usage;
+        state.usage = usage;
         let failure = match (streamed, upstream) {
             (Err(error), _) => Some(Error::ChatModel(error)),
             (Ok(()), Some(error)) => {
