@@ -6,14 +6,21 @@
 //! chat model's streamed events ([`chat`]), the conversation model ([`conversation`]), the
 //! boundary traits through which the engine reaches the world ([`boundary`]), the agent
 //! graph ([`graph`]), the assistant templates ([`flows`]), intent classification
-//! ([`intent`]), prompt material ([`prompt`]) and retrieval ([`retrieval`]). The Worker
-//! (`edge`) implements the boundaries over fetch/D1/KV/Vectorize/Queues; tests use the
-//! in-memory ones ([`memory`]).
+//! ([`intent`]), prompt material ([`prompt`]), retrieval ([`retrieval`]) and the
+//! streaming-protocol codecs ([`stream`]). The Worker (`edge`) implements the boundaries
+//! over fetch/D1/KV/Vectorize/Queues; tests use the in-memory ones ([`memory`]).
 //!
 //! ## Features
 //! - `std` (default): `std::error::Error` impls and std conveniences. Without it the
 //!   crate is `no_std` + `alloc` and builds for `wasm32-unknown-unknown`.
 //! - `memory`: in-memory implementations of the boundary traits.
+//!
+//! ## Native tools (`shared/examples/`)
+//! - `classify`: one message per line on stdin → one JSON classification per line (intent,
+//!   confidence, retrieval hint, clarifying question, language, serial), for tuning
+//!   `prompts/shop_intent_keywords.md`.
+//! - `chat`: the `shop` template in a terminal against an OpenAI-compatible endpoint (e.g.
+//!   `scripts/llm-server.sh`), with in-memory stores.
 //!
 //! ## Running the `shop` template
 //! ```
