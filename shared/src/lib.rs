@@ -8,7 +8,8 @@
 //! graph ([`graph`]), the assistant templates ([`flows`]), intent classification
 //! ([`intent`]), prompt material ([`prompt`]), retrieval ([`retrieval`]) and the
 //! streaming-protocol codecs ([`stream`]). The Worker (`edge`) implements the boundaries
-//! over fetch/D1/KV/Vectorize/Queues; tests use the in-memory ones (module `memory`, feature `memory`).
+//! over fetch/D1/KV/Vectorize/Queues; tests use the in-memory ones (module `memory`,
+//! feature `memory`).
 //!
 //! ## Features
 //! - `std` (default): `std::error::Error` impls and std conveniences. Without it the
