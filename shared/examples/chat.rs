@@ -7,6 +7,7 @@
 //!   --url URL      the endpoint's base URL (default http://127.0.0.1:8080)
 //!   --model NAME   the model name to send (default smollm2-135m-instruct)
 //!   --key KEY      a bearer token, for hosted endpoints
+//!   --max-tokens N cap on each answer's tokens (default 256; small models ramble)
 //! ```
 //!
 //! Type a message per line; the answer streams as it is generated. Routing details (intent,
@@ -134,6 +135,7 @@ fn main() -> ExitCode {
     let mut url = "http://127.0.0.1:8080".to_string();
     let mut model = "smollm2-135m-instruct".to_string();
     let mut key = std::env::var("LLM_API_KEY").ok();
+    let mut max_tokens = 256;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let value = args.next();
@@ -141,14 +143,20 @@ fn main() -> ExitCode {
             ("--url", Some(v)) => url = v.trim_end_matches('/').to_string(),
             ("--model", Some(v)) => model = v,
             ("--key", Some(v)) => key = Some(v),
+            ("--max-tokens", Some(v)) if v.parse::<u32>().is_ok() => {
+                max_tokens = v.parse().unwrap_or(256)
+            }
             _ => {
-                eprintln!("usage: chat [--url URL] [--model NAME] [--key KEY]");
+                eprintln!("usage: chat [--url URL] [--model NAME] [--key KEY] [--max-tokens N]");
                 return ExitCode::from(2);
             }
         }
     }
+    // No connection reuse: llama-server may close an idle keep-alive connection, and a POST
+    // on a stale pooled connection fails instead of being retried.
     let agent = ureq::AgentBuilder::new()
         .timeout_connect(std::time::Duration::from_secs(5))
+        .max_idle_connections(0)
         .build();
     let llm = OpenAiChatModel {
         agent,
@@ -171,7 +179,10 @@ fn main() -> ExitCode {
         }
     }
     let services = backend.services_with(&llm);
-    let config = ShopConfig::default();
+    let config = ShopConfig {
+        max_tokens: Some(max_tokens),
+        ..ShopConfig::default()
+    };
     let new = NewConversation {
         site_id: SITE.into(),
         user_id: Some("terminal".into()),

@@ -1,7 +1,8 @@
 //! Intent classification for the `shop` template (seed 000, node 2 "Xác định mong đợi").
 //!
-//! Keywords come from `prompts/shop_intent_keywords.md` (the seed's bilingual lists). The
-//! current message weighs most; the three previous user messages add context:
+//! Keywords come from `prompts/shop_intent_keywords.md` (the seed's bilingual lists). An
+//! intent's score is the weighted count of its distinct keywords in the current message
+//! and the three previous user messages:
 //!
 //! | message      | weight |
 //! |--------------|--------|
@@ -10,7 +11,10 @@
 //! | two before   | 0.3    |
 //! | three before | 0.2    |
 //!
-//! An intent's score is the weighted count of its distinct keywords found in each message.
+//! The current message weighs most: it decides among the intents it mentions (earlier
+//! messages add weight to those), and only when it mentions none do the earlier messages
+//! decide alone ("cái nào rẻ hơn?" after "mình muốn mua laptop" is still shopping).
+//!
 //! With `best` and `second` the two highest scores, the confidence is
 //! `best / (best + 0.4) × (0.5 + 0.5 × (best − second) / best)`, rounded to two decimals:
 //! one keyword in the current message gives 0.71, a tie between two intents stays below
@@ -109,36 +113,39 @@ impl Classifier {
             .collect();
         let current_words = &messages[0];
         let current_found = self.index.found(current_words);
+        // Per message (current first) and intent: the distinct keywords found.
+        let hits: Vec<[Vec<&str>; 3]> = messages
+            .iter()
+            .enumerate()
+            .map(|(position, words)| {
+                let context_found;
+                let found = if position == 0 {
+                    &current_found
+                } else {
+                    context_found = self.index.found(words);
+                    &context_found
+                };
+                [List::AssemblePc, List::Shopping, List::Warranty].map(|list| {
+                    let in_list = found.iter().filter(|&&i| self.index.list_of(i) == list);
+                    in_list.map(|&i| self.index.text_of(i)).collect()
+                })
+            })
+            .collect();
+        // The current message decides among the intents it mentions; earlier messages add
+        // weight to those, and decide alone only when it mentions none.
+        let mentioned = hits[0].clone().map(|phrases| !phrases.is_empty());
+        let competes = |slot: usize| !mentioned.contains(&true) || mentioned[slot];
         let mut scores = [0f32; 3];
         let mut rationale = String::new();
-        for (position, (words, weight)) in messages.iter().zip(WEIGHTS).enumerate() {
-            let context_found;
-            let found = if position == 0 {
-                &current_found
-            } else {
-                context_found = self.index.found(words);
-                &context_found
-            };
-            for (slot, list) in [List::AssemblePc, List::Shopping, List::Warranty]
-                .into_iter()
-                .enumerate()
-            {
-                let phrases: Vec<&str> = found
-                    .iter()
-                    .filter(|&&i| self.index.list_of(i) == list)
-                    .map(|&i| self.index.text_of(i))
-                    .collect();
-                if phrases.is_empty() {
+        for (position, (per_intent, weight)) in hits.iter().zip(WEIGHTS).enumerate() {
+            for (slot, phrases) in per_intent.iter().enumerate() {
+                if phrases.is_empty() || !competes(slot) {
                     continue;
                 }
                 scores[slot] += weight * phrases.len() as f32;
                 let label = if position == 0 { "current" } else { "context" };
-                let _ = write!(
-                    rationale,
-                    "{label} {}: {}; ",
-                    Intent::KNOWN[slot].as_str(),
-                    phrases.join(", ")
-                );
+                let intent = Intent::KNOWN[slot].as_str();
+                let _ = write!(rationale, "{label} {intent}: {}; ", phrases.join(", "));
             }
         }
         let (best_slot, best) =

@@ -93,6 +93,23 @@ fn context_weighs_less_than_the_current_message() {
 }
 
 #[test]
+fn the_current_message_decides_among_the_intents_it_mentions() {
+    // Two earlier shopping messages do not outvote a clear warranty request.
+    let c = classify(
+        "I want to check the warranty of my phone",
+        &["what is the price?", "free delivery?"],
+    );
+    assert_eq!((c.intent, c.confidence), (Intent::Warranty, 0.71));
+    assert_eq!(
+        c.rationale,
+        "current warranty: warranty; score 1.00 vs 0.00"
+    );
+    // Earlier messages still add weight to an intent the current message mentions.
+    let c = classify("giá bao nhiêu?", &["mình muốn mua laptop"]);
+    assert_eq!((c.intent, c.confidence), (Intent::Shopping, 0.86));
+}
+
+#[test]
 fn warranty_check_and_rationale() {
     let c = classify("check warranty please", &[]);
     assert!(c.warranty_check);
