@@ -213,7 +213,10 @@ where
         let mut usage = None;
         let sink = &mut *self.sink;
         let mut on_event = |event: ChatEvent| match event {
-            ChatEvent::Finish { reason, usage: reported } => {
+            ChatEvent::Finish {
+                reason,
+                usage: reported,
+            } => {
                 finish = Some(reason);
                 usage = reported;
             }
