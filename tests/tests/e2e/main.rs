@@ -1,0 +1,11 @@
+//! The end-to-end suite: one test binary, so every test shares one `wrangler dev` (started
+//! on first use, stopped when the binary exits) and the suite pays its start-up once.
+//! Each test creates its own site, so tests stay independent while running in parallel.
+
+mod browser;
+mod conversations;
+mod faults;
+mod isolation;
+mod platform;
+mod real_model;
+mod sites;
