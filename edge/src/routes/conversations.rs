@@ -147,13 +147,9 @@ pub(crate) async fn post_message(
     }
     let Caller { site, .. } = caller;
     let services = Services::new(env, &site)?;
-    let scope = Scope::new(&site.id, conversation_id);
-    services
-        .store
-        .load_conversation(scope)
-        .await
-        .map_err(ApiError::store)?
-        .ok_or(ApiError::NotFound)?;
+    // No separate existence check: the turn loads the conversation itself, and a turn that
+    // fails before the visitor's message is stored (unknown conversation, another site's,
+    // invalid message) is answered below with an HTTP error instead of a stream.
 
     let input = TurnInput {
         site_id: site.id.clone(),
@@ -203,7 +199,12 @@ pub(crate) async fn post_message(
                 }
                 TurnEvent::Failed { code, message } => {
                     if let Some(tx) = started.take() {
-                        let _ = tx.send(Err(ApiError::TurnFailed(code, message)));
+                        let error = match code {
+                            "conversation_not_found" => ApiError::NotFound,
+                            _ => ApiError::TurnFailed(code, message),
+                        };
+                        let _ = tx.send(Err(error));
+                        return;
                     }
                     Some(NativeEvent::Failed(Failed::new(code, message)))
                 }
@@ -235,10 +236,10 @@ pub(crate) async fn post_message(
     // The turn runs to completion even if the client goes away: its answer is stored.
     ctx.wait_until(turn);
 
+    let (user_message_id, message_id) = started_rx
+        .await
+        .map_err(|_| ApiError::Internal(worker::Error::RustError("turn ended early".into())))??;
     if respond_async {
-        let (user_message_id, message_id) = started_rx.await.map_err(|_| {
-            ApiError::Internal(worker::Error::RustError("turn ended early".into()))
-        })??;
         let body = serde_json::json!({
             "conversation_id": conversation_id,
             "user_message_id": user_message_id,
