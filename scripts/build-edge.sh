@@ -6,7 +6,5 @@ set -eu
 . "$(dirname "$0")/env.sh"
 [ "${CONCIERGE_SKIP_BUILD:-0}" = 1 ] && exit 0
 cd "$ROOT/edge"
-CONCIERGE_COMMIT=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || true)
-export CONCIERGE_COMMIT
 worker-build --release 2>&1 | grep -v '^\s*$' | grep -vE '^\[INFO\]|Compiling|Downloaded|Downloading' || true
 [ -f "$ROOT/edge/build/index.js" ] || { echo "build-edge: worker-build produced no shim" >&2; exit 1; }

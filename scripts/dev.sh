@@ -34,7 +34,7 @@ configured_llm="${LLM_BASE_URL:-}"
 if [ -z "$configured_llm" ] && [ -f .dev.vars ]; then
     configured_llm=$(sed -n 's/^LLM_BASE_URL *= *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' .dev.vars | tail -n 1)
 fi
-set -- --var RETRIEVAL_BACKEND:local
+set -- --var RETRIEVAL_BACKEND:local --var "CONCIERGE_COMMIT:$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 if [ -n "$configured_llm" ]; then
     echo "dev: using the configured LLM endpoint $configured_llm"
 else

@@ -53,7 +53,21 @@ pub fn test_vars() -> Vec<(String, String)> {
     ]
     .iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
+    .chain(commit().map(|c| ("CONCIERGE_COMMIT".to_string(), c)))
     .collect()
+}
+
+/// The checked-out commit, when git knows it.
+pub fn commit() -> Option<String> {
+    let output = Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .current_dir(repo_root())
+        .output()
+        .ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
 }
 
 /// A site created through the admin API, with its keys.

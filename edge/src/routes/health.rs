@@ -17,7 +17,9 @@ pub(crate) fn get(env: &Env) -> Result<Response, ApiError> {
         "status": "ok",
         "version": env!("CARGO_PKG_VERSION"),
         "core_version": concierge_core::VERSION,
-        "commit": option_env!("CONCIERGE_COMMIT"),
+        // Set at deploy/run time (`--var CONCIERGE_COMMIT:<sha>`), so a new commit does not
+        // force a rebuild of the Worker.
+        "commit": env.var("CONCIERGE_COMMIT").ok().map(|v| v.to_string()).filter(|c| !c.is_empty()),
         "bindings": bindings,
     });
     Ok(Response::from_json(&body)?)

@@ -13,6 +13,13 @@ fn health_reports_version_and_bindings() {
     let health: serde_json::Value = serde_json::from_str(&body).expect("health is JSON");
     assert_eq!(health["status"], "ok");
     assert_eq!(health["version"], env!("CARGO_PKG_VERSION"));
+    if let Some(commit) = concierge_e2e::commit() {
+        assert_eq!(
+            health["commit"],
+            commit.as_str(),
+            "the commit it was started from"
+        );
+    }
     for binding in ["DB", "CONFIG", "ASSETS", "EMBED_QUEUE", "VECTORIZE"] {
         assert_eq!(
             health["bindings"][binding], true,
