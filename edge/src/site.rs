@@ -177,22 +177,12 @@ pub(crate) async fn uncache(cache: &KvStore, site: &Site) {
 
 /// Insert a new site and its allowed origins.
 pub(crate) async fn insert(db: &D1Database, site: &Site, now_ms: u64) -> Result<(), ApiError> {
-    let config =
-        serde_json::to_string(&site.config).map_err(|e| ApiError::Corrupt(e.to_string()))?;
     let insert = db
         .prepare(
             "INSERT INTO sites (id, name, template, config, public_key_hash, secret_key_hash, created_at, updated_at) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)",
         )
-        .bind(&[
-            site.id.as_str().into(),
-            site.name.as_str().into(),
-            site.template.as_str().into(),
-            config.into(),
-            site.public_key_hash.as_str().into(),
-            site.secret_key_hash.as_str().into(),
-            JsValue::from_f64(now_ms as f64),
-        ])?;
+        .bind(&row_params(site, now_ms)?)?;
     let mut statements = vec![insert];
     statements.extend(origin_statements(db, site)?);
     db.batch(statements).await?;
@@ -201,22 +191,12 @@ pub(crate) async fn insert(db: &D1Database, site: &Site, now_ms: u64) -> Result<
 
 /// Save `site`'s name, template, config and key digests, and its origins, atomically.
 pub(crate) async fn update(db: &D1Database, site: &Site, now_ms: u64) -> Result<(), ApiError> {
-    let config =
-        serde_json::to_string(&site.config).map_err(|e| ApiError::Corrupt(e.to_string()))?;
     let update = db
         .prepare(
             "UPDATE sites SET name = ?2, template = ?3, config = ?4, public_key_hash = ?5, \
              secret_key_hash = ?6, updated_at = ?7 WHERE id = ?1",
         )
-        .bind(&[
-            site.id.as_str().into(),
-            site.name.as_str().into(),
-            site.template.as_str().into(),
-            config.into(),
-            site.public_key_hash.as_str().into(),
-            site.secret_key_hash.as_str().into(),
-            JsValue::from_f64(now_ms as f64),
-        ])?;
+        .bind(&row_params(site, now_ms)?)?;
     let clear = db
         .prepare("DELETE FROM site_origins WHERE site_id = ?1")
         .bind(&[site.id.as_str().into()])?;
@@ -224,6 +204,21 @@ pub(crate) async fn update(db: &D1Database, site: &Site, now_ms: u64) -> Result<
     statements.extend(origin_statements(db, site)?);
     db.batch(statements).await?;
     Ok(())
+}
+
+/// `?1`…`?7` of the site row statements: id, name, template, config, key digests, time.
+fn row_params(site: &Site, now_ms: u64) -> Result<[JsValue; 7], ApiError> {
+    let config =
+        serde_json::to_string(&site.config).map_err(|e| ApiError::Corrupt(e.to_string()))?;
+    Ok([
+        site.id.as_str().into(),
+        site.name.as_str().into(),
+        site.template.as_str().into(),
+        config.into(),
+        site.public_key_hash.as_str().into(),
+        site.secret_key_hash.as_str().into(),
+        JsValue::from_f64(now_ms as f64),
+    ])
 }
 
 fn origin_statements(

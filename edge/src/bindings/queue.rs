@@ -7,6 +7,8 @@
 //! next attempt number and an exponential delay (`EMBED_RETRY_BASE_SECONDS` × 2^attempt);
 //! after `EMBED_MAX_ATTEMPTS` a message is marked `embed_failed: true` in its metadata.
 
+use std::collections::HashMap;
+
 use concierge_core::boundary::{ConversationStore, VectorIndex};
 use concierge_core::conversation::{EmbedJob, Scope};
 use concierge_core::retrieval;
@@ -76,9 +78,46 @@ pub(crate) async fn consume(batch: MessageBatch<QueueMessage>, env: &Env) -> wor
     let base_delay = var_u32(env, "EMBED_RETRY_BASE_SECONDS", 2);
     let store = D1Store::new(env.d1("DB")?);
     let vectors = Vectors::from_env(env)?;
+    // A batch usually holds one site's jobs: look each site's upstream up once.
+    let mut upstreams: HashMap<String, Option<Upstream>> = HashMap::new();
     for message in batch.messages()? {
         let QueueMessage { job, attempt } = message.body().clone();
-        match run(env, &store, &vectors, &job).await {
+        let site_id = match &job {
+            IndexJob::Message(job) => &job.site_id,
+            IndexJob::Document { site_id, .. } => site_id,
+        };
+        if !upstreams.contains_key(site_id) {
+            let upstream = match site::find_by_id(env, site_id).await {
+                Ok(site) => site.map(|site| Upstream::resolve(&site.config.llm, env)),
+                Err(err) => {
+                    // Not cached: the next job of this site tries again.
+                    log(
+                        "index retry",
+                        &job,
+                        attempt,
+                        &format!("site lookup: {err:?}"),
+                    );
+                    send(
+                        env,
+                        vec![QueueMessage {
+                            job: job.clone(),
+                            attempt,
+                        }],
+                        base_delay,
+                    )
+                    .await?;
+                    message.ack();
+                    continue;
+                }
+            };
+            upstreams.insert(site_id.clone(), upstream);
+        }
+        // A site deleted meanwhile ends the job.
+        let Some(Some(upstream)) = upstreams.get(site_id) else {
+            message.ack();
+            continue;
+        };
+        match run(&store, &vectors, upstream, &job).await {
             Ok(chunks) => log("indexed", &job, attempt, &format!("{chunks} chunks")),
             Err(detail) if attempt + 1 < max_attempts => {
                 let delay = base_delay.saturating_mul(1 << attempt.min(10));
@@ -104,23 +143,12 @@ pub(crate) async fn consume(batch: MessageBatch<QueueMessage>, env: &Env) -> wor
 }
 
 async fn run(
-    env: &Env,
     store: &D1Store,
     vectors: &Vectors,
+    upstream: &Upstream,
     job: &IndexJob,
 ) -> Result<usize, String> {
-    let site_id = match job {
-        IndexJob::Message(job) => &job.site_id,
-        IndexJob::Document { site_id, .. } => site_id,
-    };
-    // A site, conversation or document deleted meanwhile ends the job.
-    let Some(site) = site::find_by_id(env, site_id)
-        .await
-        .map_err(|e| format!("{e:?}"))?
-    else {
-        return Ok(0);
-    };
-    let upstream = Upstream::resolve(&site.config.llm, env);
+    // A conversation or document deleted meanwhile ends the job.
     let db = store.db();
     match job {
         IndexJob::Message(job) => {
@@ -133,7 +161,7 @@ async fn run(
             {
                 return Ok(0);
             }
-            let chunks = retrieval::index_message(&upstream, vectors, job)
+            let chunks = retrieval::index_message(upstream, vectors, job)
                 .await
                 .map_err(|e| format!("{e:?}"))?;
             set_chunks(
@@ -169,7 +197,7 @@ async fn run(
                 .map_err(|e| e.to_string())?;
             let Some(doc) = doc else { return Ok(0) };
             let chunks = retrieval::index_document(
-                &upstream,
+                upstream,
                 vectors,
                 site_id,
                 document_id,

@@ -287,8 +287,8 @@ pub(crate) async fn delete(
     }
     // ON DELETE CASCADE needs foreign keys on; delete dependants explicitly as well.
     let scoped = [
-        JsValueStr::from(conversation_id),
-        JsValueStr::from(caller.site.id.as_str()),
+        wasm_bindgen::JsValue::from(conversation_id),
+        wasm_bindgen::JsValue::from(caller.site.id.as_str()),
     ];
     db.batch(vec![
         db.prepare("DELETE FROM messages WHERE conversation_id = ?1 AND site_id = ?2")
@@ -310,5 +310,3 @@ pub(crate) async fn delete(
         .map_err(ApiError::store)?;
     Ok(Response::empty()?.with_status(204))
 }
-
-type JsValueStr = wasm_bindgen::JsValue;
