@@ -141,9 +141,13 @@ pub(crate) async fn find_by_key_hash(
     kind: KeyKind,
     hash: &str,
 ) -> Result<Option<Site>, ApiError> {
-    let cache = env.kv("CONFIG")?;
     let cache_key = format!("site-by-key:{hash}");
+    if let Some(site) = memo::get(&cache_key) {
+        return Ok(Some(site));
+    }
+    let cache = env.kv("CONFIG")?;
     if let Ok(Some(site)) = cache.get(&cache_key).json::<Site>().await {
+        memo::put(&cache_key, &site);
         return Ok(Some(site));
     }
     let column = match kind {
@@ -165,13 +169,76 @@ pub(crate) async fn find_by_key_hash(
     if let Ok(put) = cache.put(&cache_key, &site) {
         let _ = put.expiration_ttl(CACHE_TTL_SECS).execute().await;
     }
+    memo::put(&cache_key, &site);
     Ok(Some(site))
 }
 
-/// Forget the cached copies of `site` (after an update or key rotation).
+/// Forget the cached copies of `site` (after an update or key rotation): in KV, and in
+/// this isolate (other isolates keep theirs for at most [`memo::TTL_MS`]).
 pub(crate) async fn uncache(cache: &KvStore, site: &Site) {
     for hash in [&site.public_key_hash, &site.secret_key_hash] {
-        let _ = cache.delete(&format!("site-by-key:{hash}")).await;
+        let key = format!("site-by-key:{hash}");
+        memo::forget(&key);
+        let _ = cache.delete(&key).await;
+    }
+    memo::forget_origins();
+}
+
+/// Sites looked up by key digest, kept in this isolate's memory for a few seconds, so a
+/// conversation's turns do not each read KV.
+mod memo {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+
+    use super::Site;
+
+    /// How long an isolate trusts its copy.
+    pub(crate) const TTL_MS: u64 = 10_000;
+    /// Entries kept at most; past it the map is cleared (a cache, not a store).
+    const MAX_ENTRIES: usize = 1_000;
+
+    thread_local! {
+        static SITES: RefCell<HashMap<String, (u64, Site)>> = RefCell::new(HashMap::new());
+        static ORIGINS: RefCell<HashMap<String, (u64, bool)>> = RefCell::new(HashMap::new());
+    }
+
+    fn fresh<T: Clone>(map: &RefCell<HashMap<String, (u64, T)>>, key: &str) -> Option<T> {
+        let now = crate::now_ms();
+        let map = map.borrow();
+        let (at, value) = map.get(key)?;
+        (now.saturating_sub(*at) < TTL_MS).then(|| value.clone())
+    }
+
+    fn insert<T>(map: &RefCell<HashMap<String, (u64, T)>>, key: &str, value: T) {
+        let mut map = map.borrow_mut();
+        if map.len() >= MAX_ENTRIES {
+            map.clear();
+        }
+        map.insert(key.to_string(), (crate::now_ms(), value));
+    }
+
+    pub(crate) fn get(key: &str) -> Option<Site> {
+        SITES.with(|m| fresh(m, key))
+    }
+
+    pub(crate) fn put(key: &str, site: &Site) {
+        SITES.with(|m| insert(m, key, site.clone()));
+    }
+
+    pub(crate) fn forget(key: &str) {
+        SITES.with(|m| m.borrow_mut().remove(key));
+    }
+
+    pub(crate) fn origin(origin: &str) -> Option<bool> {
+        ORIGINS.with(|m| fresh(m, origin))
+    }
+
+    pub(crate) fn put_origin(origin: &str, known: bool) {
+        ORIGINS.with(|m| insert(m, origin, known));
+    }
+
+    pub(crate) fn forget_origins() {
+        ORIGINS.with(|m| m.borrow_mut().clear());
     }
 }
 
@@ -186,6 +253,7 @@ pub(crate) async fn insert(db: &D1Database, site: &Site, now_ms: u64) -> Result<
     let mut statements = vec![insert];
     statements.extend(origin_statements(db, site)?);
     db.batch(statements).await?;
+    memo::forget_origins();
     Ok(())
 }
 
@@ -238,12 +306,16 @@ fn origin_statements(
 
 /// Whether any site allows `origin` (for CORS preflights, which carry no key).
 pub(crate) async fn origin_known(env: &Env, origin: &str) -> Result<bool, ApiError> {
+    if let Some(known) = memo::origin(origin) {
+        return Ok(known);
+    }
     let row = env
         .d1("DB")?
         .prepare("SELECT 1 AS known FROM site_origins WHERE origin = ?1 LIMIT 1")
         .bind(&[origin.into()])?
         .first::<serde_json::Value>(None)
         .await?;
+    memo::put_origin(origin, row.is_some());
     Ok(row.is_some())
 }
 

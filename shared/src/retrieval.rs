@@ -141,14 +141,53 @@ pub async fn index_message<E: Embedder, V: VectorIndex>(
     index: &V,
     job: &EmbedJob,
 ) -> Result<usize, Error> {
-    let mut metadata = Metadata::new();
-    metadata.insert("site_id".into(), job.site_id.clone().into());
-    metadata.insert("source".into(), "conversation".into());
-    metadata.insert("conversation_id".into(), job.conversation_id.clone().into());
-    metadata.insert("message_id".into(), job.message_id.clone().into());
-    let records = embed_records(embedder, &job.message_id, &job.text, &metadata).await?;
+    let counts = index_messages(embedder, index, core::slice::from_ref(job)).await?;
+    Ok(counts.first().copied().unwrap_or(0))
+}
+
+/// Embeds and upserts several stored messages with one embedding call and one upsert.
+/// Returns each job's number of chunks, in order.
+pub async fn index_messages<E: Embedder, V: VectorIndex>(
+    embedder: &E,
+    index: &V,
+    jobs: &[EmbedJob],
+) -> Result<Vec<usize>, Error> {
+    let mut counts = Vec::with_capacity(jobs.len());
+    let mut pieces: Vec<(&EmbedJob, usize, String)> = Vec::new();
+    for job in jobs {
+        let chunks = chunks(&job.text);
+        counts.push(chunks.len());
+        pieces.extend(
+            chunks
+                .into_iter()
+                .enumerate()
+                .map(|(i, piece)| (job, i, piece)),
+        );
+    }
+    if pieces.is_empty() {
+        return Ok(counts);
+    }
+    let inputs: Vec<&str> = pieces.iter().map(|(_, _, piece)| piece.as_str()).collect();
+    let vectors = embedder.embed(&inputs).await.map_err(Error::Embedder)?;
+    let records: Vec<VectorRecord> = pieces
+        .into_iter()
+        .zip(vectors)
+        .map(|((job, i, piece), values)| {
+            let mut metadata = Metadata::new();
+            metadata.insert("site_id".into(), job.site_id.clone().into());
+            metadata.insert("source".into(), "conversation".into());
+            metadata.insert("conversation_id".into(), job.conversation_id.clone().into());
+            metadata.insert("message_id".into(), job.message_id.clone().into());
+            metadata.insert("text".into(), Value::String(piece));
+            VectorRecord {
+                id: chunk_id(&job.message_id, i),
+                values,
+                metadata,
+            }
+        })
+        .collect();
     index.upsert(&records).await.map_err(Error::VectorIndex)?;
-    Ok(records.len())
+    Ok(counts)
 }
 
 /// Embeds and upserts one knowledge document of a site under

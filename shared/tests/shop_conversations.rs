@@ -422,7 +422,7 @@ fn one_json_log_line_per_classification() {
 }
 
 #[test]
-fn every_shown_message_is_queued_for_embedding() {
+fn every_turn_message_is_queued_for_embedding_but_not_the_greeting() {
     let config = ShopConfig::default();
     let cases = cases();
     let case = cases
@@ -432,12 +432,13 @@ fn every_shown_message_is_queued_for_embedding() {
     let (backend, conversation_id) = run_case(case, &config);
     let jobs = backend.queue.jobs();
     let ids: Vec<&str> = jobs.iter().map(|j| j.message_id.as_str()).collect();
-    assert_eq!(ids, ["id2", "id3", "id4", "id5", "id6", "id7", "id8"]);
+    // id2 is the greeting: the persona's fixed sentence, the same in every conversation.
+    assert_eq!(ids, ["id3", "id4", "id5", "id6", "id7", "id8"]);
     assert!(
         jobs.iter()
             .all(|j| j.site_id == common::SITE && j.conversation_id == conversation_id)
     );
-    assert_eq!(jobs[2].text, ASK_SERIAL);
+    assert_eq!(jobs[1].text, ASK_SERIAL);
 }
 
 #[test]
@@ -462,5 +463,20 @@ fn the_graph_reads_like_seed_000() {
             ("retrieve", "respond_stream"),
             ("respond_stream", "END"),
         ]
+    );
+}
+
+#[test]
+fn retrieval_is_skipped_when_the_store_knows_it_cannot_find_anything() {
+    use concierge_core::conversation::Scope;
+    use concierge_core::flows::shop::{ShopNode, ShopState, route_after_classify};
+    use concierge_core::graph::Next;
+    let mut state = ShopState::new(Scope::new("s", "c"), None, Language::Vi, Vec::new(), 0);
+    state.need_retrieval_hint = true;
+    assert_eq!(route_after_classify(&state), Next::from(ShopNode::Retrieve));
+    state.retrievable = false;
+    assert_eq!(
+        route_after_classify(&state),
+        Next::from(ShopNode::RespondStream)
     );
 }

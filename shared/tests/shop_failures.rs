@@ -88,14 +88,14 @@ fn model_breaking_mid_stream_keeps_the_question_and_marks_the_partial_answer() {
             ),
         ]
     );
-    // The half answer is not queued for embedding.
+    // Only the question is queued for embedding: not the half answer (nor the greeting).
     let queued: Vec<String> = backend
         .queue
         .jobs()
         .into_iter()
         .map(|j| j.message_id)
         .collect();
-    assert_eq!(queued, ["id2", "id3"]);
+    assert_eq!(queued, ["id3"]);
 
     // The next turn works, and the half answer is left out of the prompt.
     backend.model.reply(&["Dạ, 8.490.000 VND ạ."]);

@@ -116,7 +116,7 @@ fn conversation_memory_beyond_the_history_window_is_retrieved() {
         .1
         .unwrap();
     // The embedding queue's consumer indexes what was stored.
-    assert_eq!(block_on(backend.index_queued()).unwrap(), 5);
+    assert_eq!(block_on(backend.index_queued()).unwrap(), 4);
 
     backend.model.reply(&["Dạ, 5.990.000 VND ạ."]);
     say(

@@ -86,6 +86,8 @@ pub struct TestSite {
 pub struct Worker {
     /// `http://127.0.0.1:<port>`.
     pub base_url: String,
+    /// The V8 inspector port of the Worker (for profiling with the DevTools protocol).
+    pub inspector_port: u16,
     state_dir: PathBuf,
     supervisor: Child,
 }
@@ -97,6 +99,10 @@ pub struct WorkerOptions {
     pub vars: Vec<(String, String)>,
     /// SQL files executed against local D1 after the migrations.
     pub seed_files: Vec<PathBuf>,
+    /// Keep wrangler's local trace collector (the local explorer's observability view,
+    /// `X_LOCAL_OBSERVABILITY`) on. Off by default: it records every call the Worker
+    /// makes, which the tests do not read, and costs more CPU than the Worker itself.
+    pub local_traces: bool,
 }
 
 impl Worker {
@@ -179,9 +185,10 @@ impl Worker {
             args.push(format!("{name}:{value}"));
         }
         let log = state_dir.join("wrangler.log");
-        let supervisor = supervise(&args, &log);
+        let supervisor = supervise(&args, &log, options.local_traces);
         let worker = Worker {
             base_url: format!("http://127.0.0.1:{port}"),
+            inspector_port: inspector,
             state_dir,
             supervisor,
         };
@@ -371,8 +378,12 @@ fn wrangler(args: &[&str]) -> Command {
 
 /// Start `wrangler dev` in its own process group under a supervisor shell that stops
 /// the group when its stdin (held by this process) closes.
-fn supervise(args: &[String], log: &Path) -> Child {
-    let mut command = vec!["wrangler".to_string()];
+fn supervise(args: &[String], log: &Path, local_traces: bool) -> Child {
+    let mut command = vec![
+        "env".to_string(),
+        format!("X_LOCAL_OBSERVABILITY={local_traces}"),
+        "wrangler".to_string(),
+    ];
     command.extend(args.iter().cloned());
     supervise_command(&command, log)
 }

@@ -3,7 +3,7 @@
 //! Every statement uses bound parameters and names its site: a conversation of another
 //! site is indistinguishable from one that does not exist.
 
-use concierge_core::boundary::{ConversationStore, WarrantyRecord, WarrantyRecords};
+use concierge_core::boundary::{ConversationStore, TurnStart, WarrantyRecord, WarrantyRecords};
 use concierge_core::conversation::{
     Conversation, EmbeddingStatus, Language, MessageKind, Metadata, Role, Scope, StoredMessage,
     Summary,
@@ -11,7 +11,7 @@ use concierge_core::conversation::{
 use concierge_core::error::{ServiceError, ServiceErrorKind};
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
-use worker::D1Database;
+use worker::{D1Database, D1PreparedStatement};
 
 /// D1-backed storage for one request.
 #[derive(Debug)]
@@ -45,6 +45,12 @@ fn num(n: u64) -> JsValue {
     JsValue::from_f64(n as f64)
 }
 
+const CONVERSATION_SQL: &str = "SELECT id, site_id, user_id, language, created_at \
+     FROM conversations WHERE id = ?1 AND site_id = ?2";
+
+const HISTORY_SQL: &str = "SELECT id, seq, role, kind, content, metadata, created_at \
+     FROM messages WHERE conversation_id = ?1 AND site_id = ?2 ORDER BY seq DESC LIMIT ?3";
+
 #[derive(Debug, Deserialize)]
 struct ConversationRow {
     id: String,
@@ -53,6 +59,86 @@ struct ConversationRow {
     language: String,
     created_at: f64,
 }
+
+impl ConversationRow {
+    fn into_conversation(self) -> Conversation {
+        Conversation {
+            id: self.id,
+            site_id: self.site_id,
+            user_id: self.user_id,
+            language: Language::parse(&self.language).unwrap_or_default(),
+            created_at: self.created_at as u64,
+        }
+    }
+}
+
+/// Where an inserted message's `seq` comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seq {
+    /// The message's own.
+    Given,
+    /// One after the conversation's last, computed in the statement.
+    Next,
+}
+
+impl D1Store {
+    /// `INSERT` of `message` into its conversation, guarded: nothing is inserted unless the
+    /// conversation exists on this site.
+    fn insert_message(
+        &self,
+        scope: Scope<'_>,
+        message: &StoredMessage,
+        seq: Seq,
+    ) -> Result<D1PreparedStatement, ServiceError> {
+        let metadata = serde_json::to_string(&message.metadata)
+            .map_err(|e| ServiceError::new(ServiceErrorKind::Invalid, e.to_string()))?;
+        // The user's messages and answers are embedded; fixed sentences are not.
+        let embedding = match (message.role, message.kind) {
+            (Role::User, _) | (Role::Assistant, MessageKind::Answer) => "pending",
+            _ => "skipped",
+        };
+        let sql = match seq {
+            Seq::Given => INSERT_GIVEN_SEQ_SQL,
+            Seq::Next => INSERT_NEXT_SEQ_SQL,
+        };
+        self.db
+            .prepare(sql)
+            .bind(&[
+                message.id.as_str().into(),
+                scope.site_id.into(),
+                scope.conversation_id.into(),
+                num(message.seq),
+                role_str(message.role).into(),
+                message.kind.as_str().into(),
+                message.content.as_str().into(),
+                metadata.into(),
+                embedding.into(),
+                num(message.created_at),
+            ])
+            .map_err(service_error)
+    }
+
+    /// Marks the conversation as updated at `at`.
+    fn touch(&self, scope: Scope<'_>, at: u64) -> Result<D1PreparedStatement, ServiceError> {
+        self.db
+            .prepare("UPDATE conversations SET updated_at = ?3 WHERE id = ?1 AND site_id = ?2")
+            .bind(&[scope.conversation_id.into(), scope.site_id.into(), num(at)])
+            .map_err(service_error)
+    }
+}
+
+const INSERT_GIVEN_SEQ_SQL: &str = "INSERT INTO messages (id, site_id, conversation_id, seq, \
+     role, kind, content, metadata, embedding_status, created_at) \
+     SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10 \
+     WHERE EXISTS (SELECT 1 FROM conversations WHERE id = ?3 AND site_id = ?2)";
+
+/// As [`INSERT_GIVEN_SEQ_SQL`], with `seq` one after the conversation's last (or `?4`,
+/// if that is larger).
+const INSERT_NEXT_SEQ_SQL: &str = "INSERT INTO messages (id, site_id, conversation_id, seq, \
+     role, kind, content, metadata, embedding_status, created_at) \
+     SELECT ?1, ?2, ?3, MAX(?4, COALESCE((SELECT MAX(seq) FROM messages \
+     WHERE conversation_id = ?3 AND site_id = ?2), 0) + 1), ?5, ?6, ?7, ?8, ?9, ?10 \
+     WHERE EXISTS (SELECT 1 FROM conversations WHERE id = ?3 AND site_id = ?2)";
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct MessageRow {
@@ -137,19 +223,13 @@ impl ConversationStore for D1Store {
     ) -> Result<Option<Conversation>, ServiceError> {
         let row = self
             .db
-            .prepare("SELECT id, site_id, user_id, language, created_at FROM conversations WHERE id = ?1 AND site_id = ?2")
+            .prepare(CONVERSATION_SQL)
             .bind(&[scope.conversation_id.into(), scope.site_id.into()])
             .map_err(service_error)?
             .first::<ConversationRow>(None)
             .await
             .map_err(service_error)?;
-        Ok(row.map(|r| Conversation {
-            id: r.id,
-            site_id: r.site_id,
-            user_id: r.user_id,
-            language: Language::parse(&r.language).unwrap_or_default(),
-            created_at: r.created_at as u64,
-        }))
+        Ok(row.map(ConversationRow::into_conversation))
     }
 
     async fn set_language(&self, scope: Scope<'_>, language: Language) -> Result<(), ServiceError> {
@@ -172,43 +252,8 @@ impl ConversationStore for D1Store {
         scope: Scope<'_>,
         message: &StoredMessage,
     ) -> Result<(), ServiceError> {
-        let metadata = serde_json::to_string(&message.metadata)
-            .map_err(|e| ServiceError::new(ServiceErrorKind::Invalid, e.to_string()))?;
-        // The user's messages and answers are embedded; fixed sentences are not.
-        let embedding = match (message.role, message.kind) {
-            (Role::User, _) | (Role::Assistant, MessageKind::Answer) => "pending",
-            _ => "skipped",
-        };
-        let insert = self
-            .db
-            .prepare(
-                "INSERT INTO messages (id, site_id, conversation_id, seq, role, kind, content, metadata, \
-                 embedding_status, created_at) \
-                 SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10 \
-                 WHERE EXISTS (SELECT 1 FROM conversations WHERE id = ?3 AND site_id = ?2)",
-            )
-            .bind(&[
-                message.id.as_str().into(),
-                scope.site_id.into(),
-                scope.conversation_id.into(),
-                num(message.seq),
-                role_str(message.role).into(),
-                message.kind.as_str().into(),
-                message.content.as_str().into(),
-                metadata.into(),
-                embedding.into(),
-                num(message.created_at),
-            ])
-            .map_err(service_error)?;
-        let touch = self
-            .db
-            .prepare("UPDATE conversations SET updated_at = ?3 WHERE id = ?1 AND site_id = ?2")
-            .bind(&[
-                scope.conversation_id.into(),
-                scope.site_id.into(),
-                num(message.created_at),
-            ])
-            .map_err(service_error)?;
+        let insert = self.insert_message(scope, message, Seq::Given)?;
+        let touch = self.touch(scope, message.created_at)?;
         let results = self
             .db
             .batch(vec![insert, touch])
@@ -228,6 +273,85 @@ impl ConversationStore for D1Store {
         Ok(())
     }
 
+    /// One D1 round trip: the conversation, its last `window` messages, whether retrieval
+    /// could find anything, and the visitor's message appended with the next `seq` — in one
+    /// batch, which D1 runs as a transaction.
+    async fn start_turn(
+        &self,
+        scope: Scope<'_>,
+        mut message: StoredMessage,
+        window: usize,
+    ) -> Result<Option<TurnStart>, ServiceError> {
+        let scoped = [scope.conversation_id.into(), scope.site_id.into()];
+        let conversation = self
+            .db
+            .prepare(CONVERSATION_SQL)
+            .bind(&scoped)
+            .map_err(service_error)?;
+        let history = self
+            .db
+            .prepare(HISTORY_SQL)
+            .bind(&[scoped[0].clone(), scoped[1].clone(), num(window as u64)])
+            .map_err(service_error)?;
+        // Knowledge with vectors, or this conversation's vectors older than the window.
+        let retrievable = self
+            .db
+            .prepare(
+                "SELECT EXISTS (SELECT 1 FROM knowledge_documents WHERE site_id = ?2 AND chunk_count > 0) \
+                 OR EXISTS (SELECT 1 FROM messages WHERE conversation_id = ?1 AND site_id = ?2 \
+                 AND chunk_count > 0 AND seq <= (SELECT COALESCE(MAX(seq), 0) FROM messages \
+                 WHERE conversation_id = ?1 AND site_id = ?2) - ?3) AS retrievable",
+            )
+            .bind(&[scoped[0].clone(), scoped[1].clone(), num(window as u64)])
+            .map_err(service_error)?;
+        let insert = self.insert_message(scope, &message, Seq::Next)?;
+        let touch = self.touch(scope, message.created_at)?;
+        let results = self
+            .db
+            .batch(vec![conversation, history, retrievable, insert, touch])
+            .await
+            .map_err(service_error)?;
+        let [conversation, history, retrievable, ..] = results.as_slice() else {
+            return Err(ServiceError::new(
+                ServiceErrorKind::Other,
+                "D1 batch answered too few results",
+            ));
+        };
+        let Some(conversation) = conversation
+            .results::<ConversationRow>()
+            .map_err(service_error)?
+            .into_iter()
+            .next()
+        else {
+            // The insert is guarded by the same condition: nothing was stored.
+            return Ok(None);
+        };
+        let mut history = history
+            .results::<MessageRow>()
+            .map_err(service_error)?
+            .into_iter()
+            .map(MessageRow::into_message)
+            .collect::<Result<Vec<_>, _>>()?;
+        history.reverse();
+        #[derive(Deserialize)]
+        struct Retrievable {
+            retrievable: f64,
+        }
+        let retrievable = retrievable
+            .results::<Retrievable>()
+            .map_err(service_error)?
+            .first()
+            .is_none_or(|r| r.retrievable != 0.0);
+        // The insert's `MAX(seq) + 1` saw the same rows as the history read.
+        message.seq = history.last().map_or(1, |m| m.seq + 1);
+        Ok(Some(TurnStart {
+            conversation: conversation.into_conversation(),
+            history,
+            message,
+            retrievable,
+        }))
+    }
+
     async fn load_recent_messages(
         &self,
         scope: Scope<'_>,
@@ -235,10 +359,7 @@ impl ConversationStore for D1Store {
     ) -> Result<Vec<StoredMessage>, ServiceError> {
         let rows = self
             .db
-            .prepare(
-                "SELECT id, seq, role, kind, content, metadata, created_at FROM messages \
-                 WHERE conversation_id = ?1 AND site_id = ?2 ORDER BY seq DESC LIMIT ?3",
-            )
+            .prepare(HISTORY_SQL)
             .bind(&[
                 scope.conversation_id.into(),
                 scope.site_id.into(),

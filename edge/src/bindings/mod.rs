@@ -1,7 +1,9 @@
 //! Platform glue: each module implements a `concierge-core` boundary (or wraps a
-//! binding) over Cloudflare D1, KV, Queues, Vectorize, the rate limiter or `fetch`.
+//! binding) over Cloudflare D1, KV, Queues, Vectorize, the rate limiter or `fetch`;
+//! [`js_stream`] holds the byte streams of streamed bodies.
 
 pub(crate) mod d1_store;
+pub(crate) mod js_stream;
 pub(crate) mod queue;
 pub(crate) mod rate_limit;
 pub(crate) mod services;

@@ -7,10 +7,10 @@
 //! next attempt number and an exponential delay (`EMBED_RETRY_BASE_SECONDS` × 2^attempt);
 //! after `EMBED_MAX_ATTEMPTS` a message is marked `embed_failed: true` in its metadata.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
-use concierge_core::boundary::{ConversationStore, VectorIndex};
-use concierge_core::conversation::{EmbedJob, Scope};
+use concierge_core::boundary::VectorIndex;
+use concierge_core::conversation::EmbedJob;
 use concierge_core::retrieval;
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::JsValue;
@@ -72,112 +72,214 @@ fn var_u32(env: &Env, name: &str, default: u32) -> u32 {
         .unwrap_or(default)
 }
 
-/// The queue consumer.
+/// The queue consumer. Jobs are grouped by site: a site's messages are embedded with one
+/// embedding call, upserted with one vector write, and their status recorded with one D1
+/// batch; documents (rare, larger) are indexed one by one.
 pub(crate) async fn consume(batch: MessageBatch<QueueMessage>, env: &Env) -> worker::Result<()> {
-    let max_attempts = var_u32(env, "EMBED_MAX_ATTEMPTS", 4).max(1);
-    let base_delay = var_u32(env, "EMBED_RETRY_BASE_SECONDS", 2);
+    let retry = Retry {
+        max_attempts: var_u32(env, "EMBED_MAX_ATTEMPTS", 4).max(1),
+        base_delay: var_u32(env, "EMBED_RETRY_BASE_SECONDS", 2),
+    };
     let store = D1Store::new(env.d1("DB")?);
     let vectors = Vectors::from_env(env)?;
-    // A batch usually holds one site's jobs: look each site's upstream up once.
-    let mut upstreams: HashMap<String, Option<Upstream>> = HashMap::new();
-    for message in batch.messages()? {
-        let QueueMessage { job, attempt } = message.body().clone();
-        let site_id = match &job {
-            IndexJob::Message(job) => &job.site_id,
-            IndexJob::Document { site_id, .. } => site_id,
-        };
-        if !upstreams.contains_key(site_id) {
-            let upstream = match site::find_by_id(env, site_id).await {
-                Ok(site) => site.map(|site| Upstream::resolve(&site.config.llm, env)),
-                Err(err) => {
-                    // Not cached: the next job of this site tries again.
+    let mut by_site: BTreeMap<String, Vec<QueueMessage>> = BTreeMap::new();
+    let messages = batch.messages()?;
+    for message in &messages {
+        let body = message.body().clone();
+        by_site
+            .entry(body.job.site_id().to_string())
+            .or_default()
+            .push(body);
+    }
+    let mut resend: Vec<(u32, QueueMessage)> = Vec::new();
+    for (site_id, jobs) in by_site {
+        let upstream = match site::find_by_id(env, &site_id).await {
+            // A site deleted meanwhile ends its jobs.
+            Ok(None) => continue,
+            Ok(Some(site)) => Upstream::resolve(&site.config.llm, env),
+            Err(err) => {
+                for job in jobs {
                     log(
                         "index retry",
-                        &job,
-                        attempt,
+                        &job.job,
+                        job.attempt,
                         &format!("site lookup: {err:?}"),
                     );
-                    send(
-                        env,
-                        vec![QueueMessage {
-                            job: job.clone(),
-                            attempt,
-                        }],
-                        base_delay,
-                    )
-                    .await?;
-                    message.ack();
-                    continue;
+                    resend.push((retry.base_delay, job));
                 }
-            };
-            upstreams.insert(site_id.clone(), upstream);
-        }
-        // A site deleted meanwhile ends the job.
-        let Some(Some(upstream)) = upstreams.get(site_id) else {
-            message.ack();
-            continue;
+                continue;
+            }
         };
-        match run(&store, &vectors, upstream, &job).await {
-            Ok(chunks) => log("indexed", &job, attempt, &format!("{chunks} chunks")),
-            Err(detail) if attempt + 1 < max_attempts => {
-                let delay = base_delay.saturating_mul(1 << attempt.min(10));
-                log("index retry", &job, attempt, &detail);
-                send(
-                    env,
-                    vec![QueueMessage {
-                        job: job.clone(),
-                        attempt: attempt + 1,
-                    }],
-                    delay,
-                )
-                .await?;
-            }
-            Err(detail) => {
-                log("index failed", &job, attempt, &detail);
-                mark_failed(store.db(), &job).await?;
-            }
+        let (messages, documents): (Vec<QueueMessage>, Vec<QueueMessage>) = jobs
+            .into_iter()
+            .partition(|m| matches!(m.job, IndexJob::Message(_)));
+        let outcome = index_messages(&store, &vectors, &upstream, &messages).await;
+        for (message, result) in messages.into_iter().zip(outcome) {
+            settle(&store, &retry, message, result, &mut resend).await?;
         }
+        for document in documents {
+            let result = index_document(&store, &vectors, &upstream, &document.job).await;
+            settle(&store, &retry, document, result, &mut resend).await?;
+        }
+    }
+    // Every job is settled (done, failed for good, or re-sent with its next attempt).
+    let mut delays: Vec<u32> = resend.iter().map(|(delay, _)| *delay).collect();
+    delays.sort_unstable();
+    delays.dedup();
+    for delay in delays {
+        let group: Vec<QueueMessage> = resend
+            .iter()
+            .filter(|(d, _)| *d == delay)
+            .map(|(_, m)| m.clone())
+            .collect();
+        send(env, group, delay).await?;
+    }
+    for message in &messages {
         message.ack();
     }
     Ok(())
 }
 
-async fn run(
+/// Attempts and backoff of background indexing.
+struct Retry {
+    max_attempts: u32,
+    base_delay: u32,
+}
+
+/// Log a job's outcome; queue its retry or, after the last attempt, mark it failed.
+async fn settle(
+    store: &D1Store,
+    retry: &Retry,
+    message: QueueMessage,
+    result: Result<usize, String>,
+    resend: &mut Vec<(u32, QueueMessage)>,
+) -> worker::Result<()> {
+    let QueueMessage { job, attempt } = message;
+    match result {
+        Ok(chunks) => log("indexed", &job, attempt, &format!("{chunks} chunks")),
+        Err(detail) if attempt + 1 < retry.max_attempts => {
+            log("index retry", &job, attempt, &detail);
+            let delay = retry.base_delay.saturating_mul(1 << attempt.min(10));
+            resend.push((
+                delay,
+                QueueMessage {
+                    job,
+                    attempt: attempt + 1,
+                },
+            ));
+        }
+        Err(detail) => {
+            log("index failed", &job, attempt, &detail);
+            mark_failed(store.db(), &job).await?;
+        }
+    }
+    Ok(())
+}
+
+impl IndexJob {
+    fn site_id(&self) -> &str {
+        match self {
+            Self::Message(job) => &job.site_id,
+            Self::Document { site_id, .. } => site_id,
+        }
+    }
+}
+
+/// Index one site's stored messages together; one result per message, in order. A message
+/// deleted meanwhile (with its conversation) is skipped as 0 chunks.
+async fn index_messages(
+    store: &D1Store,
+    vectors: &Vectors,
+    upstream: &Upstream,
+    messages: &[QueueMessage],
+) -> Vec<Result<usize, String>> {
+    let jobs: Vec<&EmbedJob> = messages
+        .iter()
+        .filter_map(|m| match &m.job {
+            IndexJob::Message(job) => Some(job),
+            IndexJob::Document { .. } => None,
+        })
+        .collect();
+    let Some(first) = jobs.first() else {
+        return Vec::new();
+    };
+    let all = |result: Result<(), String>| -> Vec<Result<usize, String>> {
+        jobs.iter().map(|_| result.clone().map(|()| 0)).collect()
+    };
+    let db = store.db();
+    // Which of the messages still exist (one query, bound parameters).
+    let placeholders: Vec<String> = (0..jobs.len()).map(|i| format!("?{}", i + 2)).collect();
+    let sql = format!(
+        "SELECT id FROM messages WHERE site_id = ?1 AND id IN ({})",
+        placeholders.join(", ")
+    );
+    let mut params = vec![JsValue::from(first.site_id.as_str())];
+    params.extend(jobs.iter().map(|j| JsValue::from(j.message_id.as_str())));
+    #[derive(Deserialize)]
+    struct Row {
+        id: String,
+    }
+    let existing = match db.prepare(&sql).bind(&params) {
+        Ok(statement) => statement.all().await.and_then(|r| r.results::<Row>()),
+        Err(err) => Err(err),
+    };
+    let existing: Vec<String> = match existing {
+        Ok(rows) => rows.into_iter().map(|r| r.id).collect(),
+        Err(err) => return all(Err(err.to_string())),
+    };
+    let live: Vec<EmbedJob> = jobs
+        .iter()
+        .filter(|j| existing.contains(&j.message_id))
+        .map(|j| (*j).clone())
+        .collect();
+    let counts = match retrieval::index_messages(upstream, vectors, &live).await {
+        Ok(counts) => counts,
+        Err(err) => return all(Err(format!("{err:?}"))),
+    };
+    let mut statements = Vec::with_capacity(live.len());
+    for (job, chunks) in live.iter().zip(&counts) {
+        let statement = db
+            .prepare(
+                "UPDATE messages SET chunk_count = ?4, embedding_status = 'done' \
+                 WHERE id = ?1 AND conversation_id = ?2 AND site_id = ?3",
+            )
+            .bind(&[
+                job.message_id.as_str().into(),
+                job.conversation_id.as_str().into(),
+                job.site_id.as_str().into(),
+                JsValue::from_f64(*chunks as f64),
+            ]);
+        match statement {
+            Ok(statement) => statements.push(statement),
+            Err(err) => return all(Err(err.to_string())),
+        }
+    }
+    if !statements.is_empty()
+        && let Err(err) = db.batch(statements).await
+    {
+        return all(Err(err.to_string()));
+    }
+    jobs.iter()
+        .map(|job| {
+            Ok(live
+                .iter()
+                .position(|l| l.message_id == job.message_id)
+                .map_or(0, |i| counts[i]))
+        })
+        .collect()
+}
+
+/// Index one knowledge document (its current stored version).
+async fn index_document(
     store: &D1Store,
     vectors: &Vectors,
     upstream: &Upstream,
     job: &IndexJob,
 ) -> Result<usize, String> {
-    // A conversation or document deleted meanwhile ends the job.
+    // A document deleted meanwhile ends the job.
     let db = store.db();
     match job {
-        IndexJob::Message(job) => {
-            let scope = Scope::new(&job.site_id, &job.conversation_id);
-            if store
-                .load_conversation(scope)
-                .await
-                .map_err(|e| e.to_string())?
-                .is_none()
-            {
-                return Ok(0);
-            }
-            let chunks = retrieval::index_message(upstream, vectors, job)
-                .await
-                .map_err(|e| format!("{e:?}"))?;
-            set_chunks(
-                db,
-                "UPDATE messages SET chunk_count = ?4, embedding_status = 'done' \
-                 WHERE id = ?1 AND conversation_id = ?2 AND site_id = ?3",
-                &[
-                    job.message_id.as_str().into(),
-                    job.conversation_id.as_str().into(),
-                    job.site_id.as_str().into(),
-                ],
-                chunks,
-            )
-            .await?;
-            Ok(chunks)
-        }
+        IndexJob::Message(_) => Ok(0),
         IndexJob::Document {
             site_id,
             document_id,

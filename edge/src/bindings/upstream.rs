@@ -14,10 +14,12 @@ use concierge_core::error::{ChatModelError, ChatModelErrorKind, ServiceError, Se
 use concierge_core::stream::ChatStreamDecoder;
 use concierge_core::stream::{ollama, openai};
 use futures_util::future::{Either, select};
-use futures_util::{StreamExt, pin_mut};
+use futures_util::pin_mut;
 use worker::{
-    AbortController, ByteStream, Delay, Env, Fetch, Headers, Method, Request, RequestInit,
+    AbortController, Delay, Env, Fetch, Headers, Method, Request, RequestInit, ResponseBody,
 };
+
+use super::js_stream::ChunkReader;
 
 use crate::site::LlmSettings;
 
@@ -188,7 +190,6 @@ impl Upstream {
                 ));
             }
         };
-        let mut response = response;
         let status = response.status_code();
         if !(200..300).contains(&status) {
             return Err(fail(
@@ -199,26 +200,41 @@ impl Upstream {
                 false,
             ));
         }
-        let mut stream: ByteStream = response
-            .stream()
-            .map_err(|e| fail(unreachable(e.to_string()), false))?;
+        let ResponseBody::Stream(body) = response.body() else {
+            return Err(fail(
+                unreachable("the upstream answered without a body"),
+                false,
+            ));
+        };
+        let mut reader = ChunkReader::new(body);
         let mut decoder: Box<dyn ChatStreamDecoder> = match self.provider {
             Provider::OpenAi => Box::new(openai::OpenAiStreamDecoder::new()),
             Provider::Ollama => Box::new(ollama::OllamaStreamDecoder::new()),
         };
         let mut delivered = false;
         let mut finished = false;
+        // One timer, re-armed only when it fires early (not one per chunk): before the first
+        // event the first-token deadline applies, then the idle limit after the last event.
+        let millis = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        let mut deadline = started.saturating_add(millis(self.first_token_timeout));
+        let now = worker::Date::now().as_millis();
+        let mut timer = Box::pin(Delay::from(Duration::from_millis(
+            deadline.saturating_sub(now).max(1),
+        )));
         loop {
-            // Before the first event the remaining first-token budget applies, then the idle limit.
-            let limit = if delivered {
-                self.idle_timeout
-            } else {
-                let spent = worker::Date::now().as_millis().saturating_sub(started);
-                self.first_token_timeout
-                    .saturating_sub(Duration::from_millis(spent))
-                    .max(Duration::from_millis(1))
+            let read = reader.next();
+            pin_mut!(read);
+            let next = match select(read, timer.as_mut()).await {
+                Either::Left((item, _)) => Some(item),
+                Either::Right(((), _)) => {
+                    let now = worker::Date::now().as_millis();
+                    if now < deadline {
+                        timer = Box::pin(Delay::from(Duration::from_millis(deadline - now)));
+                        continue;
+                    }
+                    None
+                }
             };
-            let next = within(limit, stream.next()).await;
             let bytes = match next {
                 None => {
                     controller.abort();
@@ -233,7 +249,7 @@ impl Upstream {
                     decoder.finish();
                     None
                 }
-                Some(Some(Err(err))) => return Err(fail(unreachable(err.to_string()), delivered)),
+                Some(Some(Err(err))) => return Err(fail(unreachable(err), delivered)),
                 Some(Some(Ok(bytes))) => Some(bytes),
             };
             if let Some(bytes) = &bytes {
@@ -253,6 +269,9 @@ impl Upstream {
                         finished |= matches!(event, ChatEvent::Finish { .. });
                         delivered = true;
                         sink.event(event);
+                        deadline = worker::Date::now()
+                            .as_millis()
+                            .saturating_add(millis(self.idle_timeout));
                     }
                     Err(err) => {
                         controller.abort();

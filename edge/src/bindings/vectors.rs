@@ -3,10 +3,13 @@
 //!
 //! workers-rs has no Vectorize wrapper, so the binding is called structurally through
 //! `js_sys` (`upsert`, `query`, `deleteByIds`). The local path keeps vectors in the
-//! `local_vectors` table and ranks a site's vectors by cosine similarity in the Worker —
-//! fine for a development data set, and behind the same trait.
+//! `local_vectors` table, reads the rows a query can match (filtered in SQL by site,
+//! source and conversation) and ranks them by cosine similarity in the Worker — fine for a
+//! development data set, and behind the same trait.
 
-use concierge_core::boundary::{VectorIndex, VectorMatch, VectorQuery, VectorRecord};
+use concierge_core::boundary::{
+    FilterCondition, VectorIndex, VectorMatch, VectorQuery, VectorRecord,
+};
 use concierge_core::conversation::Metadata;
 use concierge_core::error::{ServiceError, ServiceErrorKind};
 use serde::Deserialize;
@@ -85,6 +88,31 @@ fn cosine(a: &[f32], b: &[f32]) -> f32 {
     }
 }
 
+/// A vector as stored locally: base64 of its little-endian `f32`s.
+fn encode_vector(values: &[f32]) -> String {
+    use base64::Engine;
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// A stored vector: base64 (see [`encode_vector`]) or, in rows written before it, a JSON
+/// array.
+fn decode_vector(stored: &str) -> Option<Vec<f32>> {
+    use base64::Engine;
+    if stored.starts_with('[') {
+        return serde_json::from_str(stored).ok();
+    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(stored)
+        .ok()?;
+    Some(
+        bytes
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect(),
+    )
+}
+
 #[derive(Debug, Deserialize)]
 struct LocalRow {
     id: String,
@@ -126,19 +154,28 @@ impl VectorIndex for Vectors {
                 for record in records {
                     let metadata =
                         serde_json::to_string(&record.metadata).unwrap_or_else(|_| "{}".into());
-                    let vector =
-                        serde_json::to_string(&record.values).unwrap_or_else(|_| "[]".into());
+                    let text = |key: &str| {
+                        record
+                            .metadata
+                            .get(key)
+                            .and_then(|v| v.as_str())
+                            .map_or(JsValue::NULL, JsValue::from)
+                    };
                     statements.push(
                         db.prepare(
-                            "INSERT INTO local_vectors (id, site_id, metadata, vector) VALUES (?1, ?2, ?3, ?4) \
+                            "INSERT INTO local_vectors (id, site_id, source, conversation_id, metadata, vector) \
+                             VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
                              ON CONFLICT (id) DO UPDATE SET site_id = excluded.site_id, \
+                             source = excluded.source, conversation_id = excluded.conversation_id, \
                              metadata = excluded.metadata, vector = excluded.vector",
                         )
                         .bind(&[
                             record.id.as_str().into(),
                             site_of(&record.metadata).into(),
+                            text("source").as_string().unwrap_or_default().into(),
+                            text("conversation_id"),
                             metadata.into(),
-                            vector.into(),
+                            encode_vector(&record.values).into(),
                         ])
                         .map_err(service_error)?,
                     );
@@ -175,23 +212,30 @@ impl VectorIndex for Vectors {
                     .collect())
             }
             Self::Local(db) => {
-                // Every query the core makes is scoped to a site; refuse unscoped ones.
-                let site = query
-                    .filter
-                    .conditions
-                    .iter()
-                    .find_map(|c| match c {
-                        concierge_core::boundary::FilterCondition::Eq(k, v) if k == "site_id" => {
-                            v.as_str()
-                        }
+                // Every query the core makes is scoped to a site; refuse unscoped ones. The
+                // columns the core filters on are filtered in SQL, the rest below.
+                let eq = |key: &str| {
+                    query.filter.conditions.iter().find_map(|c| match c {
+                        FilterCondition::Eq(k, v) if k == key => v.as_str(),
                         _ => None,
                     })
-                    .ok_or_else(|| {
-                        ServiceError::new(ServiceErrorKind::Invalid, "vector query without site_id")
-                    })?;
+                };
+                let site = eq("site_id").ok_or_else(|| {
+                    ServiceError::new(ServiceErrorKind::Invalid, "vector query without site_id")
+                })?;
+                let mut sql = String::from(
+                    "SELECT id, metadata, vector FROM local_vectors WHERE site_id = ?1",
+                );
+                let mut params = vec![JsValue::from(site)];
+                for column in ["source", "conversation_id"] {
+                    if let Some(value) = eq(column) {
+                        params.push(value.into());
+                        sql.push_str(&format!(" AND {column} = ?{}", params.len()));
+                    }
+                }
                 let rows = db
-                    .prepare("SELECT id, metadata, vector FROM local_vectors WHERE site_id = ?1")
-                    .bind(&[site.into()])
+                    .prepare(&sql)
+                    .bind(&params)
                     .map_err(service_error)?
                     .all()
                     .await
@@ -205,7 +249,7 @@ impl VectorIndex for Vectors {
                         if !query.filter.matches(&metadata) {
                             return None;
                         }
-                        let values: Vec<f32> = serde_json::from_str(&row.vector).ok()?;
+                        let values = decode_vector(&row.vector)?;
                         Some(VectorMatch {
                             id: row.id,
                             score: cosine(&query.vector, &values),

@@ -9,13 +9,13 @@ use concierge_core::conversation::{Language, Scope, StoredMessage};
 use concierge_core::flows::shop::{self, NewConversation};
 use concierge_core::stream::native::{Completed, Failed, NativeEncoder, NativeEvent, Started};
 use concierge_core::turn::{TurnEvent, TurnInput};
-use futures_channel::{mpsc, oneshot};
-use futures_util::StreamExt;
+use futures_channel::oneshot;
 use serde::Deserialize;
-use worker::{Context, Env, Request, Response};
+use worker::{Context, Env, Request, Response, ResponseBody};
 
 use crate::ApiError;
 use crate::auth::{self, Caller};
+use crate::bindings::js_stream::BodyWriter;
 use crate::bindings::services::Services;
 use crate::routes::body;
 
@@ -156,7 +156,13 @@ pub(crate) async fn post_message(
         conversation_id: conversation_id.to_string(),
         text: content.to_string(),
     };
-    let (frames, body_stream) = mpsc::unbounded::<Vec<u8>>();
+    // Frames go straight into the response body (none in 202 mode: nobody reads it).
+    let (writer, body) = if respond_async {
+        (None, None)
+    } else {
+        let (writer, body) = BodyWriter::new()?;
+        (Some(writer), Some(body))
+    };
     let (started_tx, started_rx) = oneshot::channel::<Result<(String, String), ApiError>>();
     let request_id = request_id.to_string();
     let turn = async move {
@@ -212,16 +218,19 @@ pub(crate) async fn post_message(
             if let Some(native) = native {
                 let _ = encoder.encode(&native, &mut out);
             }
-            if !out.is_empty() {
-                let _ = frames.unbounded_send(out.as_bytes().to_vec());
+            if let Some(writer) = writer.as_ref().filter(|_| !out.is_empty()) {
+                writer.write(out.as_bytes());
             }
         };
         let result = shop::run_turn(&services.shop(), &services.config, &input, &mut sink).await;
         // The core always ends a turn with one terminal event; should it ever not, the
         // stream still ends with exactly one (`failed`, code `stream_closed`).
         let mut tail = String::new();
-        if encoder.close(&mut tail) {
-            let _ = frames.unbounded_send(tail.into_bytes());
+        if let Some(writer) = &writer {
+            if encoder.close(&mut tail) {
+                writer.write(tail.as_bytes());
+            }
+            writer.close();
         }
         if let Err(error) = result {
             let line = serde_json::json!({
@@ -247,7 +256,9 @@ pub(crate) async fn post_message(
         });
         return Ok(Response::from_json(&body)?.with_status(202));
     }
-    let mut response = Response::from_stream(body_stream.map(Ok::<Vec<u8>, worker::Error>))?;
+    let body =
+        body.ok_or_else(|| ApiError::Internal(worker::Error::RustError("no body".into())))?;
+    let mut response = Response::from_body(ResponseBody::Stream(body))?;
     let headers = response.headers_mut();
     headers.set("content-type", "text/event-stream; charset=utf-8")?;
     headers.set("cache-control", "no-cache, no-transform")?;

@@ -5,6 +5,21 @@ use alloc::vec::Vec;
 use crate::conversation::{Conversation, EmbeddingStatus, Language, Scope, StoredMessage, Summary};
 use crate::error::ServiceError;
 
+/// What a turn starts from (see [`ConversationStore::start_turn`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnStart {
+    /// The conversation.
+    pub conversation: Conversation,
+    /// The messages before the visitor's, oldest first (at most the requested window).
+    pub history: Vec<StoredMessage>,
+    /// The visitor's message as stored (with its `seq`).
+    pub message: StoredMessage,
+    /// Whether retrieval could find anything this turn. `false` only when the store knows
+    /// it cannot: the site has no indexed knowledge and the conversation no indexed message
+    /// older than `history`. Stores that cannot tell say `true`.
+    pub retrievable: bool,
+}
+
 /// Conversations, their messages and summaries, every read and write scoped to one site
 /// and one conversation.
 ///
@@ -34,6 +49,34 @@ pub trait ConversationStore {
         scope: Scope<'_>,
         message: &StoredMessage,
     ) -> Result<(), ServiceError>;
+
+    /// Starts a turn as one unit: loads the conversation and its last `window` messages,
+    /// and appends the visitor's `message` after them (its `seq` is the next one; the
+    /// value passed in is ignored). `None`, with nothing stored, when the conversation does
+    /// not exist on this site.
+    ///
+    /// The default runs [`load_conversation`](Self::load_conversation),
+    /// [`load_recent_messages`](Self::load_recent_messages) and
+    /// [`append_message`](Self::append_message) in turn; a SQL store does it in one batch.
+    async fn start_turn(
+        &self,
+        scope: Scope<'_>,
+        mut message: StoredMessage,
+        window: usize,
+    ) -> Result<Option<TurnStart>, ServiceError> {
+        let Some(conversation) = self.load_conversation(scope).await? else {
+            return Ok(None);
+        };
+        let history = self.load_recent_messages(scope, window).await?;
+        message.seq = history.last().map_or(1, |m| m.seq + 1);
+        self.append_message(scope, &message).await?;
+        Ok(Some(TurnStart {
+            conversation,
+            history,
+            message,
+            retrievable: true,
+        }))
+    }
 
     /// The last `limit` messages of the conversation, oldest first.
     async fn load_recent_messages(

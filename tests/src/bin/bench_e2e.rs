@@ -32,8 +32,16 @@ fn reply() -> Reply {
 }
 
 fn main() {
+    // wrangler's local trace collector records every call for its local explorer view; it
+    // is a development tool, not the Worker, so it is off unless BENCH_LOCAL_TRACES=1.
+    let local_traces = std::env::var("BENCH_LOCAL_TRACES").is_ok_and(|v| v == "1");
+    println!(
+        "wrangler dev, local trace collector {}",
+        if local_traces { "on" } else { "off" }
+    );
     let worker = Worker::start(&WorkerOptions {
         vars: test_vars(),
+        local_traces,
         ..WorkerOptions::default()
     });
     let upstream = ScriptedUpstream::start();

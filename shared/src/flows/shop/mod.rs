@@ -7,7 +7,7 @@
 //!      ├─ clarify_needed                                    → clarify_stream  → END
 //!      ├─ intent == warranty and (serial or awaiting serial
 //!      │                          or a warranty check)      → warranty_stream → END
-//!      ├─ need_retrieval_hint                               → retrieve → respond_stream → END
+//!      ├─ need_retrieval_hint (and anything to retrieve)    → retrieve → respond_stream → END
 //!      └─ otherwise                                         → respond_stream  → END
 //! ```
 //!
@@ -40,7 +40,7 @@ pub use prompt::build_request;
 pub use state::ShopState;
 
 use crate::boundary::{
-    ChatModel, Clock, ConversationStore, EmbedQueue, Embedder, Ids, Logger, VectorIndex,
+    ChatModel, Clock, ConversationStore, EmbedQueue, Embedder, Ids, Logger, TurnStart, VectorIndex,
     WarrantyRecords,
 };
 use crate::chat::Usage;
@@ -109,7 +109,7 @@ pub fn route_after_classify(state: &ShopState) -> Next<ShopNode> {
         && (state.serial.is_some() || state.awaiting_serial || state.warranty_check)
     {
         ShopNode::WarrantyStream.into()
-    } else if state.need_retrieval_hint {
+    } else if state.need_retrieval_hint && state.retrievable {
         ShopNode::Retrieve.into()
     } else {
         ShopNode::RespondStream.into()
@@ -173,7 +173,8 @@ pub struct CreatedConversation {
     pub greeting: StoredMessage,
 }
 
-/// Node 0: creates a conversation and stores the persona's greeting (queued for embedding).
+/// Node 0: creates a conversation and stores the persona's greeting (not embedded: it
+/// is the same fixed sentence in every conversation).
 pub async fn create_conversation<M, S: ConversationStore, E, V, W>(
     services: &ShopServices<'_, M, S, E, V, W>,
     config: &ShopConfig,
@@ -207,9 +208,7 @@ pub async fn create_conversation<M, S: ConversationStore, E, V, W>(
         .append_message(conversation.scope(), &greeting)
         .await
         .map_err(Error::Store)?;
-    services
-        .queue
-        .enqueue(embed_job(conversation.scope(), &greeting));
+    // The greeting is the persona's fixed sentence: nothing to remember, so not embedded.
     Ok(CreatedConversation {
         conversation,
         greeting,
@@ -294,31 +293,29 @@ where
     }
     let scope = Scope::new(&input.site_id, &input.conversation_id);
     let store = services.store;
-    let conversation = store
-        .load_conversation(scope)
-        .await
-        .map_err(Error::Store)?
-        .ok_or(Error::ConversationNotFound)?;
-    let mut history = store
-        .load_recent_messages(scope, config.history_window)
-        .await
-        .map_err(Error::Store)?;
 
-    // The visitor's message is stored first, whatever happens next.
+    // The visitor's message is stored first, whatever happens next: one store call loads
+    // the conversation and its history and appends the message.
     let now = services.clock.now_ms();
-    let message = StoredMessage {
+    let draft = StoredMessage {
         id: services.ids.new_id(),
-        seq: history.last().map_or(1, |m| m.seq + 1),
+        seq: 0,
         role: Role::User,
         kind: MessageKind::Text,
         content: text.into(),
         metadata: Metadata::new(),
         created_at: now,
     };
-    store
-        .append_message(scope, &message)
+    let TurnStart {
+        conversation,
+        mut history,
+        message,
+        retrievable,
+    } = store
+        .start_turn(scope, draft, config.history_window)
         .await
-        .map_err(Error::Store)?;
+        .map_err(Error::Store)?
+        .ok_or(Error::ConversationNotFound)?;
     services.queue.enqueue(embed_job(scope, &message));
     let user_message_id = message.id.clone();
     let reply_id = services.ids.new_id();
@@ -336,23 +333,27 @@ where
         conversation.language
     };
     let language = language::requested(text).unwrap_or(detected);
+    history.push(message);
+
+    // Nodes 2–4: the graph.
+    let mut state = ShopState::new(scope, conversation.user_id, language, history, now);
+    state.reply_id = reply_id;
+    state.retrievable = retrievable;
+    let mut flow = ShopFlow {
+        services,
+        config,
+        sink,
+    };
+    let trace = graph().run(&mut flow, &mut state).await;
+    // A changed language is remembered after the answer, off the time-to-first-token path
+    // (and also when the answer failed: the visitor's message was stored).
     if language != conversation.language {
         store
             .set_language(scope, language)
             .await
             .map_err(Error::Store)?;
     }
-    history.push(message);
-
-    // Nodes 2–4: the graph.
-    let mut state = ShopState::new(scope, conversation.user_id, language, history, now);
-    state.reply_id = reply_id;
-    let mut flow = ShopFlow {
-        services,
-        config,
-        sink,
-    };
-    let trace = graph().run(&mut flow, &mut state).await?;
+    let trace = trace?;
     let reply = state
         .reply
         .ok_or(Error::Graph(GraphError::MissingOutput { what: "a reply" }))?;

@@ -43,6 +43,9 @@ pub struct ShopState {
     pub rationale: String,
     /// Retrieved passages (empty when retrieval did not run or found nothing).
     pub retrieved: Vec<Passage>,
+    /// Whether retrieval could find anything (the store knows when it cannot: no indexed
+    /// knowledge and no indexed memory outside the history); `false` skips `retrieve`.
+    pub retrievable: bool,
     /// Whether the `retrieve` node ran.
     pub retrieval_ran: bool,
     /// The id the assistant's reply is stored under (minted when the turn starts).
@@ -79,6 +82,7 @@ impl ShopState {
             serial: None,
             rationale: String::new(),
             retrieved: Vec::new(),
+            retrievable: true,
             retrieval_ran: false,
             reply_id: String::new(),
             usage: None,

@@ -1,0 +1,163 @@
+//! Byte streams on the platform's own stream objects, without a Rust task per chunk.
+//!
+//! - [`BodyWriter`]: a response body the turn writes frames into. It is the writable side of
+//!   an `IdentityTransformStream` (workerd's native byte pipe); the readable side is the
+//!   response body. A write is one call into JS: no channel, no task woken to pull.
+//! - [`ChunkReader`]: reads a fetched body chunk by chunk with one pair of callbacks made
+//!   once, instead of two new closures and a new future per chunk.
+
+use std::cell::RefCell;
+use std::future::poll_fn;
+use std::rc::Rc;
+use std::task::{Poll, Waker};
+
+use js_sys::{Promise, Uint8Array};
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_bindgen::{JsCast, JsValue};
+use worker::web_sys::ReadableStream;
+
+#[wasm_bindgen]
+extern "C" {
+    /// `IdentityTransformStream` (workerd) or `TransformStream`.
+    type Pipe;
+    #[wasm_bindgen(method, getter)]
+    fn readable(this: &Pipe) -> ReadableStream;
+    #[wasm_bindgen(method, getter)]
+    fn writable(this: &Pipe) -> Writable;
+
+    type Writable;
+    #[wasm_bindgen(method, js_name = getWriter)]
+    fn get_writer(this: &Writable) -> Writer;
+
+    type Writer;
+    #[wasm_bindgen(method)]
+    fn write(this: &Writer, chunk: &Uint8Array) -> Promise;
+    #[wasm_bindgen(method)]
+    fn close(this: &Writer) -> Promise;
+
+    type Body;
+    #[wasm_bindgen(method, js_name = getReader)]
+    fn get_reader(this: &Body) -> Reader;
+
+    type Reader;
+    #[wasm_bindgen(method)]
+    fn read(this: &Reader) -> Promise;
+}
+
+/// The writing end of a streamed response body.
+pub(crate) struct BodyWriter {
+    writer: Writer,
+    /// Swallows a write's rejection (the client went away): the turn goes on regardless.
+    ignore: Closure<dyn FnMut(JsValue)>,
+}
+
+impl std::fmt::Debug for BodyWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BodyWriter").finish_non_exhaustive()
+    }
+}
+
+impl BodyWriter {
+    /// A writer and the body it feeds.
+    pub(crate) fn new() -> worker::Result<(Self, ReadableStream)> {
+        let global = js_sys::global();
+        let class = ["IdentityTransformStream", "TransformStream"]
+            .into_iter()
+            .find_map(|name| {
+                js_sys::Reflect::get(&global, &name.into())
+                    .ok()
+                    .and_then(|c| c.dyn_into::<js_sys::Function>().ok())
+            })
+            .ok_or_else(|| worker::Error::RustError("no TransformStream".into()))?;
+        let pipe: Pipe =
+            js_sys::Reflect::construct(&class, &js_sys::Array::new())?.unchecked_into();
+        let writer = pipe.writable().get_writer();
+        let ignore = Closure::new(|_: JsValue| {});
+        Ok((Self { writer, ignore }, pipe.readable()))
+    }
+
+    /// Queue `bytes` (copied) for the client.
+    pub(crate) fn write(&self, bytes: &[u8]) {
+        let chunk = Uint8Array::from(bytes);
+        let _ = self.writer.write(&chunk).catch(&self.ignore);
+    }
+
+    /// End the body after what was written.
+    pub(crate) fn close(&self) {
+        let _ = self.writer.close().catch(&self.ignore);
+    }
+}
+
+#[derive(Default)]
+struct ReadState {
+    result: Option<Result<JsValue, JsValue>>,
+    waker: Option<Waker>,
+    pending: bool,
+}
+
+/// Reads a body chunk by chunk.
+pub(crate) struct ChunkReader {
+    reader: Reader,
+    state: Rc<RefCell<ReadState>>,
+    on_ok: Closure<dyn FnMut(JsValue)>,
+    on_err: Closure<dyn FnMut(JsValue)>,
+}
+
+impl ChunkReader {
+    pub(crate) fn new(body: &ReadableStream) -> Self {
+        let state = Rc::new(RefCell::new(ReadState::default()));
+        let settle = |state: Rc<RefCell<ReadState>>, ok: bool| {
+            Closure::new(move |value: JsValue| {
+                let waker = {
+                    let mut state = state.borrow_mut();
+                    state.result = Some(if ok { Ok(value) } else { Err(value) });
+                    state.pending = false;
+                    state.waker.take()
+                };
+                if let Some(waker) = waker {
+                    waker.wake();
+                }
+            })
+        };
+        Self {
+            reader: body.unchecked_ref::<Body>().get_reader(),
+            on_ok: settle(state.clone(), true),
+            on_err: settle(state.clone(), false),
+            state,
+        }
+    }
+
+    /// The next chunk; `None` at the end of the body. A read in flight when the returned
+    /// future is dropped (a timeout) is kept and answered by the next call.
+    pub(crate) async fn next(&mut self) -> Option<Result<Vec<u8>, String>> {
+        let result = poll_fn(|cx| {
+            let mut state = self.state.borrow_mut();
+            if let Some(result) = state.result.take() {
+                return Poll::Ready(result);
+            }
+            if !state.pending {
+                state.pending = true;
+                let _ = self.reader.read().then2(&self.on_ok, &self.on_err);
+            }
+            state.waker = Some(cx.waker().clone());
+            Poll::Pending
+        })
+        .await;
+        match result {
+            Err(error) => Some(Err(js_sys::JSON::stringify(&error)
+                .map(String::from)
+                .unwrap_or_else(|_| "stream error".into()))),
+            Ok(step) => {
+                let done = js_sys::Reflect::get(&step, &"done".into())
+                    .map(|d| d.is_truthy())
+                    .unwrap_or(true);
+                if done {
+                    return None;
+                }
+                let value = js_sys::Reflect::get(&step, &"value".into()).ok()?;
+                Some(Ok(value.unchecked_into::<Uint8Array>().to_vec()))
+            }
+        }
+    }
+}
