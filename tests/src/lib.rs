@@ -203,39 +203,7 @@ impl Worker {
 
     /// Process ids of every process this Worker started (wrangler, workerd, …).
     pub fn process_ids(&self) -> Vec<u32> {
-        let mut parents = std::collections::HashMap::<u32, Vec<u32>>::new();
-        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|n| n.parse::<u32>().ok())
-            else {
-                continue;
-            };
-            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-                continue;
-            };
-            let after = stat
-                .rsplit_once(") ")
-                .map(|(_, rest)| rest)
-                .unwrap_or_default();
-            if let Some(ppid) = after
-                .split_whitespace()
-                .nth(1)
-                .and_then(|v| v.parse::<u32>().ok())
-            {
-                parents.entry(ppid).or_default().push(pid);
-            }
-        }
-        let mut found = Vec::new();
-        let mut stack = vec![self.supervisor.id()];
-        while let Some(pid) = stack.pop() {
-            for &child in parents.get(&pid).into_iter().flatten() {
-                found.push(child);
-                stack.push(child);
-            }
-        }
-        found
+        descendants(self.supervisor.id())
     }
 
     /// `base_url` + `path`.
@@ -386,6 +354,43 @@ fn supervise(args: &[String], log: &Path, local_traces: bool) -> Child {
     ];
     command.extend(args.iter().cloned());
     supervise_command(&command, log)
+}
+
+/// Process ids of every descendant of process `root`.
+pub fn descendants(root: u32) -> Vec<u32> {
+    let mut parents = std::collections::HashMap::<u32, Vec<u32>>::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let after = stat
+            .rsplit_once(") ")
+            .map(|(_, rest)| rest)
+            .unwrap_or_default();
+        if let Some(ppid) = after
+            .split_whitespace()
+            .nth(1)
+            .and_then(|v| v.parse::<u32>().ok())
+        {
+            parents.entry(ppid).or_default().push(pid);
+        }
+    }
+    let mut found = Vec::new();
+    let mut stack = vec![root];
+    while let Some(pid) = stack.pop() {
+        for &child in parents.get(&pid).into_iter().flatten() {
+            found.push(child);
+            stack.push(child);
+        }
+    }
+    found
 }
 
 /// Start `command` (program and arguments, run with the project's tool PATH) in its own

@@ -2,19 +2,30 @@
 //! against a scripted upstream with fixed timing (first token after 200 ms, then 50 tokens
 //! 10 ms apart). Run on demand: `make bench-e2e` (needs `make build` first).
 //!
-//! Prints:
+//! Prints, for the Concierge Worker and — as the floor on the same machine, measured the
+//! same way — a bare pass-through relay Worker (`tests/bench/relay/`):
 //! - added time-to-first-token over calling the upstream directly, paired per round
 //!   (median and p90 of `ROUNDS` rounds);
-//! - the Worker's CPU time per streamed answer, read from the workerd processes'
-//!   `/proc/<pid>/stat` (user + system) around a run of sequential turns;
+//! - CPU time per streamed answer, read from all of the Worker's workerd processes'
+//!   `/proc/<pid>/stat` (user + system) around a run of sequential turns; the Concierge
+//!   figure includes its background work (the queue consumer embedding the turn's messages);
 //! - the wall time of 50 conversations streaming at once, and whether every token arrived.
+//!
+//! wrangler's local trace collector (its local explorer's observability view) is off for
+//! both, unless `BENCH_LOCAL_TRACES=1`: it is a development tool, not the Worker.
 #![allow(clippy::print_stdout, reason = "a benchmark prints its figures")]
 
 use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::Child;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use concierge_e2e::upstream::{Reply, ScriptedUpstream};
-use concierge_e2e::{TestSite, Worker, WorkerOptions, agent, test_vars};
+use concierge_e2e::{
+    TestSite, Worker, WorkerOptions, agent, descendants, free_port, repo_root, scratch_dir,
+    supervise_command, test_vars,
+};
 use serde_json::{Value, json};
 
 const ROUNDS: usize = 60;
@@ -31,80 +42,263 @@ fn reply() -> Reply {
     }
 }
 
+/// What a benchmark streams through: the Concierge Worker or the bare relay.
+trait Target: Sync {
+    /// Time to the first token, and the number of tokens, of one streamed answer.
+    fn turn(&self) -> (Duration, usize);
+    /// Every process the target started.
+    fn processes(&self) -> Vec<u32>;
+    /// Get ready for `n` turns outside the measurement (the Worker's conversations).
+    fn prepare(&self, _n: usize) {}
+}
+
+struct Concierge {
+    worker: Worker,
+    site: TestSite,
+    /// Conversations created ahead, one per turn.
+    ready: Mutex<Vec<String>>,
+}
+
+impl Target for Concierge {
+    fn prepare(&self, n: usize) {
+        let created: Vec<String> = (0..n)
+            .map(|_| new_conversation(&self.worker, &self.site))
+            .collect();
+        self.ready.lock().expect("lock").extend(created);
+    }
+
+    fn turn(&self) -> (Duration, usize) {
+        let ready = self.ready.lock().expect("lock").pop();
+        let conversation = ready.unwrap_or_else(|| new_conversation(&self.worker, &self.site));
+        let started = Instant::now();
+        let response = agent()
+            .post(
+                &self
+                    .worker
+                    .url(&format!("/conversations/{conversation}/messages")),
+            )
+            .set("x-api-key", &self.site.secret_key)
+            .send_json(json!({"content": QUESTION}))
+            .expect("send message");
+        let (first, chunks, completed) = read_stream(started, response, |line| {
+            if line.starts_with("data: {\"chunk\"") {
+                Some(true)
+            } else if line == "event: completed" {
+                Some(false)
+            } else {
+                None
+            }
+        });
+        assert!(completed, "the turn completed");
+        (first, chunks)
+    }
+
+    fn processes(&self) -> Vec<u32> {
+        self.worker.process_ids()
+    }
+}
+
+struct Relay {
+    url: String,
+    supervisor: Child,
+}
+
+impl Relay {
+    fn start(upstream: &ScriptedUpstream, local_traces: bool) -> Relay {
+        let port = free_port();
+        let state = scratch_dir("bench-relay");
+        let dir = repo_root().join("tests/bench/relay");
+        let command: Vec<String> = [
+            "env".to_string(),
+            format!("X_LOCAL_OBSERVABILITY={local_traces}"),
+            "wrangler".into(),
+            "dev".into(),
+            "--config".into(),
+            dir.join("wrangler.toml").to_string_lossy().into_owned(),
+            "--local".into(),
+            "--ip".into(),
+            "127.0.0.1".into(),
+            "--port".into(),
+            port.to_string(),
+            "--inspector-port".into(),
+            free_port().to_string(),
+            "--persist-to".into(),
+            state.to_string_lossy().into_owned(),
+            "--show-interactive-dev-session=false".into(),
+        ]
+        .into();
+        let supervisor = supervise_command(&command, &state.join("wrangler.log"));
+        let relay = Relay {
+            url: format!("http://127.0.0.1:{port}/?upstream={}", upstream.base_url),
+            supervisor,
+        };
+        let deadline = Instant::now() + Duration::from_secs(90);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "the relay did not start");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        relay
+    }
+}
+
+impl Target for Relay {
+    fn turn(&self) -> (Duration, usize) {
+        let started = Instant::now();
+        let response = agent()
+            .post(&self.url)
+            .send_json(chat_body())
+            .expect("relay answers");
+        let (first, chunks, done) = read_stream(started, response, |line| {
+            if line.contains("\"content\"") {
+                Some(true)
+            } else if line == "data: [DONE]" {
+                Some(false)
+            } else {
+                None
+            }
+        });
+        assert!(done, "the relayed stream ended");
+        (first, chunks)
+    }
+
+    fn processes(&self) -> Vec<u32> {
+        descendants(self.supervisor.id())
+    }
+}
+
+fn chat_body() -> Value {
+    json!({"model": "scripted", "stream": true, "messages": [{"role": "user", "content": QUESTION}]})
+}
+
+/// Read an SSE response: `classify` says whether a line is a token (`Some(true)`), the end
+/// (`Some(false)`) or neither. Returns the time to the first token, the token count, and
+/// whether the end was seen.
+fn read_stream(
+    started: Instant,
+    response: ureq::Response,
+    classify: impl Fn(&str) -> Option<bool>,
+) -> (Duration, usize, bool) {
+    let (mut first, mut tokens, mut ended) = (None, 0, false);
+    for line in BufReader::new(response.into_reader()).lines() {
+        let line = line.expect("read stream");
+        match classify(&line) {
+            Some(true) => {
+                first.get_or_insert_with(|| started.elapsed());
+                tokens += 1;
+            }
+            Some(false) => ended = true,
+            None => {}
+        }
+    }
+    (first.unwrap_or_default(), tokens, ended)
+}
+
 fn main() {
-    // wrangler's local trace collector records every call for its local explorer view; it
-    // is a development tool, not the Worker, so it is off unless BENCH_LOCAL_TRACES=1.
     let local_traces = std::env::var("BENCH_LOCAL_TRACES").is_ok_and(|v| v == "1");
     println!(
-        "wrangler dev, local trace collector {}",
+        "wrangler dev, local trace collector {}; {ROUNDS} paired rounds, {CPU_TURNS} turns for CPU, {CONCURRENT} at once",
         if local_traces { "on" } else { "off" }
     );
+    let upstream = ScriptedUpstream::start();
+    upstream.set_default(reply());
+
     let worker = Worker::start(&WorkerOptions {
         vars: test_vars(),
         local_traces,
         ..WorkerOptions::default()
     });
-    let upstream = ScriptedUpstream::start();
-    upstream.set_default(reply());
     let site = worker.create_site(json!({
         "name": "Bench shop",
         "llm": {"provider": "openai", "base_url": format!("{}/v1", upstream.base_url), "model": "scripted"}
     }));
+    let concierge = Concierge {
+        worker,
+        site,
+        ready: Mutex::new(Vec::new()),
+    };
+    let relay = Relay::start(&upstream, local_traces);
 
+    println!("{:<40} {:>14} {:>14}", "", "Concierge", "bare relay");
+    let targets: [&dyn Target; 2] = [&concierge, &relay];
+    let figures: Vec<Figures> = targets.iter().map(|t| measure(*t, &upstream)).collect();
+    let row = |name: &str, f: &dyn Fn(&Figures) -> String| {
+        println!("{name:<40} {:>14} {:>14}", f(&figures[0]), f(&figures[1]));
+    };
+    row("added TTFT, median (ms)", &|f| {
+        format!("{:.2}", f.ttft_median)
+    });
+    row("added TTFT, p90 (ms)", &|f| format!("{:.2}", f.ttft_p90));
+    row("CPU per streamed answer (ms)", &|f| {
+        format!("{:.1}", f.cpu_ms)
+    });
+    row("50 at once, wall (s)", &|f| {
+        format!("{:.3}", f.concurrent_s)
+    });
+    row("50 at once, complete with every token", &|f| {
+        format!("{}/{CONCURRENT}", f.complete)
+    });
+    let concierge_cpu = figures[0].cpu_ms;
+    // Let the queue consumer finish before everything stops (its CPU was counted above).
+    std::thread::sleep(Duration::from_secs(1));
+    println!(
+        "Concierge CPU over the bare relay: {:.1} ms",
+        concierge_cpu - figures[1].cpu_ms
+    );
+}
+
+struct Figures {
+    ttft_median: f64,
+    ttft_p90: f64,
+    cpu_ms: f64,
+    concurrent_s: f64,
+    complete: usize,
+}
+
+fn measure(target: &dyn Target, upstream: &ScriptedUpstream) -> Figures {
     // Warm up: compile paths, fill caches.
     for _ in 0..3 {
-        let conversation = new_conversation(&worker, &site);
-        turn(&worker, &site, &conversation);
+        target.turn();
     }
-
     let mut added = Vec::with_capacity(ROUNDS);
+    target.prepare(ROUNDS);
     for _ in 0..ROUNDS {
-        let direct = direct_ttft(&upstream);
-        let conversation = new_conversation(&worker, &site);
-        let (through, tokens) = turn(&worker, &site, &conversation);
+        let direct = direct_ttft(upstream);
+        let (through, tokens) = target.turn();
         assert_eq!(tokens, TOKENS, "every token arrives");
         added.push(through.as_secs_f64() * 1e3 - direct.as_secs_f64() * 1e3);
     }
     added.sort_by(f64::total_cmp);
-    println!(
-        "added time-to-first-token over the upstream alone ({ROUNDS} paired rounds): median {:.2} ms, p90 {:.2} ms",
-        percentile(&added, 0.5),
-        percentile(&added, 0.9)
-    );
 
-    let conversations: Vec<String> = (0..CPU_TURNS)
-        .map(|_| new_conversation(&worker, &site))
-        .collect();
-    let before = workerd_cpu_ms(&worker);
-    for conversation in &conversations {
-        turn(&worker, &site, conversation);
+    // Background work of the turns (the queue consumer) is part of a turn's cost: wait for
+    // the previous turns' work to end, then count until this run's work has ended too.
+    target.prepare(CPU_TURNS);
+    std::thread::sleep(Duration::from_secs(2));
+    let before = workerd_cpu_ms(&target.processes());
+    for _ in 0..CPU_TURNS {
+        target.turn();
     }
-    let cpu = workerd_cpu_ms(&worker) - before;
-    println!(
-        "Worker CPU per streamed answer ({CPU_TURNS} turns, all workerd processes): {:.1} ms",
-        cpu / CPU_TURNS as f64
-    );
+    std::thread::sleep(Duration::from_secs(2));
+    let cpu = workerd_cpu_ms(&target.processes()) - before;
 
-    let conversations: Vec<String> = (0..CONCURRENT)
-        .map(|_| new_conversation(&worker, &site))
-        .collect();
+    target.prepare(CONCURRENT);
     let started = Instant::now();
-    let handles: Vec<_> = conversations
-        .into_iter()
-        .map(|conversation| {
-            let (base, key) = (worker.base_url.clone(), site.secret_key.clone());
-            std::thread::spawn(move || turn_at(&base, &key, &conversation).1)
-        })
-        .collect();
-    let complete = handles
-        .into_iter()
-        .filter_map(|h| h.join().ok())
-        .filter(|&t| t == TOKENS)
-        .count();
-    println!(
-        "{CONCURRENT} conversations streaming at once: wall {:.3} s, {complete}/{CONCURRENT} complete with every token",
-        started.elapsed().as_secs_f64()
-    );
+    let complete = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..CONCURRENT)
+            .map(|_| scope.spawn(|| target.turn().1))
+            .collect();
+        handles
+            .into_iter()
+            .filter_map(|h| h.join().ok())
+            .filter(|&t| t == TOKENS)
+            .count()
+    });
+    Figures {
+        ttft_median: percentile(&added, 0.5),
+        ttft_p90: percentile(&added, 0.9),
+        cpu_ms: cpu / CPU_TURNS as f64,
+        concurrent_s: started.elapsed().as_secs_f64(),
+        complete,
+    }
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -125,56 +319,24 @@ fn new_conversation(worker: &Worker, site: &TestSite) -> String {
         .to_string()
 }
 
-fn turn(worker: &Worker, site: &TestSite, conversation: &str) -> (Duration, usize) {
-    turn_at(&worker.base_url, &site.secret_key, conversation)
-}
-
-/// Time to the first text chunk, and the number of chunks, of one streamed turn.
-fn turn_at(base: &str, key: &str, conversation: &str) -> (Duration, usize) {
-    let started = Instant::now();
-    let response = agent()
-        .post(&format!("{base}/conversations/{conversation}/messages"))
-        .set("x-api-key", key)
-        .send_json(json!({"content": QUESTION}))
-        .expect("send message");
-    let mut first = None;
-    let mut chunks = 0;
-    let mut completed = false;
-    for line in BufReader::new(response.into_reader()).lines() {
-        let line = line.expect("read stream");
-        if line.starts_with("data: {\"chunk\"") {
-            first.get_or_insert_with(|| started.elapsed());
-            chunks += 1;
-        } else if line == "event: completed" {
-            completed = true;
-        }
-    }
-    assert!(completed, "the turn completed");
-    (first.unwrap_or_default(), chunks)
-}
-
 fn direct_ttft(upstream: &ScriptedUpstream) -> Duration {
     let started = Instant::now();
     let response = agent()
         .post(&format!("{}/v1/chat/completions", upstream.base_url))
-        .send_json(json!({"model": "scripted", "stream": true, "messages": [{"role": "user", "content": QUESTION}]}))
+        .send_json(chat_body())
         .expect("upstream answers");
-    let mut first = None;
-    for line in BufReader::new(response.into_reader()).lines() {
-        let line = line.expect("read upstream");
-        if line.contains("\"content\"") {
-            first.get_or_insert_with(|| started.elapsed());
-        }
-    }
-    first.expect("upstream streamed")
+    let (first, _, _) = read_stream(started, response, |line| {
+        line.contains("\"content\"").then_some(true)
+    });
+    first
 }
 
-/// User + system CPU of this Worker's workerd processes, in milliseconds.
-fn workerd_cpu_ms(worker: &Worker) -> f64 {
+/// User + system CPU of the workerd processes among `pids`, in milliseconds.
+fn workerd_cpu_ms(pids: &[u32]) -> f64 {
     let ticks = 100.0; // USER_HZ on Linux.
     let mut total = 0.0;
-    for pid in worker.process_ids() {
-        let path = std::path::PathBuf::from(format!("/proc/{pid}"));
+    for pid in pids {
+        let path = Path::new("/proc").join(pid.to_string());
         let Ok(cmdline) = std::fs::read_to_string(path.join("cmdline")) else {
             continue;
         };
