@@ -200,44 +200,20 @@ async fn index_messages(
             IndexJob::Document { .. } => None,
         })
         .collect();
-    let Some(first) = jobs.first() else {
+    if jobs.is_empty() {
         return Vec::new();
-    };
+    }
     let all = |result: Result<(), String>| -> Vec<Result<usize, String>> {
         jobs.iter().map(|_| result.clone().map(|()| 0)).collect()
     };
-    let db = store.db();
-    // Which of the messages still exist (one query, bound parameters).
-    let placeholders: Vec<String> = (0..jobs.len()).map(|i| format!("?{}", i + 2)).collect();
-    let sql = format!(
-        "SELECT id FROM messages WHERE site_id = ?1 AND id IN ({})",
-        placeholders.join(", ")
-    );
-    let mut params = vec![JsValue::from(first.site_id.as_str())];
-    params.extend(jobs.iter().map(|j| JsValue::from(j.message_id.as_str())));
-    #[derive(Deserialize)]
-    struct Row {
-        id: String,
-    }
-    let existing = match db.prepare(&sql).bind(&params) {
-        Ok(statement) => statement.all().await.and_then(|r| r.results::<Row>()),
-        Err(err) => Err(err),
-    };
-    let existing: Vec<String> = match existing {
-        Ok(rows) => rows.into_iter().map(|r| r.id).collect(),
-        Err(err) => return all(Err(err.to_string())),
-    };
-    let live: Vec<EmbedJob> = jobs
-        .iter()
-        .filter(|j| existing.contains(&j.message_id))
-        .map(|j| (*j).clone())
-        .collect();
-    let counts = match retrieval::index_messages(upstream, vectors, &live).await {
+    let owned: Vec<EmbedJob> = jobs.iter().map(|j| (*j).clone()).collect();
+    let counts = match retrieval::index_messages(upstream, vectors, &owned).await {
         Ok(counts) => counts,
         Err(err) => return all(Err(format!("{err:?}"))),
     };
-    let mut statements = Vec::with_capacity(live.len());
-    for (job, chunks) in live.iter().zip(&counts) {
+    let db = store.db();
+    let mut statements = Vec::with_capacity(owned.len());
+    for (job, chunks) in owned.iter().zip(&counts) {
         let statement = db
             .prepare(
                 "UPDATE messages SET chunk_count = ?4, embedding_status = 'done' \
@@ -254,19 +230,33 @@ async fn index_messages(
             Err(err) => return all(Err(err.to_string())),
         }
     }
-    if !statements.is_empty()
-        && let Err(err) = db.batch(statements).await
-    {
+    let results = match db.batch(statements).await {
+        Ok(results) => results,
+        Err(err) => return all(Err(err.to_string())),
+    };
+    // A message deleted (with its conversation) while it was being indexed: its vectors
+    // were written after the deletion removed the others, so remove them too.
+    let orphans: Vec<String> = owned
+        .iter()
+        .zip(&counts)
+        .zip(&results)
+        .filter(|(_, result)| {
+            result
+                .meta()
+                .ok()
+                .flatten()
+                .and_then(|m| m.changes)
+                .unwrap_or(0)
+                == 0
+        })
+        .flat_map(|((job, chunks), _)| {
+            (0..*chunks).map(|i| retrieval::chunk_id(&job.message_id, i))
+        })
+        .collect();
+    if let Err(err) = vectors.delete(&orphans).await {
         return all(Err(err.to_string()));
     }
-    jobs.iter()
-        .map(|job| {
-            Ok(live
-                .iter()
-                .position(|l| l.message_id == job.message_id)
-                .map_or(0, |i| counts[i]))
-        })
-        .collect()
+    counts.into_iter().map(Ok).collect()
 }
 
 /// Index one knowledge document (its current stored version).

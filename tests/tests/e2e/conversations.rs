@@ -321,3 +321,70 @@ fn an_always_failing_embedder_marks_the_message_embed_failed() {
         "retried before giving up ({embed_calls} calls)"
     );
 }
+
+#[test]
+fn memory_older_than_the_history_window_is_retrieved_and_nothing_is_embedded_for_a_new_conversation()
+ {
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    upstream.set_default(Reply::text("Dạ vâng ạ."));
+    let site = site_with_upstream(worker, "Memory shop", &upstream.base_url, false);
+    let (conversation, _) = create_conversation(worker, &site, json!({}));
+    let first = "Tôi muốn mua laptop màu periwinkle, giá bao nhiêu?";
+    let (_, events) = send(worker, &site.secret_key, &conversation, first);
+    assert_eq!(terminal(&events).0, "completed");
+    // No knowledge and no earlier memory: the turn embeds nothing before calling the model
+    // (the message itself is embedded afterwards, in the background).
+    let recorded = upstream.recorded();
+    let chat = recorded
+        .iter()
+        .position(|r| r.path.ends_with("/chat/completions"))
+        .expect("the model was called");
+    assert!(
+        recorded[..chat]
+            .iter()
+            .all(|r| !r.path.ends_with("/embeddings")),
+        "no retrieval embedding for a new conversation on a site without knowledge"
+    );
+    eventually(Duration::from_secs(30), "the first message indexed", || {
+        search(worker, &site, "laptop periwinkle", Some(&conversation))
+            .into_iter()
+            .find(|t| t.contains("periwinkle"))
+    });
+
+    // Seven more turns push the first message out of the 12-message history window.
+    for i in 1..=7 {
+        let (_, events) = send(
+            worker,
+            &site.secret_key,
+            &conversation,
+            &format!("Cho em hỏi giá bàn phím cơ mẫu số {i} bao nhiêu ạ?"),
+        );
+        assert_eq!(terminal(&events).0, "completed");
+    }
+    let (_, events) = send(
+        worker,
+        &site.secret_key,
+        &conversation,
+        "Nhắc lại giá laptop màu periwinkle giúp em",
+    );
+    assert_eq!(terminal(&events).0, "completed");
+    let requests = upstream.chat_requests();
+    let last = &requests.last().expect("a chat request").body["messages"];
+    let history: Vec<&str> = last
+        .as_array()
+        .expect("messages")
+        .iter()
+        .skip(1)
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert!(
+        !history.contains(&first),
+        "the first message is outside the history window: {history:?}"
+    );
+    let system = last[0]["content"].as_str().expect("system prompt");
+    assert!(
+        system.contains("màu periwinkle"),
+        "the first message comes back from memory into the prompt:\n{system}"
+    );
+}
