@@ -141,7 +141,7 @@ pub async fn index_message<E: Embedder, V: VectorIndex>(
     index: &V,
     job: &EmbedJob,
 ) -> Result<usize, Error> {
-    let counts = index_messages(embedder, index, core::slice::from_ref(job)).await?;
+    let counts = index_messages(embedder, index, &[job]).await?;
     Ok(counts.first().copied().unwrap_or(0))
 }
 
@@ -150,11 +150,11 @@ pub async fn index_message<E: Embedder, V: VectorIndex>(
 pub async fn index_messages<E: Embedder, V: VectorIndex>(
     embedder: &E,
     index: &V,
-    jobs: &[EmbedJob],
+    jobs: &[&EmbedJob],
 ) -> Result<Vec<usize>, Error> {
     let mut counts = Vec::with_capacity(jobs.len());
     let mut pieces: Vec<(&EmbedJob, usize, String)> = Vec::new();
-    for job in jobs {
+    for &job in jobs {
         let chunks = chunks(&job.text);
         counts.push(chunks.len());
         pieces.extend(

@@ -72,6 +72,19 @@ impl ConversationRow {
     }
 }
 
+/// The guarded message `INSERT` with `$seq` as the `seq` expression.
+macro_rules! insert_message_sql {
+    ($seq:literal) => {
+        concat!(
+            "INSERT INTO messages (id, site_id, conversation_id, seq, role, kind, content, \
+             metadata, embedding_status, created_at) SELECT ?1, ?2, ?3, ",
+            $seq,
+            ", ?5, ?6, ?7, ?8, ?9, ?10 \
+             WHERE EXISTS (SELECT 1 FROM conversations WHERE id = ?3 AND site_id = ?2)"
+        )
+    };
+}
+
 /// Where an inserted message's `seq` comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Seq {
@@ -98,8 +111,12 @@ impl D1Store {
             _ => "skipped",
         };
         let sql = match seq {
-            Seq::Given => INSERT_GIVEN_SEQ_SQL,
-            Seq::Next => INSERT_NEXT_SEQ_SQL,
+            Seq::Given => insert_message_sql!("?4"),
+            // One after the conversation's last (or `?4`, if that is larger).
+            Seq::Next => insert_message_sql!(
+                "MAX(?4, COALESCE((SELECT MAX(seq) FROM messages \
+                 WHERE conversation_id = ?3 AND site_id = ?2), 0) + 1)"
+            ),
         };
         self.db
             .prepare(sql)
@@ -126,19 +143,6 @@ impl D1Store {
             .map_err(service_error)
     }
 }
-
-const INSERT_GIVEN_SEQ_SQL: &str = "INSERT INTO messages (id, site_id, conversation_id, seq, \
-     role, kind, content, metadata, embedding_status, created_at) \
-     SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10 \
-     WHERE EXISTS (SELECT 1 FROM conversations WHERE id = ?3 AND site_id = ?2)";
-
-/// As [`INSERT_GIVEN_SEQ_SQL`], with `seq` one after the conversation's last (or `?4`,
-/// if that is larger).
-const INSERT_NEXT_SEQ_SQL: &str = "INSERT INTO messages (id, site_id, conversation_id, seq, \
-     role, kind, content, metadata, embedding_status, created_at) \
-     SELECT ?1, ?2, ?3, MAX(?4, COALESCE((SELECT MAX(seq) FROM messages \
-     WHERE conversation_id = ?3 AND site_id = ?2), 0) + 1), ?5, ?6, ?7, ?8, ?9, ?10 \
-     WHERE EXISTS (SELECT 1 FROM conversations WHERE id = ?3 AND site_id = ?2)";
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct MessageRow {

@@ -206,14 +206,13 @@ async fn index_messages(
     let all = |result: Result<(), String>| -> Vec<Result<usize, String>> {
         jobs.iter().map(|_| result.clone().map(|()| 0)).collect()
     };
-    let owned: Vec<EmbedJob> = jobs.iter().map(|j| (*j).clone()).collect();
-    let counts = match retrieval::index_messages(upstream, vectors, &owned).await {
+    let counts = match retrieval::index_messages(upstream, vectors, &jobs).await {
         Ok(counts) => counts,
         Err(err) => return all(Err(format!("{err:?}"))),
     };
     let db = store.db();
-    let mut statements = Vec::with_capacity(owned.len());
-    for (job, chunks) in owned.iter().zip(&counts) {
+    let mut statements = Vec::with_capacity(jobs.len());
+    for (job, chunks) in jobs.iter().zip(&counts) {
         let statement = db
             .prepare(
                 "UPDATE messages SET chunk_count = ?4, embedding_status = 'done' \
@@ -236,7 +235,7 @@ async fn index_messages(
     };
     // A message deleted (with its conversation) while it was being indexed: its vectors
     // were written after the deletion removed the others, so remove them too.
-    let orphans: Vec<String> = owned
+    let orphans: Vec<String> = jobs
         .iter()
         .zip(&counts)
         .zip(&results)

@@ -154,13 +154,7 @@ impl VectorIndex for Vectors {
                 for record in records {
                     let metadata =
                         serde_json::to_string(&record.metadata).unwrap_or_else(|_| "{}".into());
-                    let text = |key: &str| {
-                        record
-                            .metadata
-                            .get(key)
-                            .and_then(|v| v.as_str())
-                            .map_or(JsValue::NULL, JsValue::from)
-                    };
+                    let text = |key: &str| record.metadata.get(key).and_then(|v| v.as_str());
                     statements.push(
                         db.prepare(
                             "INSERT INTO local_vectors (id, site_id, source, conversation_id, metadata, vector) \
@@ -172,8 +166,8 @@ impl VectorIndex for Vectors {
                         .bind(&[
                             record.id.as_str().into(),
                             site_of(&record.metadata).into(),
-                            text("source").as_string().unwrap_or_default().into(),
-                            text("conversation_id"),
+                            text("source").unwrap_or_default().into(),
+                            text("conversation_id").map_or(JsValue::NULL, JsValue::from),
                             metadata.into(),
                             encode_vector(&record.values).into(),
                         ])

@@ -157,12 +157,7 @@ pub(crate) async fn post_message(
         text: content.to_string(),
     };
     // Frames go straight into the response body (none in 202 mode: nobody reads it).
-    let (writer, body) = if respond_async {
-        (None, None)
-    } else {
-        let (writer, body) = BodyWriter::new()?;
-        (Some(writer), Some(body))
-    };
+    let (writer, body) = (!respond_async).then(BodyWriter::new).transpose()?.unzip();
     let (started_tx, started_rx) = oneshot::channel::<Result<(String, String), ApiError>>();
     let request_id = request_id.to_string();
     let turn = async move {
@@ -248,16 +243,15 @@ pub(crate) async fn post_message(
     let (user_message_id, message_id) = started_rx
         .await
         .map_err(|_| ApiError::Internal(worker::Error::RustError("turn ended early".into())))??;
-    if respond_async {
-        let body = serde_json::json!({
+    // No body: `Prefer: respond-async`.
+    let Some(body) = body else {
+        let accepted = serde_json::json!({
             "conversation_id": conversation_id,
             "user_message_id": user_message_id,
             "message_id": message_id,
         });
-        return Ok(Response::from_json(&body)?.with_status(202));
-    }
-    let body =
-        body.ok_or_else(|| ApiError::Internal(worker::Error::RustError("no body".into())))?;
+        return Ok(Response::from_json(&accepted)?.with_status(202));
+    };
     let mut response = Response::from_body(ResponseBody::Stream(body))?;
     let headers = response.headers_mut();
     headers.set("content-type", "text/event-stream; charset=utf-8")?;
