@@ -295,3 +295,32 @@ fn an_answer_cut_by_the_token_limit_is_stored_and_marked() {
         json!({"intent": "shopping", "confidence": 0.83, "passages": [], "finish_reason": "length"})
     );
 }
+
+#[test]
+fn a_language_update_failing_after_the_answer_does_not_fail_the_turn() {
+    let config = ShopConfig::default();
+    let backend = MemoryBackend::demo(SITE);
+    let id = create(&backend, &config, None).conversation.id;
+    backend.store.set_language_unavailable(true);
+    backend.model.reply(&["The RTX 4060 is 8,490,000 VND."]);
+    // An English first message switches the conversation from Vietnamese.
+    let (events, outcome) = say(
+        &backend,
+        &config,
+        &id,
+        "I want to buy an RTX 4060 graphics card, what is the price?",
+    );
+    let outcome = outcome.expect("the turn completes");
+    assert_one_terminal(&events);
+    assert!(matches!(events.last(), Some(TurnEvent::Completed { .. })));
+    assert_eq!(outcome.reply.content, "The RTX 4060 is 8,490,000 VND.");
+    assert!(
+        backend
+            .logger
+            .lines()
+            .iter()
+            .any(|l| l.contains("\"warning\":\"language_not_saved\"")),
+        "{:?}",
+        backend.logger.lines()
+    );
+}

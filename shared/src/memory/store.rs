@@ -23,6 +23,7 @@ struct Entry {
 pub struct MemoryStore {
     entries: RefCell<BTreeMap<(String, String), Entry>>,
     unavailable: Cell<bool>,
+    language_unavailable: Cell<bool>,
 }
 
 fn key(scope: Scope<'_>) -> (String, String) {
@@ -38,6 +39,11 @@ impl MemoryStore {
     /// Makes every later call fail with `Unavailable` (or work again).
     pub fn set_unavailable(&self, unavailable: bool) {
         self.unavailable.set(unavailable);
+    }
+
+    /// Makes every later language update fail with `Unavailable` (or work again).
+    pub fn set_language_unavailable(&self, unavailable: bool) {
+        self.language_unavailable.set(unavailable);
     }
 
     /// Every message of a conversation, in order (empty when it does not exist).
@@ -129,6 +135,12 @@ impl ConversationStore for MemoryStore {
     }
 
     async fn set_language(&self, scope: Scope<'_>, language: Language) -> Result<(), ServiceError> {
+        if self.language_unavailable.get() {
+            return Err(ServiceError::new(
+                ServiceErrorKind::Unavailable,
+                "language updates set unavailable",
+            ));
+        }
         self.with_entry(scope, |entry| {
             entry.conversation.language = language;
             Ok(())

@@ -40,8 +40,8 @@ pub use prompt::build_request;
 pub use state::ShopState;
 
 use crate::boundary::{
-    ChatModel, Clock, ConversationStore, EmbedQueue, Embedder, Ids, Logger, TurnStart, VectorIndex,
-    WarrantyRecords,
+    ChatModel, Clock, ConversationStore, EmbedQueue, Embedder, Ids, LogRecord, Logger, TurnStart,
+    VectorIndex, WarrantyRecords,
 };
 use crate::chat::Usage;
 use crate::conversation::{
@@ -346,12 +346,16 @@ where
     };
     let trace = graph().run(&mut flow, &mut state).await;
     // A changed language is remembered after the answer, off the time-to-first-token path
-    // (and also when the answer failed: the visitor's message was stored).
-    if language != conversation.language {
-        store
-            .set_language(scope, language)
-            .await
-            .map_err(Error::Store)?;
+    // (and also when the answer failed: the visitor's message was stored). Best effort: the
+    // answer is already streamed and stored, so a failure here is logged, not the turn's.
+    if language != conversation.language
+        && let Err(error) = store.set_language(scope, language).await
+    {
+        services.logger.log(&LogRecord::Warning {
+            conversation_id: scope.conversation_id,
+            code: "language_not_saved",
+            detail: &error.detail,
+        });
     }
     let trace = trace?;
     let reply = state
