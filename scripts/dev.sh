@@ -1,20 +1,55 @@
 #!/bin/sh
 # `make dev`: build, apply migrations, seed demo data, and run the Worker on
-# http://127.0.0.1:8787 under wrangler dev (local workerd, D1, KV and Queues). With no
-# LLM endpoint configured (LLM_BASE_URL in the environment or .dev.vars), it also starts
-# a real local model: llama.cpp's llama-server with SmolLM2-135M, one process for chat and
-# one for embeddings. Ctrl-C stops everything it started.
+# http://127.0.0.1:8787 under wrangler dev (local workerd, D1, KV and Queues).
+#
+# Configuration (LLM_*, EMBED_*, OPERATOR_TOKEN, …) comes from the environment and from
+# `.dev.vars` (KEY=value lines; another file with CONCIERGE_DEV_VARS=path); the environment
+# wins. Both reach the Worker as wrangler env files, so secrets such as LLM_API_KEY are not
+# printed. With no LLM endpoint configured (LLM_BASE_URL), it also starts a real local
+# model: llama.cpp's llama-server with SmolLM2-135M, one process for chat and one for
+# embeddings. Ctrl-C stops everything it started.
+#   PORT=8787  CONCIERGE_STATE_DIR=.wrangler/state  LLM_PORT=8080
 set -eu
 . "$(dirname "$0")/env.sh"
 cd "$ROOT"
 PORT="${PORT:-8787}"
-STATE="$ROOT/.wrangler/state"
+STATE="${CONCIERGE_STATE_DIR:-$ROOT/.wrangler/state}"
 LOGS="$ROOT/target/dev-logs"
-mkdir -p "$LOGS"
+DEV_VARS="${CONCIERGE_DEV_VARS:-$ROOT/.dev.vars}"
+mkdir -p "$LOGS" "$STATE"
+
+# The Worker's settings (wrangler.toml [vars] and secrets) that the environment passes on,
+# over the vars file's.
+WORKER_SETTINGS="LLM_PROVIDER LLM_BASE_URL LLM_MODEL LLM_API_KEY LLM_FIRST_TOKEN_TIMEOUT_MS
+LLM_IDLE_TIMEOUT_MS EMBED_BASE_URL EMBED_MODEL EMBED_MAX_ATTEMPTS EMBED_RETRY_BASE_SECONDS
+OPERATOR_TOKEN"
+passed_on() {
+    for name in $WORKER_SETTINGS; do
+        printenv "$name" >/dev/null && echo "$name"
+    done
+    return 0
+}
+env_files=""
+if [ -f "$DEV_VARS" ]; then
+    env_files="$DEV_VARS"
+fi
+from_env="$STATE/.env.from-environment"
+: >"$from_env"
+chmod 600 "$from_env"
+for name in $(passed_on); do
+    value=$(printenv "$name")
+    case "$value" in
+        *"'"* | *"
+"*) echo "dev: $name contains a quote or a newline; put it in $DEV_VARS instead" >&2; exit 1 ;;
+    esac
+    printf "%s='%s'\n" "$name" "$value" >>"$from_env"
+done
+env_files="$env_files $from_env"
 
 # The widget is built here; wrangler builds the Worker itself (its [build] command) and
-# rebuilds it when edge/, shared/ or prompts/ change.
-sh scripts/build-widget.sh
+# rebuilds it when edge/, shared/ or prompts/ change. CONCIERGE_SKIP_BUILD=1 (test
+# harnesses, which have just built) skips both.
+[ "${CONCIERGE_SKIP_BUILD:-0}" = 1 ] || sh scripts/build-widget.sh
 echo "dev: applying D1 migrations (local)"
 wrangler d1 migrations apply DB --local --persist-to "$STATE" >"$LOGS/migrations.log" 2>&1 ||
     { cat "$LOGS/migrations.log"; exit 1; }
@@ -31,10 +66,13 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 configured_llm="${LLM_BASE_URL:-}"
-if [ -z "$configured_llm" ] && [ -f .dev.vars ]; then
-    configured_llm=$(sed -n 's/^LLM_BASE_URL *= *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' .dev.vars | tail -n 1)
+if [ -z "$configured_llm" ] && [ -f "$DEV_VARS" ]; then
+    configured_llm=$(sed -n "s/^LLM_BASE_URL *= *[\"']\{0,1\}\([^\"']*\)[\"']\{0,1\}\$/\1/p" "$DEV_VARS" | tail -n 1)
 fi
 set -- --var RETRIEVAL_BACKEND:local --var "CONCIERGE_COMMIT:$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+for file in $env_files; do
+    set -- "$@" --env-file "$file"
+done
 if [ -n "$configured_llm" ]; then
     echo "dev: using the configured LLM endpoint $configured_llm"
 else

@@ -4,6 +4,7 @@
 
 mod browser;
 mod conversations;
+mod dev_command;
 mod faults;
 mod isolation;
 mod platform;

@@ -1,0 +1,107 @@
+//! `make dev` as a newcomer runs it: `scripts/dev.sh` with the LLM endpoint given in the
+//! environment (`LLM_BASE_URL=… make dev`) and other settings in a vars file (`.dev.vars`).
+//! The demo site must answer from that endpoint, with the vars file's model, and embed
+//! through the same endpoint (the embeddings default is `LLM_BASE_URL`).
+
+use std::time::Duration;
+
+use concierge_e2e::api::{eventually, streamed_text, terminal};
+use concierge_e2e::upstream::{Reply, ScriptedUpstream};
+use concierge_e2e::{
+    agent, free_port, into_parts, read_events, repo_root, scratch_dir, supervise_command,
+};
+use serde_json::{Value, json};
+
+/// The demo site's secret key (scripts/seed.sql), local only.
+const DEMO_SECRET: &str = "sk_demo_local_only";
+
+#[test]
+fn make_dev_takes_the_llm_endpoint_from_the_environment_and_the_vars_file() {
+    let upstream = ScriptedUpstream::start();
+    upstream.set_default(Reply::text("Dạ, cửa hàng có PC gaming ạ."));
+    let dir = scratch_dir("make-dev");
+    let vars = dir.join("dev.vars");
+    std::fs::write(
+        &vars,
+        "LLM_MODEL=model-from-vars-file\nEMBED_MODEL=embed-from-vars-file\n",
+    )
+    .expect("write the vars file");
+    let port = free_port();
+    let script = repo_root().join("scripts/dev.sh");
+    let command: Vec<String> = [
+        "env".to_string(),
+        format!("PORT={port}"),
+        format!("LLM_BASE_URL={}/v1", upstream.base_url),
+        format!("CONCIERGE_DEV_VARS={}", vars.display()),
+        format!("CONCIERGE_STATE_DIR={}", dir.join("state").display()),
+        "sh".to_string(),
+        script.to_string_lossy().into_owned(),
+    ]
+    .into();
+    let log = dir.join("dev.log");
+    let _dev = DevCommand(supervise_command(&command, &log));
+    let base = format!("http://127.0.0.1:{port}");
+    eventually(
+        Duration::from_secs(120),
+        "make dev to serve /health",
+        || {
+            agent()
+                .get(&format!("{base}/health"))
+                .call()
+                .ok()
+                .filter(|r| r.status() == 200)
+                .map(|_| ())
+        },
+    );
+    let dev_log = || std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        !dev_log().contains("model-from-vars-file"),
+        "settings from files are not printed:\n{}",
+        dev_log()
+    );
+
+    let (status, body) = into_parts(
+        agent()
+            .post(&format!("{base}/conversations"))
+            .set("x-api-key", DEMO_SECRET)
+            .send_json(json!({})),
+    );
+    assert_eq!(status, 201, "{body}\n{}", dev_log());
+    let created: Value = serde_json::from_str(&body).expect("JSON");
+    let conversation = created["conversation_id"].as_str().expect("id");
+    let response = agent()
+        .post(&format!("{base}/conversations/{conversation}/messages"))
+        .set("x-api-key", DEMO_SECRET)
+        .send_json(json!({"content": "Shop có bán PC gaming không?"}))
+        .expect("the turn streams");
+    let events = read_events(response.into_reader());
+    let (name, data) = terminal(&events);
+    assert_eq!(name, "completed", "{data}\n{}", dev_log());
+    assert_eq!(streamed_text(&events), "Dạ, cửa hàng có PC gaming ạ.");
+    let chats = upstream.chat_requests();
+    assert_eq!(chats.len(), 1, "one call to the configured endpoint");
+    assert_eq!(chats[0].body["model"], "model-from-vars-file");
+    // The visitor's message is embedded in the background, through LLM_BASE_URL.
+    eventually(Duration::from_secs(30), "an embeddings request", || {
+        upstream
+            .recorded()
+            .into_iter()
+            .find(|r| r.path == "/v1/embeddings")
+    });
+    let embed = upstream
+        .recorded()
+        .into_iter()
+        .find(|r| r.path == "/v1/embeddings")
+        .expect("embeddings request");
+    assert_eq!(embed.body["model"], "embed-from-vars-file");
+}
+
+/// Stops `make dev` (its whole process group) when the test ends.
+struct DevCommand(std::process::Child);
+
+impl Drop for DevCommand {
+    fn drop(&mut self) {
+        drop(self.0.stdin.take());
+        let _ = self.0.wait();
+    }
+}
