@@ -1,9 +1,19 @@
 //! Sites (merchants): their configuration, keys, and the D1/KV storage behind them.
 //!
 //! A site row holds SHA-256 digests of its public and secret keys, never the keys. The
-//! configuration (persona, LLM settings, allowed origins, starter prompts) is JSON; it is
-//! cached in KV under the key digest for [`CACHE_TTL_SECS`] and the cache entries are
-//! deleted whenever the site changes.
+//! configuration (persona, LLM settings, allowed origins, starter prompts) is JSON; a site's
+//! own LLM key in it is sealed ([`sealed`]).
+//!
+//! Sites looked up by key are cached in KV and in this isolate's memory, each copy stamped
+//! with when it was read from D1. A copy is trusted for [`CACHE_TRUST_MS`] after that read,
+//! wherever it is, and never once this isolate has changed the site after that read. So a
+//! change (a PATCH, a key rotation) applies at once on the Worker that made it, and
+//! everywhere else within [`CACHE_TRUST_MS`] — a rotated key stops working within 30 s
+//! worldwide, whatever KV's propagation delay.
+//!
+//! Changes write only the columns they mean to, as compare-and-swap on the row as read:
+//! rotation on the presented secret key's digest, a configuration update on the stored
+//! name, template and configuration (and the secret key digest).
 
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::JsValue;
@@ -11,8 +21,18 @@ use worker::{D1Database, Env, kv::KvStore};
 
 use crate::ApiError;
 
-/// How long a site looked up by key stays cached in KV (KV's minimum TTL).
+pub(crate) mod endpoint;
+pub(crate) mod sealed;
+mod write;
+
+pub(crate) use write::{read_for_update, replace_keys, save_config};
+
+/// How long a KV entry lives (KV's minimum TTL); it is trusted for less, see below.
 const CACHE_TTL_SECS: u64 = 60;
+
+/// How long any cached copy of a site is trusted after it was read from D1: the bound on
+/// how long a rotated key keeps working, and a change takes to apply, anywhere.
+pub(crate) const CACHE_TRUST_MS: u64 = 30_000;
 
 /// Answers are capped at this many tokens unless the site says otherwise: a chat widget
 /// wants short answers, and a runaway model must not stream forever.
@@ -33,9 +53,15 @@ pub(crate) struct LlmSettings {
     /// Chat model name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
-    /// The site's own upstream key. Write-only: never returned by the API.
+    /// A site's own upstream key stored in the clear before keys were sealed. Still used
+    /// (for the site's own endpoints only) and sealed on the site's next update. Never
+    /// returned by the API.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_key: Option<String>,
+    /// The site's own upstream key, sealed ([`sealed`]); sent only to the site's own
+    /// endpoints. Never returned by the API.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_sealed: Option<String>,
     /// Embeddings endpoint, when it differs from `base_url` (same protocol).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub embed_base_url: Option<String>,
@@ -92,7 +118,8 @@ impl Site {
     /// The site as the admin API shows it: no key digests, no upstream key.
     pub(crate) fn public_view(&self) -> serde_json::Value {
         let mut config = self.config.clone();
-        let has_key = config.llm.api_key.take().is_some();
+        let legacy = config.llm.api_key.take().is_some();
+        let has_key = config.llm.api_key_sealed.take().is_some() || legacy;
         serde_json::json!({
             "id": self.id,
             "name": self.name,
@@ -101,10 +128,46 @@ impl Site {
             "llm_api_key_set": has_key,
         })
     }
+
+    /// The site's own upstream key in the clear, if it has one that opens. A key that does
+    /// not open (secret missing or changed) is logged and treated as absent: the site's
+    /// calls then go without one, never with the operator's.
+    pub(crate) fn llm_key(&self, env: &Env) -> Option<String> {
+        let llm = &self.config.llm;
+        let key = match &llm.api_key_sealed {
+            Some(value) => match sealed::open(env, &self.id, value) {
+                Ok(key) => Some(key),
+                Err(err) => {
+                    let line = serde_json::json!({"level": "error", "msg": "site LLM key unusable",
+                        "site": self.id, "reason": err.as_str()});
+                    worker::console_error!("{line}");
+                    None
+                }
+            },
+            None => llm.api_key.clone(),
+        };
+        key.filter(|k| !k.is_empty())
+    }
+
+    /// Seal a key stored in the clear before keys were sealed (on the site's next update);
+    /// left as it is when sealing is not configured.
+    pub(crate) fn seal_legacy_key(&mut self, env: &Env) {
+        let llm = &mut self.config.llm;
+        let Some(plain) = llm.api_key.take() else {
+            return;
+        };
+        if llm.api_key_sealed.is_some() {
+            return;
+        }
+        match sealed::seal(env, &self.id, &plain) {
+            Ok(value) => llm.api_key_sealed = Some(value),
+            Err(_) => llm.api_key = Some(plain),
+        }
+    }
 }
 
-#[derive(Debug, Deserialize)]
-struct SiteRow {
+#[derive(Debug, Clone, Deserialize)]
+pub(crate) struct SiteRow {
     id: String,
     name: String,
     template: String,
@@ -128,6 +191,13 @@ impl SiteRow {
     }
 }
 
+/// A cached copy of a site, with when it was read from D1.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Cached {
+    read_at: u64,
+    site: Site,
+}
+
 /// Which of a site's keys a digest is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum KeyKind {
@@ -135,7 +205,7 @@ pub(crate) enum KeyKind {
     Secret,
 }
 
-/// Find the site whose public or secret key has digest `hash` (KV cache, then D1).
+/// Find the site whose public or secret key has digest `hash` (memory, KV, then D1).
 pub(crate) async fn find_by_key_hash(
     env: &Env,
     kind: KeyKind,
@@ -146,9 +216,11 @@ pub(crate) async fn find_by_key_hash(
         return Ok(Some(site));
     }
     let cache = env.kv("CONFIG")?;
-    if let Ok(Some(site)) = cache.get(&cache_key).json::<Site>().await {
-        memo::put(&cache_key, &site);
-        return Ok(Some(site));
+    if let Ok(Some(cached)) = cache.get(&cache_key).json::<Cached>().await
+        && memo::trusted(&cached)
+    {
+        memo::put(&cache_key, &cached);
+        return Ok(Some(cached.site));
     }
     let column = match kind {
         KeyKind::Public => "public_key_hash",
@@ -157,6 +229,8 @@ pub(crate) async fn find_by_key_hash(
     let sql = format!(
         "SELECT id, name, template, config, public_key_hash, secret_key_hash FROM sites WHERE {column} = ?1"
     );
+    // Stamped before the read: a copy is never trusted past its data's age.
+    let read_at = crate::now_ms();
     let row = env
         .d1("DB")?
         .prepare(sql)
@@ -166,17 +240,24 @@ pub(crate) async fn find_by_key_hash(
     let Some(site) = row.map(SiteRow::into_site).transpose()? else {
         return Ok(None);
     };
-    if let Ok(put) = cache.put(&cache_key, &site) {
-        let _ = put.expiration_ttl(CACHE_TTL_SECS).execute().await;
+    let cached = Cached { read_at, site };
+    // Changed by this isolate while the read was in flight: use it, do not cache it.
+    if memo::trusted(&cached) {
+        if let Ok(put) = cache.put(&cache_key, &cached) {
+            let _ = put.expiration_ttl(CACHE_TTL_SECS).execute().await;
+        }
+        memo::put(&cache_key, &cached);
     }
-    memo::put(&cache_key, &site);
-    Ok(Some(site))
+    Ok(Some(cached.site))
 }
 
-/// Forget the cached copies of `site` (after an update or key rotation): in KV, and in
-/// this isolate (other isolates keep theirs for at most [`memo::TTL_MS`]).
-pub(crate) async fn uncache(cache: &KvStore, site: &Site) {
-    for hash in [&site.public_key_hash, &site.secret_key_hash] {
+/// Forget the cached copies of site `site_id` under the key digests `hashes` (after an
+/// update or key rotation): in KV, and in this isolate, where every copy of the site read
+/// before now stops being trusted. Other isolates and locations drop theirs within
+/// [`CACHE_TRUST_MS`].
+pub(crate) async fn uncache(cache: &KvStore, site_id: &str, hashes: &[&str]) {
+    memo::invalidate(site_id);
+    for hash in hashes {
         let key = format!("site-by-key:{hash}");
         memo::forget(&key);
         let _ = cache.delete(&key).await;
@@ -184,45 +265,72 @@ pub(crate) async fn uncache(cache: &KvStore, site: &Site) {
     memo::forget_origins();
 }
 
-/// Sites looked up by key digest, kept in this isolate's memory for a few seconds, so a
-/// conversation's turns do not each read KV.
+/// Sites looked up by key digest, kept in this isolate's memory, so a conversation's turns
+/// do not each read KV; and which sites this isolate changed, and when.
 mod memo {
     use std::cell::RefCell;
     use std::collections::HashMap;
 
-    use super::Site;
+    use super::{CACHE_TRUST_MS, Cached, Site};
 
-    /// How long an isolate trusts its copy.
-    pub(crate) const TTL_MS: u64 = 10_000;
+    /// How long an isolate trusts its copy of an origin lookup.
+    const ORIGIN_TTL_MS: u64 = 10_000;
     /// Entries kept at most; past it the map is cleared (a cache, not a store).
     const MAX_ENTRIES: usize = 1_000;
 
     thread_local! {
-        static SITES: RefCell<HashMap<String, (u64, Site)>> = RefCell::new(HashMap::new());
+        static SITES: RefCell<HashMap<String, Cached>> = RefCell::new(HashMap::new());
         static ORIGINS: RefCell<HashMap<String, (u64, bool)>> = RefCell::new(HashMap::new());
+        /// Site id → when this isolate last changed it.
+        static CHANGED: RefCell<HashMap<String, u64>> = RefCell::new(HashMap::new());
+        /// Copies read at or before this are not trusted (set when `CHANGED` overflows).
+        static FLOOR: RefCell<u64> = const { RefCell::new(0) };
     }
 
-    fn fresh<T: Clone>(map: &RefCell<HashMap<String, (u64, T)>>, key: &str) -> Option<T> {
+    /// Whether a copy read at `cached.read_at` may be used now.
+    pub(crate) fn trusted(cached: &Cached) -> bool {
         let now = crate::now_ms();
-        let map = map.borrow();
-        let (at, value) = map.get(key)?;
-        (now.saturating_sub(*at) < TTL_MS).then(|| value.clone())
+        if now.saturating_sub(cached.read_at) >= CACHE_TRUST_MS {
+            return false;
+        }
+        if FLOOR.with(|f| cached.read_at <= *f.borrow()) {
+            return false;
+        }
+        CHANGED.with(|m| {
+            m.borrow()
+                .get(&cached.site.id)
+                .is_none_or(|changed| cached.read_at > *changed)
+        })
     }
 
-    fn insert<T>(map: &RefCell<HashMap<String, (u64, T)>>, key: &str, value: T) {
-        let mut map = map.borrow_mut();
-        if map.len() >= MAX_ENTRIES {
-            map.clear();
-        }
-        map.insert(key.to_string(), (crate::now_ms(), value));
+    /// Every copy of site `id` read until now is stale.
+    pub(crate) fn invalidate(id: &str) {
+        let now = crate::now_ms();
+        CHANGED.with(|m| {
+            let mut map = m.borrow_mut();
+            map.retain(|_, at| now.saturating_sub(*at) < CACHE_TRUST_MS);
+            if map.len() >= MAX_ENTRIES {
+                // Too many to track: distrust every copy read until now instead.
+                map.clear();
+                FLOOR.with(|f| *f.borrow_mut() = now);
+            }
+            map.insert(id.to_string(), now);
+        });
     }
 
     pub(crate) fn get(key: &str) -> Option<Site> {
-        SITES.with(|m| fresh(m, key))
+        let cached = SITES.with(|m| m.borrow().get(key).cloned())?;
+        trusted(&cached).then_some(cached.site)
     }
 
-    pub(crate) fn put(key: &str, site: &Site) {
-        SITES.with(|m| insert(m, key, site.clone()));
+    pub(crate) fn put(key: &str, cached: &Cached) {
+        SITES.with(|m| {
+            let mut map = m.borrow_mut();
+            if map.len() >= MAX_ENTRIES {
+                map.clear();
+            }
+            map.insert(key.to_string(), cached.clone());
+        });
     }
 
     pub(crate) fn forget(key: &str) {
@@ -230,11 +338,22 @@ mod memo {
     }
 
     pub(crate) fn origin(origin: &str) -> Option<bool> {
-        ORIGINS.with(|m| fresh(m, origin))
+        let now = crate::now_ms();
+        ORIGINS.with(|m| {
+            let map = m.borrow();
+            let (at, known) = map.get(origin)?;
+            (now.saturating_sub(*at) < ORIGIN_TTL_MS).then_some(*known)
+        })
     }
 
     pub(crate) fn put_origin(origin: &str, known: bool) {
-        ORIGINS.with(|m| insert(m, origin, known));
+        ORIGINS.with(|m| {
+            let mut map = m.borrow_mut();
+            if map.len() >= MAX_ENTRIES {
+                map.clear();
+            }
+            map.insert(origin.to_string(), (crate::now_ms(), known));
+        });
     }
 
     pub(crate) fn forget_origins() {
@@ -254,23 +373,6 @@ pub(crate) async fn insert(db: &D1Database, site: &Site, now_ms: u64) -> Result<
     statements.extend(origin_statements(db, site)?);
     db.batch(statements).await?;
     memo::forget_origins();
-    Ok(())
-}
-
-/// Save `site`'s name, template, config and key digests, and its origins, atomically.
-pub(crate) async fn update(db: &D1Database, site: &Site, now_ms: u64) -> Result<(), ApiError> {
-    let update = db
-        .prepare(
-            "UPDATE sites SET name = ?2, template = ?3, config = ?4, public_key_hash = ?5, \
-             secret_key_hash = ?6, updated_at = ?7 WHERE id = ?1",
-        )
-        .bind(&row_params(site, now_ms)?)?;
-    let clear = db
-        .prepare("DELETE FROM site_origins WHERE site_id = ?1")
-        .bind(&[site.id.as_str().into()])?;
-    let mut statements = vec![update, clear];
-    statements.extend(origin_statements(db, site)?);
-    db.batch(statements).await?;
     Ok(())
 }
 
