@@ -224,8 +224,9 @@ impl Worker {
         format!("{}{}", self.base_url, path)
     }
 
-    /// Run `sql` against this Worker's local D1 (`wrangler d1 execute`), returning the
-    /// rows: for asserting what is stored, beyond what the API shows.
+    /// Run `sql` against this Worker's local D1 (`wrangler d1 execute`), returning its rows
+    /// (none for a write): to assert what is stored beyond what the API shows, or to plant
+    /// rows the API cannot make (data written by an older version).
     pub fn d1_rows(&self, sql: &str) -> Vec<serde_json::Value> {
         let persist = self.state_dir.to_string_lossy().into_owned();
         let output = wrangler(&[

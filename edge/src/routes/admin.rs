@@ -295,7 +295,7 @@ pub(crate) async fn update_site(mut req: Request, env: &Env) -> Result<Response,
 }
 
 /// `POST /admin/site/rotate-keys`: new public and secret keys; the old ones stop working
-/// (at once on this Worker, everywhere within [`site::CACHE_TRUST_MS`]). Only the key
+/// (at once on this Worker, everywhere within 30 s: see `site::cache`). Only the key
 /// columns are written, and only if the presented secret key is still the site's: of two
 /// rotations with the same key, one wins and the other gets 401.
 pub(crate) async fn rotate_keys(req: Request, env: &Env) -> Result<Response, ApiError> {
