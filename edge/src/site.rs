@@ -152,7 +152,7 @@ impl Site {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Deserialize)]
 pub(crate) struct SiteRow {
     id: String,
     name: String,
