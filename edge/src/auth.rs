@@ -2,7 +2,7 @@
 //!
 //! - A site's **public key** (`pk_…`, sent by the widget as `X-API-Key`) is accepted only
 //!   from a browser origin the site allows, or from the Worker's own origin (the widget's
-//!   iframe), and is rate-limited per site and client address.
+//!   iframe), and is rate-limited per site and client address (see [`rate_limit`]).
 //! - A site's **secret key** (`sk_…`) is for server-to-server calls and the site's admin
 //!   routes (`X-API-Key` or `Authorization: Bearer`).
 //! - The **operator token** (Worker secret `OPERATOR_TOKEN`) creates sites.
@@ -91,8 +91,8 @@ pub(crate) async fn site_caller(
             ));
         }
         check_origin(req, &site)?;
-        rate_limit(req, env, &site).await?;
     }
+    rate_limit(req, env, &site, kind).await?;
     Ok(Caller { site, kind })
 }
 
@@ -123,23 +123,68 @@ fn check_origin(req: &Request, site: &Site) -> Result<(), ApiError> {
     }
 }
 
-/// Per site and client address, through the Workers rate-limiting binding.
-async fn rate_limit(req: &Request, env: &Env, site: &Site) -> Result<(), ApiError> {
-    let client = req
-        .headers()
+/// Rate limits, through the Workers rate-limiting bindings (counted per Cloudflare
+/// location; limits in `wrangler.toml`), after the key is verified so that requests
+/// without a valid key cannot use up a site's budget:
+/// - a public-key request counts first per site and client address (`PUBLIC_RATE_LIMIT`),
+///   so one visitor cannot use up the site's budget alone;
+/// - every request with a key, public or secret, counts per site (`SITE_RATE_LIMIT`): the
+///   ceiling on what one site can cost, however many clients it has;
+/// - starting a conversation with a public key has its own, tighter per-client limit
+///   ([`limit_conversation_start`]).
+///
+/// A public-key request without a client address is refused (403) rather than put in a
+/// bucket shared by all such requests; Cloudflare sets `CF-Connecting-IP` on every request
+/// it serves (and `wrangler dev` too), so only a misrouted request lacks one. A limiter
+/// that fails (binding missing or erroring) fails closed (503): a misconfigured deployment
+/// shows at once instead of serving without limits.
+async fn rate_limit(req: &Request, env: &Env, site: &Site, kind: KeyKind) -> Result<(), ApiError> {
+    if kind == KeyKind::Public {
+        let client = client_address(req)?;
+        limit(env, "PUBLIC_RATE_LIMIT", &format!("{}:{client}", site.id)).await?;
+    }
+    limit(env, "SITE_RATE_LIMIT", &site.id).await
+}
+
+/// `POST /conversations` with a public key: at most a few new conversations per minute per
+/// site and client address (`CONVERSATION_RATE_LIMIT`), so anonymous visitors cannot fill
+/// the store. Secret-key callers (the merchant's servers) are bounded by the site ceiling.
+pub(crate) async fn limit_conversation_start(
+    req: &Request,
+    env: &Env,
+    caller: &Caller,
+) -> Result<(), ApiError> {
+    if caller.kind != KeyKind::Public {
+        return Ok(());
+    }
+    let client = client_address(req)?;
+    let key = format!("{}:{client}", caller.site.id);
+    limit(env, "CONVERSATION_RATE_LIMIT", &key).await
+}
+
+/// The client's address as Cloudflare reports it.
+fn client_address(req: &Request) -> Result<String, ApiError> {
+    req.headers()
         .get("cf-connecting-ip")
         .ok()
         .flatten()
-        .unwrap_or_default();
-    let key = format!("{}:{client}", site.id);
-    match crate::bindings::rate_limit::allow(env, "PUBLIC_RATE_LIMIT", &key).await {
+        .map(|ip| ip.trim().to_string())
+        .filter(|ip| !ip.is_empty())
+        .ok_or(ApiError::Forbidden(
+            "A public key can only be used by a client with a known address.",
+        ))
+}
+
+/// One count against limiter `binding` for `key`; fails closed.
+async fn limit(env: &Env, binding: &str, key: &str) -> Result<(), ApiError> {
+    match crate::bindings::rate_limit::allow(env, binding, key).await {
         Ok(true) => Ok(()),
         Ok(false) => Err(ApiError::RateLimited),
         Err(err) => {
-            // Fail open: an unavailable limiter must not take the site down. Logged.
-            let line = serde_json::json!({"level": "warn", "msg": "rate limiter unavailable", "error": err.to_string()});
-            worker::console_warn!("{line}");
-            Ok(())
+            let line = serde_json::json!({"level": "error", "msg": "rate limiter unavailable",
+                "binding": binding, "error": err.to_string()});
+            worker::console_error!("{line}");
+            Err(ApiError::Unavailable)
         }
     }
 }

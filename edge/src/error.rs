@@ -22,6 +22,10 @@ pub(crate) enum ApiError {
     Forbidden(&'static str),
     /// Too many requests for this key and client.
     RateLimited,
+    /// The resource kept changing under this request; retrying may succeed.
+    Conflict(&'static str),
+    /// A platform dependency that must not be skipped (the rate limiter) failed.
+    Unavailable,
     /// A turn failed before the visitor's message was stored (`Prefer: respond-async`).
     TurnFailed(&'static str, &'static str),
     /// The agent core refused or failed.
@@ -52,6 +56,12 @@ impl ApiError {
             Self::Unauthorized => (401, "unauthorized", "A valid API key is required."),
             Self::Forbidden(message) => (403, "forbidden", message),
             Self::RateLimited => (429, "rate_limited", "Too many requests; try again shortly."),
+            Self::Conflict(message) => (409, "conflict", message),
+            Self::Unavailable => (
+                503,
+                "unavailable",
+                "The service is briefly unavailable; try again shortly.",
+            ),
             Self::TurnFailed(code, message) => (turn_status(code), code, message),
             Self::Core(error) => (
                 turn_status(error.code()),

@@ -67,6 +67,16 @@ async fn queue(
     bindings::queue::consume(batch, &env).await
 }
 
+/// Whether the Worker var `name` is on (`on`, `true` or `1`). Flags default to off.
+pub(crate) fn var_on(env: &Env, name: &str) -> bool {
+    env.var(name).is_ok_and(|v| {
+        let value = v.to_string();
+        ["on", "true", "1"]
+            .iter()
+            .any(|on| value.trim().eq_ignore_ascii_case(on))
+    })
+}
+
 /// Now, in Unix milliseconds.
 pub(crate) fn now_ms() -> u64 {
     Date::now().as_millis()

@@ -1,18 +1,24 @@
 //! Sites (merchants): their configuration, keys, and the D1/KV storage behind them.
 //!
 //! A site row holds SHA-256 digests of its public and secret keys, never the keys. The
-//! configuration (persona, LLM settings, allowed origins, starter prompts) is JSON; it is
-//! cached in KV under the key digest for [`CACHE_TTL_SECS`] and the cache entries are
-//! deleted whenever the site changes.
+//! configuration (persona, LLM settings, allowed origins, starter prompts) is JSON; a site's
+//! own LLM key in it is sealed ([`sealed`]). Sites looked up by key are cached with a
+//! bounded trust ([`cache`]); changes are compare-and-swap writes ([`write`]).
 
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::JsValue;
-use worker::{D1Database, Env, kv::KvStore};
+use worker::{D1Database, Env};
 
 use crate::ApiError;
 
-/// How long a site looked up by key stays cached in KV (KV's minimum TTL).
-const CACHE_TTL_SECS: u64 = 60;
+mod cache;
+pub(crate) mod endpoint;
+pub(crate) mod sealed;
+mod write;
+
+use cache::memo;
+pub(crate) use cache::{find_by_key_hash, uncache};
+pub(crate) use write::{read_for_update, replace_keys, save_config};
 
 /// Answers are capped at this many tokens unless the site says otherwise: a chat widget
 /// wants short answers, and a runaway model must not stream forever.
@@ -33,9 +39,15 @@ pub(crate) struct LlmSettings {
     /// Chat model name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
-    /// The site's own upstream key. Write-only: never returned by the API.
+    /// A site's own upstream key stored in the clear before keys were sealed. Still used
+    /// (for the site's own endpoints only) and sealed on the site's next update. Never
+    /// returned by the API.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_key: Option<String>,
+    /// The site's own upstream key, sealed ([`sealed`]); sent only to the site's own
+    /// endpoints. Never returned by the API.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_sealed: Option<String>,
     /// Embeddings endpoint, when it differs from `base_url` (same protocol).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub embed_base_url: Option<String>,
@@ -92,7 +104,8 @@ impl Site {
     /// The site as the admin API shows it: no key digests, no upstream key.
     pub(crate) fn public_view(&self) -> serde_json::Value {
         let mut config = self.config.clone();
-        let has_key = config.llm.api_key.take().is_some();
+        let legacy = config.llm.api_key.take().is_some();
+        let has_key = config.llm.api_key_sealed.take().is_some() || legacy;
         serde_json::json!({
             "id": self.id,
             "name": self.name,
@@ -101,10 +114,46 @@ impl Site {
             "llm_api_key_set": has_key,
         })
     }
+
+    /// The site's own upstream key in the clear, if it has one that opens. A key that does
+    /// not open (secret missing or changed) is logged and treated as absent: the site's
+    /// calls then go without one, never with the operator's.
+    pub(crate) fn llm_key(&self, env: &Env) -> Option<String> {
+        let llm = &self.config.llm;
+        let key = match &llm.api_key_sealed {
+            Some(value) => match sealed::open(env, &self.id, value) {
+                Ok(key) => Some(key),
+                Err(err) => {
+                    let line = serde_json::json!({"level": "error", "msg": "site LLM key unusable",
+                        "site": self.id, "reason": err.as_str()});
+                    worker::console_error!("{line}");
+                    None
+                }
+            },
+            None => llm.api_key.clone(),
+        };
+        key.filter(|k| !k.is_empty())
+    }
+
+    /// Seal a key stored in the clear before keys were sealed (on the site's next update);
+    /// left as it is when sealing is not configured.
+    pub(crate) fn seal_legacy_key(&mut self, env: &Env) {
+        let llm = &mut self.config.llm;
+        let Some(plain) = llm.api_key.take() else {
+            return;
+        };
+        if llm.api_key_sealed.is_some() {
+            return;
+        }
+        match sealed::seal(env, &self.id, &plain) {
+            Ok(value) => llm.api_key_sealed = Some(value),
+            Err(_) => llm.api_key = Some(plain),
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
-struct SiteRow {
+pub(crate) struct SiteRow {
     id: String,
     name: String,
     template: String,
@@ -135,113 +184,6 @@ pub(crate) enum KeyKind {
     Secret,
 }
 
-/// Find the site whose public or secret key has digest `hash` (KV cache, then D1).
-pub(crate) async fn find_by_key_hash(
-    env: &Env,
-    kind: KeyKind,
-    hash: &str,
-) -> Result<Option<Site>, ApiError> {
-    let cache_key = format!("site-by-key:{hash}");
-    if let Some(site) = memo::get(&cache_key) {
-        return Ok(Some(site));
-    }
-    let cache = env.kv("CONFIG")?;
-    if let Ok(Some(site)) = cache.get(&cache_key).json::<Site>().await {
-        memo::put(&cache_key, &site);
-        return Ok(Some(site));
-    }
-    let column = match kind {
-        KeyKind::Public => "public_key_hash",
-        KeyKind::Secret => "secret_key_hash",
-    };
-    let sql = format!(
-        "SELECT id, name, template, config, public_key_hash, secret_key_hash FROM sites WHERE {column} = ?1"
-    );
-    let row = env
-        .d1("DB")?
-        .prepare(sql)
-        .bind(&[hash.into()])?
-        .first::<SiteRow>(None)
-        .await?;
-    let Some(site) = row.map(SiteRow::into_site).transpose()? else {
-        return Ok(None);
-    };
-    if let Ok(put) = cache.put(&cache_key, &site) {
-        let _ = put.expiration_ttl(CACHE_TTL_SECS).execute().await;
-    }
-    memo::put(&cache_key, &site);
-    Ok(Some(site))
-}
-
-/// Forget the cached copies of `site` (after an update or key rotation): in KV, and in
-/// this isolate (other isolates keep theirs for at most [`memo::TTL_MS`]).
-pub(crate) async fn uncache(cache: &KvStore, site: &Site) {
-    for hash in [&site.public_key_hash, &site.secret_key_hash] {
-        let key = format!("site-by-key:{hash}");
-        memo::forget(&key);
-        let _ = cache.delete(&key).await;
-    }
-    memo::forget_origins();
-}
-
-/// Sites looked up by key digest, kept in this isolate's memory for a few seconds, so a
-/// conversation's turns do not each read KV.
-mod memo {
-    use std::cell::RefCell;
-    use std::collections::HashMap;
-
-    use super::Site;
-
-    /// How long an isolate trusts its copy.
-    pub(crate) const TTL_MS: u64 = 10_000;
-    /// Entries kept at most; past it the map is cleared (a cache, not a store).
-    const MAX_ENTRIES: usize = 1_000;
-
-    thread_local! {
-        static SITES: RefCell<HashMap<String, (u64, Site)>> = RefCell::new(HashMap::new());
-        static ORIGINS: RefCell<HashMap<String, (u64, bool)>> = RefCell::new(HashMap::new());
-    }
-
-    fn fresh<T: Clone>(map: &RefCell<HashMap<String, (u64, T)>>, key: &str) -> Option<T> {
-        let now = crate::now_ms();
-        let map = map.borrow();
-        let (at, value) = map.get(key)?;
-        (now.saturating_sub(*at) < TTL_MS).then(|| value.clone())
-    }
-
-    fn insert<T>(map: &RefCell<HashMap<String, (u64, T)>>, key: &str, value: T) {
-        let mut map = map.borrow_mut();
-        if map.len() >= MAX_ENTRIES {
-            map.clear();
-        }
-        map.insert(key.to_string(), (crate::now_ms(), value));
-    }
-
-    pub(crate) fn get(key: &str) -> Option<Site> {
-        SITES.with(|m| fresh(m, key))
-    }
-
-    pub(crate) fn put(key: &str, site: &Site) {
-        SITES.with(|m| insert(m, key, site.clone()));
-    }
-
-    pub(crate) fn forget(key: &str) {
-        SITES.with(|m| m.borrow_mut().remove(key));
-    }
-
-    pub(crate) fn origin(origin: &str) -> Option<bool> {
-        ORIGINS.with(|m| fresh(m, origin))
-    }
-
-    pub(crate) fn put_origin(origin: &str, known: bool) {
-        ORIGINS.with(|m| insert(m, origin, known));
-    }
-
-    pub(crate) fn forget_origins() {
-        ORIGINS.with(|m| m.borrow_mut().clear());
-    }
-}
-
 /// Insert a new site and its allowed origins.
 pub(crate) async fn insert(db: &D1Database, site: &Site, now_ms: u64) -> Result<(), ApiError> {
     let insert = db
@@ -254,23 +196,6 @@ pub(crate) async fn insert(db: &D1Database, site: &Site, now_ms: u64) -> Result<
     statements.extend(origin_statements(db, site)?);
     db.batch(statements).await?;
     memo::forget_origins();
-    Ok(())
-}
-
-/// Save `site`'s name, template, config and key digests, and its origins, atomically.
-pub(crate) async fn update(db: &D1Database, site: &Site, now_ms: u64) -> Result<(), ApiError> {
-    let update = db
-        .prepare(
-            "UPDATE sites SET name = ?2, template = ?3, config = ?4, public_key_hash = ?5, \
-             secret_key_hash = ?6, updated_at = ?7 WHERE id = ?1",
-        )
-        .bind(&row_params(site, now_ms)?)?;
-    let clear = db
-        .prepare("DELETE FROM site_origins WHERE site_id = ?1")
-        .bind(&[site.id.as_str().into()])?;
-    let mut statements = vec![update, clear];
-    statements.extend(origin_statements(db, site)?);
-    db.batch(statements).await?;
     Ok(())
 }
 

@@ -40,11 +40,24 @@ pub fn free_port() -> u16 {
 /// The operator token the shared test Worker is started with.
 pub const OPERATOR_TOKEN: &str = "op_test_7f3c9a1e5b2d4c6a8e0f";
 
-/// The vars every test Worker runs with: the operator token, the local retrieval path
-/// (Vectorize cannot run locally), quick embedding retries and short upstream timeouts.
+/// The operator's upstream key (`LLM_API_KEY`) in the shared test Worker: it must reach
+/// only the operator's endpoint, never a site's own.
+pub const OPERATOR_LLM_KEY: &str = "op-llm-key-3b8e61d07c2f49a5";
+
+/// The secret the shared test Worker seals sites' own LLM keys with (`SITE_KEYS_SECRET`).
+pub const SITE_KEYS_SECRET: &str = "test-site-keys-secret-5d2c8f1a9e7b4630b1c4";
+
+/// The vars every test Worker runs with: the operator token and upstream key, the
+/// development flags (loopback http endpoints, the debug stream), the secret sealing site
+/// keys, the local retrieval path (Vectorize cannot run locally), quick embedding retries
+/// and short upstream timeouts.
 pub fn test_vars() -> Vec<(String, String)> {
     [
         ("OPERATOR_TOKEN", OPERATOR_TOKEN),
+        ("LLM_API_KEY", OPERATOR_LLM_KEY),
+        ("SITE_KEYS_SECRET", SITE_KEYS_SECRET),
+        ("DEV_MODE", "on"),
+        ("DEBUG_ROUTES", "on"),
         ("RETRIEVAL_BACKEND", "local"),
         ("EMBED_MAX_ATTEMPTS", "3"),
         ("EMBED_RETRY_BASE_SECONDS", "0"),
@@ -209,6 +222,31 @@ impl Worker {
     /// `base_url` + `path`.
     pub fn url(&self, path: &str) -> String {
         format!("{}{}", self.base_url, path)
+    }
+
+    /// Run `sql` against this Worker's local D1 (`wrangler d1 execute`), returning its rows
+    /// (none for a write): to assert what is stored beyond what the API shows, or to plant
+    /// rows the API cannot make (data written by an older version).
+    pub fn d1_rows(&self, sql: &str) -> Vec<serde_json::Value> {
+        let persist = self.state_dir.to_string_lossy().into_owned();
+        let output = wrangler(&[
+            "d1",
+            "execute",
+            "DB",
+            "--local",
+            "--persist-to",
+            &persist,
+            "--json",
+            "--command",
+            sql,
+        ])
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("run wrangler d1 execute");
+        assert!(output.status.success(), "wrangler d1 execute failed: {sql}");
+        let json: serde_json::Value =
+            serde_json::from_slice(&output.stdout).expect("wrangler d1 execute --json output");
+        json[0]["results"].as_array().cloned().unwrap_or_default()
     }
 
     /// Create a site with the operator token; `config` is the creation body.

@@ -96,7 +96,7 @@ pub(crate) async fn consume(batch: MessageBatch<QueueMessage>, env: &Env) -> wor
         let upstream = match site::find_by_id(env, &site_id).await {
             // A site deleted meanwhile ends its jobs.
             Ok(None) => continue,
-            Ok(Some(site)) => Upstream::resolve(&site.config.llm, env),
+            Ok(Some(site)) => Upstream::resolve(&site, env),
             Err(err) => {
                 for job in jobs {
                     log(

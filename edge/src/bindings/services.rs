@@ -102,7 +102,7 @@ impl Services {
         Ok(Self {
             env: env.clone(),
             store: D1Store::new(env.d1("DB")?),
-            upstream: Upstream::resolve(&site.config.llm, env),
+            upstream: Upstream::resolve(site, env),
             vectors: Vectors::from_env(env)?,
             config,
             ids: RandomIds,

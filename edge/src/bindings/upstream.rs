@@ -21,7 +21,7 @@ use worker::{
 
 use super::js_stream::ChunkReader;
 
-use crate::site::LlmSettings;
+use crate::site::{Site, endpoint};
 
 /// Which wire protocol the upstream speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,15 +31,23 @@ pub(crate) enum Provider {
 }
 
 /// A configured upstream: per-site settings over the Worker's defaults.
+///
+/// Keys follow endpoints: the operator's `LLM_API_KEY` goes only to the operator's
+/// endpoints (`LLM_BASE_URL`, `EMBED_BASE_URL`), a site's own key only to the site's own
+/// (`llm.base_url`, `llm.embed_base_url`); a site endpoint without a site key is called
+/// without `Authorization`.
 #[derive(Debug, Clone)]
 pub(crate) struct Upstream {
     pub provider: Provider,
     /// Without a trailing slash. OpenAI-style URLs include `/v1`.
     pub base_url: String,
     pub model: String,
+    /// The key for `base_url`.
     pub api_key: Option<String>,
     /// Without a trailing slash; defaults to `base_url`.
     pub embed_base_url: String,
+    /// The key for `embed_base_url`.
+    pub embed_api_key: Option<String>,
     pub embed_model: String,
     pub embed_dimensions: Option<u32>,
     pub first_token_timeout: Duration,
@@ -47,8 +55,9 @@ pub(crate) struct Upstream {
 }
 
 impl Upstream {
-    /// Site settings first, then the `LLM_*` vars and the `LLM_API_KEY` secret.
-    pub(crate) fn resolve(settings: &LlmSettings, env: &Env) -> Self {
+    /// The site's settings first, then the `LLM_*` vars and the `LLM_API_KEY` secret.
+    pub(crate) fn resolve(site: &Site, env: &Env) -> Self {
+        let settings = &site.config.llm;
         let var = |name: &str| {
             env.var(name)
                 .map(|v| v.to_string())
@@ -61,29 +70,45 @@ impl Upstream {
         } else {
             Provider::OpenAi
         };
-        let base_url = settings
-            .base_url
-            .clone()
-            .or_else(|| var("LLM_BASE_URL"))
-            .unwrap_or_default();
-        let api_key = settings
-            .api_key
-            .clone()
-            .or_else(|| env.secret("LLM_API_KEY").ok().map(|s| s.to_string()))
-            .filter(|k| !k.is_empty());
+        // The site's own endpoints, checked again at use: a value stored before the rule
+        // (or in breach of it) is not called.
+        let development = endpoint::development(env);
+        let own = |url: &Option<String>| {
+            let url = url.as_deref()?;
+            Some(endpoint::check(url, development).unwrap_or_else(|why| {
+                let line = serde_json::json!({"level": "warn", "msg": "site LLM endpoint refused",
+                    "site": site.id, "reason": why});
+                worker::console_warn!("{line}");
+                String::new()
+            }))
+        };
+        let own_chat = own(&settings.base_url);
+        let own_embed = own(&settings.embed_base_url).or_else(|| own_chat.clone());
+        let site_key = if own_chat.is_some() || own_embed.is_some() {
+            site.llm_key(env)
+        } else {
+            None
+        };
+        let operator_key = || {
+            env.secret("LLM_API_KEY")
+                .ok()
+                .map(|s| s.to_string())
+                .filter(|k| !k.is_empty())
+        };
+        let operator_url = var("LLM_BASE_URL").unwrap_or_default();
+        let (base_url, api_key) = match own_chat {
+            Some(url) => (url, site_key.clone()),
+            None => (operator_url.clone(), operator_key()),
+        };
+        let (embed_base_url, embed_api_key) = match own_embed {
+            Some(url) => (url, site_key),
+            None => (
+                var("EMBED_BASE_URL").unwrap_or(operator_url),
+                operator_key(),
+            ),
+        };
         let millis =
             |name: &str, default: u64| var(name).and_then(|v| v.parse().ok()).unwrap_or(default);
-        let embed_base_url = settings
-            .embed_base_url
-            .clone()
-            .or_else(|| {
-                if settings.base_url.is_some() {
-                    None
-                } else {
-                    var("EMBED_BASE_URL")
-                }
-            })
-            .unwrap_or_else(|| base_url.clone());
         Self {
             provider,
             embed_base_url: embed_base_url.trim_end_matches('/').to_string(),
@@ -94,6 +119,7 @@ impl Upstream {
                 .or_else(|| var("LLM_MODEL"))
                 .unwrap_or_else(|| "default".into()),
             api_key,
+            embed_api_key,
             embed_model: settings
                 .embed_model
                 .clone()
@@ -130,11 +156,12 @@ impl Upstream {
         }
     }
 
-    fn post(&self, url: &str, body: String, accept: &str) -> worker::Result<Fetch> {
+    /// A POST to `url` with `key` (the key of that endpoint) as bearer token.
+    fn post(url: &str, key: Option<&str>, body: String, accept: &str) -> worker::Result<Fetch> {
         let headers = Headers::new();
         headers.set("content-type", "application/json")?;
         headers.set("accept", accept)?;
-        if let Some(key) = &self.api_key {
+        if let Some(key) = key {
             headers.set("authorization", &format!("Bearer {key}"))?;
         }
         let mut init = RequestInit::new();
@@ -173,8 +200,7 @@ impl Upstream {
             Provider::OpenAi => (self.url("/chat/completions", ""), "text/event-stream"),
             Provider::Ollama => (self.url("", "/api/chat"), "application/x-ndjson"),
         };
-        let fetch = self
-            .post(&url, body.to_string(), accept)
+        let fetch = Self::post(&url, self.api_key.as_deref(), body.to_string(), accept)
             .map_err(|e| fail(unreachable(e.to_string()), false))?;
         let started = worker::Date::now().as_millis();
         let signal = controller.signal();
@@ -389,9 +415,13 @@ impl Embedder for Upstream {
             }
         };
         let controller = AbortController::default();
-        let fetch = self
-            .post(&url, body, "application/json")
-            .map_err(|e| unavailable(e.to_string()))?;
+        let fetch = Self::post(
+            &url,
+            self.embed_api_key.as_deref(),
+            body,
+            "application/json",
+        )
+        .map_err(|e| unavailable(e.to_string()))?;
         let signal = controller.signal();
         let mut response = match within(self.idle_timeout, fetch.send_with_signal(&signal)).await {
             Some(result) => result.map_err(|e| unavailable(e.to_string()))?,

@@ -6,7 +6,7 @@ use worker::{Env, Request, Response};
 
 use crate::auth::{self, Caller};
 use crate::routes::body;
-use crate::site::{self, KeyKind, LlmSettings, Site, SiteConfig};
+use crate::site::{self, KeyKind, LlmSettings, Site, SiteConfig, endpoint, sealed};
 use crate::{ApiError, now_ms};
 
 /// Body of `POST /admin/sites` and `PATCH /admin/site`: every field optional on update.
@@ -17,80 +17,171 @@ pub(crate) struct SitePatch {
     template: Option<String>,
     persona: Option<String>,
     language: Option<String>,
-    llm: Option<LlmSettings>,
+    llm: Option<LlmPatch>,
     allowed_origins: Option<Vec<String>>,
     starter_prompts: Option<Vec<String>>,
     title: Option<String>,
 }
 
+/// `llm` in a site body: replaces the site's LLM settings. `api_key` is write-only and
+/// sealed before it is stored; left out, the stored key is kept only while both endpoints
+/// stay the same (a key given for one endpoint never follows the site to another); `""`
+/// removes it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LlmPatch {
+    provider: Option<String>,
+    base_url: Option<String>,
+    model: Option<String>,
+    api_key: Option<String>,
+    embed_base_url: Option<String>,
+    embed_model: Option<String>,
+    max_tokens: Option<u32>,
+    first_token_timeout_ms: Option<u32>,
+    embed_dimensions: Option<u32>,
+}
+
+/// What a body does to the site's own LLM key.
+#[derive(Debug)]
+enum KeyChange {
+    Keep,
+    Clear,
+    /// The new key, sealed.
+    Set(String),
+}
+
+/// A checked `llm`: the new settings (without a key) and what happens to the key.
+#[derive(Debug)]
+struct LlmChange {
+    settings: LlmSettings,
+    key: KeyChange,
+}
+
+impl LlmPatch {
+    /// Validate, and seal a new key for site `site_id` (refused when sealing is not
+    /// configured: a key is never stored in the clear).
+    fn check(&self, env: &Env, site_id: &str) -> Result<LlmChange, ApiError> {
+        if let Some(provider) = &self.provider
+            && !matches!(provider.as_str(), "openai" | "ollama")
+        {
+            return Err(ApiError::bad_request(
+                "`llm.provider` must be \"openai\" or \"ollama\".",
+            ));
+        }
+        let development = endpoint::development(env);
+        let checked = |field: &str, url: &Option<String>| {
+            url.as_deref()
+                .map(|url| {
+                    endpoint::check(url, development)
+                        .map_err(|why| ApiError::bad_request(format!("`llm.{field}` {why}.")))
+                })
+                .transpose()
+        };
+        let base_url = checked("base_url", &self.base_url)?;
+        let embed_base_url = checked("embed_base_url", &self.embed_base_url)?;
+        if self
+            .first_token_timeout_ms
+            .is_some_and(|ms| !(1_000..=120_000).contains(&ms))
+        {
+            return Err(ApiError::bad_request(
+                "`llm.first_token_timeout_ms` must be 1000 to 120000.",
+            ));
+        }
+        if self.max_tokens.is_some_and(|n| !(16..=32_768).contains(&n)) {
+            return Err(ApiError::bad_request(
+                "`llm.max_tokens` must be 16 to 32768.",
+            ));
+        }
+        let key = match self.api_key.as_deref() {
+            None => KeyChange::Keep,
+            Some("") => KeyChange::Clear,
+            Some(key) => {
+                if key.len() > 1024 || !key.bytes().all(|b| b.is_ascii_graphic()) {
+                    return Err(ApiError::bad_request(
+                        "`llm.api_key` must be at most 1024 printable ASCII characters, no spaces.",
+                    ));
+                }
+                if base_url.is_none() && embed_base_url.is_none() {
+                    return Err(ApiError::bad_request(
+                        "`llm.api_key` is sent only to the site's own endpoint: set `llm.base_url` \
+                         or `llm.embed_base_url` with it (the service's endpoint uses the service's key).",
+                    ));
+                }
+                KeyChange::Set(sealed::seal(env, site_id, key)?)
+            }
+        };
+        Ok(LlmChange {
+            settings: LlmSettings {
+                provider: self.provider.clone(),
+                base_url,
+                model: self.model.clone(),
+                api_key: None,
+                api_key_sealed: None,
+                embed_base_url,
+                embed_model: self.embed_model.clone(),
+                max_tokens: self.max_tokens,
+                first_token_timeout_ms: self.first_token_timeout_ms,
+                embed_dimensions: self.embed_dimensions,
+            },
+            key,
+        })
+    }
+}
+
 impl SitePatch {
-    /// Validate and apply onto `site`.
-    fn apply(self, site: &mut Site) -> Result<(), ApiError> {
-        if let Some(name) = self.name {
+    /// Validate and apply onto `site`; `llm` is this body's checked `llm`.
+    fn apply(&self, site: &mut Site, llm: Option<&LlmChange>) -> Result<(), ApiError> {
+        if let Some(name) = &self.name {
             let name = name.trim();
             if name.is_empty() || name.chars().count() > 200 {
                 return Err(ApiError::bad_request("`name` must be 1 to 200 characters."));
             }
             site.name = name.to_string();
         }
-        if let Some(template) = self.template {
+        if let Some(template) = &self.template {
             if !site::TEMPLATES.contains(&template.as_str()) {
                 return Err(ApiError::bad_request(format!(
                     "`template` must be one of {}.",
                     site::TEMPLATES.join(", ")
                 )));
             }
-            site.template = template;
+            site.template = template.clone();
         }
         let config = &mut site.config;
-        if let Some(persona) = self.persona {
-            config.persona = Some(persona).filter(|p| !p.trim().is_empty());
+        if let Some(persona) = &self.persona {
+            config.persona = Some(persona.clone()).filter(|p| !p.trim().is_empty());
         }
-        if let Some(language) = self.language {
+        if let Some(language) = &self.language {
             if !matches!(language.as_str(), "vi" | "en") {
                 return Err(ApiError::bad_request(
                     "`language` must be \"vi\" or \"en\".",
                 ));
             }
-            config.language = Some(language);
+            config.language = Some(language.clone());
         }
-        if let Some(llm) = self.llm {
-            if let Some(provider) = &llm.provider
-                && !matches!(provider.as_str(), "openai" | "ollama")
-            {
-                return Err(ApiError::bad_request(
-                    "`llm.provider` must be \"openai\" or \"ollama\".",
-                ));
-            }
-            if let Some(url) = &llm.base_url
-                && site::normalize_origin(url).is_none()
-            {
-                return Err(ApiError::bad_request(
-                    "`llm.base_url` must be an http(s) URL.",
-                ));
-            }
-            if llm
-                .first_token_timeout_ms
-                .is_some_and(|ms| !(1_000..=120_000).contains(&ms))
-            {
-                return Err(ApiError::bad_request(
-                    "`llm.first_token_timeout_ms` must be 1000 to 120000.",
-                ));
-            }
-            if llm.max_tokens.is_some_and(|n| !(16..=32_768).contains(&n)) {
-                return Err(ApiError::bad_request(
-                    "`llm.max_tokens` must be 16 to 32768.",
-                ));
-            }
-            let keep_key = config.llm.api_key.take();
-            config.llm = LlmSettings {
-                api_key: llm.api_key.clone().or(keep_key),
-                ..llm
+        if let Some(change) = llm {
+            let old = std::mem::take(&mut config.llm);
+            let same = |old: &Option<String>, new: &Option<String>| {
+                old.as_deref().map(|u| u.trim_end_matches('/')) == new.as_deref()
             };
+            let mut settings = change.settings.clone();
+            match &change.key {
+                KeyChange::Set(sealed) => settings.api_key_sealed = Some(sealed.clone()),
+                KeyChange::Keep
+                    if same(&old.base_url, &settings.base_url)
+                        && same(&old.embed_base_url, &settings.embed_base_url) =>
+                {
+                    settings.api_key = old.api_key;
+                    settings.api_key_sealed = old.api_key_sealed;
+                }
+                // Cleared, or the endpoints changed: the key stays behind.
+                KeyChange::Keep | KeyChange::Clear => {}
+            }
+            config.llm = settings;
         }
-        if let Some(origins) = self.allowed_origins {
+        if let Some(origins) = &self.allowed_origins {
             let mut normalized = Vec::with_capacity(origins.len());
-            for origin in &origins {
+            for origin in origins {
                 let origin = site::normalize_origin(origin).ok_or_else(|| {
                     ApiError::bad_request(format!("Not an origin (scheme://host[:port]): {origin}"))
                 })?;
@@ -100,7 +191,7 @@ impl SitePatch {
             }
             config.allowed_origins = normalized;
         }
-        if let Some(prompts) = self.starter_prompts {
+        if let Some(prompts) = &self.starter_prompts {
             if prompts.len() > 6
                 || prompts
                     .iter()
@@ -110,10 +201,10 @@ impl SitePatch {
                     "`starter_prompts`: at most 6, each 1 to 200 characters.",
                 ));
             }
-            config.starter_prompts = prompts;
+            config.starter_prompts = prompts.clone();
         }
-        if let Some(title) = self.title {
-            config.title = Some(title).filter(|t| !t.trim().is_empty());
+        if let Some(title) = &self.title {
+            config.title = Some(title.clone()).filter(|t| !t.trim().is_empty());
         }
         Ok(())
     }
@@ -136,7 +227,12 @@ pub(crate) async fn create_site(mut req: Request, env: &Env) -> Result<Response,
         public_key_hash: auth::sha256_hex(&public_key),
         secret_key_hash: auth::sha256_hex(&secret_key),
     };
-    patch.apply(&mut site)?;
+    let llm = patch
+        .llm
+        .as_ref()
+        .map(|llm| llm.check(env, &site.id))
+        .transpose()?;
+    patch.apply(&mut site, llm.as_ref())?;
     site::insert(&env.d1("DB")?, &site, now_ms()).await?;
     let body = serde_json::json!({"site": site.public_view(), "public_key": public_key, "secret_key": secret_key});
     Ok(Response::from_json(&body)?.with_status(201))
@@ -157,30 +253,68 @@ pub(crate) async fn get_site(req: Request, env: &Env) -> Result<Response, ApiErr
     )?)
 }
 
-/// `PATCH /admin/site`: update the site's configuration.
+/// How many times an update is re-applied when the site changed under it.
+const SAVE_ATTEMPTS: usize = 5;
+
+/// `PATCH /admin/site`: update the site's configuration. The body is applied to the row as
+/// read from D1 (not to a cached copy) and saved only if the row is unchanged meanwhile,
+/// else re-applied to the new row; when the presented key was rotated meanwhile, nothing
+/// is written (401).
 pub(crate) async fn update_site(mut req: Request, env: &Env) -> Result<Response, ApiError> {
     let caller = secret_caller(&req, env).await?;
     let patch: SitePatch = body::json(&mut req).await?;
-    let mut site = caller.site;
-    patch.apply(&mut site)?;
-    site::update(&env.d1("DB")?, &site, now_ms()).await?;
-    site::uncache(&env.kv("CONFIG")?, &site).await;
-    Ok(Response::from_json(
-        &serde_json::json!({"site": site.public_view()}),
-    )?)
+    let id = caller.site.id.as_str();
+    let presented = caller.site.secret_key_hash.as_bytes();
+    let llm = patch
+        .llm
+        .as_ref()
+        .map(|llm| llm.check(env, id))
+        .transpose()?;
+    let db = env.d1("DB")?;
+    for _ in 0..SAVE_ATTEMPTS {
+        let current = site::read_for_update(&db, id)
+            .await?
+            .ok_or(ApiError::Unauthorized)?;
+        if !auth::constant_time_eq(current.site.secret_key_hash.as_bytes(), presented) {
+            return Err(ApiError::Unauthorized);
+        }
+        let mut site = current.site.clone();
+        patch.apply(&mut site, llm.as_ref())?;
+        site.seal_legacy_key(env);
+        if site::save_config(&db, &current, &site, now_ms()).await? {
+            let hashes = [site.public_key_hash.as_str(), site.secret_key_hash.as_str()];
+            site::uncache(&env.kv("CONFIG")?, id, &hashes).await;
+            return Ok(Response::from_json(
+                &serde_json::json!({"site": site.public_view()}),
+            )?);
+        }
+    }
+    Err(ApiError::Conflict(
+        "The site kept changing during this update; try again.",
+    ))
 }
 
-/// `POST /admin/site/rotate-keys`: new public and secret keys; the old ones stop working.
+/// `POST /admin/site/rotate-keys`: new public and secret keys; the old ones stop working
+/// (at once on this Worker, everywhere within 30 s: see `site::cache`). Only the key
+/// columns are written, and only if the presented secret key is still the site's: of two
+/// rotations with the same key, one wins and the other gets 401.
 pub(crate) async fn rotate_keys(req: Request, env: &Env) -> Result<Response, ApiError> {
     let caller = secret_caller(&req, env).await?;
-    let mut site = caller.site;
-    let old = site.clone();
     let public_key = auth::new_key("pk_")?;
     let secret_key = auth::new_key("sk_")?;
-    site.public_key_hash = auth::sha256_hex(&public_key);
-    site.secret_key_hash = auth::sha256_hex(&secret_key);
-    site::update(&env.d1("DB")?, &site, now_ms()).await?;
-    site::uncache(&env.kv("CONFIG")?, &old).await;
+    let old_secret = caller.site.secret_key_hash.as_str();
+    let old_public = site::replace_keys(
+        &env.d1("DB")?,
+        &caller.site.id,
+        old_secret,
+        &auth::sha256_hex(&public_key),
+        &auth::sha256_hex(&secret_key),
+        now_ms(),
+    )
+    .await?
+    .ok_or(ApiError::Unauthorized)?;
+    let cache = env.kv("CONFIG")?;
+    site::uncache(&cache, &caller.site.id, &[&old_public, old_secret]).await;
     Ok(Response::from_json(
         &serde_json::json!({"public_key": public_key, "secret_key": secret_key}),
     )?)

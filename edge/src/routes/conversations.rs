@@ -50,6 +50,7 @@ pub(crate) async fn create(
     ctx: &Context,
 ) -> Result<Response, ApiError> {
     let caller = auth::site_caller(&req, env, true).await?;
+    auth::limit_conversation_start(&req, env, &caller).await?;
     let body: CreateBody = body::json(&mut req).await?;
     let language = match body.language.as_deref() {
         None => caller

@@ -4,8 +4,18 @@ use worker::{Env, Response};
 
 use crate::ApiError;
 
-/// Bindings the Worker knows how to use, by their wrangler.toml names.
-const BINDINGS: [&str; 5] = ["DB", "CONFIG", "ASSETS", "EMBED_QUEUE", "VECTORIZE"];
+/// Bindings the Worker knows how to use, by their wrangler.toml names. Without a rate
+/// limiter, the requests it limits are refused (503), so they are listed too.
+const BINDINGS: [&str; 8] = [
+    "DB",
+    "CONFIG",
+    "ASSETS",
+    "EMBED_QUEUE",
+    "VECTORIZE",
+    "PUBLIC_RATE_LIMIT",
+    "SITE_RATE_LIMIT",
+    "CONVERSATION_RATE_LIMIT",
+];
 
 pub(crate) fn get(env: &Env) -> Result<Response, ApiError> {
     let mut bindings = serde_json::Map::new();

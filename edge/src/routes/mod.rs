@@ -125,7 +125,7 @@ pub(crate) async fn handle(
     let env = rc.env;
     match route {
         Route::Health => health::get(env),
-        Route::DebugStream => stream::get(&req),
+        Route::DebugStream => stream::get(&req, env),
         Route::AdminCreateSite => admin::create_site(req, env).await,
         Route::AdminGetSite => admin::get_site(req, env).await,
         Route::AdminUpdateSite => admin::update_site(req, env).await,

@@ -1,18 +1,28 @@
 //! `GET /debug/stream?events=N&interval_ms=M`: a diagnostic SSE stream of `tick`
 //! events, one every `interval_ms`, each carrying its sequence number and the Worker's
 //! clock when it was sent. It proves that events leave workerd incrementally.
+//!
+//! A diagnostic, not a feature: it exists only while the var `DEBUG_ROUTES` is on (`make
+//! dev` and the tests); in production (`wrangler.toml` has it off) it is a 404 like any
+//! unknown path, so anonymous callers cannot hold streams open.
 
 use std::time::Duration;
 
 use futures_util::stream;
-use worker::{Date, Delay, Request, Response};
+use worker::{Date, Delay, Env, Request, Response};
 
 use crate::ApiError;
 
 const MAX_EVENTS: u32 = 100;
 const MAX_INTERVAL_MS: u64 = 2_000;
 
-pub(crate) fn get(req: &Request) -> Result<Response, ApiError> {
+/// The var that turns the debug routes on.
+const FLAG: &str = "DEBUG_ROUTES";
+
+pub(crate) fn get(req: &Request, env: &Env) -> Result<Response, ApiError> {
+    if !crate::var_on(env, FLAG) {
+        return Err(ApiError::NotFound);
+    }
     let url = req.url()?;
     let mut events = 5u32;
     let mut interval_ms = 100u64;

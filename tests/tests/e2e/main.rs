@@ -6,6 +6,7 @@ mod browser;
 mod conversations;
 mod dev_command;
 mod faults;
+mod hardening_keys;
 mod isolation;
 mod platform;
 mod real_model;
