@@ -22,7 +22,7 @@ mkdir -p "$LOGS" "$STATE"
 # over the vars file's.
 WORKER_SETTINGS="LLM_PROVIDER LLM_BASE_URL LLM_MODEL LLM_API_KEY LLM_FIRST_TOKEN_TIMEOUT_MS
 LLM_IDLE_TIMEOUT_MS EMBED_BASE_URL EMBED_MODEL EMBED_MAX_ATTEMPTS EMBED_RETRY_BASE_SECONDS
-OPERATOR_TOKEN"
+OPERATOR_TOKEN SITE_KEYS_SECRET"
 passed_on() {
     for name in $WORKER_SETTINGS; do
         printenv "$name" >/dev/null && echo "$name"
@@ -44,6 +44,15 @@ for name in $(passed_on); do
     esac
     printf "%s='%s'\n" "$name" "$value" >>"$from_env"
 done
+# Sites' own LLM keys are sealed with SITE_KEYS_SECRET: unless one is given, a random one
+# is kept with the local state (so keys stored earlier stay readable).
+if ! printenv SITE_KEYS_SECRET >/dev/null && ! grep -qs '^SITE_KEYS_SECRET *=' "$DEV_VARS"; then
+    secret_file="$STATE/.site-keys-secret"
+    if [ ! -s "$secret_file" ]; then
+        (umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$secret_file")
+    fi
+    printf "SITE_KEYS_SECRET='%s'\n" "$(cat "$secret_file")" >>"$from_env"
+fi
 env_files="$env_files $from_env"
 
 # The widget is built here; wrangler builds the Worker itself (its [build] command) and
@@ -69,7 +78,9 @@ configured_llm="${LLM_BASE_URL:-}"
 if [ -z "$configured_llm" ] && [ -f "$DEV_VARS" ]; then
     configured_llm=$(sed -n "s/^LLM_BASE_URL *= *[\"']\{0,1\}\([^\"']*\)[\"']\{0,1\}\$/\1/p" "$DEV_VARS" | tail -n 1)
 fi
-set -- --var RETRIEVAL_BACKEND:local --var "CONCIERGE_COMMIT:$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+# Development mode: loopback http endpoints allowed, the diagnostics route on.
+set -- --var RETRIEVAL_BACKEND:local --var DEV_MODE:on --var DEBUG_ROUTES:on \
+    --var "CONCIERGE_COMMIT:$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 for file in $env_files; do
     set -- "$@" --env-file "$file"
 done
