@@ -407,7 +407,7 @@ const scenarios = {
     const api = []; // every conversation-API response any page or frame got
     context.on("response", (r) => {
       const url = new URL(r.url());
-      if (url.origin === worker && /^\/(widget|conversations)\b/.test(url.pathname)) {
+      if (url.origin === worker && /^\/(widget\/config|conversations)\b/.test(url.pathname)) {
         api.push(`${r.request().method()} ${url.pathname} ${r.status()}`);
       }
     });
