@@ -8,24 +8,15 @@
 //! stored or sent to the model by a refused request. The browser side (an attacker page
 //! embedding `embed.js` with the victim's key) is in `browser.rs`.
 
-use concierge_e2e::api::{create_conversation, history};
+use concierge_e2e::api::{create_conversation, error_code as code, history};
 use concierge_e2e::upstream::{Reply, ScriptedUpstream};
 use concierge_e2e::{TestSite, Worker, agent, into_parts};
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// The victim's allowed origins, in the order the site lists them.
 const ALLOWED: [&str; 2] = ["https://shop.example", "https://www.shop.example"];
 /// The header the panel names its embedder in.
 const EMBEDDER: &str = "x-embedder-origin";
-
-fn code(body: &str) -> String {
-    let value: Value =
-        serde_json::from_str(body).unwrap_or_else(|_| panic!("JSON error body: {body}"));
-    value["error"]["code"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
-}
 
 /// The victim: a site whose model is `upstream`, usable from [`ALLOWED`].
 fn victim(worker: &Worker, upstream: &ScriptedUpstream) -> TestSite {
