@@ -63,7 +63,9 @@ echo "dev: applying D1 migrations (local)"
 wrangler d1 migrations apply DB --local --persist-to "$STATE" >"$LOGS/migrations.log" 2>&1 ||
     { cat "$LOGS/migrations.log"; exit 1; }
 echo "dev: seeding demo data"
-wrangler d1 execute DB --local --persist-to "$STATE" --file scripts/seed.sql >"$LOGS/seed.log" 2>&1 ||
+# The demo site allows this server's own origins (the demo page embeds the widget).
+sed "s/:8787/:$PORT/g" scripts/seed.sql >"$LOGS/seed.sql"
+wrangler d1 execute DB --local --persist-to "$STATE" --file "$LOGS/seed.sql" >"$LOGS/seed.log" 2>&1 ||
     { cat "$LOGS/seed.log"; exit 1; }
 
 pids=""
@@ -78,9 +80,11 @@ configured_llm="${LLM_BASE_URL:-}"
 if [ -z "$configured_llm" ] && [ -f "$DEV_VARS" ]; then
     configured_llm=$(sed -n "s/^LLM_BASE_URL *= *[\"']\{0,1\}\([^\"']*\)[\"']\{0,1\}\$/\1/p" "$DEV_VARS" | tail -n 1)
 fi
-# Development mode: loopback http endpoints allowed, the diagnostics route on.
+# Development mode: loopback http endpoints allowed, the diagnostics route on; the panel
+# is served from this Worker's own origins.
 set -- --var RETRIEVAL_BACKEND:local --var DEV_MODE:on --var DEBUG_ROUTES:on \
-    --var "CONCIERGE_COMMIT:$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+    --var "CONCIERGE_COMMIT:$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
+    --var "WORKER_ORIGINS:http://127.0.0.1:$PORT http://localhost:$PORT"
 for file in $env_files; do
     set -- "$@" --env-file "$file"
 done

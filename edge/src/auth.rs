@@ -1,8 +1,8 @@
 //! Who is calling: site keys, the operator token, origins and rate limits.
 //!
 //! - A site's **public key** (`pk_…`, sent by the widget as `X-API-Key`) is accepted only
-//!   from a browser origin the site allows, or from the Worker's own origin (the widget's
-//!   iframe), and is rate-limited per site and client address (see [`rate_limit`]).
+//!   on behalf of a page of an origin the site allows (see [`check_origin`]), and is
+//!   rate-limited per site and client address (see [`rate_limit`]).
 //! - A site's **secret key** (`sk_…`) is for server-to-server calls and the site's admin
 //!   routes (`X-API-Key` or `Authorization: Bearer`).
 //! - The **operator token** (Worker secret `OPERATOR_TOKEN`) creates sites.
@@ -10,7 +10,7 @@
 //! Keys are stored as SHA-256 digests and compared in constant time.
 
 use sha2::{Digest, Sha256};
-use worker::{Env, Request};
+use worker::{Env, Method, Request};
 
 use crate::ApiError;
 use crate::site::{self, KeyKind, Site};
@@ -73,7 +73,22 @@ pub(crate) async fn site_caller(
     } else {
         return Err(ApiError::Unauthorized);
     };
-    let hash = sha256_hex(&key);
+    let site = site_with_key(env, kind, &key).await?;
+    if kind == KeyKind::Public {
+        if !allow_public {
+            return Err(ApiError::Forbidden(
+                "This route needs the site's secret key.",
+            ));
+        }
+        check_origin(req, env, &site)?;
+    }
+    rate_limit(req, env, &site, kind).await?;
+    Ok(Caller { site, kind })
+}
+
+/// The site whose `kind` key is `key`; `Unauthorized` when there is none.
+async fn site_with_key(env: &Env, kind: KeyKind, key: &str) -> Result<Site, ApiError> {
+    let hash = sha256_hex(key);
     let site = site::find_by_key_hash(env, kind, &hash)
         .await?
         .ok_or(ApiError::Unauthorized)?;
@@ -84,41 +99,77 @@ pub(crate) async fn site_caller(
     if !constant_time_eq(stored.as_bytes(), hash.as_bytes()) {
         return Err(ApiError::Unauthorized);
     }
-    if kind == KeyKind::Public {
-        if !allow_public {
-            return Err(ApiError::Forbidden(
-                "This route needs the site's secret key.",
-            ));
-        }
-        check_origin(req, &site)?;
-    }
-    rate_limit(req, env, &site, kind).await?;
-    Ok(Caller { site, kind })
+    Ok(site)
 }
 
-/// The Worker's own origin (the widget's iframe is served from it).
-pub(crate) fn own_origin(req: &Request) -> Option<String> {
-    req.url().ok().map(|u| u.origin().ascii_serialization())
+/// The site whose public key the panel page is asked for (`/chat?site_key=pk_…`).
+pub(crate) async fn panel_site(req: &Request, env: &Env) -> Result<Site, ApiError> {
+    let url = req.url()?;
+    let key = url
+        .query_pairs()
+        .find(|(name, _)| name == "site_key")
+        .map(|(_, value)| value.trim().to_string())
+        .filter(|key| key.starts_with("pk_"))
+        .ok_or(ApiError::Unauthorized)?;
+    site_with_key(env, KeyKind::Public, &key).await
 }
 
-/// A public key is usable only from an allowed browser origin or the Worker's own.
-fn check_origin(req: &Request, site: &Site) -> Result<(), ApiError> {
+/// The request header in which the panel names the origin of the page framing it.
+const EMBEDDER_HEADER: &str = "x-embedder-origin";
+
+/// The origins the Worker itself is served at (var `WORKER_ORIGINS`, separated by spaces
+/// or commas), where the panel runs. Configured, never taken from the request's `Host`,
+/// which the client chooses.
+pub(crate) fn own_origins(env: &Env) -> Vec<String> {
+    let configured = env
+        .var("WORKER_ORIGINS")
+        .map(|v| v.to_string())
+        .unwrap_or_default();
+    configured
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .filter_map(site::normalize_origin)
+        .collect()
+}
+
+/// A public key is usable only on behalf of a page whose origin the site allows, compared
+/// exactly (scheme, host and port):
+/// - the page itself calling the API: its browser sends that page's `Origin`;
+/// - the panel, from the Worker's own origin ([`own_origins`]), naming the page framing it
+///   in [`EMBEDDER_HEADER`]. Its writes carry `Origin` like any browser write; its reads
+///   (`GET`, which browsers send same-origin without `Origin`) qualify only when sent to
+///   one of the Worker's own origins and marked `Sec-Fetch-Site: same-origin` — never on
+///   that mark alone.
+///
+/// The panel page itself can be framed only by the site's origins (`frame-ancestors`,
+/// `routes::widget::panel`), so the embedder it names is the page it really runs in.
+fn check_origin(req: &Request, env: &Env, site: &Site) -> Result<(), ApiError> {
     let headers = req.headers();
-    let origin = headers.get("origin").ok().flatten();
-    let same_origin = headers
-        .get("sec-fetch-site")
-        .ok()
-        .flatten()
-        .is_some_and(|s| s == "same-origin");
-    match origin {
-        Some(origin) if own_origin(req).as_deref() == Some(origin.as_str()) => Ok(()),
-        Some(origin) if site.config.allowed_origins.contains(&origin) => Ok(()),
-        None if same_origin => Ok(()),
-        Some(_) => Err(ApiError::Forbidden(
-            "This origin is not allowed for this site.",
-        )),
-        None => Err(ApiError::Forbidden(
-            "A public key can only be used from a browser on an allowed origin.",
+    let header = |name: &str| headers.get(name).ok().flatten();
+    let allowed = |origin: &str| site.config.allowed_origins.iter().any(|o| o == origin);
+    let own = own_origins(env);
+    let from_panel = match header("origin") {
+        Some(origin) if allowed(&origin) => return Ok(()),
+        Some(origin) => own.contains(&origin),
+        None => {
+            let read = matches!(req.method(), Method::Get | Method::Head);
+            let same_origin = header("sec-fetch-site").as_deref() == Some("same-origin");
+            let sent_to_own = req
+                .url()
+                .is_ok_and(|url| own.contains(&url.origin().ascii_serialization()));
+            read && same_origin && sent_to_own
+        }
+    };
+    if !from_panel {
+        return Err(ApiError::Forbidden(if header("origin").is_some() {
+            "This origin is not allowed for this site."
+        } else {
+            "A public key can only be used from a browser on an allowed origin."
+        }));
+    }
+    match header(EMBEDDER_HEADER) {
+        Some(embedder) if allowed(&embedder) => Ok(()),
+        _ => Err(ApiError::Forbidden(
+            "The page embedding the chat is not on an origin allowed for this site.",
         )),
     }
 }

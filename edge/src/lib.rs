@@ -4,7 +4,8 @@
 //! entry point is here, the router and handlers in [`routes`], callers and keys in
 //! [`auth`], sites in [`site`], platform glue in [`bindings`], and the mapping of every
 //! error to an HTTP response in [`error`]. Static pages (`www/`) are served by Workers
-//! static assets before this code runs.
+//! static assets before this code runs, except the chat panel page (`/chat`), which this
+//! code serves with its site's framing policy.
 
 use worker::{Context, Date, Env, Request, Response, event};
 

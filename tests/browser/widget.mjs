@@ -1,11 +1,12 @@
 // The widget in real headless Chromium, as a visitor uses it on a merchant's page.
 //
 // Usage: node widget.mjs <scenario> <page_url> <artifact_dir> <profile_dir>
-// Scenarios: launcher, chat, warranty, keyboard, retry, options, csp.
+// Scenarios: launcher, chat, warranty, keyboard, retry, options, csp, attacker.
 // Environment: EXPECT_ANSWER (text the scripted answer contains), ASK (the question),
 // EXPECT_MARKDOWN / EXPECT_STARTERS (chat), WARRANTY_ASK / SERIAL / EXPECT_WARRANTY
 // (warranty), INLINE_URL (options: a page with data-inline), BOOT_ONLY=1 (csp: stop once
-// the panel runs).
+// the panel runs), WORKER / SITE_KEY / VICTIM_URL (attacker: the Worker's origin, the
+// victim's public key, and the victim's own page; <page_url> is the attacker's page).
 // Prints "ok <scenario>" on success; exits non-zero with the failed assertion otherwise.
 import { chromium } from "playwright-core";
 import assert from "node:assert/strict";
@@ -31,7 +32,9 @@ context.setDefaultTimeout(TIMEOUT);
 async function openPage(url = pageUrl) {
   const page = await context.newPage();
   const errors = [];
+  const logs = [];
   page.on("pageerror", (e) => errors.push(String(e)));
+  page.on("console", (m) => logs.push(m.text()));
   await page.addInitScript(() => {
     window.__csp = [];
     document.addEventListener("securitypolicyviolation", (e) =>
@@ -43,7 +46,16 @@ async function openPage(url = pageUrl) {
     }
   });
   await page.goto(url, { waitUntil: "load" });
-  return { page, errors };
+  return { page, errors, logs };
+}
+
+/** Wait until `check()` is truthy; fail with `what` after TIMEOUT. */
+async function until(check, what) {
+  const deadline = Date.now() + TIMEOUT;
+  while (!(await check())) {
+    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 const launcher = (page) => page.locator("[data-concierge] button");
@@ -131,7 +143,7 @@ const scenarios = {
     assert.equal(await button.getAttribute("aria-expanded"), "true");
     const frame = await panel(page);
     assert.match(await iframe(page).getAttribute("title"), /\S{3,}/, "the iframe is titled");
-    assert.match(await iframe(page).getAttribute("src"), /\/chat#site_key=pk_/);
+    assert.match(await iframe(page).getAttribute("src"), /\/chat\?site_key=pk_\w+#/);
     assert.equal(await frame.getAttribute(".cw-log", "role"), "log");
     assert.equal(await frame.getAttribute(".cw-log", "aria-live"), "polite");
     assert.match(await frame.$eval('label[for="cw-input"]', (l) => l.textContent), /\S/);
@@ -383,6 +395,68 @@ const scenarios = {
     await page.screenshot({ path: `${artifacts}/csp-host-desktop.png` });
     assert.deepEqual(await page.evaluate(() => window.__csp), [], "no CSP violations on the host page");
     assert.deepEqual(errors, []);
+  },
+
+  /** An attacker's page (the page URL) embeds embed.js with the victim's key. The panel
+   *  must not load there, nor top-level, and must answer only its real parent; the
+   *  victim's own page (VICTIM_URL) still chats. */
+  async attacker() {
+    const worker = env.WORKER;
+    const key = env.SITE_KEY;
+    const attackerOrigin = new URL(pageUrl).origin;
+    const api = []; // every conversation-API response any page or frame got
+    context.on("response", (r) => {
+      const url = new URL(r.url());
+      if (url.origin === worker && /^\/(widget\/config|conversations)\b/.test(url.pathname)) {
+        api.push(`${r.request().method()} ${url.pathname} ${r.status()}`);
+      }
+    });
+
+    // 1. The attacker's page: the launcher appears, but the browser refuses to frame the
+    //    panel (frame-ancestors), so no panel runs and no API call is made.
+    const evil = await openPage();
+    const chat = evil.page.waitForResponse((r) => r.url().startsWith(`${worker}/chat`));
+    await launcher(evil.page).click();
+    assert.equal((await chat).status(), 200);
+    await until(() => evil.logs.some((l) => l.includes("frame-ancestors")),
+      `a frame-ancestors refusal on the attacker's page (console: ${JSON.stringify(evil.logs)})`);
+    const blocked = await (await iframe(evil.page).elementHandle()).contentFrame();
+    assert.equal(await blocked.locator(".cw-panel").count(), 0, "no panel in the attacker's page");
+    // Calling the API straight from the attacker's page fails too (CORS preflight refused).
+    const direct = await evil.page.evaluate(([w, k]) =>
+      fetch(`${w}/conversations`, { method: "POST", headers: { "x-api-key": k, "content-type": "application/json" }, body: "{}" })
+        .then((r) => r.status, () => "refused"), [worker, key]);
+    assert.equal(direct, "refused");
+
+    // 2. The panel opened top-level (a link or popup from the attacker): it refuses to run.
+    const top = await openPage(`${worker}/chat?site_key=${key}#origin=${encodeURIComponent(attackerOrigin)}`);
+    await top.page.waitForSelector(".cw-refused");
+    assert.equal(await top.page.locator(".cw-panel").count(), 0);
+    assert.deepEqual(api, [], "no API call from the attacker's page or the top-level panel");
+
+    // 3. The victim's page: a panel whose URL names another parent still answers only its
+    //    real parent (the origin the browser reports), and the launcher's panel chats.
+    const victim = await openPage(env.VICTIM_URL);
+    const ready = await victim.page.evaluate(([w, k, forged]) => new Promise((resolve) => {
+      const frame = document.createElement("iframe");
+      frame.src = `${w}/chat?site_key=${k}#origin=${encodeURIComponent(forged)}`;
+      window.addEventListener("message", (e) => {
+        if (e.source === frame.contentWindow && e.data && e.data.concierge === "ready") {
+          frame.remove();
+          resolve(e.origin);
+        }
+      });
+      setTimeout(() => resolve("no message"), 15000);
+      document.body.appendChild(frame);
+    }), [worker, key, attackerOrigin]);
+    assert.equal(ready, worker, "the panel posted to its verified parent, not the URL's origin");
+    const frame = await openPanel(victim.page);
+    await answer(frame, 1);
+    await send(frame, ASK);
+    const reply = await answer(frame, 2);
+    assert.ok(reply.text.includes(EXPECT_ANSWER), reply.text);
+    assert.ok(api.length > 0 && api.every((line) => / 2\d\d$/.test(line)), `victim's API calls: ${api}`);
+    assert.deepEqual([...evil.errors, ...top.errors, ...victim.errors], []);
   },
 };
 

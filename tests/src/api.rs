@@ -163,3 +163,13 @@ pub fn search(
         .map(|r| r["text"].as_str().unwrap_or("").to_string())
         .collect()
 }
+
+/// The `error.code` of a JSON error body; panics when the body is not JSON.
+pub fn error_code(body: &str) -> String {
+    let value: Value =
+        serde_json::from_str(body).unwrap_or_else(|_| panic!("JSON error body: {body}"));
+    value["error"]["code"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}

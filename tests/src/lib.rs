@@ -116,6 +116,10 @@ pub struct WorkerOptions {
     /// `X_LOCAL_OBSERVABILITY`) on. Off by default: it records every call the Worker
     /// makes, which the tests do not read, and costs more CPU than the Worker itself.
     pub local_traces: bool,
+    /// Seed the demo data (`scripts/seed.sql`) with the demo site allowing this Worker's
+    /// own origin, as `make dev` does, so the Worker's own demo page (`/`, key `pk_demo`)
+    /// can open its panel.
+    pub demo_site: bool,
 }
 
 impl Worker {
@@ -125,14 +129,18 @@ impl Worker {
         SHARED.get_or_init(|| {
             Worker::start(&WorkerOptions {
                 vars: test_vars(),
+                demo_site: true,
                 ..WorkerOptions::default()
             })
         })
     }
 
-    /// Start a Worker with its own port and state directory.
+    /// Start a Worker with its own port and state directory. Unless `options.vars` sets
+    /// `WORKER_ORIGINS`, the Worker's own origin is `http://127.0.0.1:<port>`.
     pub fn start(options: &WorkerOptions) -> Worker {
         let root = repo_root();
+        let port = free_port();
+        let base_url = format!("http://127.0.0.1:{port}");
         let shim = root.join("edge/build/index.js");
         assert!(
             shim.exists(),
@@ -155,7 +163,17 @@ impl Worker {
         .status()
         .expect("run wrangler d1 migrations apply");
         assert!(status.success(), "wrangler d1 migrations apply failed");
-        for file in &options.seed_files {
+        let mut seed_files = options.seed_files.clone();
+        if options.demo_site {
+            // The demo data allows the dev server's origins (port 8787): use this port.
+            let demo = std::fs::read_to_string(root.join("scripts/seed.sql"))
+                .expect("read scripts/seed.sql")
+                .replace(":8787", &format!(":{port}"));
+            let file = state_dir.join("demo-seed.sql");
+            std::fs::write(&file, demo).expect("write the demo seed");
+            seed_files.push(file);
+        }
+        for file in &seed_files {
             let file = file.to_string_lossy().into_owned();
             let status = wrangler(&[
                 "d1",
@@ -173,7 +191,6 @@ impl Worker {
             assert!(status.success(), "seeding {file} failed");
         }
 
-        let port = free_port();
         let inspector = free_port();
         let mut args: Vec<String> = [
             "dev",
@@ -197,10 +214,18 @@ impl Worker {
             args.push("--var".into());
             args.push(format!("{name}:{value}"));
         }
+        if !options
+            .vars
+            .iter()
+            .any(|(name, _)| name == "WORKER_ORIGINS")
+        {
+            args.push("--var".into());
+            args.push(format!("WORKER_ORIGINS:{base_url}"));
+        }
         let log = state_dir.join("wrangler.log");
         let supervisor = supervise(&args, &log, options.local_traces);
         let worker = Worker {
-            base_url: format!("http://127.0.0.1:{port}"),
+            base_url,
             inspector_port: inspector,
             state_dir,
             supervisor,

@@ -89,7 +89,7 @@
     if (frame) return;
     var enc = encodeURIComponent;
     var fragment =
-      "site_key=" + enc(data("site-key")) + "&origin=" + enc(location.origin) +
+      "origin=" + enc(location.origin) +
       (lang ? "&lang=" + enc(lang) : "") +
       (data("title") ? "&title=" + enc(data("title")) : "") +
       (color ? "&color=" + enc(color) : "") +
@@ -101,7 +101,9 @@
     frame.setAttribute("sandbox", "allow-scripts allow-same-origin allow-popups allow-popups-to-escape-sandbox");
     frame.hidden = !inline;
     if (inline) frame.className = "inline";
-    frame.src = origin + "/chat#" + fragment; // chat.html, served without the redirect
+    // The Worker serves the panel for the key in the query, framable only by the site's
+    // allowed origins; the other options stay in the fragment, which is never sent.
+    frame.src = origin + "/chat?site_key=" + enc(data("site-key")) + "#" + fragment;
     root.appendChild(frame);
   }
 

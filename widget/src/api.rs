@@ -1,7 +1,9 @@
 //! The Worker's conversation API, over `fetch` (web-sys).
 //!
 //! The panel is served from the Worker's origin, so every call is same-origin; the site's
-//! public key goes in `X-API-Key`. JSON is read and written with the browser's own `JSON`
+//! public key goes in `X-API-Key`, and the origin of the page framing the panel in
+//! `X-Embedder-Origin` (the Worker accepts the key from its own origin only on behalf of
+//! an embedder the site allows). JSON is read and written with the browser's own `JSON`
 //! object rather than serde_json, which keeps the wasm small.
 //!
 //! | call | route |
@@ -17,6 +19,7 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortSignal, Headers, ReadableStreamDefaultReader, RequestInit, Response};
 
 use crate::i18n::Lang;
+use crate::options::Options;
 
 /// Why a call failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,16 +82,20 @@ pub(crate) struct Conversation {
     pub messages: Vec<Message>,
 }
 
-/// A client for one site's public key.
+/// A client for one site's public key, on behalf of the page framing the panel.
 #[derive(Debug, Clone)]
 pub(crate) struct Api {
     key: String,
+    embedder: String,
 }
 
 impl Api {
-    /// A client sending `key` as `X-API-Key`.
-    pub(crate) fn new(key: String) -> Self {
-        Self { key }
+    /// A client sending the options' key and (verified) parent origin.
+    pub(crate) fn new(options: &Options) -> Self {
+        Self {
+            key: options.site_key.clone(),
+            embedder: options.parent_origin.clone().unwrap_or_default(),
+        }
     }
 
     /// The site's widget settings.
@@ -143,6 +150,7 @@ impl Api {
     ) -> Result<Response, ApiError> {
         let headers = Headers::new().map_err(|_| ApiError::Network)?;
         let _ = headers.set("x-api-key", &self.key);
+        let _ = headers.set("x-embedder-origin", &self.embedder);
         let init = RequestInit::new();
         init.set_method(method);
         if let Some(body) = body {

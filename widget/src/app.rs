@@ -6,7 +6,7 @@
 
 use leptos::html::Textarea;
 use leptos::prelude::*;
-use wasm_bindgen::JsCast;
+use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{HtmlElement, KeyboardEvent, UrlSearchParams};
 
 use crate::api::SiteConfig;
@@ -70,15 +70,23 @@ pub(crate) fn App(
     }
 }
 
-/// The options in the URL fragment.
+/// The options in the page's URL: the public key from the query, the rest from the
+/// fragment.
 pub(crate) fn read_options() -> Options {
-    let hash = window().location().hash().unwrap_or_default();
-    let Ok(params) = UrlSearchParams::new_with_str(hash.trim_start_matches('#')) else {
-        return Options::default();
+    let location = window().location();
+    let params = |part: Result<String, JsValue>| {
+        UrlSearchParams::new_with_str(part.unwrap_or_default().get(1..).unwrap_or_default()).ok()
     };
+    let site_key = params(location.search())
+        .and_then(|query| query.get("site_key"))
+        .unwrap_or_default();
+    let fragment = params(location.hash());
     Options::from_pairs(
-        KEYS.iter()
-            .filter_map(|key| params.get(key).map(|value| (*key, value))),
+        &site_key,
+        KEYS.iter().filter_map(|key| {
+            let value = fragment.as_ref()?.get(key)?;
+            Some((*key, value))
+        }),
     )
 }
 

@@ -94,7 +94,7 @@ pub(crate) fn use_chat(options: Options, lang: Lang) -> Chat {
         lang,
         strings: lang.strings(),
         busy: RwSignal::new(false),
-        api: StoredValue::new(Api::new(options.site_key.clone())),
+        api: StoredValue::new(Api::new(&options)),
         host: StoredValue::new(Host::new(options.parent_origin.clone())),
         conversation: StoredValue::new(None),
         abort: StoredValue::new_local(None),

@@ -1,7 +1,8 @@
 //! The panel's side of its conversation with the loader (`embed.js`) on the host page.
 //!
-//! Both sides use `postMessage` with objects tagged `concierge`:
-//! - panel → loader, sent only to the host page's origin (from the fragment):
+//! The host page is the panel's parent window, and its origin the one the browser reports
+//! ([`embedder_origin`]). Both sides use `postMessage` with objects tagged `concierge`:
+//! - panel → loader, sent only to that origin:
 //!   `{concierge: "ready"}`, `{concierge: "close"}`,
 //!   `{concierge: "message", role, content, kind}` (the loader's `message` event);
 //! - loader → panel, accepted only from the parent window and its origin:
@@ -9,7 +10,37 @@
 
 use js_sys::{Object, Reflect};
 use leptos::prelude::{WindowListenerHandle, window_event_listener};
-use wasm_bindgen::JsValue;
+use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_bindgen::{JsCast, JsValue};
+
+#[wasm_bindgen]
+extern "C" {
+    /// `Location` with `ancestorOrigins` (Chromium, WebKit), which web-sys lacks.
+    #[wasm_bindgen(extends = web_sys::Location)]
+    type AncestorLocation;
+
+    /// The origins of the frames above this one, the parent's first; absent where the
+    /// browser does not report them.
+    #[wasm_bindgen(method, getter, js_name = ancestorOrigins)]
+    fn ancestor_origins(this: &AncestorLocation) -> Option<web_sys::DomStringList>;
+}
+
+/// The origin of the page the panel is framed in: `None` when the panel is not framed
+/// (opened top-level, it refuses to run). The parent's origin as the browser reports it
+/// where it does; elsewhere `claimed`, the loader's word, which the panel page's
+/// `frame-ancestors` policy has already limited to the site's own origins.
+pub(crate) fn embedder_origin(claimed: Option<String>) -> Option<String> {
+    let window = web_sys::window()?;
+    let parent = window.parent().ok().flatten()?;
+    if Object::is(&parent, &window) {
+        return None;
+    }
+    let location: AncestorLocation = window.location().unchecked_into();
+    match location.ancestor_origins() {
+        Some(ancestors) => ancestors.item(0).filter(|origin| origin != "null"),
+        None => claimed,
+    }
+}
 
 /// What the loader asks of the panel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,7 +58,8 @@ pub(crate) struct Host {
 }
 
 impl Host {
-    /// The host page at `origin` (no messages are sent when it is unknown).
+    /// The host page at `origin` ([`embedder_origin`]; no messages are sent when it is
+    /// unknown).
     pub(crate) fn new(origin: Option<String>) -> Self {
         Self { origin }
     }

@@ -86,6 +86,8 @@ pub(crate) struct Strings {
     pub error_start: &'static str,
     /// Note on an answer the visitor stopped.
     pub stopped: &'static str,
+    /// The panel opened outside a page of the site (not framed): it does not run.
+    pub not_embedded: &'static str,
 }
 
 static VI: Strings = Strings {
@@ -110,6 +112,7 @@ static VI: Strings = Strings {
     error_interrupted: "Câu trả lời bị gián đoạn. Quý khách vui lòng thử lại.",
     error_start: "Không thể bắt đầu cuộc trò chuyện.",
     stopped: "Đã dừng.",
+    not_embedded: "Khung trò chuyện này chỉ hoạt động trên trang web của cửa hàng.",
 };
 
 static EN: Strings = Strings {
@@ -134,13 +137,14 @@ static EN: Strings = Strings {
     error_interrupted: "The answer was interrupted. Please try again.",
     error_start: "The conversation could not be started.",
     stopped: "Stopped.",
+    not_embedded: "This chat works only on the shop's own website.",
 };
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn all(s: &Strings) -> [&'static str; 21] {
+    fn all(s: &Strings) -> [&'static str; 22] {
         [
             s.title,
             s.close,
@@ -163,6 +167,7 @@ mod tests {
             s.error_interrupted,
             s.error_start,
             s.stopped,
+            s.not_embedded,
         ]
     }
 

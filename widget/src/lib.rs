@@ -1,8 +1,10 @@
 //! # concierge-widget
 //!
 //! The chat panel visitors see: a Leptos client-side-rendered app, compiled to wasm and
-//! served by the Worker at `/chat` (`www/chat.html`), inside the iframe that the plain-JS loader
-//! (`www/embed.js`, built from `widget/embed/embed.js`) puts on the merchant's page.
+//! served by the Worker at `/chat?site_key=pk_…` (`www/chat.html`, framable only by the site's
+//! allowed origins), inside the iframe that the plain-JS loader (`www/embed.js`, built from
+//! `widget/embed/embed.js`) puts on the merchant's page. Opened anywhere but in a frame, it
+//! says so and does not run.
 //!
 //! ```html
 //! <script src="https://<worker>/embed.js" data-site-key="pk_…" async></script>
@@ -61,29 +63,40 @@ mod message_list;
 #[cfg(target_arch = "wasm32")]
 mod starters;
 
-/// Read the loader's options, fetch the site's widget config, then mount the panel into
-/// `#concierge-root` (or the body when absent). Waiting for the config (one small
-/// same-origin request) lets every label render in its final language, statically.
+/// Read the loader's options and the page framing the panel (top-level, the panel only
+/// says it works on the shop's website), fetch the site's widget config, then mount the
+/// panel into `#concierge-root` (or the body when absent). Waiting for the config (one
+/// small same-origin request) lets every label render in its final language, statically.
 ///
 /// Named `boot` rather than `main`, which clashes with wasm-bindgen-test's runner.
 #[cfg(target_arch = "wasm32")]
 #[wasm_bindgen::prelude::wasm_bindgen(start)]
 pub fn boot() {
+    use leptos::prelude::*;
     use wasm_bindgen::JsCast;
-    let options = app::read_options();
-    wasm_bindgen_futures::spawn_local(async move {
-        let api = api::Api::new(options.site_key.clone());
-        let config = api.config().await.unwrap_or_default();
-        let root = leptos::prelude::document()
+
+    fn mount_root<V: IntoView + 'static>(view: impl FnOnce() -> V + 'static) {
+        let root = document()
             .get_element_by_id("concierge-root")
             .and_then(|el| el.dyn_into::<web_sys::HtmlElement>().ok());
-        let app = move || leptos::prelude::view! { <app::App options=options config=config /> };
         match root {
             Some(root) => {
                 root.set_text_content(None);
-                leptos::mount::mount_to(root, app).forget();
+                leptos::mount::mount_to(root, view).forget();
             }
-            None => leptos::mount::mount_to_body(app),
+            None => leptos::mount::mount_to_body(view),
         }
+    }
+
+    let mut options = app::read_options();
+    options.parent_origin = host::embedder_origin(options.parent_origin.take());
+    if options.parent_origin.is_none() {
+        let text = options.lang.unwrap_or_default().strings().not_embedded;
+        mount_root(move || view! { <p class="cw-refused" role="alert">{text}</p> });
+        return;
+    }
+    wasm_bindgen_futures::spawn_local(async move {
+        let config = api::Api::new(&options).config().await.unwrap_or_default();
+        mount_root(move || view! { <app::App options=options config=config /> });
     });
 }

@@ -1,7 +1,9 @@
-//! What the loader tells the panel, through the iframe URL's fragment.
+//! What the loader tells the panel, through the iframe's URL.
 //!
-//! `embed.js` opens `/chat#site_key=pk_…&lang=vi&title=…&color=%230b3d91&mode=popup&origin=https%3A%2F%2Fshop.example`.
-//! A fragment never reaches the server or its logs. The browser decodes it
+//! `embed.js` opens `/chat?site_key=pk_…#lang=vi&title=…&color=%230b3d91&mode=inline&origin=https%3A%2F%2Fshop.example`.
+//! The public key is in the query: the Worker serves the page with that site's
+//! `frame-ancestors` policy, so the panel uses that key and no other. The rest is in the
+//! fragment, which never reaches the server or its logs. The browser decodes both
 //! (`URLSearchParams`); this module only interprets the pairs.
 
 use crate::i18n::Lang;
@@ -19,7 +21,7 @@ pub(crate) enum Mode {
 /// The panel's options.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(crate) struct Options {
-    /// The site's public key (`pk_…`), sent as `X-API-Key`.
+    /// The site's public key (`pk_…`, from the query), sent as `X-API-Key`.
     pub site_key: String,
     /// UI and conversation language chosen by the embed tag (else the site's).
     pub lang: Option<Lang>,
@@ -29,32 +31,36 @@ pub(crate) struct Options {
     pub color: Option<String>,
     /// Popup or inline.
     pub mode: Mode,
-    /// The host page's origin: the only target of the panel's `postMessage`s.
+    /// The host page's origin: as the loader states it when read from the URL, then, at
+    /// boot, as verified by `host::embedder_origin`. The only target of the panel's
+    /// `postMessage`s, and the embedder it names to the API.
     pub parent_origin: Option<String>,
     /// Start a new conversation instead of resuming the stored one.
     pub reset: bool,
 }
 
 /// The fragment keys the loader sets.
-pub(crate) const KEYS: [&str; 7] = [
-    "site_key", "lang", "title", "color", "mode", "origin", "reset",
-];
+pub(crate) const KEYS: [&str; 6] = ["lang", "title", "color", "mode", "origin", "reset"];
 
 impl Options {
-    /// Interpret decoded `(key, value)` pairs; unknown keys are ignored, blank values unset.
-    pub(crate) fn from_pairs<K, V>(pairs: impl IntoIterator<Item = (K, V)>) -> Self
+    /// The options for public key `site_key` (the query's) and the fragment's decoded
+    /// `(key, value)` pairs; unknown keys (a `site_key` among them) are ignored, blank
+    /// values unset.
+    pub(crate) fn from_pairs<K, V>(site_key: &str, pairs: impl IntoIterator<Item = (K, V)>) -> Self
     where
         K: AsRef<str>,
         V: AsRef<str>,
     {
-        let mut options = Self::default();
+        let mut options = Self {
+            site_key: site_key.trim().to_string(),
+            ..Self::default()
+        };
         for (key, value) in pairs {
             let value = value.as_ref().trim();
             if value.is_empty() {
                 continue;
             }
             match key.as_ref() {
-                "site_key" => options.site_key = value.to_string(),
                 "lang" => options.lang = Lang::parse(value),
                 "title" => options.title = Some(value.chars().take(80).collect()),
                 "color" => options.color = Some(value.to_string()),
@@ -97,16 +103,20 @@ mod tests {
 
     #[test]
     fn reads_every_option() {
-        let options = Options::from_pairs([
-            ("site_key", "pk_demo"),
-            ("lang", "en-US"),
-            ("title", " An Phát PC "),
-            ("color", "#ff6600"),
-            ("mode", "inline"),
-            ("origin", "https://shop.example"),
-            ("reset", "1"),
-            ("unknown", "x"),
-        ]);
+        let options = Options::from_pairs(
+            "pk_demo",
+            [
+                // The query's key is the one the Worker served the page for: not this.
+                ("site_key", "pk_other"),
+                ("lang", "en-US"),
+                ("title", " An Phát PC "),
+                ("color", "#ff6600"),
+                ("mode", "inline"),
+                ("origin", "https://shop.example"),
+                ("reset", "1"),
+                ("unknown", "x"),
+            ],
+        );
         assert_eq!(
             options,
             Options {
@@ -124,7 +134,7 @@ mod tests {
 
     #[test]
     fn the_tag_wins_over_the_site_and_the_site_over_defaults() {
-        let tag = Options::from_pairs([("lang", "en"), ("title", "Shop")]);
+        let tag = Options::from_pairs("pk_x", [("lang", "en"), ("title", "Shop")]);
         assert_eq!(
             tag.resolve(Some(Lang::Vi), Some("Site")),
             (Lang::En, "Shop".into())
@@ -143,21 +153,23 @@ mod tests {
 
     #[test]
     fn defaults_and_rejects() {
-        let options = Options::from_pairs([
-            ("site_key", "pk_x"),
-            ("lang", "fr"),
-            ("title", "   "),
-            ("mode", "fullscreen"),
-            ("origin", "javascript:x"),
-            ("reset", "0"),
-        ]);
+        let options = Options::from_pairs(
+            "pk_x",
+            [
+                ("lang", "fr"),
+                ("title", "   "),
+                ("mode", "fullscreen"),
+                ("origin", "javascript:x"),
+                ("reset", "0"),
+            ],
+        );
         assert_eq!(options.lang, None);
         assert_eq!(options.title, None);
         assert_eq!(options.mode, Mode::Popup);
         assert_eq!(options.parent_origin, None);
         assert!(!options.reset);
         let long = "x".repeat(200);
-        let options = Options::from_pairs([("title", long.as_str())]);
+        let options = Options::from_pairs("pk_x", [("title", long.as_str())]);
         assert_eq!(options.title.map(|t| t.len()), Some(80));
     }
 }

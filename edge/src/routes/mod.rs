@@ -32,6 +32,7 @@ pub(crate) enum Route {
     ConversationHistory,
     ConversationDelete,
     WidgetConfig,
+    WidgetPanel,
     Preflight,
     MethodNotAllowed,
     NotFound,
@@ -60,6 +61,7 @@ impl Route {
             ["conversations", _, "messages"] => (Self::ConversationMessage, is(Method::Post)),
             ["conversations", _, "history"] => (Self::ConversationHistory, is(Method::Get)),
             ["widget", "config"] => (Self::WidgetConfig, is(Method::Get)),
+            ["chat"] => (Self::WidgetPanel, is(Method::Get) || is(Method::Head)),
             _ => return Self::NotFound,
         };
         if is(Method::Options) {
@@ -91,6 +93,7 @@ impl Route {
             Self::ConversationHistory => "conversation_history",
             Self::ConversationDelete => "conversation_delete",
             Self::WidgetConfig => "widget_config",
+            Self::WidgetPanel => "widget_panel",
             Self::Preflight => "preflight",
             Self::MethodNotAllowed => "method_not_allowed",
             Self::NotFound => "not_found",
@@ -156,6 +159,7 @@ pub(crate) async fn handle(
             conversations::delete(req, env, &id).await
         }
         Route::WidgetConfig => widget::config(req, env).await,
+        Route::WidgetPanel => widget::panel(req, env).await,
         Route::Preflight => preflight(&req, env).await,
         Route::MethodNotAllowed => Err(ApiError::MethodNotAllowed),
         Route::NotFound => Err(ApiError::NotFound),
@@ -165,7 +169,7 @@ pub(crate) async fn handle(
 /// The request's `Origin` when some site allows it (CORS applies to those only).
 pub(crate) async fn cors_origin(req: &Request, env: &Env) -> Option<String> {
     let origin = req.headers().get("origin").ok().flatten()?;
-    if crate::auth::own_origin(req).as_deref() == Some(origin.as_str()) {
+    if crate::auth::own_origins(env).contains(&origin) {
         return None;
     }
     crate::site::origin_known(env, &origin)

@@ -223,3 +223,36 @@ fn a_page_with_a_strict_csp_gets_a_working_chat() {
     let (_site, page) = strict_csp_site(worker, &upstream);
     run("csp", &page.url, &[]);
 }
+
+#[test]
+fn an_attacker_page_cannot_use_a_victims_key_and_the_victims_page_still_chats() {
+    // Issue 10: another website embedding embed.js with the victim's public key. The
+    // browser must refuse to frame the panel there (frame-ancestors), the panel must not
+    // run top-level, and it posts only to the parent the browser reports.
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    upstream.set_default(slow_answer());
+    let (site, victim) = demo_site(worker, &upstream);
+    let attacker = HostPage::start();
+    attacker.set(
+        format!(
+            "<!doctype html><html lang=\"vi\"><head><meta charset=\"utf-8\"><title>Not the shop</title></head><body><h1>Free chat</h1>{}</body></html>",
+            embed_tag_with(worker, &site.public_key, "")
+        ),
+        Vec::new(),
+    );
+    run(
+        "attacker",
+        &attacker.url,
+        &[
+            ("WORKER", &worker.base_url),
+            ("SITE_KEY", &site.public_key),
+            ("VICTIM_URL", &victim.url),
+        ],
+    );
+    assert_eq!(
+        upstream.chat_requests().len(),
+        1,
+        "the model answered the victim's one question and nothing else"
+    );
+}

@@ -123,9 +123,10 @@ fn public_keys_only_from_allowed_origins() {
     assert_eq!((status, code(&body).as_str()), (403, "forbidden"));
     let (status, body) = post(Some("https://shop.example"));
     assert_eq!(status, 201, "{body}");
-    // The Worker's own origin (the widget's iframe) is allowed for every site.
+    // The Worker's own origin (the widget's iframe) alone is not: the panel must name
+    // the page framing it, and the site must allow that page (see hardening_origins).
     let (status, body) = post(Some(&worker.base_url));
-    assert_eq!(status, 201, "{body}");
+    assert_eq!((status, code(&body).as_str()), (403, "forbidden"));
 }
 
 #[test]

@@ -7,6 +7,7 @@ mod conversations;
 mod dev_command;
 mod faults;
 mod hardening_keys;
+mod hardening_origins;
 mod isolation;
 mod platform;
 mod real_model;
