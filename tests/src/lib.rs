@@ -41,13 +41,16 @@ pub fn free_port() -> u16 {
 pub const OPERATOR_TOKEN: &str = "op_test_7f3c9a1e5b2d4c6a8e0f";
 
 /// The vars every test Worker runs with: the operator token, the local retrieval path
-/// (Vectorize cannot run locally), quick embedding retries and short upstream timeouts.
+/// (Vectorize cannot run locally), quick embedding and background-turn retries and short
+/// upstream timeouts.
 pub fn test_vars() -> Vec<(String, String)> {
     [
         ("OPERATOR_TOKEN", OPERATOR_TOKEN),
         ("RETRIEVAL_BACKEND", "local"),
         ("EMBED_MAX_ATTEMPTS", "3"),
         ("EMBED_RETRY_BASE_SECONDS", "0"),
+        ("TURN_MAX_ATTEMPTS", "2"),
+        ("TURN_RETRY_BASE_SECONDS", "1"),
         ("LLM_FIRST_TOKEN_TIMEOUT_MS", "3000"),
         ("LLM_IDLE_TIMEOUT_MS", "3000"),
     ]
