@@ -22,7 +22,8 @@ pub(crate) enum ApiError {
     Forbidden(&'static str),
     /// Too many requests for this key and client.
     RateLimited,
-    /// A turn failed before the visitor's message was stored (`Prefer: respond-async`).
+    /// A turn failed before its stream started (the visitor's message was refused, or not
+    /// stored), or a background turn could not be queued.
     TurnFailed(&'static str, &'static str),
     /// The agent core refused or failed.
     Core(concierge_core::error::Error),
@@ -85,9 +86,10 @@ impl ApiError {
 /// The HTTP status for a core error code.
 fn turn_status(code: &str) -> u16 {
     match code {
-        "empty_message" | "message_too_long" => 400,
+        "empty_message" | "message_too_long" | "invalid_idempotency_key" => 400,
         "conversation_not_found" => 404,
         "conflict" => 409,
+        "idempotency_key_reused" => 422,
         "model_failed" | "empty_answer" => 502,
         _ => 503,
     }
