@@ -15,7 +15,7 @@
 
 use concierge_core::boundary::ConversationStore;
 use concierge_core::conversation::Scope;
-use concierge_core::error::Error;
+use concierge_core::error::{Error, ServiceError, ServiceErrorKind};
 use concierge_core::flows::shop;
 use concierge_core::turn::TurnJob;
 use futures_util::future::join_all;
@@ -74,32 +74,15 @@ pub(crate) async fn consume<T>(batch: &MessageBatch<T>, env: &Env) {
 /// The dead-letter queue's consumer: jobs whose invocations kept dying are marked failed.
 pub(crate) async fn consume_dead_letters<T>(batch: &MessageBatch<T>, env: &Env) {
     for message in typed(batch) {
-        let job = &message.body().job;
-        let marked = match env.d1("DB") {
-            Ok(db) => D1Store::new(db)
-                .mark_answer_failed(
-                    Scope::new(&job.site_id, &job.conversation_id),
-                    &job.user_message_id,
-                    &job.message_id,
-                    "turn_abandoned",
-                )
-                .await
-                .map_err(|e| e.to_string()),
-            Err(err) => Err(err.to_string()),
-        };
-        match marked {
-            Ok(()) => {
-                log(
-                    "turn abandoned",
-                    message.body(),
-                    "the job exhausted its deliveries",
-                );
-                message.ack();
-            }
-            Err(detail) => {
-                log("turn not marked", message.body(), &detail);
-                message.retry();
-            }
+        if mark_failed(env, &message.body().job, "turn_abandoned").await {
+            log(
+                "turn abandoned",
+                message.body(),
+                "its deliveries are exhausted",
+            );
+            message.ack();
+        } else {
+            message.retry();
         }
     }
 }
@@ -156,15 +139,9 @@ async fn answer(env: &Env, job: &TurnJob, last: bool) -> Result<Option<String>, 
     let services = match services {
         Ok(services) => services,
         Err(detail) => {
-            let error = Error::Store(concierge_core::error::ServiceError::new(
-                concierge_core::error::ServiceErrorKind::Unavailable,
-                detail,
-            ));
-            if last && let Ok(db) = env.d1("DB") {
-                let scope = Scope::new(&job.site_id, &job.conversation_id);
-                let _ = D1Store::new(db)
-                    .mark_answer_failed(scope, &job.user_message_id, &job.message_id, error.code())
-                    .await;
+            let error = Error::Store(ServiceError::new(ServiceErrorKind::Unavailable, detail));
+            if last {
+                mark_failed(env, job, error.code()).await;
             }
             return Err(error);
         }
@@ -173,6 +150,27 @@ async fn answer(env: &Env, job: &TurnJob, last: bool) -> Result<Option<String>, 
     // The reply's embedding job.
     services.queue_flush().await;
     outcome.map(|o| o.map(|o| o.reply.id))
+}
+
+/// Marks `job`'s visitor message `answer_failed: code`; whether that worked.
+async fn mark_failed(env: &Env, job: &TurnJob, code: &str) -> bool {
+    let scope = Scope::new(&job.site_id, &job.conversation_id);
+    let marked = match env.d1("DB") {
+        Ok(db) => D1Store::new(db)
+            .mark_answer_failed(scope, &job.user_message_id, &job.message_id, code)
+            .await
+            .map_err(|e| e.to_string()),
+        Err(err) => Err(err.to_string()),
+    };
+    if let Err(detail) = &marked {
+        let line = serde_json::json!({
+            "level": "error", "msg": "turn failure not marked", "site": job.site_id,
+            "conversation_id": job.conversation_id, "message_id": job.message_id,
+            "detail": detail,
+        });
+        worker::console_error!("{line}");
+    }
+    marked.is_ok()
 }
 
 fn log(msg: &str, message: &TurnMessage, detail: &str) {

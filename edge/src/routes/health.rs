@@ -5,7 +5,14 @@ use worker::{Env, Response};
 use crate::ApiError;
 
 /// Bindings the Worker knows how to use, by their wrangler.toml names.
-const BINDINGS: [&str; 5] = ["DB", "CONFIG", "ASSETS", "EMBED_QUEUE", "VECTORIZE"];
+const BINDINGS: [&str; 6] = [
+    "DB",
+    "CONFIG",
+    "ASSETS",
+    "EMBED_QUEUE",
+    "TURN_QUEUE",
+    "VECTORIZE",
+];
 
 pub(crate) fn get(env: &Env) -> Result<Response, ApiError> {
     let mut bindings = serde_json::Map::new();
