@@ -108,7 +108,11 @@ impl From<worker::Error> for ApiError {
 
 impl From<concierge_core::error::Error> for ApiError {
     fn from(error: concierge_core::error::Error) -> Self {
-        Self::Core(error)
+        match error {
+            // The same 404 as any other resource this caller cannot see.
+            concierge_core::error::Error::ConversationNotFound => Self::NotFound,
+            error => Self::Core(error),
+        }
     }
 }
 

@@ -13,7 +13,8 @@
 //! - if the chat model fails mid-stream (transport error or in-band error event), the text
 //!   streamed so far is stored under the announced reply id with metadata
 //!   `{"incomplete": true, "error": <code>}`, is not queued for embedding, and is left out of
-//!   later prompts; if no text was streamed, nothing is stored for the reply;
+//!   later prompts; if no text was streamed, nothing is stored for the reply. A background
+//!   attempt keeps no partial text (nobody saw it; the next attempt answers afresh);
 //! - a fixed sentence (clarify, warranty) is streamed, then stored; if storing fails the
 //!   turn fails;
 //! - retrieval failures degrade to "no passages" (logged as a warning), never a failed turn;

@@ -413,6 +413,17 @@ fn a_repeated_respond_async_post_with_its_key_is_stored_once() {
     thread::sleep(Duration::from_millis(1500));
     assert_eq!(history(worker, &site.secret_key, &conversation), stored);
     assert_eq!(upstream.chat_requests().len(), 1);
+
+    // An unknown conversation: the same 404 as a streamed post, nothing queued.
+    let unknown = post(
+        worker,
+        &site.secret_key,
+        "no-such-conversation",
+        FIRST_QUESTION,
+        &[("prefer", "respond-async")],
+    );
+    assert_eq!(unknown.status, 404, "{unknown:?}");
+    assert_eq!(unknown.body["error"]["code"], "not_found");
 }
 
 /// Upstream failure mid-stream with a key: exactly one terminal event, the question stays
