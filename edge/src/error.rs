@@ -26,7 +26,8 @@ pub(crate) enum ApiError {
     Conflict(&'static str),
     /// A platform dependency that must not be skipped (the rate limiter) failed.
     Unavailable,
-    /// A turn failed before the visitor's message was stored (`Prefer: respond-async`).
+    /// A turn failed before its stream started (the visitor's message was refused, or not
+    /// stored), or a background turn could not be queued.
     TurnFailed(&'static str, &'static str),
     /// The agent core refused or failed.
     Core(concierge_core::error::Error),
@@ -95,9 +96,10 @@ impl ApiError {
 /// The HTTP status for a core error code.
 fn turn_status(code: &str) -> u16 {
     match code {
-        "empty_message" | "message_too_long" => 400,
+        "empty_message" | "message_too_long" | "invalid_idempotency_key" => 400,
         "conversation_not_found" => 404,
         "conflict" => 409,
+        "idempotency_key_reused" => 422,
         "model_failed" | "empty_answer" => 502,
         _ => 503,
     }
@@ -116,7 +118,11 @@ impl From<worker::Error> for ApiError {
 
 impl From<concierge_core::error::Error> for ApiError {
     fn from(error: concierge_core::error::Error) -> Self {
-        Self::Core(error)
+        match error {
+            // The same 404 as any other resource this caller cannot see.
+            concierge_core::error::Error::ConversationNotFound => Self::NotFound,
+            error => Self::Core(error),
+        }
     }
 }
 

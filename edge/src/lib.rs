@@ -58,14 +58,21 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
     Ok(response)
 }
 
-/// The queue consumer: background indexing of messages and knowledge documents.
+/// The queue consumers: background turns (and their dead letters), and background
+/// indexing of messages and knowledge documents (every other queue).
 #[event(queue)]
 async fn queue(
     batch: worker::MessageBatch<bindings::queue::QueueMessage>,
     env: Env,
     _ctx: Context,
 ) -> worker::Result<()> {
-    bindings::queue::consume(batch, &env).await
+    use bindings::turn_queue;
+    match batch.queue().as_str() {
+        turn_queue::QUEUE => turn_queue::consume(&batch, &env).await,
+        turn_queue::DEAD_LETTER_QUEUE => turn_queue::consume_dead_letters(&batch, &env).await,
+        _ => return bindings::queue::consume(batch, &env).await,
+    }
+    Ok(())
 }
 
 /// Whether the Worker var `name` is on (`on`, `true` or `1`). Flags default to off.

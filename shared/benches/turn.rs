@@ -88,6 +88,7 @@ fn prepared(config: &ShopConfig) -> (MemoryBackend, TurnInput) {
             site_id: SITE.into(),
             conversation_id: id.clone(),
             text: (*text).into(),
+            idempotency_key: None,
         };
         block_on(shop::run_turn(&services, config, &input, &mut Vec::new())).unwrap();
     }
@@ -99,6 +100,7 @@ fn prepared(config: &ShopConfig) -> (MemoryBackend, TurnInput) {
         site_id: SITE.into(),
         conversation_id: id,
         text: "Giá RTX 4060 với mainboard B760M bao nhiêu vậy em?".into(),
+        idempotency_key: None,
     };
     (backend, input)
 }

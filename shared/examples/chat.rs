@@ -208,6 +208,7 @@ fn main() -> ExitCode {
             site_id: SITE.into(),
             conversation_id: created.conversation.id.clone(),
             text: line,
+            idempotency_key: None,
         };
         let _ = write!(out, "assistant: ");
         let _ = out.flush();

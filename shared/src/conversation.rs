@@ -169,7 +169,17 @@ impl StoredMessage {
     pub fn meta_str(&self, key: &str) -> Option<&str> {
         self.metadata.get(key).and_then(serde_json::Value::as_str)
     }
+
+    /// On a visitor's message whose turn finally failed: the failure's code (metadata
+    /// [`ANSWER_FAILED`]). A later successful retry of the turn removes it.
+    pub fn answer_failed(&self) -> Option<&str> {
+        self.meta_str(ANSWER_FAILED)
+    }
 }
+
+/// The metadata key that marks a visitor's message whose answer finally failed; its value
+/// is the failure's code (e.g. `"model_failed"`).
+pub const ANSWER_FAILED: &str = "answer_failed";
 
 /// The accumulated summary of a conversation (summary memory, seed 004).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -97,6 +97,10 @@ pub enum InvalidMessage {
         /// The limit, in characters.
         max_chars: usize,
     },
+    /// Its idempotency key is not 1 to
+    /// [`MAX_IDEMPOTENCY_KEY_CHARS`](crate::turn::MAX_IDEMPOTENCY_KEY_CHARS) visible ASCII
+    /// characters.
+    IdempotencyKey,
 }
 
 /// Everything that can make a turn or a conversation creation fail.
@@ -107,6 +111,9 @@ pub enum Error {
     InvalidMessage(InvalidMessage),
     /// No such conversation for this site.
     ConversationNotFound,
+    /// The idempotency key was already used in this conversation for a different message;
+    /// nothing was stored.
+    IdempotencyKeyReused,
     /// The conversation store failed.
     Store(ServiceError),
     /// The embedder failed.
@@ -129,7 +136,9 @@ impl Error {
         match self {
             Self::InvalidMessage(InvalidMessage::Empty) => "empty_message",
             Self::InvalidMessage(InvalidMessage::TooLong { .. }) => "message_too_long",
+            Self::InvalidMessage(InvalidMessage::IdempotencyKey) => "invalid_idempotency_key",
             Self::ConversationNotFound => "conversation_not_found",
+            Self::IdempotencyKeyReused => "idempotency_key_reused",
             Self::Store(ServiceError {
                 kind: ServiceErrorKind::Conflict,
                 ..
@@ -148,7 +157,13 @@ impl Error {
         match self {
             Self::InvalidMessage(InvalidMessage::Empty) => "The message is empty.",
             Self::InvalidMessage(InvalidMessage::TooLong { .. }) => "The message is too long.",
+            Self::InvalidMessage(InvalidMessage::IdempotencyKey) => {
+                "The idempotency key must be 1 to 128 visible ASCII characters."
+            }
             Self::ConversationNotFound => "No such conversation.",
+            Self::IdempotencyKeyReused => {
+                "This idempotency key was already used for a different message."
+            }
             Self::ChatModel(_) | Self::EmptyAnswer => {
                 "The assistant could not answer right now. Please try again."
             }
@@ -159,6 +174,25 @@ impl Error {
             | Self::Graph(_) => "Something went wrong. Please try again.",
         }
     }
+
+    /// Whether trying the turn again later may succeed: the chat model, the store or a
+    /// record lookup failed, or the model answered nothing. A refused message, a missing
+    /// conversation, a superseded attempt (a store conflict) or a mis-wired graph will not
+    /// get better by retrying.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Self::Store(error) => error.kind != ServiceErrorKind::Conflict,
+            Self::ChatModel(_)
+            | Self::EmptyAnswer
+            | Self::Records(_)
+            | Self::Embedder(_)
+            | Self::VectorIndex(_) => true,
+            Self::InvalidMessage(_)
+            | Self::ConversationNotFound
+            | Self::IdempotencyKeyReused
+            | Self::Graph(_) => false,
+        }
+    }
 }
 
 impl fmt::Display for Error {
@@ -166,6 +200,7 @@ impl fmt::Display for Error {
         match self {
             Self::InvalidMessage(reason) => write!(f, "invalid message: {reason:?}"),
             Self::ConversationNotFound => f.write_str("conversation not found"),
+            Self::IdempotencyKeyReused => f.write_str("idempotency key reused"),
             Self::Store(e) => write!(f, "store: {e}"),
             Self::Embedder(e) => write!(f, "embedder: {e}"),
             Self::VectorIndex(e) => write!(f, "vector index: {e}"),

@@ -40,6 +40,7 @@
 //!     site_id: "site-1".into(),
 //!     conversation_id: created.conversation.id.clone(),
 //!     text: "Kiểm tra bảo hành serial 0979825281".into(),
+//!     idempotency_key: None,
 //! };
 //! let mut events: Vec<TurnEvent> = Vec::new();
 //! block_on(shop::run_turn(&services, &config, &input, &mut events)).unwrap();

@@ -13,20 +13,33 @@
 //! - if the chat model fails mid-stream (transport error or in-band error event), the text
 //!   streamed so far is stored under the announced reply id with metadata
 //!   `{"incomplete": true, "error": <code>}`, is not queued for embedding, and is left out of
-//!   later prompts; if no text was streamed, nothing is stored for the reply;
+//!   later prompts; if no text was streamed, nothing is stored for the reply. A background
+//!   attempt keeps no partial text (nobody saw it; the next attempt answers afresh);
 //! - a fixed sentence (clarify, warranty) is streamed, then stored; if storing fails the
 //!   turn fails;
-//! - retrieval failures degrade to "no passages" (logged as a warning), never a failed turn.
+//! - retrieval failures degrade to "no passages" (logged as a warning), never a failed turn;
+//! - a turn that finally fails marks the visitor's message (metadata
+//!   [`ANSWER_FAILED`](crate::conversation::ANSWER_FAILED) = the error's code), so history
+//!   shows it; a successful retry removes the mark.
+//!
+//! Concurrency and retries:
+//! - a reply takes its position in the conversation when it is stored, so turns running at
+//!   once in one conversation each store their reply under the id their `Started` announced;
+//! - a message sent with an idempotency key is stored once per conversation. Sending it
+//!   again with the same key replays the stored reply (the same ids, no model call) when
+//!   the turn was answered; otherwise it answers the stored message again under a new
+//!   reply id, and the earlier attempt, if still running, can no longer store its reply.
+//!   The same key with a different text is refused.
 
 use alloc::string::String;
 use alloc::vec::Vec;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::chat::Usage;
 use crate::conversation::MessageKind;
 
 /// What a visitor sent, addressed to one conversation of one site.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TurnInput {
     /// The site (from the authenticated widget or API key).
     pub site_id: String,
@@ -34,6 +47,33 @@ pub struct TurnInput {
     pub conversation_id: String,
     /// The visitor's message.
     pub text: String,
+    /// The client's idempotency key for this message (the HTTP `Idempotency-Key` header):
+    /// a message is stored once per key and conversation (see the module docs).
+    pub idempotency_key: Option<String>,
+}
+
+/// The longest idempotency key, in characters.
+pub const MAX_IDEMPOTENCY_KEY_CHARS: usize = 128;
+
+/// Whether `key` is a valid idempotency key: 1 to [`MAX_IDEMPOTENCY_KEY_CHARS`] visible
+/// ASCII characters (no spaces or control characters).
+pub fn valid_idempotency_key(key: &str) -> bool {
+    (1..=MAX_IDEMPOTENCY_KEY_CHARS).contains(&key.len())
+        && key.bytes().all(|b| b.is_ascii_graphic())
+}
+
+/// A stored visitor's message whose answer is produced in the background (`Prefer:
+/// respond-async`): what the Worker puts on its turn queue.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnJob {
+    /// The site.
+    pub site_id: String,
+    /// The conversation.
+    pub conversation_id: String,
+    /// The stored visitor's message.
+    pub user_message_id: String,
+    /// The id its reply is to be stored under (announced to the client).
+    pub message_id: String,
 }
 
 /// One output event of a turn.

@@ -76,7 +76,8 @@ fn model_breaking_mid_stream_keeps_the_question_and_marks_the_partial_answer() {
                 Role::User,
                 MessageKind::Text,
                 "Giá RTX 4060 bao nhiêu?".to_string(),
-                json!({})
+                // The failed turn is marked on the visitor's message.
+                json!({"answer_failed": "model_failed"})
             ),
             (
                 Role::Assistant,
@@ -195,6 +196,7 @@ fn conversations_are_scoped_to_their_site() {
         site_id: "site-2".into(),
         conversation_id: id.clone(),
         text: "xin chào".into(),
+        idempotency_key: None,
     };
     let mut events = Vec::new();
     let outcome = concierge_core::graph::block_on(concierge_core::flows::shop::run_turn(
@@ -244,6 +246,7 @@ fn a_failing_warranty_lookup_fails_the_turn_once() {
         site_id: SITE.into(),
         conversation_id: id.clone(),
         text: "serial là 0979825281".into(),
+        idempotency_key: None,
     };
     let mut events = Vec::new();
     let outcome = concierge_core::graph::block_on(concierge_core::flows::shop::run_turn(

@@ -1,7 +1,8 @@
 // The widget in real headless Chromium, as a visitor uses it on a merchant's page.
 //
 // Usage: node widget.mjs <scenario> <page_url> <artifact_dir> <profile_dir>
-// Scenarios: launcher, chat, warranty, keyboard, retry, options, csp, attacker.
+// Scenarios: launcher, chat, warranty, keyboard, retry, retry-stores-once, options, csp,
+// attacker.
 // Environment: EXPECT_ANSWER (text the scripted answer contains), ASK (the question),
 // EXPECT_MARKDOWN / EXPECT_STARTERS (chat), WARRANTY_ASK / SERIAL / EXPECT_WARRANTY
 // (warranty), INLINE_URL (options: a page with data-inline), BOOT_ONLY=1 (csp: stop once
@@ -329,6 +330,27 @@ const scenarios = {
     const users = (await messages(frame)).filter(([who]) => who === "user");
     assert.equal(users.length, 1, "retry does not repeat the visitor's message on screen");
     await frame.waitForFunction(() => document.activeElement?.id === "cw-input");
+    assert.deepEqual(errors, []);
+  },
+
+  /** Issue 10 (turns): a retry after `failed` stores the visitor's question once — after a
+   *  reload, the conversation restored from the server shows one question and one answer. */
+  async "retry-stores-once"() {
+    const { page, errors } = await openPage();
+    const frame = await openPanel(page);
+    await answer(frame, 1);
+    await send(frame, ASK);
+    await answer(frame, 2, ["failed"]);
+    await frame.locator(".cw-bot").last().locator(".cw-retry").click();
+    const ok = await answer(frame, 2);
+    assert.ok(ok.text.includes(EXPECT_ANSWER), ok.text);
+    const before = await messages(frame);
+    await page.reload({ waitUntil: "load" });
+    const again = await openPanel(page);
+    await again.waitForFunction(() => document.querySelectorAll(".cw-msg").length >= 3);
+    const restored = await messages(again);
+    assert.deepEqual(restored.map(([who]) => who), ["bot", "user", "bot"], "stored once: " + JSON.stringify(restored));
+    assert.deepEqual(restored, before, "the server's history is what the visitor saw");
     assert.deepEqual(errors, []);
   },
 

@@ -49,8 +49,8 @@ pub const SITE_KEYS_SECRET: &str = "test-site-keys-secret-5d2c8f1a9e7b4630b1c4";
 
 /// The vars every test Worker runs with: the operator token and upstream key, the
 /// development flags (loopback http endpoints, the debug stream), the secret sealing site
-/// keys, the local retrieval path (Vectorize cannot run locally), quick embedding retries
-/// and short upstream timeouts.
+/// keys, the local retrieval path (Vectorize cannot run locally), quick embedding and
+/// background-turn retries and short upstream timeouts.
 pub fn test_vars() -> Vec<(String, String)> {
     [
         ("OPERATOR_TOKEN", OPERATOR_TOKEN),
@@ -61,6 +61,8 @@ pub fn test_vars() -> Vec<(String, String)> {
         ("RETRIEVAL_BACKEND", "local"),
         ("EMBED_MAX_ATTEMPTS", "3"),
         ("EMBED_RETRY_BASE_SECONDS", "0"),
+        ("TURN_MAX_ATTEMPTS", "2"),
+        ("TURN_RETRY_BASE_SECONDS", "1"),
         ("LLM_FIRST_TOKEN_TIMEOUT_MS", "3000"),
         ("LLM_IDLE_TIMEOUT_MS", "3000"),
     ]

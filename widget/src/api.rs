@@ -11,7 +11,7 @@
 //! | [`Api::config`] | `GET /widget/config` |
 //! | [`Api::create`] | `POST /conversations` |
 //! | [`Api::history`] | `GET /conversations/{id}/history` |
-//! | [`Api::send`] | `POST /conversations/{id}/messages` → `text/event-stream` |
+//! | [`Api::send`] | `POST /conversations/{id}/messages` (`Idempotency-Key`) → `text/event-stream` |
 
 use js_sys::{Array, JSON, Object, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
@@ -100,7 +100,7 @@ impl Api {
 
     /// The site's widget settings.
     pub(crate) async fn config(&self) -> Result<SiteConfig, ApiError> {
-        let json = json_body(self.fetch("GET", "/widget/config", None, None).await?).await?;
+        let json = json_body(self.fetch("GET", "/widget/config", None, None, &[]).await?).await?;
         Ok(SiteConfig {
             title: field(&json, &["title"]),
             language: field(&json, &["language"]).and_then(|l| Lang::parse(&l)),
@@ -116,7 +116,7 @@ impl Api {
     pub(crate) async fn create(&self, lang: Lang) -> Result<Conversation, ApiError> {
         let body = json_object(&[("language", lang.code())]);
         let response = self
-            .fetch("POST", "/conversations", Some(&body), None)
+            .fetch("POST", "/conversations", Some(&body), None, &[])
             .await?;
         conversation(&json_body(response).await?)
     }
@@ -124,19 +124,22 @@ impl Api {
     /// A conversation's messages; `Err(Status(404))` when it no longer exists.
     pub(crate) async fn history(&self, id: &str) -> Result<Conversation, ApiError> {
         let path = format!("/conversations/{}/history", encode(id));
-        conversation(&json_body(self.fetch("GET", &path, None, None).await?).await?)
+        conversation(&json_body(self.fetch("GET", &path, None, None, &[]).await?).await?)
     }
 
-    /// Send the visitor's message; the answer streams back as native SSE events.
+    /// Send the visitor's message; the answer streams back as native SSE events. A retry
+    /// sends the same `idempotency_key`, so the message is stored once.
     pub(crate) async fn send(
         &self,
         id: &str,
         content: &str,
+        idempotency_key: &str,
         signal: Option<&AbortSignal>,
     ) -> Result<ReadableStreamDefaultReader, ApiError> {
         let path = format!("/conversations/{}/messages", encode(id));
         let body = json_object(&[("content", content)]);
-        let response = self.fetch("POST", &path, Some(&body), signal).await?;
+        let key = [("idempotency-key", idempotency_key)];
+        let response = self.fetch("POST", &path, Some(&body), signal, &key).await?;
         let stream = response.body().ok_or(ApiError::Body)?;
         ReadableStreamDefaultReader::new(&stream).map_err(|_| ApiError::Body)
     }
@@ -147,10 +150,14 @@ impl Api {
         path: &str,
         body: Option<&str>,
         signal: Option<&AbortSignal>,
+        extra_headers: &[(&str, &str)],
     ) -> Result<Response, ApiError> {
         let headers = Headers::new().map_err(|_| ApiError::Network)?;
         let _ = headers.set("x-api-key", &self.key);
         let _ = headers.set("x-embedder-origin", &self.embedder);
+        for (name, value) in extra_headers {
+            let _ = headers.set(name, value);
+        }
         let init = RequestInit::new();
         init.set_method(method);
         if let Some(body) = body {

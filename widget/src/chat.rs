@@ -8,7 +8,8 @@
 //! - **Send**: the visitor's message and an empty answer appear at once; the answer is
 //!   then filled from the stream, chunk by chunk, through [`Turn`].
 //! - **Stop** aborts the request; **retry** sends the failed turn's message again into the
-//!   same answer; **reset** forgets the stored id and starts over.
+//!   same answer, with the same idempotency key, so the server stores it once and answers
+//!   it again; **reset** forgets the stored id and starts over.
 
 use concierge_core::stream::sse::SseDecoder;
 use js_sys::Uint8Array;
@@ -81,8 +82,8 @@ pub(crate) struct Chat {
     abort: StoredValue<Option<AbortController>, LocalStorage>,
     /// Bumped by reset, so a superseded stream cannot touch the new conversation.
     generation: StoredValue<u32>,
-    /// The visitor message behind the last answer (for retry).
-    last_sent: StoredValue<String>,
+    /// The visitor message behind the last answer and its idempotency key (for retry).
+    last_sent: StoredValue<(String, String)>,
     next_key: StoredValue<u32>,
 }
 
@@ -99,7 +100,7 @@ pub(crate) fn use_chat(options: Options, lang: Lang) -> Chat {
         conversation: StoredValue::new(None),
         abort: StoredValue::new_local(None),
         generation: StoredValue::new(0),
-        last_sent: StoredValue::new(String::new()),
+        last_sent: StoredValue::new((String::new(), String::new())),
         next_key: StoredValue::new(0),
         options: StoredValue::new(options),
     };
@@ -171,7 +172,8 @@ impl Chat {
         let answer = self.entry(Role::Assistant, String::new(), Phase::Waiting);
         self.entries
             .update(|entries| entries.extend([user, answer]));
-        self.last_sent.set_value(text.to_string());
+        self.last_sent
+            .set_value((text.to_string(), idempotency_key()));
         self.host
             .with_value(|h| h.message(Role::User.as_str(), text, None));
         self.run(answer);
@@ -239,11 +241,11 @@ impl Chat {
         self.abort.set_value(controller);
         self.busy.set(true);
         let generation = self.generation.get_value();
-        let content = self.last_sent.get_value();
+        let (content, key) = self.last_sent.get_value();
         spawn_local(async move {
             let mut turn = Turn::new();
             let api = self.api.get_value();
-            let read = match api.send(&id, &content, signal.as_ref()).await {
+            let read = match api.send(&id, &content, &key, signal.as_ref()).await {
                 Ok(reader) => read_stream(&reader, &mut turn, entry).await,
                 Err(ApiError::Status(status)) => {
                     turn.fail(Failure::from_status(status));
@@ -328,6 +330,18 @@ fn mirror(turn: &Turn, entry: Entry) {
     if entry.activity.with_untracked(|a| *a != turn.activity) {
         entry.activity.set(turn.activity.clone());
     }
+}
+
+/// A fresh idempotency key for one visitor message: unique within its conversation (the
+/// time, and 64 random bits).
+fn idempotency_key() -> String {
+    let random = || (js_sys::Math::random() * f64::from(u32::MAX)) as u32;
+    format!(
+        "w-{:x}-{:08x}{:08x}",
+        js_sys::Date::now() as u64,
+        random(),
+        random()
+    )
 }
 
 fn storage() -> Option<web_sys::Storage> {

@@ -1,9 +1,12 @@
 //! The core's conversation store and warranty records over Cloudflare D1.
 //!
 //! Every statement uses bound parameters and names its site: a conversation of another
-//! site is indistinguishable from one that does not exist.
+//! site is indistinguishable from one that does not exist. Message writes and turns (a
+//! visitor's message's reply id and idempotency key) are in [`turns`].
 
-use concierge_core::boundary::{ConversationStore, TurnStart, WarrantyRecord, WarrantyRecords};
+use concierge_core::boundary::{
+    ConversationStore, NewTurn, TurnOpening, TurnResume, WarrantyRecord, WarrantyRecords,
+};
 use concierge_core::conversation::{
     Conversation, EmbeddingStatus, Language, MessageKind, Metadata, Role, Scope, StoredMessage,
     Summary,
@@ -11,7 +14,7 @@ use concierge_core::conversation::{
 use concierge_core::error::{ServiceError, ServiceErrorKind};
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
-use worker::{D1Database, D1PreparedStatement};
+use worker::D1Database;
 
 /// D1-backed storage for one request.
 #[derive(Debug)]
@@ -48,8 +51,21 @@ fn num(n: u64) -> JsValue {
 const CONVERSATION_SQL: &str = "SELECT id, site_id, user_id, language, created_at \
      FROM conversations WHERE id = ?1 AND site_id = ?2";
 
-const HISTORY_SQL: &str = "SELECT id, seq, role, kind, content, metadata, created_at \
-     FROM messages WHERE conversation_id = ?1 AND site_id = ?2 ORDER BY seq DESC LIMIT ?3";
+/// The columns a [`MessageRow`] reads.
+macro_rules! message_columns {
+    () => {
+        "id, seq, role, kind, content, metadata, created_at, reply_id"
+    };
+}
+
+const HISTORY_SQL: &str = concat!(
+    "SELECT ",
+    message_columns!(),
+    " FROM messages WHERE conversation_id = ?1 AND site_id = ?2 ORDER BY seq DESC LIMIT ?3"
+);
+
+// After `message_columns!`, which it uses.
+mod turns;
 
 #[derive(Debug, Deserialize)]
 struct ConversationRow {
@@ -72,78 +88,6 @@ impl ConversationRow {
     }
 }
 
-/// The guarded message `INSERT` with `$seq` as the `seq` expression.
-macro_rules! insert_message_sql {
-    ($seq:literal) => {
-        concat!(
-            "INSERT INTO messages (id, site_id, conversation_id, seq, role, kind, content, \
-             metadata, embedding_status, created_at) SELECT ?1, ?2, ?3, ",
-            $seq,
-            ", ?5, ?6, ?7, ?8, ?9, ?10 \
-             WHERE EXISTS (SELECT 1 FROM conversations WHERE id = ?3 AND site_id = ?2)"
-        )
-    };
-}
-
-/// Where an inserted message's `seq` comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Seq {
-    /// The message's own.
-    Given,
-    /// One after the conversation's last, computed in the statement.
-    Next,
-}
-
-impl D1Store {
-    /// `INSERT` of `message` into its conversation, guarded: nothing is inserted unless the
-    /// conversation exists on this site.
-    fn insert_message(
-        &self,
-        scope: Scope<'_>,
-        message: &StoredMessage,
-        seq: Seq,
-    ) -> Result<D1PreparedStatement, ServiceError> {
-        let metadata = serde_json::to_string(&message.metadata)
-            .map_err(|e| ServiceError::new(ServiceErrorKind::Invalid, e.to_string()))?;
-        // The user's messages and answers are embedded; fixed sentences are not.
-        let embedding = match (message.role, message.kind) {
-            (Role::User, _) | (Role::Assistant, MessageKind::Answer) => "pending",
-            _ => "skipped",
-        };
-        let sql = match seq {
-            Seq::Given => insert_message_sql!("?4"),
-            // One after the conversation's last (or `?4`, if that is larger).
-            Seq::Next => insert_message_sql!(
-                "MAX(?4, COALESCE((SELECT MAX(seq) FROM messages \
-                 WHERE conversation_id = ?3 AND site_id = ?2), 0) + 1)"
-            ),
-        };
-        self.db
-            .prepare(sql)
-            .bind(&[
-                message.id.as_str().into(),
-                scope.site_id.into(),
-                scope.conversation_id.into(),
-                num(message.seq),
-                role_str(message.role).into(),
-                message.kind.as_str().into(),
-                message.content.as_str().into(),
-                metadata.into(),
-                embedding.into(),
-                num(message.created_at),
-            ])
-            .map_err(service_error)
-    }
-
-    /// Marks the conversation as updated at `at`.
-    fn touch(&self, scope: Scope<'_>, at: u64) -> Result<D1PreparedStatement, ServiceError> {
-        self.db
-            .prepare("UPDATE conversations SET updated_at = ?3 WHERE id = ?1 AND site_id = ?2")
-            .bind(&[scope.conversation_id.into(), scope.site_id.into(), num(at)])
-            .map_err(service_error)
-    }
-}
-
 #[derive(Debug, Deserialize)]
 pub(crate) struct MessageRow {
     pub id: String,
@@ -153,6 +97,9 @@ pub(crate) struct MessageRow {
     pub content: String,
     pub metadata: String,
     pub created_at: f64,
+    /// A visitor's message: the id its reply is to be stored under.
+    #[serde(default)]
+    pub reply_id: Option<String>,
 }
 
 impl MessageRow {
@@ -255,105 +202,47 @@ impl ConversationStore for D1Store {
         &self,
         scope: Scope<'_>,
         message: &StoredMessage,
-    ) -> Result<(), ServiceError> {
-        let insert = self.insert_message(scope, message, Seq::Given)?;
-        let touch = self.touch(scope, message.created_at)?;
-        let results = self
-            .db
-            .batch(vec![insert, touch])
-            .await
-            .map_err(service_error)?;
-        let inserted = results
-            .first()
-            .and_then(|r| r.meta().ok().flatten())
-            .and_then(|m| m.changes)
-            .unwrap_or(0);
-        if inserted == 0 {
-            return Err(ServiceError::new(
-                ServiceErrorKind::Invalid,
-                "no such conversation on this site",
-            ));
-        }
-        Ok(())
+    ) -> Result<u64, ServiceError> {
+        self.store_message(scope, message).await
     }
 
-    /// One D1 round trip: the conversation, its last `window` messages, whether retrieval
-    /// could find anything, and the visitor's message appended with the next `seq` — in one
-    /// batch, which D1 runs as a transaction.
+    async fn append_reply(
+        &self,
+        scope: Scope<'_>,
+        reply_to: &str,
+        message: &StoredMessage,
+    ) -> Result<u64, ServiceError> {
+        self.store_reply(scope, reply_to, message).await
+    }
+
     async fn start_turn(
         &self,
         scope: Scope<'_>,
-        mut message: StoredMessage,
+        turn: NewTurn<'_>,
         window: usize,
-    ) -> Result<Option<TurnStart>, ServiceError> {
-        let scoped = [scope.conversation_id.into(), scope.site_id.into()];
-        let conversation = self
-            .db
-            .prepare(CONVERSATION_SQL)
-            .bind(&scoped)
-            .map_err(service_error)?;
-        let history = self
-            .db
-            .prepare(HISTORY_SQL)
-            .bind(&[scoped[0].clone(), scoped[1].clone(), num(window as u64)])
-            .map_err(service_error)?;
-        // Knowledge with vectors, or this conversation's vectors older than the window.
-        let retrievable = self
-            .db
-            .prepare(
-                "SELECT EXISTS (SELECT 1 FROM knowledge_documents WHERE site_id = ?2 AND chunk_count > 0) \
-                 OR EXISTS (SELECT 1 FROM messages WHERE conversation_id = ?1 AND site_id = ?2 \
-                 AND chunk_count > 0 AND seq <= (SELECT COALESCE(MAX(seq), 0) FROM messages \
-                 WHERE conversation_id = ?1 AND site_id = ?2) - ?3) AS retrievable",
-            )
-            .bind(&[scoped[0].clone(), scoped[1].clone(), num(window as u64)])
-            .map_err(service_error)?;
-        let insert = self.insert_message(scope, &message, Seq::Next)?;
-        let touch = self.touch(scope, message.created_at)?;
-        let results = self
-            .db
-            .batch(vec![conversation, history, retrievable, insert, touch])
+    ) -> Result<Option<TurnOpening>, ServiceError> {
+        self.open_turn(scope, turn, window).await
+    }
+
+    async fn resume_turn(
+        &self,
+        scope: Scope<'_>,
+        message_id: &str,
+        claim: Option<&str>,
+        window: usize,
+    ) -> Result<Option<TurnResume>, ServiceError> {
+        self.load_turn(scope, message_id, claim, window).await
+    }
+
+    async fn mark_answer_failed(
+        &self,
+        scope: Scope<'_>,
+        message_id: &str,
+        reply_id: &str,
+        code: &str,
+    ) -> Result<(), ServiceError> {
+        self.mark_turn_failed(scope, message_id, reply_id, code)
             .await
-            .map_err(service_error)?;
-        let [conversation, history, retrievable, ..] = results.as_slice() else {
-            return Err(ServiceError::new(
-                ServiceErrorKind::Other,
-                "D1 batch answered too few results",
-            ));
-        };
-        let Some(conversation) = conversation
-            .results::<ConversationRow>()
-            .map_err(service_error)?
-            .into_iter()
-            .next()
-        else {
-            // The insert is guarded by the same condition: nothing was stored.
-            return Ok(None);
-        };
-        let mut history = history
-            .results::<MessageRow>()
-            .map_err(service_error)?
-            .into_iter()
-            .map(MessageRow::into_message)
-            .collect::<Result<Vec<_>, _>>()?;
-        history.reverse();
-        #[derive(Deserialize)]
-        struct Retrievable {
-            retrievable: f64,
-        }
-        let retrievable = retrievable
-            .results::<Retrievable>()
-            .map_err(service_error)?
-            .first()
-            .is_none_or(|r| r.retrievable != 0.0);
-        // The insert's `MAX(seq) + 1` saw the same rows as the history read.
-        message.seq = history.last().map_or(1, |m| m.seq + 1);
-        Ok(Some(TurnStart {
-            conversation: conversation.into_conversation(),
-            history,
-            message,
-            retrievable,
-        }))
     }
 
     async fn load_recent_messages(

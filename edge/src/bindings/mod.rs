@@ -7,5 +7,6 @@ pub(crate) mod js_stream;
 pub(crate) mod queue;
 pub(crate) mod rate_limit;
 pub(crate) mod services;
+pub(crate) mod turn_queue;
 pub(crate) mod upstream;
 pub(crate) mod vectors;

@@ -65,7 +65,8 @@ pub(crate) async fn send(
     queue.send_batch(batch.build()).await
 }
 
-fn var_u32(env: &Env, name: &str, default: u32) -> u32 {
+/// The var `name` as a number (`default` when unset or malformed).
+pub(crate) fn var_u32(env: &Env, name: &str, default: u32) -> u32 {
     env.var(name)
         .ok()
         .and_then(|v| v.to_string().parse().ok())

@@ -1,14 +1,15 @@
 //! The conversation API (seed 000's paths):
 //! - `POST /conversations` → 201 with the stored greeting;
 //! - `POST /conversations/{id}/messages` → the native SSE stream of the turn, or with
-//!   `Prefer: respond-async` → 202 `{"message_id"}` and the answer lands in history;
+//!   `Prefer: respond-async` → 202 `{"message_id"}` and the answer, produced on the turn
+//!   queue, lands in history; `Idempotency-Key` makes either safe to repeat;
 //! - `GET /conversations/{id}/history`.
 
 use concierge_core::boundary::ConversationStore;
 use concierge_core::conversation::{Language, Scope, StoredMessage};
-use concierge_core::flows::shop::{self, NewConversation};
+use concierge_core::flows::shop::{self, NewConversation, Received};
 use concierge_core::stream::native::{Completed, Failed, NativeEncoder, NativeEvent, Started};
-use concierge_core::turn::{TurnEvent, TurnInput};
+use concierge_core::turn::{TurnEvent, TurnInput, TurnJob};
 use futures_channel::oneshot;
 use serde::Deserialize;
 use worker::{Context, Env, Request, Response, ResponseBody};
@@ -17,6 +18,7 @@ use crate::ApiError;
 use crate::auth::{self, Caller};
 use crate::bindings::js_stream::BodyWriter;
 use crate::bindings::services::Services;
+use crate::bindings::turn_queue;
 use crate::routes::body;
 
 /// The longest message a visitor may send, in characters.
@@ -124,6 +126,10 @@ struct MessageBody {
 }
 
 /// `POST /conversations/{id}/messages`.
+///
+/// An `Idempotency-Key` header makes the post safe to repeat: the visitor's message is
+/// stored once per key and conversation, and a repeat replays the stored reply or answers
+/// the stored message again (see `concierge_core::turn`).
 pub(crate) async fn post_message(
     mut req: Request,
     env: &Env,
@@ -136,6 +142,7 @@ pub(crate) async fn post_message(
         p.split([',', ';'])
             .any(|t| t.trim().eq_ignore_ascii_case("respond-async"))
     });
+    let idempotency_key = req.headers().get("idempotency-key").ok().flatten();
     let body: MessageBody = body::json(&mut req).await?;
     let content = body.content.trim();
     if content.is_empty() {
@@ -150,16 +157,78 @@ pub(crate) async fn post_message(
     let services = Services::new(env, &site)?;
     // No separate existence check: the turn loads the conversation itself, and a turn that
     // fails before the visitor's message is stored (unknown conversation, another site's,
-    // invalid message) is answered below with an HTTP error instead of a stream.
-
+    // invalid message or key) is answered below with an HTTP error instead of a stream.
     let input = TurnInput {
         site_id: site.id.clone(),
         conversation_id: conversation_id.to_string(),
         text: content.to_string(),
+        idempotency_key,
     };
-    // Frames go straight into the response body (none in 202 mode: nobody reads it).
-    let (writer, body) = (!respond_async).then(BodyWriter::new).transpose()?.unzip();
-    let (started_tx, started_rx) = oneshot::channel::<Result<(String, String), ApiError>>();
+    if respond_async {
+        accept(env, ctx, &services, &input).await
+    } else {
+        stream(ctx, services, input, request_id).await
+    }
+}
+
+/// `Prefer: respond-async`: the visitor's message is stored now and its answer produced on
+/// the turn queue (durable, retried); 202 with the ids. The reply id is the one its answer
+/// is stored under (a repeat with the same key of an answered message: the stored one's).
+async fn accept(
+    env: &Env,
+    ctx: &Context,
+    services: &Services,
+    input: &TurnInput,
+) -> Result<Response, ApiError> {
+    let received = shop::receive(&services.shop(), &services.config, input).await?;
+    // The visitor's message's embedding.
+    ctx.wait_until(services.queue_flush());
+    if let Received::Pending(pending) = &received {
+        let job = TurnJob {
+            site_id: input.site_id.clone(),
+            conversation_id: input.conversation_id.clone(),
+            user_message_id: pending.start.message.id.clone(),
+            message_id: pending.reply_id.clone(),
+        };
+        if let Err(err) = turn_queue::send(env, job, 0, 0).await {
+            // Stored but not queued: the message is marked, and a repeat with its key
+            // (or a new post) tries again.
+            let scope = Scope::new(&input.site_id, &input.conversation_id);
+            let code = "turn_not_queued";
+            let marked = services
+                .store
+                .mark_answer_failed(scope, &pending.start.message.id, &pending.reply_id, code)
+                .await;
+            let line = serde_json::json!({
+                "level": "error", "msg": "turn not queued", "error": err.to_string(),
+                "marked": marked.is_ok(),
+            });
+            worker::console_error!("{line}");
+            return Err(ApiError::TurnFailed(
+                code,
+                "Something went wrong. Please try again.",
+            ));
+        }
+    }
+    let accepted = serde_json::json!({
+        "conversation_id": input.conversation_id,
+        "user_message_id": received.user_message_id(),
+        "message_id": received.reply_id(),
+    });
+    Ok(Response::from_json(&accepted)?.with_status(202))
+}
+
+/// The turn as an SSE stream. The turn runs to completion even if the client goes away:
+/// its answer is stored.
+async fn stream(
+    ctx: &Context,
+    services: Services,
+    input: TurnInput,
+    request_id: &str,
+) -> Result<Response, ApiError> {
+    // Frames go straight into the response body.
+    let (writer, body) = BodyWriter::new()?;
+    let (started_tx, started_rx) = oneshot::channel::<Result<(), ApiError>>();
     let request_id = request_id.to_string();
     let turn = async move {
         let mut encoder = NativeEncoder::new();
@@ -170,11 +239,11 @@ pub(crate) async fn post_message(
             let native = match event {
                 TurnEvent::Started {
                     conversation_id,
-                    user_message_id,
                     message_id,
+                    ..
                 } => {
                     if let Some(tx) = started.take() {
-                        let _ = tx.send(Ok((user_message_id, message_id.clone())));
+                        let _ = tx.send(Ok(()));
                     }
                     Some(NativeEvent::Started(Started {
                         conversation_id: Some(conversation_id),
@@ -214,7 +283,7 @@ pub(crate) async fn post_message(
             if let Some(native) = native {
                 let _ = encoder.encode(&native, &mut out);
             }
-            if let Some(writer) = writer.as_ref().filter(|_| !out.is_empty()) {
+            if !out.is_empty() {
                 writer.write(out.as_bytes());
             }
         };
@@ -222,12 +291,10 @@ pub(crate) async fn post_message(
         // The core always ends a turn with one terminal event; should it ever not, the
         // stream still ends with exactly one (`failed`, code `stream_closed`).
         let mut tail = String::new();
-        if let Some(writer) = &writer {
-            if encoder.close(&mut tail) {
-                writer.write(tail.as_bytes());
-            }
-            writer.close();
+        if encoder.close(&mut tail) {
+            writer.write(tail.as_bytes());
         }
+        writer.close();
         if let Err(error) = result {
             let line = serde_json::json!({
                 "level": "warn", "msg": "turn failed", "request_id": request_id,
@@ -238,21 +305,11 @@ pub(crate) async fn post_message(
         }
         services.queue_flush().await;
     };
-    // The turn runs to completion even if the client goes away: its answer is stored.
     ctx.wait_until(turn);
 
-    let (user_message_id, message_id) = started_rx
+    started_rx
         .await
         .map_err(|_| ApiError::Internal(worker::Error::RustError("turn ended early".into())))??;
-    // No body: `Prefer: respond-async`.
-    let Some(body) = body else {
-        let accepted = serde_json::json!({
-            "conversation_id": conversation_id,
-            "user_message_id": user_message_id,
-            "message_id": message_id,
-        });
-        return Ok(Response::from_json(&accepted)?.with_status(202));
-    };
     let mut response = Response::from_body(ResponseBody::Stream(body))?;
     let headers = response.headers_mut();
     headers.set("content-type", "text/event-stream; charset=utf-8")?;

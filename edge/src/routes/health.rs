@@ -6,11 +6,12 @@ use crate::ApiError;
 
 /// Bindings the Worker knows how to use, by their wrangler.toml names. Without a rate
 /// limiter, the requests it limits are refused (503), so they are listed too.
-const BINDINGS: [&str; 8] = [
+const BINDINGS: [&str; 9] = [
     "DB",
     "CONFIG",
     "ASSETS",
     "EMBED_QUEUE",
+    "TURN_QUEUE",
     "VECTORIZE",
     "PUBLIC_RATE_LIMIT",
     "SITE_RATE_LIMIT",

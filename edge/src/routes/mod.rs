@@ -191,7 +191,7 @@ async fn preflight(req: &Request, env: &Env) -> Result<Response, ApiError> {
     )?;
     headers.set(
         "access-control-allow-headers",
-        "content-type, x-api-key, authorization, prefer, last-event-id",
+        "content-type, x-api-key, authorization, prefer, last-event-id, idempotency-key",
     )?;
     headers.set("access-control-max-age", "600")?;
     Ok(response)

@@ -18,7 +18,7 @@ use alloc::string::{String, ToString};
 
 pub use model::{ChatModel, ChatRequest, ChatSink};
 pub use records::{CalendarDate, WarrantyRecord, WarrantyRecords};
-pub use store::{ConversationStore, TurnStart};
+pub use store::{ConversationStore, NewTurn, TurnOpening, TurnResume, TurnStart};
 pub use vector::{
     Embedder, FilterCondition, MetadataFilter, VectorIndex, VectorMatch, VectorQuery, VectorRecord,
 };

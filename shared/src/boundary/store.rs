@@ -1,11 +1,13 @@
 //! The conversation store boundary.
 
+use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::conversation::{Conversation, EmbeddingStatus, Language, Scope, StoredMessage, Summary};
 use crate::error::ServiceError;
 
-/// What a turn starts from (see [`ConversationStore::start_turn`]).
+/// What a turn starts from (see [`ConversationStore::start_turn`] and
+/// [`ConversationStore::resume_turn`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TurnStart {
     /// The conversation.
@@ -20,11 +22,50 @@ pub struct TurnStart {
     pub retrievable: bool,
 }
 
+/// A visitor's message that starts a turn (see [`ConversationStore::start_turn`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewTurn<'a> {
+    /// The visitor's message (its `seq` is ignored: the store takes the next one).
+    pub message: StoredMessage,
+    /// The id the turn's reply is to be stored under.
+    pub reply_id: &'a str,
+    /// The client's idempotency key, unique per conversation: a message whose key is
+    /// already used in the conversation is not stored again.
+    pub idempotency_key: Option<&'a str>,
+}
+
+/// How [`ConversationStore::start_turn`] went.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnOpening {
+    /// The visitor's message is stored; the turn starts from here.
+    Started(TurnStart),
+    /// The conversation already holds a visitor's message with this idempotency key (it
+    /// is returned); nothing was stored.
+    Repeated(StoredMessage),
+}
+
+/// A stored visitor message's turn, as [`ConversationStore::resume_turn`] finds it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnResume {
+    /// What the turn runs from; `history` holds the messages *before* the visitor's.
+    pub start: TurnStart,
+    /// The id the turn's reply is (to be) stored under.
+    pub reply_id: String,
+    /// The message stored under `reply_id`, if any: the reply, or the part of it streamed
+    /// before a failure (marked [`incomplete`](StoredMessage::is_incomplete)).
+    pub reply: Option<StoredMessage>,
+}
+
 /// Conversations, their messages and summaries, every read and write scoped to one site
 /// and one conversation.
 ///
 /// Shaped for a SQL store (Cloudflare D1): each method is one or two statements with bound
-/// parameters (see `migrations/0001_init.sql`).
+/// parameters (see `migrations/`).
+///
+/// A message's position (`seq`) is taken when it is stored, so turns running at once in
+/// one conversation never collide. A visitor's message carries its turn: the id its reply
+/// is to be stored under (a retry moves it to a new id, after which an earlier attempt
+/// still running can no longer store its reply) and the client's idempotency key.
 // `async fn` in a public trait without `Send` bounds: Workers and browsers are
 // single-threaded.
 #[allow(async_fn_in_trait)]
@@ -41,42 +82,65 @@ pub trait ConversationStore {
     /// Changes a conversation's language.
     async fn set_language(&self, scope: Scope<'_>, language: Language) -> Result<(), ServiceError>;
 
-    /// Appends `message`. Its `seq` must be unused in the conversation, otherwise the store
-    /// answers [`ServiceErrorKind::Conflict`](crate::error::ServiceErrorKind::Conflict) (two
-    /// concurrent turns in one conversation: one of them fails cleanly).
+    /// Appends `message` after the conversation's last message: its `seq` is taken here
+    /// (the value passed in is ignored) and returned. An id already used is a
+    /// [`ServiceErrorKind::Conflict`](crate::error::ServiceErrorKind::Conflict).
     async fn append_message(
         &self,
         scope: Scope<'_>,
         message: &StoredMessage,
-    ) -> Result<(), ServiceError>;
+    ) -> Result<u64, ServiceError>;
+
+    /// Appends the assistant's reply to the visitor's message `reply_to`, as
+    /// [`append_message`](Self::append_message) does, but only while `reply_to`'s turn is
+    /// to be answered under `message.id`. Otherwise (a retry superseded this attempt, or the
+    /// conversation is gone) nothing is stored and the store answers
+    /// [`ServiceErrorKind::Conflict`](crate::error::ServiceErrorKind::Conflict). A complete
+    /// reply removes `reply_to`'s failure mark, if any.
+    async fn append_reply(
+        &self,
+        scope: Scope<'_>,
+        reply_to: &str,
+        message: &StoredMessage,
+    ) -> Result<u64, ServiceError>;
 
     /// Starts a turn as one unit: loads the conversation and its last `window` messages,
-    /// and appends the visitor's `message` after them (its `seq` is the next one; the
-    /// value passed in is ignored). `None`, with nothing stored, when the conversation does
-    /// not exist on this site.
-    ///
-    /// The default runs [`load_conversation`](Self::load_conversation),
-    /// [`load_recent_messages`](Self::load_recent_messages) and
-    /// [`append_message`](Self::append_message) in turn; a SQL store does it in one batch.
+    /// and appends the visitor's message after them (its `seq` is the next one) with its
+    /// turn's reply id and idempotency key — unless that key is already used in the
+    /// conversation ([`TurnOpening::Repeated`], nothing stored). `None`, with nothing
+    /// stored, when the conversation does not exist on this site.
     async fn start_turn(
         &self,
         scope: Scope<'_>,
-        mut message: StoredMessage,
+        turn: NewTurn<'_>,
         window: usize,
-    ) -> Result<Option<TurnStart>, ServiceError> {
-        let Some(conversation) = self.load_conversation(scope).await? else {
-            return Ok(None);
-        };
-        let history = self.load_recent_messages(scope, window).await?;
-        message.seq = history.last().map_or(1, |m| m.seq + 1);
-        self.append_message(scope, &message).await?;
-        Ok(Some(TurnStart {
-            conversation,
-            history,
-            message,
-            retrievable: true,
-        }))
-    }
+    ) -> Result<Option<TurnOpening>, ServiceError>;
+
+    /// Loads the turn of the stored visitor message `message_id`: the conversation, the
+    /// last `window` messages before it, the message, its reply id and what is stored
+    /// under that id. With `claim`, unless a complete reply is stored, the turn is first
+    /// moved to the reply id `claim` and its failure mark
+    /// ([`ANSWER_FAILED`](crate::conversation::ANSWER_FAILED)) removed: the earlier
+    /// attempt, if still running, can no longer store its reply. `None` when there is no
+    /// such visitor message in this conversation on this site.
+    async fn resume_turn(
+        &self,
+        scope: Scope<'_>,
+        message_id: &str,
+        claim: Option<&str>,
+        window: usize,
+    ) -> Result<Option<TurnResume>, ServiceError>;
+
+    /// Marks the visitor's message `message_id` as unanswered
+    /// ([`ANSWER_FAILED`](crate::conversation::ANSWER_FAILED) = `code` in its metadata),
+    /// only while its turn is still `reply_id`'s and no complete reply is stored under it.
+    async fn mark_answer_failed(
+        &self,
+        scope: Scope<'_>,
+        message_id: &str,
+        reply_id: &str,
+        code: &str,
+    ) -> Result<(), ServiceError>;
 
     /// The last `limit` messages of the conversation, oldest first.
     async fn load_recent_messages(

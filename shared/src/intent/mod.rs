@@ -63,6 +63,14 @@ impl Intent {
             Self::Unknown => "unknown",
         }
     }
+
+    /// Parses the seed's name (as [`as_str`](Self::as_str) writes it).
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::KNOWN
+            .into_iter()
+            .chain([Self::Unknown])
+            .find(|intent| intent.as_str() == name)
+    }
 }
 
 /// The keyword classifier, built once from [`KeywordLists`].

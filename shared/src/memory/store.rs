@@ -5,8 +5,10 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::{Cell, RefCell};
 
-use crate::boundary::ConversationStore;
-use crate::conversation::{Conversation, EmbeddingStatus, Language, Scope, StoredMessage, Summary};
+use crate::boundary::{ConversationStore, NewTurn, TurnOpening, TurnResume, TurnStart};
+use crate::conversation::{
+    ANSWER_FAILED, Conversation, EmbeddingStatus, Language, Role, Scope, StoredMessage, Summary,
+};
 use crate::error::{ServiceError, ServiceErrorKind};
 
 #[derive(Debug, Clone)]
@@ -16,6 +18,43 @@ struct Entry {
     ids: BTreeSet<String>,
     embedding: BTreeMap<String, EmbeddingStatus>,
     summary: Option<Summary>,
+    /// The turn of each visitor's message, by message id.
+    turns: BTreeMap<String, Turn>,
+}
+
+/// What a visitor's message carries besides the message (a SQL store keeps it in columns).
+#[derive(Debug, Clone)]
+struct Turn {
+    reply_id: String,
+    idempotency_key: Option<String>,
+}
+
+impl Entry {
+    fn message(&self, id: &str) -> Option<&StoredMessage> {
+        self.messages.iter().find(|m| m.id == id)
+    }
+
+    /// Whether a complete reply is stored under `reply_id`.
+    fn answered(&self, reply_id: &str) -> bool {
+        self.message(reply_id).is_some_and(|m| !m.is_incomplete())
+    }
+
+    /// Appends `message` with the next `seq`.
+    fn append(&mut self, message: &StoredMessage) -> Result<StoredMessage, ServiceError> {
+        if !self.ids.insert(message.id.clone()) {
+            return Err(ServiceError::new(ServiceErrorKind::Conflict, "id taken"));
+        }
+        let mut message = message.clone();
+        message.seq = self.messages.last().map_or(1, |m| m.seq + 1);
+        self.messages.push(message.clone());
+        Ok(message)
+    }
+
+    /// The last `window` messages before `seq`.
+    fn history_before(&self, seq: u64, window: usize) -> Vec<StoredMessage> {
+        let end = self.messages.partition_point(|m| m.seq < seq);
+        self.messages[end.saturating_sub(window)..end].to_vec()
+    }
 }
 
 /// Conversations kept in a `RefCell`, scoped by site like the D1 store.
@@ -121,6 +160,7 @@ impl ConversationStore for MemoryStore {
             ids: BTreeSet::new(),
             embedding: BTreeMap::new(),
             summary: None,
+            turns: BTreeMap::new(),
         };
         entries.insert(key, entry);
         Ok(())
@@ -151,17 +191,127 @@ impl ConversationStore for MemoryStore {
         &self,
         scope: Scope<'_>,
         message: &StoredMessage,
-    ) -> Result<(), ServiceError> {
+    ) -> Result<u64, ServiceError> {
+        self.with_entry(scope, |entry| entry.append(message).map(|m| m.seq))
+    }
+
+    async fn append_reply(
+        &self,
+        scope: Scope<'_>,
+        reply_to: &str,
+        message: &StoredMessage,
+    ) -> Result<u64, ServiceError> {
         self.with_entry(scope, |entry| {
-            let at = entry.messages.partition_point(|m| m.seq < message.seq);
-            let seq_taken = entry.messages.get(at).is_some_and(|m| m.seq == message.seq);
-            if seq_taken || !entry.ids.insert(message.id.clone()) {
+            if entry.turns.get(reply_to).map(|t| t.reply_id.as_str()) != Some(&message.id) {
                 return Err(ServiceError::new(
                     ServiceErrorKind::Conflict,
-                    "sequence number or id taken",
+                    "the turn is no longer answered under this id",
                 ));
             }
-            entry.messages.insert(at, message.clone());
+            let seq = entry.append(message)?.seq;
+            if !message.is_incomplete()
+                && let Some(m) = entry.messages.iter_mut().find(|m| m.id == reply_to)
+            {
+                m.metadata.remove(ANSWER_FAILED);
+            }
+            Ok(seq)
+        })
+    }
+
+    async fn start_turn(
+        &self,
+        scope: Scope<'_>,
+        turn: NewTurn<'_>,
+        window: usize,
+    ) -> Result<Option<TurnOpening>, ServiceError> {
+        self.check()?;
+        let mut entries = self.entries.borrow_mut();
+        let Some(entry) = entries.get_mut(&key(scope)) else {
+            return Ok(None);
+        };
+        if let Some(wanted) = turn.idempotency_key {
+            let repeated = entry
+                .turns
+                .iter()
+                .find(|(_, t)| t.idempotency_key.as_deref() == Some(wanted))
+                .and_then(|(id, _)| entry.message(id));
+            if let Some(message) = repeated {
+                return Ok(Some(TurnOpening::Repeated(message.clone())));
+            }
+        }
+        let start = entry.messages.len().saturating_sub(window);
+        let history = entry.messages[start..].to_vec();
+        let message = entry.append(&turn.message)?;
+        entry.turns.insert(
+            message.id.clone(),
+            Turn {
+                reply_id: turn.reply_id.into(),
+                idempotency_key: turn.idempotency_key.map(Into::into),
+            },
+        );
+        Ok(Some(TurnOpening::Started(TurnStart {
+            conversation: entry.conversation.clone(),
+            history,
+            message,
+            retrievable: true,
+        })))
+    }
+
+    async fn resume_turn(
+        &self,
+        scope: Scope<'_>,
+        message_id: &str,
+        claim: Option<&str>,
+        window: usize,
+    ) -> Result<Option<TurnResume>, ServiceError> {
+        self.check()?;
+        let mut entries = self.entries.borrow_mut();
+        let Some(entry) = entries.get_mut(&key(scope)) else {
+            return Ok(None);
+        };
+        let Some(turn) = entry.turns.get(message_id).cloned() else {
+            return Ok(None);
+        };
+        let mut reply_id = turn.reply_id;
+        if let Some(claim) = claim.filter(|_| !entry.answered(&reply_id)) {
+            reply_id = claim.into();
+            if let Some(t) = entry.turns.get_mut(message_id) {
+                t.reply_id = reply_id.clone();
+            }
+            if let Some(m) = entry.messages.iter_mut().find(|m| m.id == message_id) {
+                m.metadata.remove(ANSWER_FAILED);
+            }
+        }
+        let Some(message) = entry.message(message_id).filter(|m| m.role == Role::User) else {
+            return Ok(None);
+        };
+        Ok(Some(TurnResume {
+            start: TurnStart {
+                conversation: entry.conversation.clone(),
+                history: entry.history_before(message.seq, window),
+                message: message.clone(),
+                retrievable: true,
+            },
+            reply: entry.message(&reply_id).cloned(),
+            reply_id,
+        }))
+    }
+
+    async fn mark_answer_failed(
+        &self,
+        scope: Scope<'_>,
+        message_id: &str,
+        reply_id: &str,
+        code: &str,
+    ) -> Result<(), ServiceError> {
+        self.with_entry(scope, |entry| {
+            let current = entry.turns.get(message_id).map(|t| t.reply_id.as_str());
+            if current != Some(reply_id) || entry.answered(reply_id) {
+                return Ok(());
+            }
+            if let Some(m) = entry.messages.iter_mut().find(|m| m.id == message_id) {
+                m.metadata.insert(ANSWER_FAILED.into(), code.into());
+            }
             Ok(())
         })
     }

@@ -73,6 +73,7 @@ pub fn say(
         site_id: SITE.into(),
         conversation_id: conversation_id.into(),
         text: text.into(),
+        idempotency_key: None,
     };
     let mut events = Vec::new();
     let outcome = block_on(shop::run_turn(

@@ -27,7 +27,7 @@ const ASK: &str = "Tôi muốn mua Galaxy S23 Ultra, giá bao nhiêu?";
 static BROWSER: Mutex<()> = Mutex::new(());
 
 /// The answer, a word piece every 60 ms: slow enough to watch it arrive.
-fn slow_answer() -> Reply {
+pub(crate) fn slow_answer() -> Reply {
     Reply::Tokens {
         tokens: split_tokens(ANSWER),
         first_token_after: Duration::from_millis(50),
@@ -48,7 +48,7 @@ fn site(worker: &Worker, upstream: &ScriptedUpstream, origins: &[&str]) -> TestS
 }
 
 /// A site plus the demo page embedding it from its own origin.
-fn demo_site(worker: &Worker, upstream: &ScriptedUpstream) -> (TestSite, HostPage) {
+pub(crate) fn demo_site(worker: &Worker, upstream: &ScriptedUpstream) -> (TestSite, HostPage) {
     let page = HostPage::start();
     let site = site(worker, upstream, &[page.origin.as_str()]);
     page.show_demo(worker, &site.public_key);
@@ -64,7 +64,7 @@ fn strict_csp_site(worker: &Worker, upstream: &ScriptedUpstream) -> (TestSite, H
 }
 
 /// Run one scenario of `widget.mjs` on `page_url`; panics with its output on failure.
-fn run(scenario: &str, page_url: &str, env: &[(&str, &str)]) {
+pub(crate) fn run(scenario: &str, page_url: &str, env: &[(&str, &str)]) {
     let _serial = BROWSER
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);

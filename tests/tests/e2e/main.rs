@@ -8,6 +8,7 @@ mod dev_command;
 mod faults;
 mod hardening_keys;
 mod hardening_origins;
+mod hardening_turns;
 mod isolation;
 mod platform;
 mod real_model;

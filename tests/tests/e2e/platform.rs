@@ -20,7 +20,14 @@ fn health_reports_version_and_bindings() {
             "the commit it was started from"
         );
     }
-    for binding in ["DB", "CONFIG", "ASSETS", "EMBED_QUEUE", "VECTORIZE"] {
+    for binding in [
+        "DB",
+        "CONFIG",
+        "ASSETS",
+        "EMBED_QUEUE",
+        "TURN_QUEUE",
+        "VECTORIZE",
+    ] {
         assert_eq!(
             health["bindings"][binding], true,
             "binding {binding} in {health}"

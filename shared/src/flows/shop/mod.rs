@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! 0. greeting (out of band)   create_conversation: persona's `Greeting:` line, stored
-//! 1. receive                  run_turn: store the visitor's message, queue its embedding
+//! 1. receive                  receive (run_turn, or a background turn's first half):
+//!                             store the visitor's message, queue its embedding
 //! 2. classify                 entry point
 //!      ├─ clarify_needed                                    → clarify_stream  → END
 //!      ├─ intent == warranty and (serial or awaiting serial
@@ -22,6 +23,7 @@
 
 mod classify;
 mod config;
+mod lifecycle;
 mod nodes;
 mod prompt;
 mod state;
@@ -36,23 +38,16 @@ pub use classify::{
 pub use config::{
     PERSONA_EN, PERSONA_VI, SENTENCE_KEYS, SENTENCES_EN, SENTENCES_VI, ShopConfig, ShopTexts,
 };
+pub use lifecycle::{PendingTurn, Received, answer_job, receive, run_turn};
 pub use prompt::build_request;
 pub use state::ShopState;
 
-use crate::boundary::{
-    ChatModel, Clock, ConversationStore, EmbedQueue, Embedder, Ids, LogRecord, Logger, TurnStart,
-    VectorIndex, WarrantyRecords,
-};
+use crate::boundary::{Clock, ConversationStore, EmbedQueue, Ids, Logger};
 use crate::chat::Usage;
-use crate::conversation::{
-    Conversation, EmbedJob, Language, MessageKind, Metadata, Role, Scope, StoredMessage,
-};
-use crate::error::{Error, InvalidMessage};
-use crate::graph::{END, Graph, GraphError, Next, Node};
+use crate::conversation::{Conversation, Language, MessageKind, Metadata, Role, StoredMessage};
+use crate::error::Error;
+use crate::graph::{END, Graph, Next, Node};
 use crate::intent::Intent;
-use crate::language;
-use crate::turn::{TurnEvent, TurnInput, TurnSink};
-use nodes::ShopFlow;
 
 /// The nodes of the `shop` graph, named as in seed 000.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -194,16 +189,16 @@ pub async fn create_conversation<M, S: ConversationStore, E, V, W>(
         .create_conversation(&conversation)
         .await
         .map_err(Error::Store)?;
-    let greeting = StoredMessage {
+    let mut greeting = StoredMessage {
         id: services.ids.new_id(),
-        seq: 1,
+        seq: 0,
         role: Role::Assistant,
         kind: MessageKind::Greeting,
         content: config.greeting(language).into(),
         metadata: Metadata::new(),
         created_at: now,
     };
-    services
+    greeting.seq = services
         .store
         .append_message(conversation.scope(), &greeting)
         .await
@@ -232,151 +227,4 @@ pub struct TurnOutcome {
     pub route: Vec<&'static str>,
     /// Tokens the model used, when it was called and reported them.
     pub usage: Option<Usage>,
-}
-
-/// Runs one turn: node 1 (store the visitor's message), then the graph from `classify`.
-///
-/// Emits `Started`, the reply's `Chunk`s, and exactly one terminal event into `sink`
-/// (see [`turn`](crate::turn)). On error the `Failed` event has already been emitted.
-pub async fn run_turn<M, S, E, V, W>(
-    services: &ShopServices<'_, M, S, E, V, W>,
-    config: &ShopConfig,
-    input: &TurnInput,
-    sink: &mut dyn TurnSink,
-) -> Result<TurnOutcome, Error>
-where
-    M: ChatModel,
-    S: ConversationStore,
-    E: Embedder,
-    V: VectorIndex,
-    W: WarrantyRecords,
-{
-    let result = turn(services, config, input, sink).await;
-    match &result {
-        Ok(outcome) => sink.emit(TurnEvent::Completed {
-            message_id: outcome.reply.id.clone(),
-            kind: outcome.reply.kind,
-            intent: Some(outcome.intent.as_str()),
-            confidence: Some(outcome.confidence),
-            usage: outcome.usage,
-        }),
-        Err(error) => sink.emit(TurnEvent::Failed {
-            code: error.code(),
-            message: error.public_message(),
-        }),
-    }
-    result
-}
-
-async fn turn<M, S, E, V, W>(
-    services: &ShopServices<'_, M, S, E, V, W>,
-    config: &ShopConfig,
-    input: &TurnInput,
-    sink: &mut dyn TurnSink,
-) -> Result<TurnOutcome, Error>
-where
-    M: ChatModel,
-    S: ConversationStore,
-    E: Embedder,
-    V: VectorIndex,
-    W: WarrantyRecords,
-{
-    // Node 1: receive.
-    let text = input.text.trim();
-    if text.is_empty() {
-        return Err(Error::InvalidMessage(InvalidMessage::Empty));
-    }
-    if text.chars().count() > config.max_message_chars {
-        return Err(Error::InvalidMessage(InvalidMessage::TooLong {
-            max_chars: config.max_message_chars,
-        }));
-    }
-    let scope = Scope::new(&input.site_id, &input.conversation_id);
-    let store = services.store;
-
-    // The visitor's message is stored first, whatever happens next: one store call loads
-    // the conversation and its history and appends the message.
-    let now = services.clock.now_ms();
-    let draft = StoredMessage {
-        id: services.ids.new_id(),
-        seq: 0,
-        role: Role::User,
-        kind: MessageKind::Text,
-        content: text.into(),
-        metadata: Metadata::new(),
-        created_at: now,
-    };
-    let TurnStart {
-        conversation,
-        mut history,
-        message,
-        retrievable,
-    } = store
-        .start_turn(scope, draft, config.history_window)
-        .await
-        .map_err(Error::Store)?
-        .ok_or(Error::ConversationNotFound)?;
-    services.queue.enqueue(embed_job(scope, &message));
-    let user_message_id = message.id.clone();
-    let reply_id = services.ids.new_id();
-    sink.emit(TurnEvent::Started {
-        conversation_id: input.conversation_id.clone(),
-        user_message_id: user_message_id.clone(),
-        message_id: reply_id.clone(),
-    });
-
-    // The language: detected from the visitor's first message, or explicitly asked for.
-    let first_user_message = !history.iter().any(|m| m.role == Role::User);
-    let detected = if first_user_message {
-        language::detect(text)
-    } else {
-        conversation.language
-    };
-    let language = language::requested(text).unwrap_or(detected);
-    history.push(message);
-
-    // Nodes 2–4: the graph.
-    let mut state = ShopState::new(scope, conversation.user_id, language, history, now);
-    state.reply_id = reply_id;
-    state.retrievable = retrievable;
-    let mut flow = ShopFlow {
-        services,
-        config,
-        sink,
-    };
-    let trace = graph().run(&mut flow, &mut state).await;
-    // A changed language is remembered after the answer, off the time-to-first-token path
-    // (and also when the answer failed: the visitor's message was stored). Best effort: the
-    // answer is already streamed and stored, so a failure here is logged, not the turn's.
-    if language != conversation.language
-        && let Err(error) = store.set_language(scope, language).await
-    {
-        services.logger.log(&LogRecord::Warning {
-            conversation_id: scope.conversation_id,
-            code: "language_not_saved",
-            detail: &error.detail,
-        });
-    }
-    let trace = trace?;
-    let reply = state
-        .reply
-        .ok_or(Error::Graph(GraphError::MissingOutput { what: "a reply" }))?;
-    Ok(TurnOutcome {
-        user_message_id,
-        reply,
-        intent: state.intent,
-        confidence: state.intent_confidence,
-        language,
-        route: trace.names(),
-        usage: state.usage,
-    })
-}
-
-fn embed_job(scope: Scope<'_>, message: &StoredMessage) -> EmbedJob {
-    EmbedJob {
-        site_id: scope.site_id.into(),
-        conversation_id: scope.conversation_id.into(),
-        message_id: message.id.clone(),
-        text: message.content.clone(),
-    }
 }

@@ -27,6 +27,9 @@ pub(crate) struct ShopFlow<'a, 'k, M, S, E, V, W> {
     pub(crate) services: &'a ShopServices<'a, M, S, E, V, W>,
     pub(crate) config: &'a ShopConfig,
     pub(crate) sink: &'k mut dyn TurnSink,
+    /// Store the text streamed before a model failure (marked incomplete): a streamed
+    /// turn's visitor saw it; nobody saw a background attempt's.
+    pub(crate) keep_partial: bool,
 }
 
 impl<M, S, E, V, W> Flow for ShopFlow<'_, '_, M, S, E, V, W>
@@ -202,9 +205,9 @@ where
 
     /// Node 4: build the prompt, stream the model's answer, store it.
     ///
-    /// If the model fails, the visitor's message stays stored; any partial text is stored
-    /// with metadata `incomplete: true` and `error` (and is left out of later prompts), and
-    /// the turn fails.
+    /// If the model fails, the visitor's message stays stored; any partial text a visitor
+    /// saw is stored with metadata `incomplete: true` and `error` (and is left out of later
+    /// prompts), and the turn fails.
     async fn respond_stream(&mut self, state: &mut ShopState) -> Result<(), Error> {
         let request = build_request(self.config, state);
         let mut answer = String::new();
@@ -258,7 +261,7 @@ where
             );
         }
         if let Some(error) = failure {
-            if !answer.is_empty() {
+            if !answer.is_empty() && self.keep_partial {
                 metadata.insert("incomplete".into(), true.into());
                 metadata.insert("error".into(), error.code().into());
                 // Best effort: the turn fails with the model's error whatever happens here.
@@ -285,7 +288,9 @@ where
         metadata
     }
 
-    /// Stores an assistant message of this turn (and queues its embedding when `embed`).
+    /// Stores this turn's reply (and queues its embedding when `embed`). Its position in
+    /// the conversation is taken now, so turns running at once in the conversation each
+    /// store theirs; a retry that superseded this attempt makes it a conflict.
     async fn store(
         &mut self,
         state: &mut ShopState,
@@ -294,18 +299,19 @@ where
         metadata: Metadata,
         embed: bool,
     ) -> Result<StoredMessage, Error> {
-        let message = StoredMessage {
+        let mut message = StoredMessage {
             id: state.reply_id.clone(),
-            seq: state.next_seq(),
+            seq: 0,
             role: Role::Assistant,
             kind,
             content,
             metadata,
             created_at: self.services.clock.now_ms(),
         };
-        self.services
+        message.seq = self
+            .services
             .store
-            .append_message(state.scope(), &message)
+            .append_reply(state.scope(), &state.user_message_id, &message)
             .await
             .map_err(Error::Store)?;
         if embed {

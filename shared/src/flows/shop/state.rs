@@ -48,6 +48,8 @@ pub struct ShopState {
     pub retrievable: bool,
     /// Whether the `retrieve` node ran.
     pub retrieval_ran: bool,
+    /// The visitor's current message's id (the turn's reply answers it).
+    pub user_message_id: String,
     /// The id the assistant's reply is stored under (minted when the turn starts).
     pub reply_id: String,
     /// Tokens the model used, when it reported them.
@@ -84,6 +86,7 @@ impl ShopState {
             retrieved: Vec::new(),
             retrievable: true,
             retrieval_ran: false,
+            user_message_id: String::new(),
             reply_id: String::new(),
             usage: None,
             reply: None,
@@ -107,11 +110,6 @@ impl ShopState {
     pub fn history_before_current(&self) -> &[StoredMessage] {
         let end = self.chat_history.len().saturating_sub(1);
         &self.chat_history[..end]
-    }
-
-    /// The sequence number the next stored message takes.
-    pub fn next_seq(&self) -> u64 {
-        self.chat_history.last().map_or(1, |m| m.seq + 1)
     }
 
     /// Whether node 2 decided to ask a clarifying question.

@@ -1,0 +1,187 @@
+//! Background turns (`Prefer: respond-async`) through the `TURN_QUEUE` Cloudflare Queue,
+//! produced and consumed by this Worker, instead of `wait_until` (which the platform cuts
+//! off about 30 s after the response).
+//!
+//! The route stores the visitor's message and sends a [`TurnJob`]; the consumer answers it
+//! with the core's [`shop::answer_job`], which does nothing when the reply is already
+//! stored or a retry superseded the job, so a job delivered twice is answered once.
+//!
+//! Retries: a transient failure re-sends the job with the next attempt number after
+//! `TURN_RETRY_BASE_SECONDS` × 2^attempt; the last of `TURN_MAX_ATTEMPTS` marks the
+//! visitor's message (`answer_failed`, the error's code). An invocation that dies mid-turn
+//! is not acknowledged, so the platform delivers the job again (the queue's
+//! `max_retries`); a job that exhausts those lands on the dead-letter queue, whose consumer
+//! marks the visitor's message `answer_failed: "turn_abandoned"`.
+
+use concierge_core::boundary::ConversationStore;
+use concierge_core::conversation::Scope;
+use concierge_core::error::{Error, ServiceError, ServiceErrorKind};
+use concierge_core::flows::shop;
+use concierge_core::turn::TurnJob;
+use futures_util::future::join_all;
+use serde::{Deserialize, Serialize};
+use worker::{Env, Message, MessageBatch, MessageBuilder, MessageExt};
+
+use super::d1_store::D1Store;
+use super::queue::var_u32;
+use super::services::Services;
+use crate::site;
+
+/// The turn queue's name (`wrangler.toml`).
+pub(crate) const QUEUE: &str = "concierge-turns";
+/// Its dead-letter queue's name (`wrangler.toml`).
+pub(crate) const DEAD_LETTER_QUEUE: &str = "concierge-turns-failed";
+
+/// One queue message: a job and its attempt (0 for the first).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct TurnMessage {
+    pub job: TurnJob,
+    pub attempt: u32,
+}
+
+/// Send `job`'s attempt `attempt`, delayed by `delay_seconds`.
+pub(crate) async fn send(
+    env: &Env,
+    job: TurnJob,
+    attempt: u32,
+    delay_seconds: u32,
+) -> worker::Result<()> {
+    let mut message = MessageBuilder::new(TurnMessage { job, attempt });
+    if delay_seconds > 0 {
+        message = message.delay_seconds(delay_seconds);
+    }
+    env.queue("TURN_QUEUE")?.send(message.build()).await
+}
+
+/// Attempts and backoff of background turns.
+#[derive(Debug, Clone, Copy)]
+struct Retry {
+    max_attempts: u32,
+    base_delay: u32,
+}
+
+/// The turn queue's consumer: the batch's jobs run concurrently; each is acknowledged,
+/// re-sent for a later attempt, or left to the platform to deliver again.
+pub(crate) async fn consume<T>(batch: &MessageBatch<T>, env: &Env) {
+    let retry = Retry {
+        max_attempts: var_u32(env, "TURN_MAX_ATTEMPTS", 3).max(1),
+        base_delay: var_u32(env, "TURN_RETRY_BASE_SECONDS", 2),
+    };
+    let messages = typed(batch);
+    join_all(messages.iter().map(|m| settle(env, retry, m))).await;
+}
+
+/// The dead-letter queue's consumer: jobs whose invocations kept dying are marked failed.
+pub(crate) async fn consume_dead_letters<T>(batch: &MessageBatch<T>, env: &Env) {
+    for message in typed(batch) {
+        if mark_failed(env, &message.body().job, "turn_abandoned").await {
+            log(
+                "turn abandoned",
+                message.body(),
+                "its deliveries are exhausted",
+            );
+            message.ack();
+        } else {
+            message.retry();
+        }
+    }
+}
+
+/// The batch's messages with their bodies (a malformed one is logged and acknowledged).
+fn typed<T>(batch: &MessageBatch<T>) -> Vec<Message<TurnMessage>> {
+    batch
+        .raw_iter()
+        .filter_map(|raw| match Message::<TurnMessage>::try_from(raw) {
+            Ok(message) => Some(message),
+            Err(err) => {
+                let line = serde_json::json!({"level": "error", "msg": "malformed turn job", "detail": err.to_string()});
+                worker::console_error!("{line}");
+                None
+            }
+        })
+        .collect()
+}
+
+/// Run one job and settle its message.
+async fn settle(env: &Env, retry: Retry, message: &Message<TurnMessage>) {
+    let TurnMessage { job, attempt } = message.body().clone();
+    let last = attempt + 1 >= retry.max_attempts;
+    let outcome = answer(env, &job, last).await;
+    let current = message.body();
+    match outcome {
+        Ok(Some(reply_id)) => log("turn answered", current, &reply_id),
+        Ok(None) => log("turn skipped", current, "answered, superseded or gone"),
+        Err(error) if error.is_transient() && !last => {
+            log("turn retry", current, &error.to_string());
+            let delay = retry.base_delay.saturating_mul(1 << attempt.min(10));
+            if let Err(err) = send(env, job, attempt + 1, delay).await {
+                // Not re-sent: the platform delivers this attempt again.
+                log("turn retry not queued", current, &err.to_string());
+                message.retry();
+                return;
+            }
+        }
+        Err(error) => log("turn failed", current, &error.to_string()),
+    }
+    message.ack();
+}
+
+/// Answer `job` with its site's services; the stored reply's id, or `None` when there was
+/// nothing to do. A failure before the core runs (site lookup, bindings) on the last
+/// attempt is marked here; the core marks its own.
+async fn answer(env: &Env, job: &TurnJob, last: bool) -> Result<Option<String>, Error> {
+    let services = match site::find_by_id(env, &job.site_id).await {
+        // A site deleted meanwhile ends its jobs.
+        Ok(None) => return Ok(None),
+        Ok(Some(site)) => Services::new(env, &site).map_err(|e| e.to_string()),
+        Err(err) => Err(format!("site lookup: {err:?}")),
+    };
+    let services = match services {
+        Ok(services) => services,
+        Err(detail) => {
+            let error = Error::Store(ServiceError::new(ServiceErrorKind::Unavailable, detail));
+            if last {
+                mark_failed(env, job, error.code()).await;
+            }
+            return Err(error);
+        }
+    };
+    let outcome = shop::answer_job(&services.shop(), &services.config, job, last).await;
+    // The reply's embedding job.
+    services.queue_flush().await;
+    outcome.map(|o| o.map(|o| o.reply.id))
+}
+
+/// Marks `job`'s visitor message `answer_failed: code`; whether that worked.
+async fn mark_failed(env: &Env, job: &TurnJob, code: &str) -> bool {
+    let scope = Scope::new(&job.site_id, &job.conversation_id);
+    let marked = match env.d1("DB") {
+        Ok(db) => D1Store::new(db)
+            .mark_answer_failed(scope, &job.user_message_id, &job.message_id, code)
+            .await
+            .map_err(|e| e.to_string()),
+        Err(err) => Err(err.to_string()),
+    };
+    if let Err(detail) = &marked {
+        let line = serde_json::json!({
+            "level": "error", "msg": "turn failure not marked", "site": job.site_id,
+            "conversation_id": job.conversation_id, "message_id": job.message_id,
+            "detail": detail,
+        });
+        worker::console_error!("{line}");
+    }
+    marked.is_ok()
+}
+
+fn log(msg: &str, message: &TurnMessage, detail: &str) {
+    let line = serde_json::json!({
+        "level": if msg == "turn answered" || msg == "turn skipped" { "info" } else { "warn" },
+        "msg": msg,
+        "site": message.job.site_id,
+        "conversation_id": message.job.conversation_id,
+        "message_id": message.job.message_id,
+        "attempt": message.attempt,
+        "detail": detail,
+    });
+    worker::console_log!("{line}");
+}
