@@ -5,6 +5,7 @@
 mod browser;
 mod conversations;
 mod faults;
+mod hardening_data;
 mod isolation;
 mod platform;
 mod real_model;
