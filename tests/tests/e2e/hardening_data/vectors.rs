@@ -50,8 +50,8 @@ fn a_document_deleted_while_it_is_being_indexed_is_never_retrieved() {
     let worker = Worker::shared();
     let upstream = ScriptedUpstream::start();
     // The deleted document's embedding is answered late: its indexing job is in flight
-    // when the DELETE arrives.
-    let delay = Duration::from_secs(3);
+    // when the DELETE arrives (within the tests' 3 s upstream deadline).
+    let delay = Duration::from_secs(2);
     upstream.delay_embeddings_containing("NUMBAT", delay);
     let site = site_with_upstream(worker, "Race shop", &upstream.base_url, false);
     let (status, body) = put_document(
