@@ -50,25 +50,19 @@ fn an_injected_passage_reaches_the_model_only_inside_the_quoted_data_block() {
         .expect("system prompt")
         .to_string();
 
-    // Exactly one block, opened before it is closed.
-    assert_eq!(
-        system.matches(BEGIN).count(),
-        1,
-        "one opening marker:\n{system}"
-    );
-    assert_eq!(
-        system.matches(END).count(),
-        1,
-        "one closing marker:\n{system}"
-    );
-    let (begin, end) = (
-        system.find(BEGIN).unwrap_or(0),
-        system.find(END).unwrap_or(0),
-    );
+    // Exactly one block: one line opening it, one line closing it, in that order.
+    let lines: Vec<&str> = system.lines().collect();
+    let at = |marker: &str| -> Vec<usize> {
+        let found: Vec<usize> = (0..lines.len()).filter(|&i| lines[i] == marker).collect();
+        assert_eq!(found.len(), 1, "one {marker} line:\n{system}");
+        found
+    };
+    let (begin, end) = (at(BEGIN)[0], at(END)[0]);
     assert!(begin < end, "the block opens before it closes:\n{system}");
-    let inside = &system[begin + BEGIN.len()..end];
-    let outside = format!("{}{}", &system[..begin], &system[end + END.len()..]);
-    // The passage — injection included — is inside, and nothing of it is outside.
+    let inside = lines[begin + 1..end].join("\n");
+    let outside = [&lines[..begin], &lines[end + 1..]].concat().join("\n");
+    // The passage — injection included — is inside, and nothing of it is outside; no
+    // marker look-alike from the passage survives inside.
     assert!(
         inside.contains("QUOKKA-7"),
         "the passage is in the block:\n{system}"
@@ -77,18 +71,23 @@ fn an_injected_passage_reaches_the_model_only_inside_the_quoted_data_block() {
         inside.contains(INJECTION),
         "the injection is quoted in the block:\n{system}"
     );
+    assert!(
+        !inside.contains(BEGIN) && !inside.contains(END),
+        "no marker inside the block:\n{system}"
+    );
     for word in ["QUOKKA-7", INJECTION, "SYSTEM:"] {
         assert!(
             !outside.contains(word),
             "{word:?} outside the block:\n{system}"
         );
     }
-    // The prompt says, before the block, that it is data and not instructions.
+    // The line before the block says it is data and not instructions.
     let declared = fixed_sentence("shop_fixed_vi.md", "prompt.passages")
         .replace("{begin}", BEGIN)
         .replace("{end}", END);
-    assert!(
-        system[..begin].trim_end().ends_with(declared.as_str()),
+    assert_eq!(
+        lines[begin.saturating_sub(1)],
+        declared,
         "the declaration precedes the block:\n{system}"
     );
     // No other message carries the passage either.
