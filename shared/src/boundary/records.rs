@@ -88,7 +88,7 @@ impl CalendarDate {
 
 /// Whether `year` has a 29 February.
 fn is_leap_year(year: u16) -> bool {
-    (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
+    (year.is_multiple_of(4) && !year.is_multiple_of(100)) || year.is_multiple_of(400)
 }
 
 /// The number of days in `month` of `year` (0 for a month that does not exist).
