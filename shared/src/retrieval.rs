@@ -42,6 +42,14 @@ use crate::normalize::{for_each_word, for_each_word_hash, word_hash};
 /// Words per chunk: about 200–512 model tokens for Vietnamese or English text.
 pub const CHUNK_WORDS: usize = 300;
 
+/// The longest knowledge document, in characters (Unicode scalar values).
+pub const MAX_DOCUMENT_CHARS: usize = 30_000;
+
+/// The most chunks a document can have: words are separated by whitespace, so a text has
+/// at most half as many words as characters (rounded up). Deleting a document's chunks
+/// `0..MAX_DOCUMENT_CHUNKS` deletes every vector any version of it can have written.
+pub const MAX_DOCUMENT_CHUNKS: usize = MAX_DOCUMENT_CHARS.div_ceil(2).div_ceil(CHUNK_WORDS);
+
 /// Where a passage comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PassageSource {
@@ -112,9 +120,20 @@ pub fn document_vector_parent(site_id: &str, document_id: &str) -> String {
     parent
 }
 
-/// The ids of chunks `0..count` of a document: what to delete with it.
+/// The ids of chunks `0..count` of a document.
 pub fn document_chunk_ids(site_id: &str, document_id: &str, count: usize) -> Vec<String> {
     stale_chunk_ids(&document_vector_parent(site_id, document_id), count, 0)
+}
+
+/// The ids of chunks `chunks..MAX_DOCUMENT_CHUNKS` of a document: after indexing it into
+/// `chunks` chunks, every id an earlier version (or an earlier document of the same id)
+/// may have left — whatever was recorded about it.
+pub fn document_stale_ids(site_id: &str, document_id: &str, chunks: usize) -> Vec<String> {
+    stale_chunk_ids(
+        &document_vector_parent(site_id, document_id),
+        MAX_DOCUMENT_CHUNKS,
+        chunks,
+    )
 }
 
 /// The ids chunks `0..count` of a document had before migration 0007
@@ -130,9 +149,6 @@ pub fn legacy_document_chunk_ids(site_id: &str, document_id: &str, count: usize)
 /// The ids of chunks `new_count..old_count` of `parent_id`: what to delete after
 /// re-indexing a text that shrank (or with `new_count = 0`, after deleting it).
 pub fn stale_chunk_ids(parent_id: &str, old_count: usize, new_count: usize) -> Vec<String> {
-    if new_count >= old_count {
-        return Vec::new();
-    }
     (new_count..old_count)
         .map(|index| chunk_id(parent_id, index))
         .collect()
@@ -233,8 +249,8 @@ pub async fn index_messages<E: Embedder, V: VectorIndex>(
 }
 
 /// Embeds and upserts one knowledge document of a site under
-/// [`document_vector_parent`]. Returns the number of chunks (delete
-/// [`stale_chunk_ids`] when it shrank).
+/// [`document_vector_parent`]. Returns the number of chunks (then delete
+/// [`document_stale_ids`]: chunks an earlier, longer version left).
 pub async fn index_document<E: Embedder, V: VectorIndex>(
     embedder: &E,
     index: &V,
@@ -422,6 +438,17 @@ mod tests {
             document_vector_parent(site, "faq"),
             document_vector_parent(site, "faq")
         );
+    }
+
+    #[test]
+    fn the_longest_document_fits_the_chunk_bound() {
+        assert_eq!(MAX_DOCUMENT_CHUNKS, 50);
+        let densest = "a ".repeat(MAX_DOCUMENT_CHARS / 2);
+        assert_eq!(densest.chars().count(), MAX_DOCUMENT_CHARS);
+        assert_eq!(chunks(&densest).len(), MAX_DOCUMENT_CHUNKS);
+        let stale = document_stale_ids("s1", "faq", 48);
+        assert_eq!(stale.len(), 2);
+        assert!(stale[1].ends_with("#chunk_49"));
     }
 
     #[test]

@@ -1,10 +1,11 @@
 //! Knowledge documents in D1 (`knowledge_documents`): what the knowledge routes and the
 //! indexing consumer read and write, and which vector ids each document owns.
 //!
-//! A document owns chunks `0..chunk_count` under [`retrieval::document_chunk_ids`] and,
-//! from before migration 0007, chunks `0..legacy_chunk_count` under
-//! [`retrieval::legacy_document_chunk_ids`]; the legacy ones are deleted with the document
-//! or when it is next indexed.
+//! A document's vectors are its chunks under [`retrieval::document_chunk_ids`] — deleted
+//! as the whole range a document can have ([`retrieval::MAX_DOCUMENT_CHUNKS`]), so no
+//! version's vectors survive whatever was recorded — and, from before migration 0007,
+//! chunks `0..legacy_chunk_count` under [`retrieval::legacy_document_chunk_ids`], deleted
+//! with the document or when it is next indexed.
 
 use concierge_core::retrieval;
 use serde::Deserialize;
@@ -22,22 +23,14 @@ pub(crate) struct Documents {
 pub(crate) struct StoredDocument {
     pub title: String,
     pub content: String,
-    chunk_count: f64,
     legacy_chunk_count: f64,
 }
 
-/// The chunk counts of a stored document.
-#[derive(Debug, Deserialize)]
-struct Counts {
-    chunk_count: f64,
-    legacy_chunk_count: f64,
-}
-
-impl Counts {
-    /// Every vector id the document owns.
-    fn vector_ids(&self, site_id: &str, document_id: &str) -> Vec<String> {
-        let mut ids =
-            retrieval::document_chunk_ids(site_id, document_id, self.chunk_count as usize);
+impl StoredDocument {
+    /// The ids to delete after indexing this version into `chunks` chunks: any higher
+    /// chunk, and the legacy ids.
+    pub(crate) fn stale_ids(&self, site_id: &str, document_id: &str, chunks: usize) -> Vec<String> {
+        let mut ids = retrieval::document_stale_ids(site_id, document_id, chunks);
         ids.extend(retrieval::legacy_document_chunk_ids(
             site_id,
             document_id,
@@ -47,20 +40,16 @@ impl Counts {
     }
 }
 
-impl StoredDocument {
-    /// The ids to delete after indexing this version into `chunks` chunks: chunks left
-    /// over from a longer previous version (or written by an earlier round, `written`),
-    /// and the legacy ids.
-    pub(crate) fn stale_ids(
-        &self,
-        site_id: &str,
-        document_id: &str,
-        chunks: usize,
-        written: usize,
-    ) -> Vec<String> {
-        let parent = retrieval::document_vector_parent(site_id, document_id);
-        let old = (self.chunk_count as usize).max(written);
-        let mut ids = retrieval::stale_chunk_ids(&parent, old, chunks);
+/// What a stored document records about its vectors.
+#[derive(Debug, Deserialize)]
+struct Owned {
+    legacy_chunk_count: f64,
+}
+
+impl Owned {
+    /// Every vector id the document can own.
+    fn vector_ids(&self, site_id: &str, document_id: &str) -> Vec<String> {
+        let mut ids = retrieval::document_stale_ids(site_id, document_id, 0);
         ids.extend(retrieval::legacy_document_chunk_ids(
             site_id,
             document_id,
@@ -114,41 +103,40 @@ impl Documents {
         Ok(())
     }
 
-    /// Every vector id the document owns now; `None` when it does not exist.
+    /// Every vector id the document can own; `None` when it does not exist.
     pub(crate) async fn vector_ids(
         &self,
         site_id: &str,
         id: &str,
     ) -> worker::Result<Option<Vec<String>>> {
-        let counts = self
+        let owned = self
             .db
             .prepare(
-                "SELECT chunk_count, legacy_chunk_count FROM knowledge_documents \
-                 WHERE site_id = ?1 AND id = ?2",
+                "SELECT legacy_chunk_count FROM knowledge_documents WHERE site_id = ?1 AND id = ?2",
             )
             .bind(&[site_id.into(), id.into()])?
-            .first::<Counts>(None)
+            .first::<Owned>(None)
             .await?;
-        Ok(counts.map(|c| c.vector_ids(site_id, id)))
+        Ok(owned.map(|o| o.vector_ids(site_id, id)))
     }
 
-    /// Delete the document; the vector ids it owned at that moment, or `None` when it did
-    /// not exist.
+    /// Delete the document; every vector id it could own at that moment, or `None` when it
+    /// did not exist.
     pub(crate) async fn delete(
         &self,
         site_id: &str,
         id: &str,
     ) -> worker::Result<Option<Vec<String>>> {
-        let counts = self
+        let owned = self
             .db
             .prepare(
                 "DELETE FROM knowledge_documents WHERE site_id = ?1 AND id = ?2 \
-                 RETURNING chunk_count, legacy_chunk_count",
+                 RETURNING legacy_chunk_count",
             )
             .bind(&[site_id.into(), id.into()])?
-            .first::<Counts>(None)
+            .first::<Owned>(None)
             .await?;
-        Ok(counts.map(|c| c.vector_ids(site_id, id)))
+        Ok(owned.map(|o| o.vector_ids(site_id, id)))
     }
 
     /// The document's stored version, for indexing.
@@ -159,7 +147,7 @@ impl Documents {
     ) -> worker::Result<Option<StoredDocument>> {
         self.db
             .prepare(
-                "SELECT title, content, chunk_count, legacy_chunk_count FROM knowledge_documents \
+                "SELECT title, content, legacy_chunk_count FROM knowledge_documents \
                  WHERE site_id = ?1 AND id = ?2",
             )
             .bind(&[site_id.into(), id.into()])?

@@ -4,8 +4,8 @@
 //! The consumer embeds the text's chunks and upserts them under idempotent ids (see
 //! [`retrieval`]), deleting chunks left over from a longer previous version. What it
 //! wrote for a message or document deleted (or, for a document, replaced) while it was
-//! being indexed is deleted again, so no vector outlives its text. A failure is retried by re-sending the job with the
-//! next attempt number and an exponential delay (`EMBED_RETRY_BASE_SECONDS` × 2^attempt);
+//! being indexed is deleted again, so no vector outlives its text. A failure is retried
+//! by re-sending the job with the next attempt number and an exponential delay (`EMBED_RETRY_BASE_SECONDS` × 2^attempt);
 //! after `EMBED_MAX_ATTEMPTS` a message is marked `embed_failed: true` in its metadata.
 
 use std::collections::BTreeMap;
@@ -281,15 +281,14 @@ async fn index_document(
     else {
         return Ok(0);
     };
-    // Chunks this job has written under the document's vector ids.
-    let mut written = 0;
     for _ in 0..DOCUMENT_ROUNDS {
         let Some(doc) = documents
             .load(site_id, document_id)
             .await
             .map_err(|e| e.to_string())?
         else {
-            let ids = retrieval::document_chunk_ids(site_id, document_id, written);
+            // Deleted, before or while this job wrote: delete whatever it may have written.
+            let ids = retrieval::document_stale_ids(site_id, document_id, 0);
             vectors.delete(&ids).await.map_err(|e| e.to_string())?;
             return Ok(0);
         };
@@ -303,8 +302,7 @@ async fn index_document(
         )
         .await
         .map_err(|e| format!("{e:?}"))?;
-        written = written.max(chunks);
-        let stale = doc.stale_ids(site_id, document_id, chunks, written);
+        let stale = doc.stale_ids(site_id, document_id, chunks);
         vectors.delete(&stale).await.map_err(|e| e.to_string())?;
         if documents
             .record_indexed(site_id, document_id, &doc, chunks)

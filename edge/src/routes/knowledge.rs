@@ -3,7 +3,7 @@
 //! through the queue; deleting one deletes its vectors.
 
 use concierge_core::boundary::VectorIndex;
-use concierge_core::retrieval;
+use concierge_core::retrieval::{self, MAX_DOCUMENT_CHARS};
 use serde::Deserialize;
 use worker::{Env, Request, Response};
 
@@ -12,9 +12,6 @@ use crate::bindings::queue::{self, IndexJob, QueueMessage};
 use crate::bindings::vectors::Vectors;
 use crate::routes::body;
 use crate::{ApiError, auth, now_ms};
-
-/// Largest document, in characters (the request body is capped at 32 KB anyway).
-const MAX_DOCUMENT_CHARS: usize = 30_000;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
