@@ -286,7 +286,7 @@ pub(crate) async fn delete(
         .vectors
         .delete(&ids)
         .await
-        .map_err(ApiError::store)?;
+        .map_err(|e| ApiError::from(concierge_core::error::Error::VectorIndex(e)))?;
     let owned = services
         .store
         .delete_conversation(scope)

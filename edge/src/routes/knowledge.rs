@@ -85,7 +85,10 @@ pub(crate) async fn delete(
         .vector_ids(site_id, document_id)
         .await?
         .ok_or(ApiError::NotFound)?;
-    vectors.delete(&ids).await.map_err(ApiError::store)?;
+    vectors
+        .delete(&ids)
+        .await
+        .map_err(|e| ApiError::from(concierge_core::error::Error::VectorIndex(e)))?;
     if let Some(owned) = documents.delete(site_id, document_id).await?
         && let Err(err) = vectors.delete(&owned).await
     {
