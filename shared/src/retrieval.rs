@@ -11,20 +11,29 @@
 //! | `message_id`      |                      | ✓                  |
 //! | `text`            | ✓                    | ✓                  |
 //!
-//! Vector ids are `{message_id}#chunk_{i}` (message ids are unique) and
-//! `{site_id}/{document_id}#chunk_{i}` (document ids are unique per site only), so upserts
-//! are idempotent and sites never overwrite each other's vectors. (Vectorize caps ids at 64
-//! bytes: keep site and document ids short.) A query runs twice — the site's knowledge, then this conversation's memory
+//! Vector ids are `{parent}#chunk_{i}`, where the parent is the message id (message ids
+//! are unique) or, for a knowledge document, `doc_` and 40 hex digits of a SHA-256 of its
+//! site and document ids ([`document_vector_parent`]; document ids are unique per site
+//! only). Upserts are idempotent, sites never overwrite each other's vectors, and every id
+//! fits Vectorize's 64 bytes whatever the lengths of site and document ids
+//! ([`MAX_VECTOR_ID_BYTES`]). Before migration 0007 a document's parent was
+//! `{site_id}/{document_id}` itself ([`legacy_document_chunk_ids`]: still deleted with the
+//! document, or when it is next indexed).
+//!
+//! A query runs twice — the site's knowledge, then this conversation's memory
 //! (Vectorize filters cannot express "or") — and the union is re-ranked by
 //! `0.75 × vector score + 0.25 × word overlap with the query`.
 
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::fmt::Write;
 use serde_json::Value;
+use sha2::{Digest, Sha256};
 
 use crate::boundary::{
-    Embedder, MetadataFilter, VectorIndex, VectorMatch, VectorQuery, VectorRecord,
+    Embedder, MAX_VECTOR_ID_BYTES, MetadataFilter, VectorIndex, VectorMatch, VectorQuery,
+    VectorRecord,
 };
 use crate::conversation::{EmbedJob, Metadata, Scope};
 use crate::error::Error;
@@ -32,6 +41,14 @@ use crate::normalize::{for_each_word, for_each_word_hash, word_hash};
 
 /// Words per chunk: about 200–512 model tokens for Vietnamese or English text.
 pub const CHUNK_WORDS: usize = 300;
+
+/// The longest knowledge document, in characters (Unicode scalar values).
+pub const MAX_DOCUMENT_CHARS: usize = 30_000;
+
+/// The most chunks a document can have: words are separated by whitespace, so a text has
+/// at most half as many words as characters (rounded up). Deleting a document's chunks
+/// `0..MAX_DOCUMENT_CHUNKS` deletes every vector any version of it can have written.
+pub const MAX_DOCUMENT_CHUNKS: usize = MAX_DOCUMENT_CHARS.div_ceil(2).div_ceil(CHUNK_WORDS);
 
 /// Where a passage comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,9 +100,50 @@ pub fn chunk_id(parent_id: &str, index: usize) -> String {
     format!("{parent_id}#chunk_{index}")
 }
 
-/// The vector-id prefix of a knowledge document: `{site_id}/{document_id}`.
+/// Hex digits of the hash in a document's vector parent (160 bits).
+const DOCUMENT_HASH_HEX: usize = 40;
+
+/// The vector-id parent of a knowledge document: `doc_` and the first 40 hex digits of
+/// the SHA-256 of the site id's length (8 bytes, big-endian), the site id and the document
+/// id — 44 bytes whatever the ids, and distinct for every pair of ids.
 pub fn document_vector_parent(site_id: &str, document_id: &str) -> String {
-    format!("{site_id}/{document_id}")
+    let mut hasher = Sha256::new();
+    hasher.update((site_id.len() as u64).to_be_bytes());
+    hasher.update(site_id.as_bytes());
+    hasher.update(document_id.as_bytes());
+    let digest = hasher.finalize();
+    let mut parent = String::with_capacity(4 + DOCUMENT_HASH_HEX);
+    parent.push_str("doc_");
+    for byte in digest.iter().take(DOCUMENT_HASH_HEX / 2) {
+        let _ = write!(parent, "{byte:02x}");
+    }
+    parent
+}
+
+/// The ids of chunks `0..count` of a document.
+pub fn document_chunk_ids(site_id: &str, document_id: &str, count: usize) -> Vec<String> {
+    stale_chunk_ids(&document_vector_parent(site_id, document_id), count, 0)
+}
+
+/// The ids of chunks `chunks..MAX_DOCUMENT_CHUNKS` of a document: after indexing it into
+/// `chunks` chunks, every id an earlier version (or an earlier document of the same id)
+/// may have left — whatever was recorded about it.
+pub fn document_stale_ids(site_id: &str, document_id: &str, chunks: usize) -> Vec<String> {
+    stale_chunk_ids(
+        &document_vector_parent(site_id, document_id),
+        MAX_DOCUMENT_CHUNKS,
+        chunks,
+    )
+}
+
+/// The ids chunks `0..count` of a document had before migration 0007
+/// (`{site_id}/{document_id}#chunk_{i}`), except those over [`MAX_VECTOR_ID_BYTES`]: no
+/// index ever held them.
+pub fn legacy_document_chunk_ids(site_id: &str, document_id: &str, count: usize) -> Vec<String> {
+    (0..count)
+        .map(|index| chunk_id(&format!("{site_id}/{document_id}"), index))
+        .filter(|id| id.len() <= MAX_VECTOR_ID_BYTES)
+        .collect()
 }
 
 /// The ids of chunks `new_count..old_count` of `parent_id`: what to delete after
@@ -191,8 +249,8 @@ pub async fn index_messages<E: Embedder, V: VectorIndex>(
 }
 
 /// Embeds and upserts one knowledge document of a site under
-/// [`document_vector_parent`]. Returns the number of chunks (delete
-/// [`stale_chunk_ids`] when it shrank).
+/// [`document_vector_parent`]. Returns the number of chunks (then delete
+/// [`document_stale_ids`]: chunks an earlier, longer version left).
 pub async fn index_document<E: Embedder, V: VectorIndex>(
     embedder: &E,
     index: &V,
@@ -346,12 +404,61 @@ mod tests {
         assert_eq!(chunk_id("m1", 0), "m1#chunk_0");
         assert_eq!(
             chunk_id(&document_vector_parent("s1", "faq"), 2),
-            "s1/faq#chunk_2"
+            "doc_738347d071e772cdc88cb25b911c61677c54c9b5#chunk_2"
         );
         assert_eq!(stale_chunk_ids("m1", 3, 1), ["m1#chunk_1", "m1#chunk_2"]);
+        assert!(stale_chunk_ids("m1", 1, 3).is_empty());
         let long = "từ ".repeat(CHUNK_WORDS + 5);
         assert_eq!(chunks(&long).len(), 2);
         assert!(chunks("   ").is_empty());
+    }
+
+    #[test]
+    fn every_document_vector_id_fits_vectorize() {
+        let site = "site_0123456789abcdef";
+        let longest = "a".repeat(40);
+        for document in ["x", "faq", longest.as_str()] {
+            let parent = document_vector_parent(site, document);
+            assert_eq!(parent.len(), 44);
+            // 30 000 characters make at most 15 000 words: 50 chunks of 300 words.
+            for id in document_chunk_ids(site, document, 10_000) {
+                assert!(id.len() <= MAX_VECTOR_ID_BYTES, "{id}");
+            }
+        }
+        // Distinct per site and per document, and stable.
+        assert_ne!(
+            document_vector_parent(site, "faq"),
+            document_vector_parent("site_other", "faq")
+        );
+        assert_ne!(
+            document_vector_parent("a/b", "c"),
+            document_vector_parent("a", "b/c")
+        );
+        assert_eq!(
+            document_vector_parent(site, "faq"),
+            document_vector_parent(site, "faq")
+        );
+    }
+
+    #[test]
+    fn the_longest_document_fits_the_chunk_bound() {
+        assert_eq!(MAX_DOCUMENT_CHUNKS, 50);
+        let densest = "a ".repeat(MAX_DOCUMENT_CHARS / 2);
+        assert_eq!(densest.chars().count(), MAX_DOCUMENT_CHARS);
+        assert_eq!(chunks(&densest).len(), MAX_DOCUMENT_CHUNKS);
+        let stale = document_stale_ids("s1", "faq", 48);
+        assert_eq!(stale.len(), 2);
+        assert!(stale[1].ends_with("#chunk_49"));
+    }
+
+    #[test]
+    fn legacy_ids_are_the_old_scheme_within_the_limit() {
+        assert_eq!(
+            legacy_document_chunk_ids("s1", "faq", 2),
+            ["s1/faq#chunk_0", "s1/faq#chunk_1"]
+        );
+        let long = "a".repeat(40);
+        assert!(legacy_document_chunk_ids("site_0123456789abcdef", &long, 3).is_empty());
     }
 
     #[test]

@@ -89,6 +89,8 @@ struct State {
     default_reply: Option<Reply>,
     recorded: Vec<Recorded>,
     embed_failures: bool,
+    /// Embedding requests with an input containing this text are answered this late.
+    embed_delay: Option<(String, Duration)>,
 }
 
 /// A scripted upstream listening on `127.0.0.1:<port>` until dropped with the process.
@@ -135,6 +137,12 @@ impl ScriptedUpstream {
     /// Make every embeddings request fail with 500.
     pub fn fail_embeddings(&self, fail: bool) {
         self.lock().embed_failures = fail;
+    }
+
+    /// Answer every embeddings request whose input contains `text` only after `delay`
+    /// (it is recorded when it arrives), to hold an indexing job in flight.
+    pub fn delay_embeddings_containing(&self, text: &str, delay: Duration) {
+        self.lock().embed_delay = Some((text.to_string(), delay));
     }
 
     /// Every request received so far.
@@ -191,7 +199,7 @@ fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let mut out = stream;
 
-    let reply = {
+    let (reply, embed_delay) = {
         let mut state = state
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -200,7 +208,12 @@ fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
             authorization,
             body: body.clone(),
         });
-        match path.as_str() {
+        let embed_delay = state
+            .embed_delay
+            .as_ref()
+            .filter(|(text, _)| body["input"].to_string().contains(text.as_str()))
+            .map(|(_, delay)| *delay);
+        let reply = match path.as_str() {
             "/v1/chat/completions" | "/api/chat" => Some(
                 state
                     .replies
@@ -210,11 +223,15 @@ fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
             ),
             _ if state.embed_failures => Some(Reply::Status(500)),
             _ => None,
-        }
+        };
+        (reply, embed_delay)
     };
     let ollama = path.starts_with("/api/");
     match (path.as_str(), reply) {
         ("/v1/embeddings" | "/api/embed", None) => {
+            if let Some(delay) = embed_delay {
+                thread::sleep(delay);
+            }
             let inputs = match &body["input"] {
                 Value::String(s) => vec![s.clone()],
                 Value::Array(items) => items

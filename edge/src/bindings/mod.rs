@@ -2,7 +2,9 @@
 //! binding) over Cloudflare D1, KV, Queues, Vectorize, the rate limiter or `fetch`;
 //! [`js_stream`] holds the byte streams of streamed bodies.
 
+pub(crate) mod d1_admin;
 pub(crate) mod d1_store;
+pub(crate) mod documents;
 pub(crate) mod js_stream;
 pub(crate) mod queue;
 pub(crate) mod rate_limit;

@@ -1,10 +1,11 @@
 //! Background indexing through the `EMBED_QUEUE` Cloudflare Queue (producer and consumer
 //! in this Worker): stored messages (conversation memory) and knowledge documents.
 //!
-//! The consumer embeds the text's chunks and upserts them under idempotent ids
-//! (`{message_id}#chunk_{i}`, `{site_id}/{document_id}#chunk_{i}`), deleting chunks left
-//! over from a longer previous version. A failure is retried by re-sending the job with the
-//! next attempt number and an exponential delay (`EMBED_RETRY_BASE_SECONDS` × 2^attempt);
+//! The consumer embeds the text's chunks and upserts them under idempotent ids (see
+//! [`retrieval`]), deleting chunks left over from a longer previous version. What it
+//! wrote for a message or document deleted (or, for a document, replaced) while it was
+//! being indexed is deleted again, so no vector outlives its text. A failure is retried
+//! by re-sending the job with the next attempt number and an exponential delay (`EMBED_RETRY_BASE_SECONDS` × 2^attempt);
 //! after `EMBED_MAX_ATTEMPTS` a message is marked `embed_failed: true` in its metadata.
 
 use std::collections::BTreeMap;
@@ -17,6 +18,7 @@ use wasm_bindgen::JsValue;
 use worker::{BatchMessageBuilder, D1Database, Env, MessageBatch, MessageExt};
 
 use super::d1_store::D1Store;
+use super::documents::Documents;
 use super::upstream::Upstream;
 use super::vectors::Vectors;
 use crate::site;
@@ -82,6 +84,7 @@ pub(crate) async fn consume(batch: MessageBatch<QueueMessage>, env: &Env) -> wor
         base_delay: var_u32(env, "EMBED_RETRY_BASE_SECONDS", 2),
     };
     let store = D1Store::new(env.d1("DB")?);
+    let knowledge = Documents::new(env.d1("DB")?);
     let vectors = Vectors::from_env(env)?;
     let mut by_site: BTreeMap<String, Vec<QueueMessage>> = BTreeMap::new();
     let messages = batch.messages()?;
@@ -119,7 +122,7 @@ pub(crate) async fn consume(batch: MessageBatch<QueueMessage>, env: &Env) -> wor
             settle(&store, &retry, message, result, &mut resend).await?;
         }
         for document in documents {
-            let result = index_document(&store, &vectors, &upstream, &document.job).await;
+            let result = index_document(&knowledge, &vectors, &upstream, &document.job).await;
             settle(&store, &retry, document, result, &mut resend).await?;
         }
     }
@@ -259,78 +262,58 @@ async fn index_messages(
     counts.into_iter().map(Ok).collect()
 }
 
-/// Index one knowledge document (its current stored version).
+/// Rounds of re-reading a document replaced while it is being indexed, before the job is
+/// retried through the queue.
+const DOCUMENT_ROUNDS: usize = 3;
+
+/// Index one knowledge document: its current stored version. The result is recorded only
+/// if that version is still the stored one; otherwise the job indexes what is stored now,
+/// or — the document deleted meanwhile — deletes what it wrote.
 async fn index_document(
-    store: &D1Store,
+    documents: &Documents,
     vectors: &Vectors,
     upstream: &Upstream,
     job: &IndexJob,
 ) -> Result<usize, String> {
-    // A document deleted meanwhile ends the job.
-    let db = store.db();
-    match job {
-        IndexJob::Message(_) => Ok(0),
-        IndexJob::Document {
+    let IndexJob::Document {
+        site_id,
+        document_id,
+    } = job
+    else {
+        return Ok(0);
+    };
+    for _ in 0..DOCUMENT_ROUNDS {
+        let Some(doc) = documents
+            .load(site_id, document_id)
+            .await
+            .map_err(|e| e.to_string())?
+        else {
+            // Deleted, before or while this job wrote: delete whatever it may have written.
+            let ids = retrieval::document_stale_ids(site_id, document_id, 0);
+            vectors.delete(&ids).await.map_err(|e| e.to_string())?;
+            return Ok(0);
+        };
+        let chunks = retrieval::index_document(
+            upstream,
+            vectors,
             site_id,
             document_id,
-        } => {
-            #[derive(Deserialize)]
-            struct Doc {
-                title: String,
-                content: String,
-                chunk_count: f64,
-            }
-            let doc = db
-                .prepare("SELECT title, content, chunk_count FROM knowledge_documents WHERE site_id = ?1 AND id = ?2")
-                .bind(&[site_id.as_str().into(), document_id.as_str().into()])
-                .map_err(|e| e.to_string())?
-                .first::<Doc>(None)
-                .await
-                .map_err(|e| e.to_string())?;
-            let Some(doc) = doc else { return Ok(0) };
-            let chunks = retrieval::index_document(
-                upstream,
-                vectors,
-                site_id,
-                document_id,
-                &doc.title,
-                &doc.content,
-            )
+            &doc.title,
+            &doc.content,
+        )
+        .await
+        .map_err(|e| format!("{e:?}"))?;
+        let stale = doc.stale_ids(site_id, document_id, chunks);
+        vectors.delete(&stale).await.map_err(|e| e.to_string())?;
+        if documents
+            .record_indexed(site_id, document_id, &doc, chunks)
             .await
-            .map_err(|e| format!("{e:?}"))?;
-            let parent = format!("{site_id}/{document_id}");
-            let stale: Vec<String> = (chunks..doc.chunk_count as usize)
-                .map(|i| retrieval::chunk_id(&parent, i))
-                .collect();
-            vectors.delete(&stale).await.map_err(|e| e.to_string())?;
-            set_chunks(
-                db,
-                "UPDATE knowledge_documents SET chunk_count = ?3, index_status = 'done' \
-                 WHERE site_id = ?1 AND id = ?2",
-                &[site_id.as_str().into(), document_id.as_str().into()],
-                chunks,
-            )
-            .await?;
-            Ok(chunks)
+            .map_err(|e| e.to_string())?
+        {
+            return Ok(chunks);
         }
     }
-}
-
-async fn set_chunks(
-    db: &D1Database,
-    sql: &str,
-    params: &[JsValue],
-    chunks: usize,
-) -> Result<(), String> {
-    let mut params = params.to_vec();
-    params.push(JsValue::from_f64(chunks as f64));
-    db.prepare(sql)
-        .bind(&params)
-        .map_err(|e| e.to_string())?
-        .run()
-        .await
-        .map_err(|e| e.to_string())?;
-    Ok(())
+    Err("the document kept changing while it was indexed".into())
 }
 
 async fn mark_failed(db: &D1Database, job: &IndexJob) -> worker::Result<()> {

@@ -5,10 +5,16 @@
 //! `js_sys` (`upsert`, `query`, `deleteByIds`). The local path keeps vectors in the
 //! `local_vectors` table, reads the rows a query can match (filtered in SQL by site,
 //! source and conversation) and ranks them by cosine similarity in the Worker — fine for a
-//! development data set, and behind the same trait.
+//! development data set, and behind the same trait. Both refuse ids over 64 bytes.
+//!
+//! Whatever the backend answers, a query returns only what it may ([`VectorQuery::admit`]:
+//! the query's site and filter, re-checked here) and only vectors whose message or
+//! document still exists in D1 ([`live`]): deleted content is never retrieved, even while
+//! Vectorize applies a deletion (its writes are asynchronous) or after a deletion failed
+//! half-way.
 
 use concierge_core::boundary::{
-    FilterCondition, VectorIndex, VectorMatch, VectorQuery, VectorRecord,
+    MAX_VECTOR_ID_BYTES, VectorIndex, VectorMatch, VectorQuery, VectorRecord,
 };
 use concierge_core::conversation::Metadata;
 use concierge_core::error::{ServiceError, ServiceErrorKind};
@@ -21,11 +27,18 @@ use super::d1_store::service_error;
 
 /// Where vectors live.
 #[derive(Debug)]
-pub(crate) enum Vectors {
+enum Backend {
     /// The `VECTORIZE` binding.
     Vectorize(JsValue),
     /// The `local_vectors` D1 table.
-    Local(D1Database),
+    Local,
+}
+
+/// The vector index, and the database that says which vectors are still live.
+#[derive(Debug)]
+pub(crate) struct Vectors {
+    backend: Backend,
+    db: D1Database,
 }
 
 impl Vectors {
@@ -37,11 +50,15 @@ impl Vectors {
             .map(|v| v.to_string())
             .unwrap_or_default();
         let binding = js_sys::Reflect::get(env, &"VECTORIZE".into())?;
-        if backend == "local" || binding.is_undefined() {
-            Ok(Self::Local(env.d1("DB")?))
+        let backend = if backend == "local" || binding.is_undefined() {
+            Backend::Local
         } else {
-            Ok(Self::Vectorize(binding))
-        }
+            Backend::Vectorize(binding)
+        };
+        Ok(Self {
+            backend,
+            db: env.d1("DB")?,
+        })
     }
 }
 
@@ -139,8 +156,15 @@ impl VectorIndex for Vectors {
         if records.is_empty() {
             return Ok(());
         }
-        match self {
-            Self::Vectorize(binding) => {
+        if let Some(record) = records.iter().find(|r| r.id.len() > MAX_VECTOR_ID_BYTES) {
+            return Err(ServiceError::new(
+                ServiceErrorKind::Invalid,
+                format!("vector id over {MAX_VECTOR_ID_BYTES} bytes: {}", record.id),
+            ));
+        }
+        let db = &self.db;
+        match &self.backend {
+            Backend::Vectorize(binding) => {
                 let vectors: Vec<serde_json::Value> = records
                     .iter()
                     .map(|r| serde_json::json!({"id": r.id, "values": r.values, "metadata": r.metadata}))
@@ -149,7 +173,7 @@ impl VectorIndex for Vectors {
                     .await
                     .map(|_| ())
             }
-            Self::Local(db) => {
+            Backend::Local => {
                 let mut statements = Vec::with_capacity(records.len());
                 for record in records {
                     let metadata =
@@ -183,8 +207,12 @@ impl VectorIndex for Vectors {
     }
 
     async fn query(&self, query: &VectorQuery) -> Result<Vec<VectorMatch>, ServiceError> {
-        match self {
-            Self::Vectorize(binding) => {
+        // Every query the core makes is scoped to a site; refuse unscoped ones.
+        let site = query.site_id().ok_or_else(|| {
+            ServiceError::new(ServiceErrorKind::Invalid, "vector query without site_id")
+        })?;
+        let matches = match &self.backend {
+            Backend::Vectorize(binding) => {
                 let options = serde_json::json!({
                     "topK": query.top_k,
                     "returnMetadata": "all",
@@ -195,7 +223,7 @@ impl VectorIndex for Vectors {
                 let text: String = js_sys::JSON::stringify(&result).map_err(js_error)?.into();
                 let parsed: VectorizeMatches = serde_json::from_str(&text)
                     .map_err(|e| ServiceError::new(ServiceErrorKind::Other, e.to_string()))?;
-                Ok(parsed
+                parsed
                     .matches
                     .into_iter()
                     .map(|m| VectorMatch {
@@ -203,83 +231,157 @@ impl VectorIndex for Vectors {
                         score: m.score,
                         metadata: m.metadata.unwrap_or_default(),
                     })
-                    .collect())
+                    .collect()
             }
-            Self::Local(db) => {
-                // Every query the core makes is scoped to a site; refuse unscoped ones. The
-                // columns the core filters on are filtered in SQL, the rest below.
-                let eq = |key: &str| {
-                    query.filter.conditions.iter().find_map(|c| match c {
-                        FilterCondition::Eq(k, v) if k == key => v.as_str(),
-                        _ => None,
-                    })
-                };
-                let site = eq("site_id").ok_or_else(|| {
-                    ServiceError::new(ServiceErrorKind::Invalid, "vector query without site_id")
-                })?;
-                let mut sql = String::from(
-                    "SELECT id, metadata, vector FROM local_vectors WHERE site_id = ?1",
-                );
-                let mut params = vec![JsValue::from(site)];
-                for column in ["source", "conversation_id"] {
-                    if let Some(value) = eq(column) {
-                        params.push(value.into());
-                        sql.push_str(&format!(" AND {column} = ?{}", params.len()));
-                    }
-                }
-                let rows = db
-                    .prepare(&sql)
-                    .bind(&params)
-                    .map_err(service_error)?
-                    .all()
-                    .await
-                    .map_err(service_error)?
-                    .results::<LocalRow>()
-                    .map_err(service_error)?;
-                let mut matches: Vec<VectorMatch> = rows
-                    .into_iter()
-                    .filter_map(|row| {
-                        let metadata: Metadata = serde_json::from_str(&row.metadata).ok()?;
-                        if !query.filter.matches(&metadata) {
-                            return None;
-                        }
-                        let values = decode_vector(&row.vector)?;
-                        Some(VectorMatch {
-                            id: row.id,
-                            score: cosine(&query.vector, &values),
-                            metadata,
-                        })
-                    })
-                    .collect();
-                matches.sort_by(|a, b| b.score.total_cmp(&a.score));
-                matches.truncate(query.top_k);
-                Ok(matches)
-            }
-        }
+            Backend::Local => self.local_candidates(site, query).await?,
+        };
+        live(&self.db, site, query.admit(matches)).await
     }
 
     async fn delete(&self, ids: &[String]) -> Result<(), ServiceError> {
+        // Longer ids were never accepted by any index (Vectorize refuses them; the local
+        // path held some before migration 0007, so it deletes them too).
+        let ids: Vec<&String> = match self.backend {
+            Backend::Vectorize(_) => ids
+                .iter()
+                .filter(|id| id.len() <= MAX_VECTOR_ID_BYTES)
+                .collect(),
+            Backend::Local => ids.iter().collect(),
+        };
         if ids.is_empty() {
             return Ok(());
         }
-        match self {
-            Self::Vectorize(binding) => call(binding, "deleteByIds", &[to_js(&ids)?])
+        match &self.backend {
+            Backend::Vectorize(binding) => call(binding, "deleteByIds", &[to_js(&ids)?])
                 .await
                 .map(|_| ()),
-            Self::Local(db) => {
+            Backend::Local => {
                 let statements = ids
                     .iter()
                     .map(|id| {
-                        db.prepare("DELETE FROM local_vectors WHERE id = ?1")
+                        self.db
+                            .prepare("DELETE FROM local_vectors WHERE id = ?1")
                             .bind(&[id.as_str().into()])
                     })
                     .collect::<worker::Result<Vec<_>>>()
                     .map_err(service_error)?;
-                db.batch(statements)
+                self.db
+                    .batch(statements)
                     .await
                     .map_err(service_error)
                     .map(|_| ())
             }
         }
     }
+}
+
+impl Vectors {
+    /// The local rows `query` can match, scored: filtered in SQL by site, source and
+    /// conversation (the columns the core filters on); [`VectorQuery::admit`] does the
+    /// rest.
+    async fn local_candidates(
+        &self,
+        site: &str,
+        query: &VectorQuery,
+    ) -> Result<Vec<VectorMatch>, ServiceError> {
+        let mut sql =
+            String::from("SELECT id, metadata, vector FROM local_vectors WHERE site_id = ?1");
+        let mut params = vec![JsValue::from(site)];
+        for column in ["source", "conversation_id"] {
+            if let Some(value) = query.filter.eq_str(column) {
+                params.push(value.into());
+                sql.push_str(&format!(" AND {column} = ?{}", params.len()));
+            }
+        }
+        let rows = self
+            .db
+            .prepare(&sql)
+            .bind(&params)
+            .map_err(service_error)?
+            .all()
+            .await
+            .map_err(service_error)?
+            .results::<LocalRow>()
+            .map_err(service_error)?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|row| {
+                let metadata: Metadata = serde_json::from_str(&row.metadata).ok()?;
+                let values = decode_vector(&row.vector)?;
+                Some(VectorMatch {
+                    id: row.id,
+                    score: cosine(&query.vector, &values),
+                    metadata,
+                })
+            })
+            .collect())
+    }
+}
+
+/// Bound parameters per liveness statement (D1 allows 100).
+const LIVE_IDS_PER_STATEMENT: usize = 90;
+
+/// `matches` without those whose message or document no longer exists on `site` (or
+/// that name neither). One D1 batch.
+async fn live(
+    db: &D1Database,
+    site: &str,
+    matches: Vec<VectorMatch>,
+) -> Result<Vec<VectorMatch>, ServiceError> {
+    let parent = |m: &VectorMatch| -> Option<(&'static str, String)> {
+        let text = |key: &str| m.metadata.get(key).and_then(|v| v.as_str());
+        match text("source")? {
+            "knowledge" => Some(("knowledge", text("document_id")?.to_string())),
+            "conversation" => Some(("conversation", text("message_id")?.to_string())),
+            _ => None,
+        }
+    };
+    let wanted: Vec<(&'static str, String)> = matches.iter().filter_map(parent).collect();
+    if wanted.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut statements = Vec::new();
+    for (source, table) in [
+        ("knowledge", "knowledge_documents"),
+        ("conversation", "messages"),
+    ] {
+        let ids: Vec<&str> = wanted
+            .iter()
+            .filter(|(s, _)| *s == source)
+            .map(|(_, id)| id.as_str())
+            .collect();
+        for group in ids.chunks(LIVE_IDS_PER_STATEMENT) {
+            let placeholders: Vec<String> =
+                (0..group.len()).map(|i| format!("?{}", i + 2)).collect();
+            let sql = format!(
+                "SELECT '{source}' AS source, id FROM {table} WHERE site_id = ?1 AND id IN ({})",
+                placeholders.join(", ")
+            );
+            let mut params = vec![JsValue::from(site)];
+            params.extend(group.iter().map(|id| JsValue::from(*id)));
+            statements.push(db.prepare(&sql).bind(&params).map_err(service_error)?);
+        }
+    }
+    #[derive(Deserialize)]
+    struct Live {
+        source: String,
+        id: String,
+    }
+    let mut present: Vec<(String, String)> = Vec::new();
+    for result in db.batch(statements).await.map_err(service_error)? {
+        present.extend(
+            result
+                .results::<Live>()
+                .map_err(service_error)?
+                .into_iter()
+                .map(|row| (row.source, row.id)),
+        );
+    }
+    Ok(matches
+        .into_iter()
+        .filter(|m| {
+            parent(m)
+                .is_some_and(|(source, id)| present.iter().any(|(s, i)| s == source && *i == id))
+        })
+        .collect())
 }

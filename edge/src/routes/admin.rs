@@ -1,10 +1,13 @@
 //! Admin routes. Creating a site takes the operator token; everything else takes the
 //! site's secret key and acts on that site only.
 
+use concierge_core::boundary::{CalendarDate, WarrantyRecord};
+use concierge_core::flows::shop::warranty::{SERIAL_MAX_CHARS, SERIAL_MIN_CHARS, is_valid_serial};
 use serde::Deserialize;
 use worker::{Env, Request, Response};
 
 use crate::auth::{self, Caller};
+use crate::bindings::d1_store::D1Store;
 use crate::routes::body;
 use crate::site::{self, KeyKind, LlmSettings, Site, SiteConfig, endpoint, sealed};
 use crate::{ApiError, now_ms};
@@ -335,7 +338,9 @@ struct WarrantyRecordIn {
     warranty_until: String,
 }
 
-/// `POST /admin/warranty`: bulk upsert warranty records (all or nothing).
+/// `POST /admin/warranty`: bulk upsert warranty records (all or nothing). Serials follow
+/// the core's rule and are unique per site whatever their letter case; dates are
+/// `YYYY-MM-DD` days that exist.
 pub(crate) async fn upsert_warranty(mut req: Request, env: &Env) -> Result<Response, ApiError> {
     let caller = secret_caller(&req, env).await?;
     let body: WarrantyUpsert = body::json(&mut req).await?;
@@ -344,61 +349,36 @@ pub(crate) async fn upsert_warranty(mut req: Request, env: &Env) -> Result<Respo
             "`records` must hold 1 to 500 records.",
         ));
     }
-    let db = env.d1("DB")?;
-    let mut statements = Vec::with_capacity(body.records.len());
+    let mut records = Vec::with_capacity(body.records.len());
     for (i, record) in body.records.iter().enumerate() {
         let serial = record.serial.trim();
-        if !valid_serial(serial) {
+        if !is_valid_serial(serial) {
             return Err(ApiError::bad_request(format!(
-                "records[{i}].serial must be 3 to 32 letters, digits or '-'."
+                "records[{i}].serial must be {SERIAL_MIN_CHARS} to {SERIAL_MAX_CHARS} letters, digits or '-'."
             )));
         }
-        if !valid_iso_date(&record.warranty_until) {
+        let Some(warranty_until) = CalendarDate::parse_iso(&record.warranty_until) else {
             return Err(ApiError::bad_request(format!(
-                "records[{i}].warranty_until must be a date YYYY-MM-DD."
+                "records[{i}].warranty_until must be a date that exists, as YYYY-MM-DD."
             )));
-        }
-        if record.product.trim().is_empty() {
+        };
+        let product = record.product.trim();
+        if product.is_empty() {
             return Err(ApiError::bad_request(format!(
                 "records[{i}].product must not be empty."
             )));
         }
-        statements.push(
-            db.prepare(
-                "INSERT INTO warranty_records (site_id, serial, product, warranty_until) VALUES (?1, ?2, ?3, ?4) \
-                 ON CONFLICT (site_id, serial) DO UPDATE SET product = excluded.product, \
-                 warranty_until = excluded.warranty_until",
-            )
-            .bind(&[
-                caller.site.id.as_str().into(),
-                serial.into(),
-                record.product.trim().into(),
-                record.warranty_until.as_str().into(),
-            ])?,
-        );
+        records.push(WarrantyRecord {
+            serial: serial.to_string(),
+            product: product.to_string(),
+            warranty_until,
+        });
     }
-    let count = statements.len();
-    db.batch(statements).await?;
+    D1Store::new(env.d1("DB")?)
+        .upsert_warranty(&caller.site.id, &records)
+        .await
+        .map_err(ApiError::store)?;
     Ok(Response::from_json(
-        &serde_json::json!({"upserted": count}),
+        &serde_json::json!({"upserted": records.len()}),
     )?)
-}
-
-/// The seed's serial rule: 3–32 of `[A-Za-z0-9-]`.
-fn valid_serial(serial: &str) -> bool {
-    (3..=32).contains(&serial.len())
-        && serial
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-')
-}
-
-fn valid_iso_date(date: &str) -> bool {
-    let parts: Vec<&str> = date.split('-').collect();
-    let [y, m, d] = parts.as_slice() else {
-        return false;
-    };
-    let (Ok(y), Ok(m), Ok(d)) = (y.parse::<u16>(), m.parse::<u8>(), d.parse::<u8>()) else {
-        return false;
-    };
-    y.to_string().len() == 4 && (1..=12).contains(&m) && (1..=31).contains(&d) && date.len() == 10
 }

@@ -1,5 +1,6 @@
 //! Reading request bodies: a size cap and JSON decoding with client-facing errors.
 
+use futures_util::StreamExt;
 use serde::de::DeserializeOwned;
 use worker::Request;
 
@@ -11,6 +12,20 @@ pub(crate) const MAX_BODY_BYTES: usize = 32 * 1024;
 /// Read the body (at most [`MAX_BODY_BYTES`]) and decode it as JSON. An empty body
 /// decodes as `{}` when `T` allows it.
 pub(crate) async fn json<T: DeserializeOwned>(req: &mut Request) -> Result<T, ApiError> {
+    let bytes = capped(req).await?;
+    let bytes: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) {
+        b"{}"
+    } else {
+        &bytes
+    };
+    serde_json::from_slice(bytes)
+        .map_err(|e| ApiError::bad_request(format!("Invalid JSON body: {e}")))
+}
+
+/// The body, refused as soon as it is known to be over [`MAX_BODY_BYTES`]: by its
+/// `Content-Length`, or — when it has none (chunked) — by a running count while it is
+/// read, so an over-long or endless body is never read past the cap.
+async fn capped(req: &mut Request) -> Result<Vec<u8>, ApiError> {
     let declared = req
         .headers()
         .get("content-length")
@@ -20,15 +35,17 @@ pub(crate) async fn json<T: DeserializeOwned>(req: &mut Request) -> Result<T, Ap
     if declared.is_some_and(|n| n > MAX_BODY_BYTES) {
         return Err(ApiError::PayloadTooLarge);
     }
-    let bytes = req.bytes().await?;
-    if bytes.len() > MAX_BODY_BYTES {
-        return Err(ApiError::PayloadTooLarge);
+    if req.inner().body().is_none() {
+        return Ok(Vec::new());
     }
-    let bytes: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) {
-        b"{}"
-    } else {
-        &bytes
-    };
-    serde_json::from_slice(bytes)
-        .map_err(|e| ApiError::bad_request(format!("Invalid JSON body: {e}")))
+    let mut stream = req.stream()?;
+    let mut bytes = Vec::with_capacity(declared.unwrap_or(1024).min(MAX_BODY_BYTES));
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk?;
+        if bytes.len() + chunk.len() > MAX_BODY_BYTES {
+            return Err(ApiError::PayloadTooLarge);
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok(bytes)
 }

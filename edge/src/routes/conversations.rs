@@ -24,6 +24,9 @@ use crate::routes::body;
 /// The longest message a visitor may send, in characters.
 const MAX_MESSAGE_CHARS: usize = 4_000;
 
+/// The longest `user_id`, in characters (Unicode scalar values, not bytes).
+const MAX_USER_ID_CHARS: usize = 128;
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CreateBody {
@@ -69,11 +72,11 @@ pub(crate) async fn create(
     if body
         .user_id
         .as_ref()
-        .is_some_and(|u| u.is_empty() || u.len() > 128)
+        .is_some_and(|u| u.is_empty() || u.chars().count() > MAX_USER_ID_CHARS)
     {
-        return Err(ApiError::bad_request(
-            "`user_id` must be 1 to 128 characters.",
-        ));
+        return Err(ApiError::bad_request(format!(
+            "`user_id` must be 1 to {MAX_USER_ID_CHARS} characters."
+        )));
     }
     let services = Services::new(env, &caller.site)?;
     let new = NewConversation {
@@ -319,7 +322,9 @@ async fn stream(
 }
 
 /// `DELETE /conversations/{id}` (secret key): the conversation, its messages and their
-/// vectors.
+/// vectors. The vectors go first: if the index fails, the conversation stays whole (503)
+/// and can be deleted again, rather than leaving vectors of deleted messages. Vectors an
+/// indexing job wrote in between are deleted after the rows.
 pub(crate) async fn delete(
     req: Request,
     env: &Env,
@@ -328,48 +333,33 @@ pub(crate) async fn delete(
     use concierge_core::boundary::VectorIndex;
     let caller = auth::site_caller(&req, env, false).await?;
     let services = Services::new(env, &caller.site)?;
-    let db = services.store.db();
-    #[derive(Deserialize)]
-    struct Row {
-        id: String,
-        chunk_count: f64,
-    }
-    let rows = db
-        .prepare("SELECT id, chunk_count FROM messages WHERE conversation_id = ?1 AND site_id = ?2")
-        .bind(&[conversation_id.into(), caller.site.id.as_str().into()])?
-        .all()
-        .await?
-        .results::<Row>()?;
-    let deleted = db
-        .prepare("DELETE FROM conversations WHERE id = ?1 AND site_id = ?2 RETURNING id")
-        .bind(&[conversation_id.into(), caller.site.id.as_str().into()])?
-        .first::<serde_json::Value>(None)
-        .await?;
-    if deleted.is_none() {
-        return Err(ApiError::NotFound);
-    }
-    // ON DELETE CASCADE needs foreign keys on; delete dependants explicitly as well.
-    let scoped = [
-        wasm_bindgen::JsValue::from(conversation_id),
-        wasm_bindgen::JsValue::from(caller.site.id.as_str()),
-    ];
-    db.batch(vec![
-        db.prepare("DELETE FROM messages WHERE conversation_id = ?1 AND site_id = ?2")
-            .bind(&scoped)?,
-        db.prepare("DELETE FROM summaries WHERE conversation_id = ?1 AND site_id = ?2")
-            .bind(&scoped)?,
-    ])
-    .await?;
-    let ids: Vec<String> = rows
-        .iter()
-        .flat_map(|r| {
-            (0..r.chunk_count as usize).map(|i| concierge_core::retrieval::chunk_id(&r.id, i))
-        })
-        .collect();
+    let scope = Scope::new(&caller.site.id, conversation_id);
+    let ids = services
+        .store
+        .conversation_vector_ids(scope)
+        .await
+        .map_err(ApiError::store)?
+        .ok_or(ApiError::NotFound)?;
     services
         .vectors
         .delete(&ids)
         .await
+        .map_err(|e| ApiError::from(concierge_core::error::Error::VectorIndex(e)))?;
+    let owned = services
+        .store
+        .delete_conversation(scope)
+        .await
         .map_err(ApiError::store)?;
+    if let Some(owned) = owned
+        && let Err(err) = services.vectors.delete(&owned).await
+    {
+        // The messages are gone; retrieval never returns vectors of a missing message.
+        let line = serde_json::json!({
+            "level": "warn", "msg": "message vectors left after delete",
+            "site": caller.site.id, "conversation_id": conversation_id,
+            "detail": err.to_string(),
+        });
+        worker::console_warn!("{line}");
+    }
     Ok(Response::empty()?.with_status(204))
 }

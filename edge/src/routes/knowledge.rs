@@ -3,18 +3,15 @@
 //! through the queue; deleting one deletes its vectors.
 
 use concierge_core::boundary::VectorIndex;
-use concierge_core::retrieval;
+use concierge_core::retrieval::{self, MAX_DOCUMENT_CHARS};
 use serde::Deserialize;
-use wasm_bindgen::JsValue;
 use worker::{Env, Request, Response};
 
+use crate::bindings::documents::Documents;
 use crate::bindings::queue::{self, IndexJob, QueueMessage};
 use crate::bindings::vectors::Vectors;
 use crate::routes::body;
 use crate::{ApiError, auth, now_ms};
-
-/// Largest document, in characters (the request body is capped at 32 KB anyway).
-const MAX_DOCUMENT_CHARS: usize = 30_000;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -24,7 +21,7 @@ struct DocumentBody {
     content: String,
 }
 
-/// Document ids: 1–40 of `[A-Za-z0-9_.-]` (they become part of vector ids).
+/// Document ids: 1–40 of `[A-Za-z0-9_.-]` (vector ids carry a fixed-length hash of them).
 fn valid_document_id(id: &str) -> bool {
     (1..=40).contains(&id.len())
         && id
@@ -52,28 +49,17 @@ pub(crate) async fn put(
         )));
     }
     let site_id = caller.site.id.as_str();
-    let db = env.d1("DB")?;
-    let existed = db
-        .prepare("SELECT 1 AS found FROM knowledge_documents WHERE site_id = ?1 AND id = ?2")
-        .bind(&[site_id.into(), document_id.into()])?
-        .first::<serde_json::Value>(None)
-        .await?
-        .is_some();
-    db.prepare(
-        "INSERT INTO knowledge_documents (site_id, id, title, content, updated_at, index_status) \
-         VALUES (?1, ?2, ?3, ?4, ?5, 'pending') \
-         ON CONFLICT (site_id, id) DO UPDATE SET title = excluded.title, content = excluded.content, \
-         updated_at = excluded.updated_at, index_status = 'pending'",
-    )
-    .bind(&[
-        site_id.into(),
-        document_id.into(),
-        doc.title.trim().into(),
-        doc.content.as_str().into(),
-        JsValue::from_f64(now_ms() as f64),
-    ])?
-    .run()
-    .await?;
+    let documents = Documents::new(env.d1("DB")?);
+    let existed = documents.exists(site_id, document_id).await?;
+    documents
+        .put(
+            site_id,
+            document_id,
+            doc.title.trim(),
+            &doc.content,
+            now_ms(),
+        )
+        .await?;
     let job = IndexJob::Document {
         site_id: site_id.to_string(),
         document_id: document_id.to_string(),
@@ -83,7 +69,9 @@ pub(crate) async fn put(
     Ok(Response::from_json(&body)?.with_status(if existed { 200 } else { 201 }))
 }
 
-/// `DELETE /admin/knowledge/{id}`: the document and its vectors.
+/// `DELETE /admin/knowledge/{id}`: the document and its vectors. The vectors go first: if
+/// the index fails, the document stays (503) and can be deleted again, rather than leaving
+/// vectors behind. Vectors an indexing job wrote in between are deleted after the row.
 pub(crate) async fn delete(
     req: Request,
     env: &Env,
@@ -91,27 +79,26 @@ pub(crate) async fn delete(
 ) -> Result<Response, ApiError> {
     let caller = auth::site_caller(&req, env, false).await?;
     let site_id = caller.site.id.as_str();
-    let db = env.d1("DB")?;
-    #[derive(Deserialize)]
-    struct Row {
-        chunk_count: f64,
-    }
-    let row = db
-        .prepare(
-            "DELETE FROM knowledge_documents WHERE site_id = ?1 AND id = ?2 RETURNING chunk_count",
-        )
-        .bind(&[site_id.into(), document_id.into()])?
-        .first::<Row>(None)
+    let documents = Documents::new(env.d1("DB")?);
+    let vectors = Vectors::from_env(env)?;
+    let ids = documents
+        .vector_ids(site_id, document_id)
         .await?
         .ok_or(ApiError::NotFound)?;
-    let parent = format!("{site_id}/{document_id}");
-    let ids: Vec<String> = (0..row.chunk_count as usize)
-        .map(|i| retrieval::chunk_id(&parent, i))
-        .collect();
-    Vectors::from_env(env)?
+    vectors
         .delete(&ids)
         .await
-        .map_err(ApiError::store)?;
+        .map_err(|e| ApiError::from(concierge_core::error::Error::VectorIndex(e)))?;
+    if let Some(owned) = documents.delete(site_id, document_id).await?
+        && let Err(err) = vectors.delete(&owned).await
+    {
+        // The document is gone; retrieval never returns vectors of a missing document.
+        let line = serde_json::json!({
+            "level": "warn", "msg": "document vectors left after delete",
+            "site": site_id, "document": document_id, "detail": err.to_string(),
+        });
+        worker::console_warn!("{line}");
+    }
     Ok(Response::empty()?.with_status(204))
 }
 
@@ -119,23 +106,13 @@ pub(crate) async fn delete(
 pub(crate) async fn reindex(req: Request, env: &Env) -> Result<Response, ApiError> {
     let caller = auth::site_caller(&req, env, false).await?;
     let site_id = caller.site.id.as_str();
-    #[derive(Deserialize)]
-    struct Row {
-        id: String,
-    }
-    let ids = env
-        .d1("DB")?
-        .prepare("SELECT id FROM knowledge_documents WHERE site_id = ?1 ORDER BY id")
-        .bind(&[site_id.into()])?
-        .all()
-        .await?
-        .results::<Row>()?;
+    let ids = Documents::new(env.d1("DB")?).ids(site_id).await?;
     let jobs: Vec<QueueMessage> = ids
         .iter()
-        .map(|r| {
+        .map(|id| {
             QueueMessage::first(IndexJob::Document {
                 site_id: site_id.to_string(),
-                document_id: r.id.clone(),
+                document_id: id.clone(),
             })
         })
         .collect();
@@ -149,16 +126,7 @@ pub(crate) async fn reindex(req: Request, env: &Env) -> Result<Response, ApiErro
 /// `GET /admin/knowledge`: the site's documents with their indexing status.
 pub(crate) async fn list(req: Request, env: &Env) -> Result<Response, ApiError> {
     let caller = auth::site_caller(&req, env, false).await?;
-    let documents = env
-        .d1("DB")?
-        .prepare(
-            "SELECT id, title, length(content) AS chars, chunk_count, index_status, updated_at \
-             FROM knowledge_documents WHERE site_id = ?1 ORDER BY id",
-        )
-        .bind(&[caller.site.id.as_str().into()])?
-        .all()
-        .await?
-        .results::<serde_json::Value>()?;
+    let documents = Documents::new(env.d1("DB")?).list(&caller.site.id).await?;
     Ok(Response::from_json(
         &serde_json::json!({"documents": documents}),
     )?)

@@ -20,7 +20,8 @@ pub use model::{ChatModel, ChatRequest, ChatSink};
 pub use records::{CalendarDate, WarrantyRecord, WarrantyRecords};
 pub use store::{ConversationStore, NewTurn, TurnOpening, TurnResume, TurnStart};
 pub use vector::{
-    Embedder, FilterCondition, MetadataFilter, VectorIndex, VectorMatch, VectorQuery, VectorRecord,
+    Embedder, FilterCondition, MAX_VECTOR_ID_BYTES, MetadataFilter, VectorIndex, VectorMatch,
+    VectorQuery, VectorRecord,
 };
 
 use crate::conversation::EmbedJob;

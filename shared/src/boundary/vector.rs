@@ -16,10 +16,14 @@ pub trait Embedder {
     async fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, ServiceError>;
 }
 
+/// The longest vector id, in bytes (Cloudflare Vectorize's limit). Every index refuses
+/// longer ids, so a local run fails where production would.
+pub const MAX_VECTOR_ID_BYTES: usize = 64;
+
 /// One vector with its id and metadata.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VectorRecord {
-    /// Vector id: `{message_id}#chunk_{i}` or `{site_id}/{document_id}#chunk_{i}`.
+    /// Vector id (at most [`MAX_VECTOR_ID_BYTES`]): see [`crate::retrieval`].
     pub id: String,
     /// The embedding.
     pub values: Vec<f32>,
@@ -72,6 +76,16 @@ impl MetadataFilter {
         self
     }
 
+    /// The value of the first `key == "value"` condition on a string.
+    pub fn eq_str(&self, key: &str) -> Option<&str> {
+        self.conditions
+            .iter()
+            .find_map(|condition| match condition {
+                FilterCondition::Eq(k, Value::String(value)) if k == key => Some(value.as_str()),
+                _ => None,
+            })
+    }
+
     /// Whether `metadata` satisfies every condition.
     pub fn matches(&self, metadata: &Metadata) -> bool {
         self.conditions.iter().all(|condition| match condition {
@@ -114,6 +128,25 @@ pub struct VectorQuery {
     pub filter: MetadataFilter,
 }
 
+impl VectorQuery {
+    /// The site the query is scoped to (its `site_id == …` condition). Every query the core
+    /// makes has one; an index refuses queries without.
+    pub fn site_id(&self) -> Option<&str> {
+        self.filter.eq_str("site_id")
+    }
+
+    /// What the query may return out of `matches`, whatever the index answered: only the
+    /// matches whose metadata satisfies the whole filter (the site included), best first,
+    /// at most `top_k`. Indexes apply it to their results rather than trusting a remote
+    /// filter (a missing metadata index makes Vectorize ignore a condition).
+    pub fn admit(&self, mut matches: Vec<VectorMatch>) -> Vec<VectorMatch> {
+        matches.retain(|m| self.filter.matches(&m.metadata));
+        matches.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+        matches.truncate(self.top_k);
+        matches
+    }
+}
+
 /// One match of a query.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VectorMatch {
@@ -139,4 +172,56 @@ pub trait VectorIndex {
 
     /// Deletes records by id (ids that do not exist are ignored).
     async fn delete(&self, ids: &[String]) -> Result<(), ServiceError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(id: &str, score: f32, site: &str, source: &str) -> VectorMatch {
+        let mut metadata = Metadata::new();
+        metadata.insert("site_id".into(), site.into());
+        metadata.insert("source".into(), source.into());
+        VectorMatch {
+            id: id.into(),
+            score,
+            metadata,
+        }
+    }
+
+    #[test]
+    fn admit_keeps_only_the_query_site_and_filter_best_first() {
+        let query = VectorQuery {
+            vector: Vec::new(),
+            top_k: 2,
+            filter: MetadataFilter::new()
+                .eq("site_id", "s1")
+                .eq("source", "knowledge"),
+        };
+        assert_eq!(query.site_id(), Some("s1"));
+        let mut no_site = hit("c", 0.99, "s1", "knowledge");
+        no_site.metadata.remove("site_id");
+        let matches = vec![
+            hit("other-site", 0.99, "s2", "knowledge"),
+            hit("memory", 0.98, "s1", "conversation"),
+            no_site,
+            hit("b", 0.50, "s1", "knowledge"),
+            hit("a", 0.70, "s1", "knowledge"),
+            hit("d", 0.10, "s1", "knowledge"),
+        ];
+        let ids: Vec<String> = query.admit(matches).into_iter().map(|m| m.id).collect();
+        assert_eq!(ids, ["a", "b"]);
+    }
+
+    #[test]
+    fn a_query_without_a_site_has_no_scope() {
+        let query = VectorQuery {
+            vector: Vec::new(),
+            top_k: 2,
+            filter: MetadataFilter::new().eq("source", "knowledge"),
+        };
+        assert_eq!(query.site_id(), None);
+        let numeric = MetadataFilter::new().eq("site_id", 5);
+        assert_eq!(numeric.eq_str("site_id"), None);
+    }
 }

@@ -7,7 +7,9 @@ use alloc::vec;
 use alloc::vec::Vec;
 use core::cell::{Cell, RefCell};
 
-use crate::boundary::{Embedder, VectorIndex, VectorMatch, VectorQuery, VectorRecord};
+use crate::boundary::{
+    Embedder, MAX_VECTOR_ID_BYTES, VectorIndex, VectorMatch, VectorQuery, VectorRecord,
+};
 use crate::error::{ServiceError, ServiceErrorKind};
 use crate::normalize::for_each_word_hash;
 
@@ -115,6 +117,12 @@ impl MemoryVectorIndex {
 impl VectorIndex for MemoryVectorIndex {
     async fn upsert(&self, records: &[VectorRecord]) -> Result<(), ServiceError> {
         self.check()?;
+        if records.iter().any(|r| r.id.len() > MAX_VECTOR_ID_BYTES) {
+            return Err(ServiceError::new(
+                ServiceErrorKind::Invalid,
+                "vector id over 64 bytes",
+            ));
+        }
         let mut stored = self.records.borrow_mut();
         for record in records {
             stored.insert(

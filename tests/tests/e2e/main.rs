@@ -6,6 +6,7 @@ mod browser;
 mod conversations;
 mod dev_command;
 mod faults;
+mod hardening_data;
 mod hardening_keys;
 mod hardening_origins;
 mod hardening_turns;

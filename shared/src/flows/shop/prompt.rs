@@ -11,12 +11,20 @@
 //! <prompt.language>
 //!
 //! <prompt.passages>            (when retrieval ran and found passages)
+//! <reference_data>
 //! [1] (<source>: <title>) <text>
 //! …
+//! </reference_data>
 //! <prompt.no_passages>         (when retrieval ran and found none)
 //! ```
 //!
 //! followed by the recent history (complete messages only) and the visitor's message.
+//!
+//! Passages — knowledge, and earlier visitor messages remembered from this conversation —
+//! are text the site's visitors or editors wrote, so they appear only inside the quoted
+//! data block ([`DATA_BEGIN`] … [`DATA_END`], titles and texts written with
+//! [`push_quoted`]); `prompt.passages` names the markers (`{begin}`, `{end}`) and tells
+//! the model the block is data, never instructions.
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -27,7 +35,7 @@ use super::classify::intent_label;
 use super::state::ShopState;
 use crate::boundary::ChatRequest;
 use crate::chat::ChatMessage;
-use crate::prompt::fill;
+use crate::prompt::{DATA_BEGIN, DATA_END, fill, push_quoted};
 use crate::retrieval::PassageSource;
 
 /// The answer request for the state's current message.
@@ -54,19 +62,27 @@ pub fn build_request(config: &ShopConfig, state: &ShopState) -> ChatRequest {
             system.push_str(sentence("prompt.no_passages"));
             system.push('\n');
         } else {
-            system.push_str(sentence("prompt.passages"));
+            let markers = [("begin", DATA_BEGIN), ("end", DATA_END)];
+            system.push_str(&fill(sentence("prompt.passages"), &markers));
             system.push('\n');
-        }
-        for (number, passage) in state.retrieved.iter().enumerate() {
-            let source = match passage.source {
-                PassageSource::Knowledge => sentence("prompt.source.knowledge"),
-                PassageSource::Conversation => sentence("prompt.source.conversation"),
-            };
-            let _ = write!(system, "[{}] ({source}", number + 1);
-            if let Some(title) = &passage.title {
-                let _ = write!(system, ": {title}");
+            system.push_str(DATA_BEGIN);
+            system.push('\n');
+            for (number, passage) in state.retrieved.iter().enumerate() {
+                let source = match passage.source {
+                    PassageSource::Knowledge => sentence("prompt.source.knowledge"),
+                    PassageSource::Conversation => sentence("prompt.source.conversation"),
+                };
+                let _ = write!(system, "[{}] ({source}", number + 1);
+                if let Some(title) = &passage.title {
+                    system.push_str(": ");
+                    push_quoted(&mut system, title);
+                }
+                system.push_str(") ");
+                push_quoted(&mut system, &passage.text);
+                system.push('\n');
             }
-            let _ = writeln!(system, ") {}", passage.text);
+            system.push_str(DATA_END);
+            system.push('\n');
         }
     }
 
