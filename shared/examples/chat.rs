@@ -236,6 +236,10 @@ fn main() -> ExitCode {
                 let _ = writeln!(out, "({message})");
                 eprintln!("  [failed: {code}]");
             }
+            TurnEvent::ToolStart { name, input, .. } => eprintln!("  [tool {name} {input}]"),
+            TurnEvent::ToolEnd { name, ok, .. } => eprintln!("  [tool {name} ok={ok}]"),
+            TurnEvent::Progress { message, .. } => eprintln!("  [{message}]"),
+            TurnEvent::Payload { kind, .. } => eprintln!("  [payload {kind}]"),
             TurnEvent::Started { .. } => {}
         };
         match block_on(shop::run_turn(&services, &config, &input, &mut on_event)) {

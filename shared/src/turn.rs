@@ -94,6 +94,44 @@ pub enum TurnEvent {
         /// The text.
         text: String,
     },
+    /// A tool call started: the model asked for it and its arguments are complete.
+    ToolStart {
+        /// The call's id (the provider's, or minted when the provider gives none).
+        call_id: String,
+        /// The tool's name.
+        name: String,
+        /// The call's arguments.
+        input: serde_json::Value,
+    },
+    /// A tool call ended.
+    ToolEnd {
+        /// The call's id, as in [`TurnEvent::ToolStart`].
+        call_id: String,
+        /// The tool's name.
+        name: String,
+        /// Whether the tool succeeded.
+        ok: bool,
+        /// What the tool returned, or its error as the model sees it.
+        output: serde_json::Value,
+    },
+    /// Progress of a long-running plan or stage, reported while work goes on.
+    Progress {
+        /// What is happening, for the visitor.
+        message: String,
+        /// Overall progress, 0 to 100, when known.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        percentage: Option<f32>,
+        /// Machine-readable stage, e.g. `plan_ready`, `executing_task`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        stage: Option<String>,
+    },
+    /// Structured content for the client to render, sent before the terminal event.
+    Payload {
+        /// What it is: `list`, `table`, `chart`, `sources`, `evidence`, …
+        kind: String,
+        /// The content, in the shape its kind defines.
+        data: serde_json::Value,
+    },
     /// The reply is complete and stored.
     Completed {
         /// The stored assistant message.

@@ -8,7 +8,9 @@
 use concierge_core::boundary::ConversationStore;
 use concierge_core::conversation::{Language, Scope, StoredMessage};
 use concierge_core::flows::shop::{self, NewConversation, Received};
-use concierge_core::stream::native::{Completed, Failed, NativeEncoder, NativeEvent, Started};
+use concierge_core::stream::native::{
+    Completed, Failed, NativeEncoder, NativeEvent, Progress, Started, ToolEnd, ToolStart,
+};
 use concierge_core::turn::{TurnEvent, TurnInput, TurnJob};
 use futures_channel::oneshot;
 use serde::Deserialize;
@@ -258,6 +260,38 @@ async fn stream(
                     let _ = encoder.chunk(&text, &mut out);
                     None
                 }
+                TurnEvent::ToolStart {
+                    call_id,
+                    name,
+                    input,
+                } => Some(NativeEvent::ToolStart(ToolStart {
+                    call_id,
+                    name,
+                    input,
+                })),
+                TurnEvent::ToolEnd {
+                    call_id,
+                    name,
+                    ok,
+                    output,
+                } => Some(NativeEvent::ToolEnd(ToolEnd {
+                    call_id,
+                    name,
+                    ok,
+                    output,
+                })),
+                TurnEvent::Progress {
+                    message,
+                    percentage,
+                    stage,
+                } => Some(NativeEvent::Progress(Progress {
+                    message,
+                    percentage,
+                    stage,
+                })),
+                TurnEvent::Payload { kind, data } => Some(NativeEvent::Payload(
+                    serde_json::json!({"kind": kind, "data": data}),
+                )),
                 TurnEvent::Completed {
                     message_id,
                     kind,
