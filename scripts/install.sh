@@ -58,8 +58,9 @@ if ! sh scripts/install-llm.sh --check >/dev/null 2>&1; then
 fi
 
 # 5. Cargo-installed tools, at exact versions.
+# The binaries are checked where the build looks for them (scripts/env.sh), not on PATH.
 cargo_tool() { # binary, crate, version
-    if [ "$("$1" --version 2>/dev/null | awk '{print $NF}')" != "$3" ]; then
+    if [ "$("${CARGO_HOME:-$HOME/.cargo}/bin/$1" --version 2>/dev/null | awk '{print $NF}')" != "$3" ]; then
         say "$2 $3 (cargo install; cold this takes several minutes)"
         cargo install "$2" --version "$3" --force --quiet
     fi
