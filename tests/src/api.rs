@@ -137,13 +137,13 @@ pub fn eventually<T>(timeout: Duration, what: &str, mut check: impl FnMut() -> O
     }
 }
 
-/// `POST /admin/search` results' texts.
-pub fn search(
+/// `POST /admin/search` results (id, source, title, text, score).
+pub fn search_results(
     worker: &Worker,
     site: &TestSite,
     query: &str,
     conversation: Option<&str>,
-) -> Vec<String> {
+) -> Vec<Value> {
     let mut body = json!({"query": query});
     if let Some(c) = conversation {
         body["conversation_id"] = c.into();
@@ -156,20 +156,31 @@ pub fn search(
     );
     assert_eq!(status, 200, "search: {text}");
     let json: Value = serde_json::from_str(&text).expect("JSON");
-    json["results"]
-        .as_array()
-        .expect("results")
+    json["results"].as_array().cloned().unwrap_or_default()
+}
+
+/// `POST /admin/search` results' texts.
+pub fn search(
+    worker: &Worker,
+    site: &TestSite,
+    query: &str,
+    conversation: Option<&str>,
+) -> Vec<String> {
+    search_results(worker, site, query, conversation)
         .iter()
         .map(|r| r["text"].as_str().unwrap_or("").to_string())
         .collect()
 }
 
-/// The `error.code` of a JSON error body; panics when the body is not JSON.
+/// The `error.code` of a JSON error body; panics unless the body is the API's error shape
+/// `{"error":{"code","message"}}` with a non-empty message.
 pub fn error_code(body: &str) -> String {
     let value: Value =
         serde_json::from_str(body).unwrap_or_else(|_| panic!("JSON error body: {body}"));
+    let message = value["error"]["message"].as_str().unwrap_or_default();
+    assert!(!message.is_empty(), "an error message: {body}");
     value["error"]["code"]
         .as_str()
-        .unwrap_or_default()
+        .unwrap_or_else(|| panic!("error.code in {body}"))
         .to_string()
 }

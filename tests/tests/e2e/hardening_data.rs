@@ -13,18 +13,6 @@ use concierge_e2e::api::eventually;
 use concierge_e2e::{TestSite, Worker, agent, into_parts};
 use serde_json::{Value, json};
 
-/// The error code of a JSON error body (`{"error":{"code","message"}}`), or a panic.
-fn error_code(body: &str) -> String {
-    let value: Value =
-        serde_json::from_str(body).unwrap_or_else(|_| panic!("JSON error body: {body}"));
-    let message = value["error"]["message"].as_str().unwrap_or_default();
-    assert!(!message.is_empty(), "an error message: {body}");
-    value["error"]["code"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
-}
-
 /// `PUT /admin/knowledge/{id}`: status and body.
 fn put_document(
     worker: &Worker,
@@ -75,26 +63,4 @@ fn wait_indexed(worker: &Worker, site: &TestSite, id: &str) -> Value {
                 .find(|d| d["id"] == id && d["index_status"] == "done")
         },
     )
-}
-
-/// `POST /admin/search` results (id, source, title, text, score).
-fn search_results(
-    worker: &Worker,
-    site: &TestSite,
-    query: &str,
-    conversation: Option<&str>,
-) -> Vec<Value> {
-    let mut body = json!({"query": query});
-    if let Some(c) = conversation {
-        body["conversation_id"] = c.into();
-    }
-    let (status, text) = into_parts(
-        agent()
-            .post(&worker.url("/admin/search"))
-            .set("x-api-key", &site.secret_key)
-            .send_json(body),
-    );
-    assert_eq!(status, 200, "search: {text}");
-    let json: Value = serde_json::from_str(&text).expect("JSON");
-    json["results"].as_array().cloned().unwrap_or_default()
 }

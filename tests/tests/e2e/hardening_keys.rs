@@ -11,7 +11,7 @@
 
 use std::time::Duration;
 
-use concierge_e2e::api::{create_conversation, eventually, send, terminal};
+use concierge_e2e::api::{create_conversation, error_code, eventually, send, terminal};
 use concierge_e2e::upstream::{Recorded, ScriptedUpstream};
 use concierge_e2e::{OPERATOR_TOKEN, TestSite, Worker, agent, into_parts};
 use serde_json::{Value, json};
@@ -22,13 +22,6 @@ mod rotation;
 
 fn parse(body: &str) -> Value {
     serde_json::from_str(body).unwrap_or_else(|_| panic!("JSON body: {body}"))
-}
-
-fn error_code(body: &str) -> String {
-    parse(body)["error"]["code"]
-        .as_str()
-        .unwrap_or_else(|| panic!("error.code in {body}"))
-        .to_string()
 }
 
 fn get_site(worker: &Worker, secret: &str) -> (u16, String) {

@@ -1,17 +1,9 @@
 //! Sites and keys through the real Worker: creation by the operator, admin routes by
 //! secret key, key rotation, bad input, CORS and origins.
 
+use concierge_e2e::api::error_code;
 use concierge_e2e::{OPERATOR_TOKEN, Worker, agent, into_parts};
 use serde_json::{Value, json};
-
-fn error_code(body: &str) -> String {
-    let value: Value =
-        serde_json::from_str(body).unwrap_or_else(|_| panic!("error body is JSON: {body}"));
-    value["error"]["code"]
-        .as_str()
-        .unwrap_or_else(|| panic!("error.code in {body}"))
-        .to_string()
-}
 
 #[test]
 fn creating_a_site_needs_the_operator_token() {

@@ -13,7 +13,7 @@ use concierge_e2e::upstream::ScriptedUpstream;
 use concierge_e2e::{TestSite, Worker, agent, into_parts};
 use serde_json::{Value, json};
 
-use super::error_code;
+use concierge_e2e::api::error_code;
 
 fn create(worker: &Worker, site: &TestSite, body: Value) -> (u16, String) {
     into_parts(

@@ -10,7 +10,9 @@ use concierge_e2e::upstream::ScriptedUpstream;
 use concierge_e2e::{TestSite, Worker, WorkerOptions, agent, into_parts, scratch_dir, test_vars};
 use serde_json::json;
 
-use super::{delete_document, error_code, put_document, search_results, wait_indexed};
+use concierge_e2e::api::{error_code, search_results};
+
+use super::{delete_document, put_document, wait_indexed};
 
 /// Vectorize's limit on vector ids.
 const VECTOR_ID_MAX_BYTES: usize = 64;

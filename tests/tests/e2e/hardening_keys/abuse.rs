@@ -3,7 +3,7 @@
 use concierge_e2e::{Worker, agent};
 use serde_json::json;
 
-use super::error_code;
+use concierge_e2e::api::error_code;
 
 #[test]
 fn anonymous_conversation_creation_is_limited_per_client() {

@@ -7,7 +7,9 @@ use concierge_e2e::upstream::ScriptedUpstream;
 use concierge_e2e::{OPERATOR_LLM_KEY, OPERATOR_TOKEN, Worker, WorkerOptions, agent, into_parts};
 use serde_json::json;
 
-use super::{completed_turn, create_site_raw, error_code, get_site, parse, patch_site};
+use concierge_e2e::api::error_code;
+
+use super::{completed_turn, create_site_raw, get_site, parse, patch_site};
 
 /// A second Worker with production vars: no development flags, no sealing secret, an
 /// operator endpoint (loopback here, which the operator may configure) with its key.

@@ -8,7 +8,9 @@ use std::time::Duration;
 use concierge_e2e::{Worker, agent, into_parts};
 use serde_json::json;
 
-use super::{error_code, get_site, parse, patch_site};
+use concierge_e2e::api::error_code;
+
+use super::{get_site, parse, patch_site};
 
 /// Keys of a site as the race test tracks them.
 #[derive(Debug, Clone)]
