@@ -105,3 +105,28 @@ impl Drop for DevCommand {
         let _ = self.0.wait();
     }
 }
+
+/// The file the README tells a newcomer to put `LLM_API_KEY` in is never committed by
+/// accident; its documented example is.
+#[test]
+fn the_local_secrets_file_is_ignored_by_git_and_its_example_is_not() {
+    let ignored = |path: &str| {
+        std::process::Command::new("git")
+            .args(["check-ignore", "-q", "--no-index", path])
+            .current_dir(repo_root())
+            .status()
+            .expect("run git check-ignore")
+            .success()
+    };
+    for secret in [".dev.vars", ".dev.vars.production", ".env"] {
+        assert!(ignored(secret), "{secret} must be gitignored");
+    }
+    assert!(
+        !ignored(".dev.vars.example"),
+        "the example settings file is committed"
+    );
+    assert!(
+        repo_root().join(".dev.vars.example").is_file(),
+        "the example the README points to exists"
+    );
+}
