@@ -5,14 +5,22 @@
 //!   are fed back to the model, and a retry budget and a step cap end the loop with a typed
 //!   [`ReactEnd`] the template turns into a sentence.
 //! - [`tool`]: the [`Tool`] trait and the [`ToolRegistry`] a loop offers the model.
+//! - [`stage`]: the tasks of one planned stage run concurrently on the current thread
+//!   (seed 003), with a concurrency limit, per-task timeouts and retries, and a
+//!   [`Progress`] handle every task can report through while the others run. A failed
+//!   task is a partial result, not a failed stage.
 //!
 //! Waiting goes through the [`Timer`](crate::boundary::Timer) boundary, so all of it runs
 //! unchanged in the Worker and, with virtual time, in tests.
 
 pub mod react;
+pub mod stage;
 pub mod tool;
 
 pub use react::{ReactConfig, ReactEnd, ReactOutcome, run_react};
+pub use stage::{
+    Progress, StageConfig, StageOutcome, TaskContext, TaskOutcome, TaskResult, run_stage,
+};
 pub use tool::{Tool, ToolError, ToolFuture, ToolRegistry};
 
 use core::future::{Future, poll_fn};
