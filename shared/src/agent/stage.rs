@@ -162,6 +162,29 @@ where
 /// Runs `run` on every input concurrently (at most [`StageConfig::max_concurrent`] at
 /// once, started in input order), each attempt under the timeout, failed attempts
 /// retried. Progress goes to `sink` through each task's [`TaskContext::progress`].
+///
+/// A turn holding `&mut dyn TurnSink` lends it to the stage as a closure in a `RefCell`:
+/// ```
+/// # #[cfg(feature = "memory")] {
+/// use core::cell::RefCell;
+/// use concierge_core::agent::{StageConfig, run_stage};
+/// use concierge_core::memory::MemoryTimer;
+/// use concierge_core::turn::{TurnEvent, TurnSink};
+///
+/// let mut events: Vec<TurnEvent> = Vec::new();
+/// let sink: &mut dyn TurnSink = &mut events;
+/// let timer = MemoryTimer::new();
+/// let queries = ["giá", "bảo hành"];
+/// let shared = RefCell::new(|event| sink.emit(event));
+/// let outcome = timer.run(run_stage(&timer, &StageConfig::default(), &queries, |q, ctx| async move {
+///     ctx.progress.report(*q, None, Some("executing_task"));
+///     Ok::<_, ()>(q.len())
+/// }, &shared));
+/// assert!(!outcome.partial);
+/// drop(shared);
+/// assert_eq!(events.len(), 2);
+/// # }
+/// ```
 pub async fn run_stage<'a, I, T, E, Fut, R>(
     timer: &impl Timer,
     config: &StageConfig,
