@@ -3,11 +3,13 @@
 //! Everything a turn knows is rebuilt from these records each turn; nothing lives only in
 //! RAM between turns. Every record is read within a [`Scope`] (site + conversation).
 
-use alloc::string::String;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
 use core::fmt;
 use serde::{Deserialize, Serialize};
 
 pub use crate::chat::Role;
+use crate::chat::{ChatMessage, ToolCall};
 
 /// Free-form message metadata (intent, confidence, serial, …), stored as a JSON object.
 pub type Metadata = serde_json::Map<String, serde_json::Value>;
@@ -154,6 +156,11 @@ pub struct StoredMessage {
     pub metadata: Metadata,
     /// Creation time, Unix milliseconds.
     pub created_at: u64,
+    /// On an assistant reply: the tool calls the model made before it, with their results,
+    /// step by step (empty for templates without tools). Replayed into later prompts by
+    /// [`chat_history`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_steps: Vec<ToolStep>,
 }
 
 impl StoredMessage {
@@ -175,6 +182,88 @@ impl StoredMessage {
     pub fn answer_failed(&self) -> Option<&str> {
         self.meta_str(ANSWER_FAILED)
     }
+}
+
+/// One round of tool use stored with an assistant reply: what the model said while asking
+/// for tools, and each call it made with its result, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolStep {
+    /// Text the model produced alongside its calls (often empty).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub text: String,
+    /// The calls, in the order the model made them.
+    pub calls: Vec<StoredToolCall>,
+}
+
+/// One tool call and its result, as stored (column `tool_steps`, migration 0009).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredToolCall {
+    /// The call's id (the provider's, or minted by its decoder).
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments exactly as the model wrote them (JSON text).
+    pub arguments: String,
+    /// Whether the tool succeeded.
+    pub ok: bool,
+    /// What the tool returned, or its error text (a JSON string) when it failed.
+    pub output: serde_json::Value,
+}
+
+impl StoredToolCall {
+    /// The tool message content the model is fed for this call: a string output as is,
+    /// anything else as JSON text.
+    pub fn result_text(&self) -> String {
+        tool_result_text(&self.output)
+    }
+}
+
+/// The text a tool's output is fed back to the model as: a JSON string as is, anything
+/// else as compact JSON. The one rule for both the running loop and replayed history.
+pub fn tool_result_text(output: &serde_json::Value) -> String {
+    match output {
+        serde_json::Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+impl ToolStep {
+    /// This step as chat messages: the assistant message carrying the calls, then one
+    /// tool message per call answering it by id.
+    pub fn push_chat_messages(&self, out: &mut Vec<ChatMessage>) {
+        let mut assistant = ChatMessage::assistant(self.text.clone());
+        assistant.tool_calls = self
+            .calls
+            .iter()
+            .map(|call| ToolCall {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+            })
+            .collect();
+        out.push(assistant);
+        out.extend(
+            self.calls
+                .iter()
+                .map(|call| ChatMessage::tool_result(call.id.clone(), call.result_text())),
+        );
+    }
+}
+
+/// Stored history as the chat messages a prompt replays, oldest first: messages cut short
+/// by a failure are left out; an assistant reply with [`tool_steps`](StoredMessage::tool_steps)
+/// becomes its steps (assistant `tool_calls` + `tool` results) followed by the reply. The
+/// provider request builders (`stream::openai`, `stream::ollama`) encode these in their
+/// own format. The one place history becomes prompt messages for tool-using templates.
+pub fn chat_history(history: &[StoredMessage]) -> Vec<ChatMessage> {
+    let mut out = Vec::with_capacity(history.len());
+    for message in history.iter().filter(|m| !m.is_incomplete()) {
+        for step in &message.tool_steps {
+            step.push_chat_messages(&mut out);
+        }
+        out.push(ChatMessage::new(message.role, message.content.clone()));
+    }
+    out
 }
 
 /// The metadata key that marks a visitor's message whose answer finally failed; its value

@@ -88,6 +88,7 @@
 
 extern crate alloc;
 
+pub mod agent;
 pub mod boundary;
 pub mod chat;
 pub mod conversation;

@@ -54,7 +54,7 @@ const CONVERSATION_SQL: &str = "SELECT id, site_id, user_id, language, created_a
 /// The columns a [`MessageRow`] reads.
 macro_rules! message_columns {
     () => {
-        "id, seq, role, kind, content, metadata, created_at, reply_id"
+        "id, seq, role, kind, content, metadata, created_at, reply_id, tool_steps"
     };
 }
 
@@ -100,6 +100,9 @@ pub(crate) struct MessageRow {
     /// A visitor's message: the id its reply is to be stored under.
     #[serde(default)]
     pub reply_id: Option<String>,
+    /// An assistant reply: its tool rounds as JSON (migration 0009), `NULL` without tools.
+    #[serde(default)]
+    pub tool_steps: Option<String>,
 }
 
 impl MessageRow {
@@ -117,6 +120,10 @@ impl MessageRow {
         let kind = MessageKind::parse(&self.kind).ok_or_else(|| corrupt("kind"))?;
         let metadata: Metadata =
             serde_json::from_str(&self.metadata).map_err(|_| corrupt("metadata"))?;
+        let tool_steps = match self.tool_steps.as_deref() {
+            None | Some("") => Vec::new(),
+            Some(json) => serde_json::from_str(json).map_err(|_| corrupt("tool steps"))?,
+        };
         Ok(StoredMessage {
             id: self.id,
             seq: self.seq as u64,
@@ -125,6 +132,7 @@ impl MessageRow {
             content: self.content,
             metadata,
             created_at: self.created_at as u64,
+            tool_steps,
         })
     }
 }

@@ -9,6 +9,7 @@ pub(crate) mod js_stream;
 pub(crate) mod queue;
 pub(crate) mod rate_limit;
 pub(crate) mod services;
+pub(crate) mod timer;
 pub(crate) mod turn_queue;
 pub(crate) mod upstream;
 pub(crate) mod vectors;

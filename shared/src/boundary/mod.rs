@@ -12,6 +12,7 @@
 mod model;
 mod records;
 mod store;
+mod timer;
 mod vector;
 
 use alloc::string::{String, ToString};
@@ -19,6 +20,7 @@ use alloc::string::{String, ToString};
 pub use model::{ChatModel, ChatRequest, ChatSink};
 pub use records::{CalendarDate, WarrantyRecord, WarrantyRecords};
 pub use store::{ConversationStore, NewTurn, TurnOpening, TurnResume, TurnStart};
+pub use timer::Timer;
 pub use vector::{
     Embedder, FilterCondition, MAX_VECTOR_ID_BYTES, MetadataFilter, VectorIndex, VectorMatch,
     VectorQuery, VectorRecord,

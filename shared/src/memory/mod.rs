@@ -5,6 +5,7 @@
 
 mod model;
 mod store;
+mod timer;
 mod vector;
 
 use alloc::collections::BTreeMap;
@@ -15,6 +16,7 @@ use core::cell::{Cell, RefCell};
 
 pub use model::{Script, ScriptedChatModel};
 pub use store::MemoryStore;
+pub use timer::MemoryTimer;
 pub use vector::{HashEmbedder, MemoryVectorIndex, cosine};
 
 use crate::boundary::{Clock, EmbedQueue, Ids, LogRecord, Logger, WarrantyRecord, WarrantyRecords};

@@ -6,7 +6,7 @@ use alloc::vec::Vec;
 use core::cell::RefCell;
 
 use crate::boundary::{ChatModel, ChatRequest, ChatSink};
-use crate::chat::{ChatEvent, FinishReason, UpstreamError};
+use crate::chat::{ChatEvent, FinishReason, ToolCall, UpstreamError};
 use crate::error::{ChatModelError, ChatModelErrorKind};
 
 /// One scripted model reply.
@@ -46,6 +46,25 @@ impl ScriptedChatModel {
         self.push(Script::Reply(
             chunks.iter().map(|c| String::from(*c)).collect(),
         ));
+    }
+
+    /// Queues a reply that streams `text` (may be empty) and then asks for these tool
+    /// calls, each `(id, name, arguments JSON text)`, finishing with `tool_calls` — what the
+    /// OpenAI and Ollama decoders produce once a streamed call is assembled.
+    pub fn tool_calls(&self, text: &str, calls: &[(&str, &str, &str)]) {
+        let mut events = Vec::with_capacity(calls.len() + 2);
+        if !text.is_empty() {
+            events.push(ChatEvent::text(text));
+        }
+        events.extend(calls.iter().map(|(id, name, arguments)| {
+            ChatEvent::ToolCall(ToolCall {
+                id: String::from(*id),
+                name: String::from(*name),
+                arguments: String::from(*arguments),
+            })
+        }));
+        events.push(ChatEvent::finish(FinishReason::ToolCalls));
+        self.push(Script::Events(events));
     }
 
     /// Every request received so far.

@@ -92,6 +92,7 @@ impl Flow for GuardedFlow<'_> {
                         content: text.clone(),
                         metadata: Metadata::new(),
                         created_at: 0,
+                        tool_steps: Vec::new(),
                     };
                     self.store.append_message(scope, &message).await.unwrap();
                 }

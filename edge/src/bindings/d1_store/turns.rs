@@ -106,10 +106,10 @@ macro_rules! insert_message_sql {
     ($guard:literal) => {
         concat!(
             "INSERT INTO messages (id, site_id, conversation_id, seq, role, kind, content, \
-             metadata, embedding_status, created_at, reply_id, idempotency_key) \
+             metadata, embedding_status, created_at, reply_id, idempotency_key, tool_steps) \
              SELECT ?1, ?2, ?3, COALESCE((SELECT MAX(seq) FROM messages \
              WHERE conversation_id = ?3 AND site_id = ?2), 0) + 1, \
-             ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11 \
+             ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?13 \
              WHERE EXISTS (SELECT 1 FROM conversations WHERE id = ?3 AND site_id = ?2)",
             $guard,
             " RETURNING seq"
@@ -148,6 +148,14 @@ impl D1Store {
             _ => "skipped",
         };
         let optional = |value: Option<&str>| value.map_or(JsValue::NULL, JsValue::from);
+        // `?13`: the reply's tool rounds (migration 0009), `NULL` without tools.
+        let tool_steps = if message.tool_steps.is_empty() {
+            JsValue::NULL
+        } else {
+            serde_json::to_string(&message.tool_steps)
+                .map_err(|e| ServiceError::new(ServiceErrorKind::Invalid, e.to_string()))?
+                .into()
+        };
         let mut params = vec![
             message.id.as_str().into(),
             scope.site_id.into(),
@@ -161,21 +169,26 @@ impl D1Store {
         ];
         let sql = match insert {
             Insert::Plain => {
-                params.extend([JsValue::NULL, JsValue::NULL]);
+                params.extend([JsValue::NULL, JsValue::NULL, JsValue::NULL, tool_steps]);
                 insert_message_sql!("")
             }
             Insert::Visitor {
                 reply_id,
                 idempotency_key,
             } => {
-                params.extend([reply_id.into(), optional(idempotency_key)]);
+                params.extend([
+                    reply_id.into(),
+                    optional(idempotency_key),
+                    JsValue::NULL,
+                    tool_steps,
+                ]);
                 insert_message_sql!(
                     " AND (?11 IS NULL OR NOT EXISTS (SELECT 1 FROM messages \
                      WHERE conversation_id = ?3 AND idempotency_key = ?11))"
                 )
             }
             Insert::Reply { reply_to } => {
-                params.extend([JsValue::NULL, JsValue::NULL, reply_to.into()]);
+                params.extend([JsValue::NULL, JsValue::NULL, reply_to.into(), tool_steps]);
                 insert_message_sql!(
                     " AND EXISTS (SELECT 1 FROM messages WHERE id = ?12 \
                      AND conversation_id = ?3 AND site_id = ?2 AND reply_id = ?1)"

@@ -104,6 +104,7 @@ where
         content: text.into(),
         metadata: Metadata::new(),
         created_at: services.clock.now_ms(),
+        tool_steps: Vec::new(),
     };
     let reply_id = services.ids.new_id();
     let turn = NewTurn {

@@ -197,6 +197,7 @@ pub async fn create_conversation<M, S: ConversationStore, E, V, W>(
         content: config.greeting(language).into(),
         metadata: Metadata::new(),
         created_at: now,
+        tool_steps: Vec::new(),
     };
     greeting.seq = services
         .store

@@ -307,6 +307,7 @@ where
             content,
             metadata,
             created_at: self.services.clock.now_ms(),
+            tool_steps: Vec::new(),
         };
         message.seq = self
             .services
