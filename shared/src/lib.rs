@@ -73,7 +73,7 @@
 //!   `result_validator` → branch(valid → `persist_knowledge` → `END`; else `END`).
 //! - **003 `knowledge`** — planned stages run concurrently and merged: `orchestrator` →
 //!   branch(chitchat → `END`; else `semantic_router`, which writes the plan into the state)
-//!   → `execute_stage` (runs the current stage's tasks with [`graph::join_all`], merges
+//!   → `execute_stage` (runs the current stage's tasks with [`agent::run_stage`], merges
 //!   results, advances the stage index) → branch(more stages → `execute_stage`; else
 //!   `conflict_resolution`) → `final_response` → `END`. Partial failures are results, not
 //!   errors.
