@@ -13,8 +13,8 @@
 //!
 //! A failure (a turn's `Failed`, or [`TurnEncoder::close`] without a terminal event) is the
 //! in-stream error object OpenAI itself sends, `data: {"error":{"message","type":
-//! "server_error","param":null,"code"}}` (the turn's code and its visitor-safe message), then
-//! `data: [DONE]`; no `finish_reason` is sent. The official SDKs raise an API error with
+//! "server_error","code"}}` (the turn's visitor-safe message and its code), then
+//! `data: [DONE]`; no `finish_reason` and no usage chunk are sent. The official SDKs raise an API error with
 //! that message when they read it. After either end the encoder refuses further events.
 //!
 //! ```
