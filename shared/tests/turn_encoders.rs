@@ -371,11 +371,11 @@ fn expected_ai_sdk(events: &[TurnEvent]) -> Value {
                 }
             }
             TurnEvent::Progress { .. } => {
-                progress.push(serde_json::to_value(&event).unwrap());
+                progress.push(via_text(&event));
             }
             TurnEvent::Payload { kind, data: d } => data.push(json!({"kind": kind, "data": d})),
             TurnEvent::Completed { .. } => {
-                let mut metadata = serde_json::to_value(&event).unwrap();
+                let mut metadata = via_text(&event);
                 metadata.as_object_mut().unwrap().remove("event");
                 finish = metadata;
             }
@@ -389,6 +389,11 @@ fn expected_ai_sdk(events: &[TurnEvent]) -> Value {
         "message_id": message_id, "text": text, "tools": tools, "data": data,
         "progress": progress, "finish": finish, "error": error,
     })
+}
+
+/// Through JSON text, so that `f32` fields read back as the decimals they are written as.
+fn via_text(value: &impl serde::Serialize) -> Value {
+    serde_json::from_str(&serde_json::to_string(value).unwrap()).unwrap()
 }
 
 fn data_dir() -> PathBuf {
