@@ -48,6 +48,8 @@ async function check(name, size) {
     message = snapshot;
   }
   ok(message, `${name}: no message assembled`);
+  const unexpected = errors.filter((e) => e.message !== expected.error).map((e) => String(e));
+  deepStrictEqual(unexpected, [], `${name}: the parser reported errors`);
   const count = (type) => chunks.filter((c) => c.type === type).length;
 
   strictEqual(message.id, expected.message_id ?? '', `${name}: message id`);
