@@ -17,9 +17,9 @@
 //! | `Failed` | `text-end` (if open), `error` with the visitor-safe message, `[DONE]` |
 //!
 //! `messageMetadata` is the native `completed` data (`message_id`, `kind`, `intent`,
-//! `confidence`, `usage`). Parts carry only the fields AI SDK 5 defines (it validates them
-//! strictly; later versions accept more), so `finish` has no `finishReason` and `error` no
-//! code. `start`/`start-step` are sent before the first part if no `Started` came first.
+//! `confidence`, `usage`). Parts carry only the fields AI SDK 5.0.0 defines (it validates
+//! parts strictly; later versions accept more), so `finish` has no `finishReason` and `error`
+//! no code. `tests/ai-sdk/parse.mjs` checks the output with the pinned `ai` package's parser. `start`/`start-step` are sent before the first part if no `Started` came first.
 //! Progress is transient: `useChat` hands it to `onData` but does not keep it in the message.
 //!
 //! ```
