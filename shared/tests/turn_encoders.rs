@@ -118,7 +118,7 @@ fn turns() -> Vec<(&'static str, Vec<TurnEvent>)> {
                 },
                 TurnEvent::Progress {
                     message: "Task 1/2".into(),
-                    percentage: None,
+                    percentage: Some(33.3),
                     stage: None,
                 },
                 TurnEvent::Payload {

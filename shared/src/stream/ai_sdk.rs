@@ -19,7 +19,8 @@
 //! `messageMetadata` is the native `completed` data (`message_id`, `kind`, `intent`,
 //! `confidence`, `usage`). Parts carry only the fields AI SDK 5.0.0 defines (it validates
 //! parts strictly; later versions accept more), so `finish` has no `finishReason` and `error`
-//! no code. `tests/ai-sdk/parse.mjs` checks the output with the pinned `ai` package's parser. `start`/`start-step` are sent before the first part if no `Started` came first.
+//! no code. `tests/ai-sdk/parse.mjs` checks the output with the pinned `ai` package's parser.
+//! `start`/`start-step` are sent before the first part if no `Started` came first.
 //! Progress is transient: `useChat` hands it to `onData` but does not keep it in the message.
 //!
 //! ```
@@ -148,16 +149,16 @@ pub enum UiPart<'a> {
 
 /// A custom `data-<name>` part.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct DataPart<'a> {
+pub struct DataPart<'a, T: ?Sized = serde_json::Value> {
     /// The name after `data-`.
     pub name: &'a str,
     /// The data.
-    pub data: &'a serde_json::Value,
+    pub data: &'a T,
     /// Transient parts reach `onData` but are not added to the message.
     pub transient: bool,
 }
 
-impl Serialize for DataPart<'_> {
+impl<T: Serialize + ?Sized> Serialize for DataPart<'_, T> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(None)?;
         let mut kind = String::from("data-");
@@ -288,24 +289,26 @@ impl TurnEncoder for AiSdkEncoder {
                 );
             }
             TurnEvent::Progress { .. } | TurnEvent::Payload { .. } => {
-                let (name, data, transient) = match from_turn(event, None) {
-                    NativeEvent::Progress(progress) => (
-                        "progress",
-                        serde_json::to_value(progress).unwrap_or_default(),
-                        true,
+                match from_turn(event, None) {
+                    // Serialised from the typed struct, so `percentage` reads as written.
+                    NativeEvent::Progress(data) => write_part(
+                        out,
+                        &DataPart {
+                            name: "progress",
+                            data: &data,
+                            transient: true,
+                        },
                     ),
-                    NativeEvent::Payload(payload) => ("payload", payload, false),
-                    _ => return Ok(()),
-                };
-                let data = &data;
-                write_part(
-                    out,
-                    &DataPart {
-                        name,
-                        data,
-                        transient,
-                    },
-                );
+                    NativeEvent::Payload(data) => write_part(
+                        out,
+                        &DataPart {
+                            name: "payload",
+                            data: &data,
+                            transient: false,
+                        },
+                    ),
+                    _ => {}
+                }
             }
             TurnEvent::Completed { .. } => {
                 self.end_text(out);
