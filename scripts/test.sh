@@ -23,6 +23,9 @@ step "unit tests, host"
 cargo test --quiet -p concierge-core --all-features
 cargo test --quiet -p concierge-widget
 
+step "AI SDK stream fixtures through the ai package's own parser"
+node tests/ai-sdk/parse.mjs
+
 step "wasm32 builds: core (no_std), widget, Worker"
 cargo build --quiet -p concierge-core --no-default-features --target $WASM
 sh scripts/build.sh

@@ -1,17 +1,24 @@
 //! Throughput of the stream codecs on realistic input: the recorded llama.cpp stream's
 //! content chunks, repeated to about 1 MiB and fed in 16 KiB pieces (a network read).
 //!
+//! Then one answer of 1000 text chunks through each [`TurnEncoder`] (the cost per streamed
+//! answer of each wire format).
+//!
 //! `cargo bench -p concierge-core --bench stream_codecs`
 #![allow(missing_docs, clippy::unwrap_used)]
 
 use std::hint::black_box;
 use std::time::Duration;
 
-use concierge_core::stream::ChatStreamDecoder;
+use concierge_core::conversation::MessageKind;
+use concierge_core::stream::ai_sdk::AiSdkEncoder;
 use concierge_core::stream::native::{NativeEncoder, NativeStreamDecoder};
 use concierge_core::stream::ollama::OllamaStreamDecoder;
 use concierge_core::stream::openai::OpenAiStreamDecoder;
+use concierge_core::stream::openai_out::OpenAiChunkEncoder;
 use concierge_core::stream::sse::SseDecoder;
+use concierge_core::stream::{ChatStreamDecoder, TurnEncoder};
+use concierge_core::turn::TurnEvent;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 const TARGET: usize = 1 << 20;
@@ -163,5 +170,52 @@ fn benches(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(stream_codecs, benches);
+/// Encodes `events` with a fresh encoder from `make`, as the Worker does per turn.
+fn encode_turn<E: TurnEncoder>(make: impl Fn() -> E, events: &[TurnEvent]) -> usize {
+    let mut encoder = make();
+    let (mut out, mut sent) = (String::new(), 0);
+    for event in events {
+        out.clear();
+        encoder.encode(event, &mut out).unwrap();
+        sent += out.len();
+    }
+    out.clear();
+    encoder.close(&mut out);
+    sent + out.len()
+}
+
+fn turn_encoders(c: &mut Criterion) {
+    let words = [
+        "Xin", " chào", " quý", " khách", ",", " em", " có", " thể", " giúp", " gì", "?",
+    ];
+    let mut events = vec![TurnEvent::Started {
+        conversation_id: "conv_1".into(),
+        user_message_id: "msg_u".into(),
+        message_id: "msg_a".into(),
+    }];
+    events.extend((0..1000).map(|i| TurnEvent::Chunk {
+        text: words[i % words.len()].into(),
+    }));
+    events.push(TurnEvent::Completed {
+        message_id: "msg_a".into(),
+        kind: MessageKind::Answer,
+        intent: None,
+        confidence: None,
+        usage: None,
+    });
+    let mut group = c.benchmark_group("turn_encoders");
+    group.throughput(Throughput::Elements(events.len() as u64));
+    group.bench_function("native", |b| {
+        b.iter(|| encode_turn(|| NativeEncoder::new().with_request_id("req"), &events));
+    });
+    group.bench_function("openai", |b| {
+        b.iter(|| encode_turn(|| OpenAiChunkEncoder::new("chatcmpl-1", "shop", 0), &events));
+    });
+    group.bench_function("ai_sdk", |b| {
+        b.iter(|| encode_turn(AiSdkEncoder::new, &events));
+    });
+    group.finish();
+}
+
+criterion_group!(stream_codecs, benches, turn_encoders);
 criterion_main!(stream_codecs);

@@ -2,16 +2,16 @@
 #![allow(clippy::unwrap_used)]
 
 use concierge_core::chat::{ChatMessage, ToolCall, ToolSpec, Usage};
+use concierge_core::conversation::MessageKind;
+use concierge_core::stream::TurnEncoder;
 use concierge_core::stream::ai_sdk::{AiSdkEncoder, HEADER_NAME, HEADER_VALUE};
-use concierge_core::stream::native::{
-    Completed, Failed, NativeEvent, Progress, Started, ToolEnd, ToolStart,
-};
 use concierge_core::stream::ollama::{EmbedResponse, OllamaChatRequest};
 use concierge_core::stream::openai::{
     ChatRequestBuilder, EmbeddingsRequest, EmbeddingsResponse, ToolChoice,
 };
 use concierge_core::stream::sse::{SseError, SseFrame, encode_comment};
 use concierge_core::stream::{EncodeError, openai_out::OpenAiChunkEncoder};
+use concierge_core::turn::TurnEvent;
 use serde_json::{Value, json};
 
 fn conversation() -> (Vec<ChatMessage>, Vec<ToolSpec>) {
@@ -166,8 +166,39 @@ fn parts(out: &str) -> Vec<Value> {
         .collect()
 }
 
+fn chunk(text: &str) -> TurnEvent {
+    TurnEvent::Chunk { text: text.into() }
+}
+
+fn tool(call_id: &str, name: &str, input: Value) -> TurnEvent {
+    TurnEvent::ToolStart {
+        call_id: call_id.into(),
+        name: name.into(),
+        input,
+    }
+}
+
+fn tool_end(call_id: &str, name: &str, ok: bool, output: Value) -> TurnEvent {
+    TurnEvent::ToolEnd {
+        call_id: call_id.into(),
+        name: name.into(),
+        ok,
+        output,
+    }
+}
+
+fn completed(message_id: &str, kind: MessageKind, usage: Option<Usage>) -> TurnEvent {
+    TurnEvent::Completed {
+        message_id: message_id.into(),
+        kind,
+        intent: None,
+        confidence: None,
+        usage,
+    }
+}
+
 #[test]
-fn ai_sdk_stream_maps_every_native_event() {
+fn ai_sdk_stream_maps_every_turn_event() {
     assert_eq!(
         (HEADER_NAME, HEADER_VALUE),
         ("x-vercel-ai-ui-message-stream", "v1")
@@ -175,56 +206,43 @@ fn ai_sdk_stream_maps_every_native_event() {
     let mut encoder = AiSdkEncoder::new();
     let mut out = String::new();
     let events = [
-        NativeEvent::Started(Started {
-            message_id: Some("m_1".into()),
-            ..Started::default()
-        }),
-        NativeEvent::Chunk("Để em ".into()),
-        NativeEvent::Chunk("kiểm tra".into()),
-        NativeEvent::ToolStart(ToolStart {
-            call_id: "c1".into(),
-            name: "get_warranty".into(),
-            input: json!({"serial": "1"}),
-        }),
-        NativeEvent::ToolEnd(ToolEnd {
-            call_id: "c1".into(),
-            name: "get_warranty".into(),
-            ok: true,
-            output: json!({"until": "2026"}),
-        }),
-        NativeEvent::ToolStart(ToolStart {
-            call_id: "c2".into(),
-            name: "search".into(),
-            input: json!({}),
-        }),
-        NativeEvent::ToolEnd(ToolEnd {
-            call_id: "c2".into(),
-            name: "search".into(),
-            ok: false,
-            output: json!("timeout"),
-        }),
-        NativeEvent::Progress(Progress {
+        TurnEvent::Started {
+            conversation_id: "c_1".into(),
+            user_message_id: "u_1".into(),
+            message_id: "m_1".into(),
+        },
+        chunk("Để em "),
+        chunk("kiểm tra"),
+        tool("c1", "get_warranty", json!({"serial": "1"})),
+        tool_end("c1", "get_warranty", true, json!({"until": "2026"})),
+        tool("c2", "search", json!({})),
+        tool_end("c2", "search", false, json!("timeout")),
+        TurnEvent::Progress {
             message: "Task 1/3".into(),
             percentage: Some(50.0),
             stage: None,
-        }),
-        NativeEvent::Payload(json!({"mode": "TABLE"})),
-        NativeEvent::Chunk("Xong.".into()),
-        NativeEvent::Completed(Completed {
-            intent: Some("warranty".into()),
+        },
+        TurnEvent::Payload {
+            kind: "table".into(),
+            data: json!({"rows": []}),
+        },
+        chunk("Xong."),
+        TurnEvent::Completed {
+            message_id: "m_1".into(),
+            kind: MessageKind::Warranty,
+            intent: Some("warranty"),
             confidence: Some(0.5),
             usage: Some(Usage {
                 prompt_tokens: 3,
                 completion_tokens: 4,
             }),
-            ..Completed::new("m_1", "warranty")
-        }),
+        },
     ];
     for event in &events {
         encoder.encode(event, &mut out).unwrap();
     }
     assert_eq!(
-        encoder.encode(&NativeEvent::Chunk("late".into()), &mut out),
+        encoder.encode(&chunk("late"), &mut out),
         Err(EncodeError::AfterEnd)
     );
     assert!(!encoder.close(&mut out));
@@ -244,7 +262,7 @@ fn ai_sdk_stream_maps_every_native_event() {
             json!({"type": "tool-input-available", "toolCallId": "c2", "toolName": "search", "input": {}}),
             json!({"type": "tool-output-error", "toolCallId": "c2", "errorText": "timeout"}),
             json!({"type": "data-progress", "data": {"message": "Task 1/3", "percentage": 50.0}, "transient": true}),
-            json!({"type": "data-payload", "data": {"mode": "TABLE"}}),
+            json!({"type": "data-payload", "data": {"kind": "table", "data": {"rows": []}}}),
             json!({"type": "text-start", "id": "text-1"}),
             json!({"type": "text-delta", "id": "text-1", "delta": "Xong."}),
             json!({"type": "text-end", "id": "text-1"}),
@@ -258,15 +276,12 @@ fn ai_sdk_stream_maps_every_native_event() {
 fn ai_sdk_failure_and_close() {
     let mut out = String::new();
     let mut encoder = AiSdkEncoder::new();
-    encoder
-        .encode(&NativeEvent::Chunk("a".into()), &mut out)
-        .unwrap();
-    encoder
-        .encode(
-            &NativeEvent::Failed(Failed::new("upstream", "Bận")),
-            &mut out,
-        )
-        .unwrap();
+    encoder.encode(&chunk("a"), &mut out).unwrap();
+    let failed = TurnEvent::Failed {
+        code: "upstream",
+        message: "Bận",
+    };
+    encoder.encode(&failed, &mut out).unwrap();
     let got = parts(&out);
     assert_eq!(
         got[got.len() - 2],
@@ -280,6 +295,7 @@ fn ai_sdk_failure_and_close() {
     let mut out = String::new();
     let mut encoder = AiSdkEncoder::new();
     assert!(encoder.close(&mut out));
+    assert!(encoder.is_ended());
     assert_eq!(
         out,
         "data: {\"type\":\"start\"}\n\ndata: {\"type\":\"start-step\"}\n\n\
@@ -292,25 +308,24 @@ fn openai_output_matches_openai_chunk_shapes() {
     let mut encoder =
         OpenAiChunkEncoder::new("chatcmpl-1", "shop", 1_700_000_000).include_usage(true);
     let mut out = String::new();
-    encoder
-        .encode(&NativeEvent::Started(Started::default()), &mut out)
-        .unwrap();
-    encoder
-        .encode(&NativeEvent::Chunk("Hi".into()), &mut out)
-        .unwrap();
-    encoder
-        .encode(&NativeEvent::Payload(json!(1)), &mut out)
-        .unwrap();
-    let done = Completed {
-        usage: Some(Usage {
-            prompt_tokens: 5,
-            completion_tokens: 1,
-        }),
-        ..Completed::new("m", "answer")
+    let started = TurnEvent::Started {
+        conversation_id: "c".into(),
+        user_message_id: "u".into(),
+        message_id: "m".into(),
     };
-    encoder
-        .encode(&NativeEvent::Completed(done), &mut out)
-        .unwrap();
+    encoder.encode(&started, &mut out).unwrap();
+    encoder.encode(&chunk("Hi"), &mut out).unwrap();
+    let payload = TurnEvent::Payload {
+        kind: "list".into(),
+        data: json!(1),
+    };
+    encoder.encode(&payload, &mut out).unwrap();
+    let usage = Usage {
+        prompt_tokens: 5,
+        completion_tokens: 1,
+    };
+    let done = completed("m", MessageKind::Answer, Some(usage));
+    encoder.encode(&done, &mut out).unwrap();
     let head = r#"{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"shop","#;
     assert_eq!(
         out,
@@ -322,7 +337,8 @@ fn openai_output_matches_openai_chunk_shapes() {
         )
     );
     assert_eq!(
-        encoder.encode(&NativeEvent::Chunk("x".into()), &mut out),
+        encoder.encode(&chunk("x"), &mut out),
         Err(EncodeError::AfterEnd)
     );
+    assert!(!encoder.close(&mut out));
 }

@@ -9,7 +9,7 @@ use concierge_core::stream::native::{
 use concierge_core::stream::openai::OpenAiStreamDecoder;
 use concierge_core::stream::openai_out::OpenAiChunkEncoder;
 use concierge_core::stream::sse::{OwnedSseEvent, SseDecoder, SseFrame};
-use concierge_core::stream::{ChatStreamDecoder, EncodeError};
+use concierge_core::stream::{ChatStreamDecoder, EncodeError, TurnEncoder};
 use proptest::prelude::*;
 use serde_json::json;
 
@@ -172,9 +172,9 @@ proptest! {
         let mut encoder = NativeEncoder::new();
         let mut bytes = String::new();
         for event in events.iter().chain([&terminal]) {
-            encoder.encode(event, &mut bytes).unwrap();
+            encoder.encode_native(event, &mut bytes).unwrap();
         }
-        prop_assert_eq!(encoder.encode(&NativeEvent::Chunk("late".into()), &mut bytes), Err(EncodeError::AfterEnd));
+        prop_assert_eq!(encoder.encode_native(&NativeEvent::Chunk("late".into()), &mut bytes), Err(EncodeError::AfterEnd));
         prop_assert!(!encoder.close(&mut bytes));
         let frames = decode_native(&split(bytes.as_bytes(), &cuts));
         let expected: Vec<NativeFrame> = events

@@ -8,9 +8,8 @@
 use concierge_core::boundary::ConversationStore;
 use concierge_core::conversation::{Language, Scope, StoredMessage};
 use concierge_core::flows::shop::{self, NewConversation, Received};
-use concierge_core::stream::native::{
-    Completed, Failed, NativeEncoder, NativeEvent, Progress, Started, ToolEnd, ToolStart,
-};
+use concierge_core::stream::TurnEncoder;
+use concierge_core::stream::native::NativeEncoder;
 use concierge_core::turn::{TurnEvent, TurnInput, TurnJob};
 use futures_channel::oneshot;
 use serde::Deserialize;
@@ -236,90 +235,30 @@ async fn stream(
     let (started_tx, started_rx) = oneshot::channel::<Result<(), ApiError>>();
     let request_id = request_id.to_string();
     let turn = async move {
-        let mut encoder = NativeEncoder::new();
+        let mut encoder = NativeEncoder::new().with_request_id(request_id.clone());
         let mut started = Some(started_tx);
         let mut out = String::new();
         let mut sink = |event: TurnEvent| {
-            out.clear();
-            let native = match event {
-                TurnEvent::Started {
-                    conversation_id,
-                    message_id,
-                    ..
-                } => {
+            match &event {
+                TurnEvent::Started { .. } => {
                     if let Some(tx) = started.take() {
                         let _ = tx.send(Ok(()));
                     }
-                    Some(NativeEvent::Started(Started {
-                        conversation_id: Some(conversation_id),
-                        message_id: Some(message_id),
-                        request_id: Some(request_id.clone()),
-                    }))
-                }
-                TurnEvent::Chunk { text } => {
-                    let _ = encoder.chunk(&text, &mut out);
-                    None
-                }
-                TurnEvent::ToolStart {
-                    call_id,
-                    name,
-                    input,
-                } => Some(NativeEvent::ToolStart(ToolStart {
-                    call_id,
-                    name,
-                    input,
-                })),
-                TurnEvent::ToolEnd {
-                    call_id,
-                    name,
-                    ok,
-                    output,
-                } => Some(NativeEvent::ToolEnd(ToolEnd {
-                    call_id,
-                    name,
-                    ok,
-                    output,
-                })),
-                TurnEvent::Progress {
-                    message,
-                    percentage,
-                    stage,
-                } => Some(NativeEvent::Progress(Progress {
-                    message,
-                    percentage,
-                    stage,
-                })),
-                TurnEvent::Payload { kind, data } => Some(NativeEvent::Payload(
-                    serde_json::json!({"kind": kind, "data": data}),
-                )),
-                TurnEvent::Completed {
-                    message_id,
-                    kind,
-                    intent,
-                    confidence,
-                    usage,
-                } => {
-                    let mut completed = Completed::new(message_id, kind.as_str());
-                    completed.intent = intent.map(Into::into);
-                    completed.confidence = confidence;
-                    completed.usage = usage;
-                    Some(NativeEvent::Completed(completed))
                 }
                 TurnEvent::Failed { code, message } => {
                     if let Some(tx) = started.take() {
-                        let error = match code {
+                        let error = match *code {
                             "conversation_not_found" => ApiError::NotFound,
                             _ => ApiError::TurnFailed(code, message),
                         };
                         let _ = tx.send(Err(error));
                         return;
                     }
-                    Some(NativeEvent::Failed(Failed::new(code, message)))
                 }
-            };
-            if let Some(native) = native {
-                let _ = encoder.encode(&native, &mut out);
+                _ => {}
             }
+            out.clear();
+            let _ = encoder.encode(&event, &mut out);
             if !out.is_empty() {
                 writer.write(out.as_bytes());
             }

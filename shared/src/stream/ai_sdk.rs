@@ -2,31 +2,45 @@
 //! the AI SDK's `useChat` can talk to Concierge.
 //!
 //! The response carries the header [`HEADER_NAME`]`: `[`HEADER_VALUE`] and is SSE where each
-//! frame is `data: <part>\n\n` and the last is `data: [DONE]\n\n`. [`AiSdkEncoder`] maps
-//! [`NativeEvent`]s to parts:
+//! frame is `data: <part>\n\n` and the last is `data: [DONE]\n\n`. [`AiSdkEncoder`] maps a
+//! turn's [`TurnEvent`]s to parts:
 //!
-//! | native | UI message stream parts |
+//! | turn event | UI message stream parts |
 //! |---|---|
-//! | started | `start` (`messageId` when known), `start-step` |
-//! | text chunk | `text-start` (first of a run), `text-delta` |
-//! | tool_start | `text-end` (if open), `tool-input-start`, `tool-input-available` |
-//! | tool_end | `tool-output-available`, or `tool-output-error` when not ok |
-//! | progress | `data-progress` (transient) |
-//! | payload | `data-payload` |
-//! | completed | `text-end` (if open), `finish-step`, `finish` with `messageMetadata`, `[DONE]` |
-//! | failed | `text-end` (if open), `error` with `errorText`, `[DONE]` |
+//! | `Started` | `start` (`messageId`: the reply's id), `start-step` |
+//! | `Chunk` | `text-start` (first of a run), `text-delta` |
+//! | `ToolStart` | `text-end` (if open), `tool-input-start`, `tool-input-available` |
+//! | `ToolEnd` | `tool-output-available`, or `tool-output-error` when not ok |
+//! | `Progress` | `data-progress` `{"message","percentage","stage"}`, transient |
+//! | `Payload` | `data-payload` `{"kind","data"}` |
+//! | `Completed` | `text-end` (if open), `finish-step`, `finish` with `messageMetadata`, `[DONE]` |
+//! | `Failed` | `text-end` (if open), `error` with the visitor-safe message, `[DONE]` |
 //!
-//! Parts carry only the fields the protocol defines (the AI SDK validates them strictly).
-//! `start`/`start-step` are sent before the first part if no `started` came first.
+//! `messageMetadata` is the native `completed` data (`message_id`, `kind`, `intent`,
+//! `confidence`, `usage`). Parts carry only the fields AI SDK 5.0.0 defines (it validates
+//! parts strictly; later versions accept more), so `finish` has no `finishReason` and `error`
+//! no code. `tests/ai-sdk/parse.mjs` checks the output with the pinned `ai` package's parser.
+//! `start`/`start-step` are sent before the first part if no `Started` came first.
+//! Progress is transient: `useChat` hands it to `onData` but does not keep it in the message.
 //!
 //! ```
+//! use concierge_core::conversation::MessageKind;
+//! use concierge_core::stream::TurnEncoder;
 //! use concierge_core::stream::ai_sdk::AiSdkEncoder;
-//! use concierge_core::stream::native::{Completed, NativeEvent};
+//! use concierge_core::turn::TurnEvent;
 //!
 //! let mut encoder = AiSdkEncoder::new();
 //! let mut out = String::new();
-//! encoder.encode(&NativeEvent::Chunk("Hi".into()), &mut out)?;
-//! encoder.encode(&NativeEvent::Completed(Completed::new("m1", "answer")), &mut out)?;
+//! encoder.encode(&TurnEvent::Chunk { text: "Hi".into() }, &mut out)?;
+//! let done = TurnEvent::Completed {
+//!     message_id: "m1".into(),
+//!     kind: MessageKind::Answer,
+//!     intent: None,
+//!     confidence: None,
+//!     usage: None,
+//! };
+//! encoder.encode(&done, &mut out)?;
+//! assert!(!encoder.close(&mut out));
 //! assert_eq!(out, concat!(
 //!     "data: {\"type\":\"start\"}\n\n",
 //!     "data: {\"type\":\"start-step\"}\n\n",
@@ -45,9 +59,10 @@ use alloc::string::String;
 use serde::Serialize;
 use serde::ser::SerializeMap;
 
-use super::EncodeError;
-use super::native::{CLOSED_CODE, Completed, Failed, NativeEvent};
+use super::native::{CLOSED_MESSAGE, Completed, NativeEvent, from_turn};
 use super::sse::{push_u64, write_frame};
+use super::{EncodeError, TurnEncoder};
+use crate::turn::TurnEvent;
 
 /// The response header that marks a UI message stream.
 pub const HEADER_NAME: &str = "x-vercel-ai-ui-message-stream";
@@ -134,16 +149,16 @@ pub enum UiPart<'a> {
 
 /// A custom `data-<name>` part.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct DataPart<'a> {
+pub struct DataPart<'a, T: ?Sized = serde_json::Value> {
     /// The name after `data-`.
     pub name: &'a str,
     /// The data.
-    pub data: &'a serde_json::Value,
+    pub data: &'a T,
     /// Transient parts reach `onData` but are not added to the message.
     pub transient: bool,
 }
 
-impl Serialize for DataPart<'_> {
+impl<T: Serialize + ?Sized> Serialize for DataPart<'_, T> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(None)?;
         let mut kind = String::from("data-");
@@ -173,11 +188,6 @@ impl AiSdkEncoder {
         Self::default()
     }
 
-    /// Whether the stream has ended.
-    pub fn is_ended(&self) -> bool {
-        self.ended
-    }
-
     fn start(&mut self, message_id: Option<&str>, out: &mut String) {
         if !self.started {
             self.started = true;
@@ -192,20 +202,31 @@ impl AiSdkEncoder {
         }
     }
 
-    /// Appends the parts for `event`; after the terminal event writes nothing and returns
-    /// [`EncodeError::AfterEnd`].
-    pub fn encode(&mut self, event: &NativeEvent, out: &mut String) -> Result<(), EncodeError> {
+    fn finish(&mut self, out: &mut String) {
+        write_frame(out, None, None, None, "[DONE]");
+        self.ended = true;
+    }
+
+    fn fail(&mut self, error_text: &str, out: &mut String) {
+        self.end_text(out);
+        write_part(out, &UiPart::Error { error_text });
+        self.finish(out);
+    }
+}
+
+impl TurnEncoder for AiSdkEncoder {
+    fn encode(&mut self, event: &TurnEvent, out: &mut String) -> Result<(), EncodeError> {
         if self.ended {
             return Err(EncodeError::AfterEnd);
         }
-        if let NativeEvent::Started(started) = event {
-            self.start(started.message_id.as_deref(), out);
+        if let TurnEvent::Started { message_id, .. } = event {
+            self.start(Some(message_id), out);
             return Ok(());
         }
         self.start(None, out);
         match event {
-            NativeEvent::Started(_) => {}
-            NativeEvent::Chunk(delta) => {
+            TurnEvent::Started { .. } => {}
+            TurnEvent::Chunk { text: delta } => {
                 if self.text.is_none() {
                     let mut id = String::from("text-");
                     push_u64(&mut id, self.texts);
@@ -216,9 +237,12 @@ impl AiSdkEncoder {
                 let id = self.text.as_deref().unwrap_or_default();
                 write_part(out, &UiPart::TextDelta { id, delta });
             }
-            NativeEvent::ToolStart(tool) => {
+            TurnEvent::ToolStart {
+                call_id: tool_call_id,
+                name: tool_name,
+                input,
+            } => {
                 self.end_text(out);
-                let (tool_call_id, tool_name) = (tool.call_id.as_str(), tool.name.as_str());
                 write_part(
                     out,
                     &UiPart::ToolInputStart {
@@ -226,7 +250,6 @@ impl AiSdkEncoder {
                         tool_name,
                     },
                 );
-                let input = &tool.input;
                 write_part(
                     out,
                     &UiPart::ToolInputAvailable {
@@ -236,22 +259,27 @@ impl AiSdkEncoder {
                     },
                 );
             }
-            NativeEvent::ToolEnd(tool) if tool.ok => {
-                let (tool_call_id, output) = (tool.call_id.as_str(), &tool.output);
-                write_part(
-                    out,
-                    &UiPart::ToolOutputAvailable {
-                        tool_call_id,
-                        output,
-                    },
-                );
-            }
-            NativeEvent::ToolEnd(tool) => {
-                let text = match &tool.output {
+            TurnEvent::ToolEnd {
+                call_id: tool_call_id,
+                ok: true,
+                output,
+                ..
+            } => write_part(
+                out,
+                &UiPart::ToolOutputAvailable {
+                    tool_call_id,
+                    output,
+                },
+            ),
+            TurnEvent::ToolEnd {
+                call_id: tool_call_id,
+                output,
+                ..
+            } => {
+                let text = match output {
                     serde_json::Value::String(text) => text.clone(),
                     other => serde_json::to_string(other).unwrap_or_default(),
                 };
-                let tool_call_id = tool.call_id.as_str();
                 write_part(
                     out,
                     &UiPart::ToolOutputError {
@@ -260,61 +288,56 @@ impl AiSdkEncoder {
                     },
                 );
             }
-            NativeEvent::Progress(progress) => {
-                let data = serde_json::to_value(progress).unwrap_or_default();
-                write_part(
-                    out,
-                    &DataPart {
-                        name: "progress",
-                        data: &data,
-                        transient: true,
-                    },
-                );
+            TurnEvent::Progress { .. } | TurnEvent::Payload { .. } => {
+                match from_turn(event, None) {
+                    // Serialised from the typed struct, so `percentage` reads as written.
+                    NativeEvent::Progress(data) => write_part(
+                        out,
+                        &DataPart {
+                            name: "progress",
+                            data: &data,
+                            transient: true,
+                        },
+                    ),
+                    NativeEvent::Payload(data) => write_part(
+                        out,
+                        &DataPart {
+                            name: "payload",
+                            data: &data,
+                            transient: false,
+                        },
+                    ),
+                    _ => {}
+                }
             }
-            NativeEvent::Payload(data) => {
-                write_part(
-                    out,
-                    &DataPart {
-                        name: "payload",
-                        data,
-                        transient: false,
-                    },
-                );
-            }
-            NativeEvent::Completed(done) => {
+            TurnEvent::Completed { .. } => {
                 self.end_text(out);
                 write_part(out, &UiPart::FinishStep);
-                write_part(
-                    out,
-                    &UiPart::Finish {
-                        message_metadata: Some(done),
-                    },
-                );
+                let metadata = match from_turn(event, None) {
+                    NativeEvent::Completed(done) => Some(done),
+                    _ => None,
+                };
+                let message_metadata = metadata.as_ref();
+                write_part(out, &UiPart::Finish { message_metadata });
                 self.finish(out);
             }
-            NativeEvent::Failed(Failed { error }) => {
-                self.end_text(out);
-                write_part(
-                    out,
-                    &UiPart::Error {
-                        error_text: &error.message,
-                    },
-                );
-                self.finish(out);
-            }
+            TurnEvent::Failed { message, .. } => self.fail(message, out),
         }
         Ok(())
     }
 
-    fn finish(&mut self, out: &mut String) {
-        write_frame(out, None, None, None, "[DONE]");
-        self.ended = true;
+    /// Ends the stream with an `error` part if it has not ended.
+    fn close(&mut self, out: &mut String) -> bool {
+        if self.ended {
+            return false;
+        }
+        self.start(None, out);
+        self.fail(CLOSED_MESSAGE, out);
+        true
     }
 
-    /// Ends the stream with an error if it has not ended; returns whether it wrote one.
-    pub fn close(&mut self, out: &mut String) -> bool {
-        let failed = NativeEvent::Failed(Failed::new(CLOSED_CODE, "The answer was interrupted."));
-        self.encode(&failed, out).is_ok()
+    fn is_ended(&self) -> bool {
+        self.ended
     }
 }
 

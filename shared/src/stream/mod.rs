@@ -15,9 +15,24 @@
 //! | [`ai_sdk`] | downstream | Vercel AI SDK UI message stream v1 (`useChat`) |
 //!
 //! Upstream decoders implement [`ChatStreamDecoder`] and produce
-//! [`ChatEvent`](crate::chat::ChatEvent)s, so no other module sees provider JSON. The agent
-//! reports progress as [`native::NativeEvent`]s; each downstream encoder turns those into
-//! its wire format and enforces that a stream ends with exactly one terminal event.
+//! [`ChatEvent`](crate::chat::ChatEvent)s, so no other module sees provider JSON. A turn
+//! reports what happens as [`TurnEvent`]s; the three downstream encoders implement
+//! [`TurnEncoder`], turn those into their wire format and enforce that a stream ends with
+//! exactly one terminal event. How each event appears on each wire:
+//!
+//! | [`TurnEvent`] | [`native`] | [`openai_out`] | [`ai_sdk`] |
+//! |---|---|---|---|
+//! | `Started` | `started` | *(nothing)* | `start` (`messageId`), `start-step` |
+//! | `Chunk` | `data: {"chunk"}` | `delta.content` | `text-start` (first of a run), `text-delta` |
+//! | `ToolStart` | `tool_start` | *(nothing)* | `tool-input-start`, `tool-input-available` |
+//! | `ToolEnd` | `tool_end` | *(nothing)* | `tool-output-available` / `tool-output-error` |
+//! | `Progress` | `progress` | *(nothing)* | `data-progress` (transient) |
+//! | `Payload` | `payload` `{"kind","data"}` | *(nothing)* | `data-payload` `{"kind","data"}` |
+//! | `Completed` | `completed` | `finish_reason: "stop"`, usage chunk if asked, `[DONE]` | `text-end`, `finish-step`, `finish`, `[DONE]` |
+//! | `Failed` | `failed` | `{"error":{…}}`, `[DONE]` | `text-end`, `error`, `[DONE]` |
+//!
+//! The OpenAI chunk format has no place for tool calls the server ran itself, progress or
+//! structured payloads, so those are left out of it; its clients get the text and the end.
 //!
 //! ## Example
 //! ```
@@ -35,7 +50,10 @@
 
 use core::fmt;
 
+use alloc::string::String;
+
 use crate::chat::ChatEvent;
+use crate::turn::TurnEvent;
 
 pub mod ai_sdk;
 pub mod native;
@@ -66,6 +84,25 @@ pub trait ChatStreamDecoder {
     /// The next decoded event, a decoding error (the decoder carries on after it), or `None`
     /// when more bytes are needed.
     fn next_event(&mut self) -> Option<Result<ChatEvent, StreamError>>;
+}
+
+/// Turns a turn's [`TurnEvent`]s into one wire format, as text to send.
+///
+/// Every stream an encoder writes ends with exactly one terminal event: after `Completed` or
+/// `Failed` it writes nothing more, and [`close`](Self::close), called once the turn is over,
+/// writes a failure (code [`native::CLOSED_CODE`]) if the turn never sent a terminal event.
+/// Encoders only append to `out`; they never clear it.
+pub trait TurnEncoder {
+    /// Appends the wire form of `event` (possibly nothing, when the format cannot carry
+    /// it); after the terminal event writes nothing and returns [`EncodeError::AfterEnd`].
+    fn encode(&mut self, event: &TurnEvent, out: &mut String) -> Result<(), EncodeError>;
+
+    /// Ends the stream: if no terminal event was written, appends a failure and returns
+    /// true; otherwise writes nothing and returns false.
+    fn close(&mut self, out: &mut String) -> bool;
+
+    /// Whether the terminal event has been written.
+    fn is_ended(&self) -> bool;
 }
 
 /// Why a stream payload could not be decoded. Small and `Copy`; the decoder that reported it

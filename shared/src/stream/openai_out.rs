@@ -1,12 +1,21 @@
 //! OpenAI-compatible `chat.completion.chunk` output, for Concierge's own
 //! `/v1/chat/completions`, so that any OpenAI SDK client can stream an assistant's answer.
 //!
-//! [`OpenAiChunkEncoder`] writes `data: {chunk}\n\n` frames: text deltas (the first one also
-//! carries `"role":"assistant"`), whole tool calls, then one finish chunk with
-//! `finish_reason`, the usage chunk with empty `choices` when the client asked for
-//! `stream_options.include_usage`, and `data: [DONE]`. A failure is an in-stream
-//! `{"error":{"message","type","code"}}` object, as OpenAI sends it. After either end the
-//! encoder refuses further events.
+//! [`OpenAiChunkEncoder`] writes `data: {chunk}\n\n` frames only (no `event:`, `id:` or
+//! comment lines): text deltas (the first chunk also carries `"role":"assistant"`), then one
+//! finish chunk with the stream's only `finish_reason`, the usage chunk with empty `choices`
+//! when the client asked for `stream_options.include_usage`, and `data: [DONE]`.
+//!
+//! Through [`TurnEncoder`], a turn's text chunks become content deltas and `Completed`
+//! becomes the finish (`"stop"`: the server ran any tools itself, so the client has none to
+//! call) with the turn's usage. `Started`, tool calls, progress and payloads have no place
+//! in this format and are left out: an OpenAI client gets the answer's text and its end.
+//!
+//! A failure (a turn's `Failed`, or [`TurnEncoder::close`] without a terminal event) is the
+//! in-stream error object OpenAI itself sends, `data: {"error":{"message","type":
+//! "server_error","code"}}` (the turn's visitor-safe message and its code), then
+//! `data: [DONE]`; no `finish_reason` and no usage chunk are sent. The official SDKs raise an API error with
+//! that message when they read it. After either end the encoder refuses further events.
 //!
 //! ```
 //! use concierge_core::chat::FinishReason;
@@ -28,14 +37,15 @@ use alloc::vec::Vec;
 
 use serde::Serialize;
 
-use super::EncodeError;
-use super::native::{CLOSED_CODE, NativeEvent};
+use super::native::{CLOSED_CODE, CLOSED_MESSAGE};
 use super::openai::{
     ApiError, ChatCompletionChunk, ChunkChoice, ChunkDelta, CompletionUsage, FunctionChunk,
     ToolCallChunk,
 };
 use super::sse::write_frame;
+use super::{EncodeError, TurnEncoder};
 use crate::chat::{FinishReason, ToolCall, Usage};
+use crate::turn::TurnEvent;
 
 /// The OpenAI spelling of a finish reason (`Other` is reported as `stop`).
 pub fn finish_reason_str(reason: FinishReason) -> &'static str {
@@ -77,11 +87,6 @@ impl OpenAiChunkEncoder {
     pub fn include_usage(mut self, include: bool) -> Self {
         self.include_usage = include;
         self
-    }
-
-    /// Whether the stream has ended.
-    pub fn is_ended(&self) -> bool {
-        self.ended
     }
 
     fn write(&mut self, out: &mut String, choices: Vec<ChunkChoice<'_>>, usage: Option<Usage>) {
@@ -171,7 +176,7 @@ impl OpenAiChunkEncoder {
         Ok(())
     }
 
-    /// Ends the stream with an in-stream error object.
+    /// Ends the stream with an in-stream error object, then `[DONE]`.
     pub fn error(
         &mut self,
         code: &str,
@@ -193,23 +198,22 @@ impl OpenAiChunkEncoder {
             code: Some(serde_json::Value::String(String::from(code))),
         };
         write_json(out, &Envelope { error });
+        write_frame(out, None, None, None, "[DONE]");
         Ok(())
     }
+}
 
-    /// Appends a native event: text chunks and the terminal events are sent; tool, progress
-    /// and payload events are Concierge-internal and write nothing.
-    pub fn encode(&mut self, event: &NativeEvent, out: &mut String) -> Result<(), EncodeError> {
+impl TurnEncoder for OpenAiChunkEncoder {
+    fn encode(&mut self, event: &TurnEvent, out: &mut String) -> Result<(), EncodeError> {
         match event {
-            NativeEvent::Chunk(text) => self.text(text, out),
-            NativeEvent::Completed(done) => self.finish(FinishReason::Stop, done.usage, out),
-            NativeEvent::Failed(failed) => {
-                self.error(&failed.error.code, &failed.error.message, out)
-            }
-            NativeEvent::Started(_)
-            | NativeEvent::ToolStart(_)
-            | NativeEvent::ToolEnd(_)
-            | NativeEvent::Progress(_)
-            | NativeEvent::Payload(_) => {
+            TurnEvent::Chunk { text } => self.text(text, out),
+            TurnEvent::Completed { usage, .. } => self.finish(FinishReason::Stop, *usage, out),
+            TurnEvent::Failed { code, message } => self.error(code, message, out),
+            TurnEvent::Started { .. }
+            | TurnEvent::ToolStart { .. }
+            | TurnEvent::ToolEnd { .. }
+            | TurnEvent::Progress { .. }
+            | TurnEvent::Payload { .. } => {
                 if self.ended {
                     Err(EncodeError::AfterEnd)
                 } else {
@@ -219,10 +223,13 @@ impl OpenAiChunkEncoder {
         }
     }
 
-    /// Ends the stream with an error if it has not ended; returns whether it wrote one.
-    pub fn close(&mut self, out: &mut String) -> bool {
-        self.error(CLOSED_CODE, "The answer was interrupted.", out)
-            .is_ok()
+    /// Ends the stream with an error (code [`CLOSED_CODE`]) if it has not ended.
+    fn close(&mut self, out: &mut String) -> bool {
+        self.error(CLOSED_CODE, CLOSED_MESSAGE, out).is_ok()
+    }
+
+    fn is_ended(&self) -> bool {
+        self.ended
     }
 }
 

@@ -18,7 +18,9 @@
 //! as in the seed's `data: {"chunk": "..."}` format. Optional fields are omitted when absent (a
 //! non-finite `percentage` or `confidence` is written as `null` and read back as absent). Every
 //! stream ends with exactly one `completed` or `failed`: [`NativeEncoder`] refuses events
-//! after it and [`NativeEncoder::close`] writes a `failed` if none was sent.
+//! after it and its [`TurnEncoder::close`] writes a `failed` if none was sent. A turn's
+//! [`TurnEvent`](crate::turn::TurnEvent)s are encoded through [`TurnEncoder`] (see
+//! [`from_turn`] for how each maps to a native event).
 //!
 //! ```
 //! use concierge_core::stream::native::{Completed, NativeEncoder, NativeEvent};
@@ -26,7 +28,7 @@
 //! let mut encoder = NativeEncoder::new();
 //! let mut out = String::new();
 //! encoder.chunk("Xin chào", &mut out)?;
-//! encoder.encode(&NativeEvent::Completed(Completed::new("m1", "answer")), &mut out)?;
+//! encoder.encode_native(&NativeEvent::Completed(Completed::new("m1", "answer")), &mut out)?;
 //! assert_eq!(
 //!     out,
 //!     "id: 0\ndata: {\"chunk\":\"Xin chào\"}\n\n\
@@ -43,8 +45,12 @@ use serde::{Deserialize, Serialize};
 
 use super::sse::{SseDecoder, push_u64, write_frame};
 use super::wire::finite_f32;
-use super::{EncodeError, StreamError};
+use super::{EncodeError, StreamError, TurnEncoder};
 use crate::chat::Usage;
+
+mod turn;
+
+pub use turn::from_turn;
 
 /// One event of a native stream.
 #[derive(Debug, Clone, PartialEq)]
@@ -212,8 +218,12 @@ struct ChunkData<'a> {
     chunk: Cow<'a, str>,
 }
 
-/// The code of the `failed` event [`NativeEncoder::close`] writes.
+/// The code of the failure an encoder's [`TurnEncoder::close`] writes when the turn sent
+/// no terminal event.
 pub const CLOSED_CODE: &str = "stream_closed";
+
+/// The message of that failure.
+pub const CLOSED_MESSAGE: &str = "The answer was interrupted.";
 
 /// Appends one native event as an SSE frame with sequence number `seq`, without any
 /// stream-level checks (for replaying stored events on resume).
@@ -243,6 +253,7 @@ pub fn encode_event(seq: u64, event: &NativeEvent, out: &mut String) {
 pub struct NativeEncoder {
     next_seq: u64,
     ended: bool,
+    request_id: Option<String>,
 }
 
 impl NativeEncoder {
@@ -255,8 +266,15 @@ impl NativeEncoder {
     pub fn resume_at(next_seq: u64) -> Self {
         Self {
             next_seq,
-            ended: false,
+            ..Self::default()
         }
+    }
+
+    /// Reports `request_id` in the `started` event of a turn encoded through
+    /// [`TurnEncoder`].
+    pub fn with_request_id(mut self, request_id: impl Into<String>) -> Self {
+        self.request_id = Some(request_id.into());
+        self
     }
 
     /// The id the next event will get.
@@ -264,14 +282,13 @@ impl NativeEncoder {
         self.next_seq
     }
 
-    /// Whether the terminal event has been written.
-    pub fn is_ended(&self) -> bool {
-        self.ended
-    }
-
     /// Appends `event` to `out` and returns its id; after the terminal event writes nothing
     /// and returns [`EncodeError::AfterEnd`].
-    pub fn encode(&mut self, event: &NativeEvent, out: &mut String) -> Result<u64, EncodeError> {
+    pub fn encode_native(
+        &mut self,
+        event: &NativeEvent,
+        out: &mut String,
+    ) -> Result<u64, EncodeError> {
         if self.ended {
             return Err(EncodeError::AfterEnd);
         }
@@ -282,7 +299,7 @@ impl NativeEncoder {
         Ok(seq)
     }
 
-    /// Appends a text chunk; see [`encode`](Self::encode).
+    /// Appends a text chunk; see [`encode_native`](Self::encode_native).
     pub fn chunk(&mut self, text: &str, out: &mut String) -> Result<u64, EncodeError> {
         if self.ended {
             return Err(EncodeError::AfterEnd);
@@ -298,12 +315,32 @@ impl NativeEncoder {
         self.next_seq += 1;
         Ok(seq)
     }
+}
 
-    /// Ends the stream: if no terminal event was written, appends a `failed` with code
-    /// [`CLOSED_CODE`] and returns true; otherwise writes nothing and returns false.
-    pub fn close(&mut self, out: &mut String) -> bool {
-        let failed = NativeEvent::Failed(Failed::new(CLOSED_CODE, "The answer was interrupted."));
-        self.encode(&failed, out).is_ok()
+impl TurnEncoder for NativeEncoder {
+    fn encode(
+        &mut self,
+        event: &crate::turn::TurnEvent,
+        out: &mut String,
+    ) -> Result<(), EncodeError> {
+        match event {
+            // The hot path: no copy of the text.
+            crate::turn::TurnEvent::Chunk { text } => self.chunk(text, out).map(drop),
+            _ => {
+                let native = from_turn(event, self.request_id.as_deref());
+                self.encode_native(&native, out).map(drop)
+            }
+        }
+    }
+
+    /// Appends a `failed` with code [`CLOSED_CODE`] if no terminal event was written.
+    fn close(&mut self, out: &mut String) -> bool {
+        let failed = NativeEvent::Failed(Failed::new(CLOSED_CODE, CLOSED_MESSAGE));
+        self.encode_native(&failed, out).is_ok()
+    }
+
+    fn is_ended(&self) -> bool {
+        self.ended
     }
 }
 
