@@ -5,6 +5,7 @@
 //! own LLM key in it is sealed ([`sealed`]). Sites looked up by key are cached with a
 //! bounded trust ([`cache`]); changes are compare-and-swap writes ([`write`]).
 
+use concierge_core::template::Template;
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::JsValue;
 use worker::{D1Database, Env};
@@ -23,9 +24,6 @@ pub(crate) use write::{read_for_update, replace_keys, save_config};
 /// Answers are capped at this many tokens unless the site says otherwise: a chat widget
 /// wants short answers, and a runaway model must not stream forever.
 pub(crate) const DEFAULT_MAX_TOKENS: u32 = 1024;
-
-/// Which templates exist.
-pub(crate) const TEMPLATES: [&str; 5] = ["shop", "analyst", "rental", "knowledge", "support"];
 
 /// LLM settings of a site; unset fields fall back to the Worker's vars.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -94,7 +92,8 @@ pub(crate) struct SiteConfig {
 pub(crate) struct Site {
     pub id: String,
     pub name: String,
-    pub template: String,
+    /// The template the site runs.
+    pub template: Template,
     pub config: SiteConfig,
     pub public_key_hash: String,
     pub secret_key_hash: String,
@@ -166,10 +165,13 @@ impl SiteRow {
     fn into_site(self) -> Result<Site, ApiError> {
         let config = serde_json::from_str(&self.config)
             .map_err(|e| ApiError::Corrupt(format!("site config: {e}")))?;
+        // The schema admits only template names (migration 0008).
+        let template = Template::parse(&self.template)
+            .ok_or_else(|| ApiError::Corrupt(format!("site template: {}", self.template)))?;
         Ok(Site {
             id: self.id,
             name: self.name,
-            template: self.template,
+            template,
             config,
             public_key_hash: self.public_key_hash,
             secret_key_hash: self.secret_key_hash,

@@ -103,6 +103,7 @@ pub mod prompt;
 pub mod retrieval;
 /// Streaming-protocol codecs: SSE, OpenAI chunks, Ollama NDJSON, Concierge's own streams.
 pub mod stream;
+pub mod template;
 pub mod turn;
 
 /// The crate version, as built.

@@ -3,6 +3,7 @@
 
 use concierge_core::boundary::{CalendarDate, WarrantyRecord};
 use concierge_core::flows::shop::warranty::{SERIAL_MAX_CHARS, SERIAL_MIN_CHARS, is_valid_serial};
+use concierge_core::template::Template;
 use serde::Deserialize;
 use worker::{Env, Request, Response};
 
@@ -142,13 +143,9 @@ impl SitePatch {
             site.name = name.to_string();
         }
         if let Some(template) = &self.template {
-            if !site::TEMPLATES.contains(&template.as_str()) {
-                return Err(ApiError::bad_request(format!(
-                    "`template` must be one of {}.",
-                    site::TEMPLATES.join(", ")
-                )));
-            }
-            site.template = template.clone();
+            // Only a built template: never a silent fallback to another one.
+            site.template =
+                Template::choose(template).map_err(|why| ApiError::bad_request(why.to_string()))?;
         }
         let config = &mut site.config;
         if let Some(persona) = &self.persona {
@@ -225,7 +222,7 @@ pub(crate) async fn create_site(mut req: Request, env: &Env) -> Result<Response,
     let mut site = Site {
         id: format!("site_{}", &auth::new_key("")?[..16]),
         name: String::new(),
-        template: "shop".into(),
+        template: Template::Shop,
         config: SiteConfig::default(),
         public_key_hash: auth::sha256_hex(&public_key),
         secret_key_hash: auth::sha256_hex(&secret_key),

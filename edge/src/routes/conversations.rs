@@ -11,6 +11,7 @@ use concierge_core::flows::shop::{self, NewConversation, Received};
 use concierge_core::stream::native::{
     Completed, Failed, NativeEncoder, NativeEvent, Progress, Started, ToolEnd, ToolStart,
 };
+use concierge_core::template::Template;
 use concierge_core::turn::{TurnEvent, TurnInput, TurnJob};
 use futures_channel::oneshot;
 use serde::Deserialize;
@@ -86,9 +87,12 @@ pub(crate) async fn create(
         user_id: body.user_id,
         language,
     };
-    let created = shop::create_conversation(&services.shop(), &services.config, new)
-        .await
-        .map_err(ApiError::from)?;
+    let created = match caller.site.template {
+        Template::Shop => shop::create_conversation(&services.shop(), &services.config, new)
+            .await
+            .map_err(ApiError::from)?,
+        unbuilt => return Err(ApiError::TemplateUnavailable(unbuilt)),
+    };
     ctx.wait_until(services.queue_flush());
     let body = serde_json::json!({
         "conversation_id": created.conversation.id,
@@ -169,10 +173,11 @@ pub(crate) async fn post_message(
         text: content.to_string(),
         idempotency_key,
     };
-    if respond_async {
-        accept(env, ctx, &services, &input).await
-    } else {
-        stream(ctx, services, input, request_id).await
+    // The site runs the template it names.
+    match site.template {
+        Template::Shop if respond_async => accept(env, ctx, &services, &input).await,
+        Template::Shop => stream(ctx, services, input, request_id).await,
+        unbuilt => Err(ApiError::TemplateUnavailable(unbuilt)),
     }
 }
 
@@ -209,10 +214,7 @@ async fn accept(
                 "marked": marked.is_ok(),
             });
             worker::console_error!("{line}");
-            return Err(ApiError::TurnFailed(
-                code,
-                "Something went wrong. Please try again.",
-            ));
+            return Err(ApiError::TurnNotQueued);
         }
     }
     let accepted = serde_json::json!({
@@ -306,12 +308,9 @@ async fn stream(
                     Some(NativeEvent::Completed(completed))
                 }
                 TurnEvent::Failed { code, message } => {
-                    if let Some(tx) = started.take() {
-                        let error = match code {
-                            "conversation_not_found" => ApiError::NotFound,
-                            _ => ApiError::TurnFailed(code, message),
-                        };
-                        let _ = tx.send(Err(error));
+                    if started.is_some() {
+                        // Failed before it started (nothing stored): answered below with
+                        // the turn's error as an HTTP error instead of a stream.
                         return;
                     }
                     Some(NativeEvent::Failed(Failed::new(code, message)))
@@ -325,6 +324,13 @@ async fn stream(
             }
         };
         let result = shop::run_turn(&services.shop(), &services.config, &input, &mut sink).await;
+        if let Some(tx) = started.take() {
+            let early = match &result {
+                Err(error) => ApiError::from(error.clone()),
+                Ok(_) => ApiError::Internal(worker::Error::RustError("turn never started".into())),
+            };
+            let _ = tx.send(Err(early));
+        }
         // The core always ends a turn with one terminal event; should it ever not, the
         // stream still ends with exactly one (`failed`, code `stream_closed`).
         let mut tail = String::new();
