@@ -1,4 +1,4 @@
--- Issue 11 (templates are a type).
+-- Issue 11 (templates are a type; visitor identity).
 --
 -- 1. `sites.template` admits only template names: shop, analyst, rental, knowledge,
 --    guarded (concierge_core::template::Template). Every stored value other than `shop`
@@ -28,3 +28,9 @@ BEGIN
     SELECT RAISE(ABORT, 'CHECK constraint failed: sites.template');
 END;
 
+-- 2. A conversation is bound to the verified identity it was created with (a signed user
+--    token's claims, or the identity a secret-key call stated): JSON
+--    `{"sub", "role"?, "permissions"?, "department"?}`; NULL is anonymous. Existing
+--    conversations were created without a verified identity (a `user_id` a public-key
+--    caller sent identifies nobody), so they stay anonymous.
+ALTER TABLE conversations ADD COLUMN identity TEXT;

@@ -22,6 +22,9 @@ pub(crate) enum ApiError {
     PayloadTooLarge,
     /// No key, or a key that matches nothing.
     Unauthorized,
+    /// An `X-User-Token` that does not verify (malformed, tampered, wrongly signed,
+    /// expired, or the site has no user-token secret); the message says which.
+    InvalidUserToken(&'static str),
     /// A valid key used where it is not allowed (wrong kind, or origin not allowed).
     Forbidden(&'static str),
     /// Too many requests for this key and client.
@@ -61,6 +64,7 @@ impl ApiError {
             Self::BadRequest(message) => (400, "bad_request", message),
             Self::PayloadTooLarge => (413, "payload_too_large", "The request body is over 32 KB."),
             Self::Unauthorized => (401, "unauthorized", "A valid API key is required."),
+            Self::InvalidUserToken(message) => (401, "invalid_user_token", message),
             Self::Forbidden(message) => (403, "forbidden", message),
             Self::RateLimited => (429, "rate_limited", "Too many requests; try again shortly."),
             Self::Conflict(message) => (409, "conflict", message),

@@ -85,6 +85,10 @@ pub(crate) struct SiteConfig {
     /// Title shown in the widget header.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// The secret the site's user tokens are signed with, sealed ([`sealed`]); set only by
+    /// `POST /admin/site/user-token-secret`. Never returned by the API.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_token_secret_sealed: Option<String>,
 }
 
 /// A site as loaded for a request.
@@ -105,12 +109,14 @@ impl Site {
         let mut config = self.config.clone();
         let legacy = config.llm.api_key.take().is_some();
         let has_key = config.llm.api_key_sealed.take().is_some() || legacy;
+        let has_token_secret = config.user_token_secret_sealed.take().is_some();
         serde_json::json!({
             "id": self.id,
             "name": self.name,
             "template": self.template,
             "config": config,
             "llm_api_key_set": has_key,
+            "user_token_secret_set": has_token_secret,
         })
     }
 
@@ -132,6 +138,22 @@ impl Site {
             None => llm.api_key.clone(),
         };
         key.filter(|k| !k.is_empty())
+    }
+
+    /// The secret the site's user tokens are signed with: `Ok(None)` when the site has
+    /// none; an error when it has one that does not open (logged).
+    pub(crate) fn user_token_secret(&self, env: &Env) -> Result<Option<String>, ApiError> {
+        let Some(value) = &self.config.user_token_secret_sealed else {
+            return Ok(None);
+        };
+        sealed::open_bound(env, &user_token_binding(&self.id), value)
+            .map(Some)
+            .map_err(|err| {
+                let line = serde_json::json!({"level": "error", "msg": "user-token secret unusable",
+                    "site": self.id, "reason": err.as_str()});
+                worker::console_error!("{line}");
+                ApiError::Unavailable
+            })
     }
 
     /// Seal a key stored in the clear before keys were sealed (on the site's next update);
@@ -177,6 +199,12 @@ impl SiteRow {
             secret_key_hash: self.secret_key_hash,
         })
     }
+}
+
+/// What a site's sealed user-token secret is bound to (so that it opens only as that
+/// site's user-token secret, never as its LLM key or another site's).
+pub(crate) fn user_token_binding(site_id: &str) -> String {
+    format!("{site_id}#user-token-secret")
 }
 
 /// Which of a site's keys a digest is.

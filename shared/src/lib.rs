@@ -94,6 +94,7 @@ pub mod conversation;
 pub mod error;
 pub mod flows;
 pub mod graph;
+pub mod identity;
 pub mod intent;
 pub mod language;
 #[cfg(feature = "memory")]

@@ -320,6 +320,43 @@ pub(crate) async fn rotate_keys(req: Request, env: &Env) -> Result<Response, Api
     )?)
 }
 
+/// `POST /admin/site/user-token-secret`: a new random secret for signing the site's user
+/// tokens (`X-User-Token`), shown once and stored sealed; it replaces the previous one,
+/// whose tokens stop verifying (at once on this Worker, everywhere within the site cache's
+/// bound). Written only if the presented secret key is still the site's.
+pub(crate) async fn rotate_user_token_secret(
+    req: Request,
+    env: &Env,
+) -> Result<Response, ApiError> {
+    let caller = secret_caller(&req, env).await?;
+    let id = caller.site.id.as_str();
+    let presented = caller.site.secret_key_hash.as_bytes();
+    let secret = auth::new_key("uts_")?;
+    let sealed = sealed::seal_bound(env, &site::user_token_binding(id), &secret)?;
+    let db = env.d1("DB")?;
+    for _ in 0..SAVE_ATTEMPTS {
+        let current = site::read_for_update(&db, id)
+            .await?
+            .ok_or(ApiError::Unauthorized)?;
+        if !auth::constant_time_eq(current.site.secret_key_hash.as_bytes(), presented) {
+            return Err(ApiError::Unauthorized);
+        }
+        let mut site = current.site.clone();
+        site.config.user_token_secret_sealed = Some(sealed.clone());
+        if site::save_config(&db, &current, &site, now_ms()).await? {
+            let hashes = [site.public_key_hash.as_str(), site.secret_key_hash.as_str()];
+            site::uncache(&env.kv("CONFIG")?, id, &hashes).await;
+            return Ok(
+                Response::from_json(&serde_json::json!({"user_token_secret": secret}))?
+                    .with_status(201),
+            );
+        }
+    }
+    Err(ApiError::Conflict(
+        "The site kept changing during this update; try again.",
+    ))
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct WarrantyUpsert {

@@ -1,5 +1,6 @@
 //! Issue 11 through the real Worker: templates are a type (an unbuilt template is refused,
-//! never silently replaced).
+//! never silently replaced), and visitor identity (signed user tokens, secret-key body
+//! identities, conversations bound to the identity that created them).
 
 use concierge_e2e::api::{
     create_conversation, error_code, send, site_with_upstream, streamed_text, terminal,
@@ -98,3 +99,5 @@ fn an_unbuilt_template_is_refused_with_what_exists_and_the_site_keeps_running_sh
     assert_eq!(terminal(&events).0, "completed", "{events:?}");
     assert_eq!(streamed_text(&events), "Dạ, bên em giao hàng toàn quốc ạ.");
 }
+
+mod tokens;
