@@ -101,3 +101,4 @@ fn an_unbuilt_template_is_refused_with_what_exists_and_the_site_keeps_running_sh
 }
 
 mod tokens;
+mod widget;
