@@ -7,8 +7,14 @@
 //!   routes (`X-API-Key` or `Authorization: Bearer`).
 //! - The **operator token** (Worker secret `OPERATOR_TOKEN`) creates sites.
 //!
+//! - A **user token** (`X-User-Token`, signed by the merchant's backend with the site's
+//!   user-token secret; see `concierge_core::identity`) says which user of the site a
+//!   request speaks for ([`visitor`]).
+//!
 //! Keys are stored as SHA-256 digests and compared in constant time.
 
+use concierge_core::conversation::Conversation;
+use concierge_core::identity::{self, UserIdentity};
 use sha2::{Digest, Sha256};
 use worker::{Env, Method, Request};
 
@@ -260,5 +266,68 @@ pub(crate) fn operator(req: &Request, env: &Env) -> Result<(), ApiError> {
         Ok(())
     } else {
         Err(ApiError::Unauthorized)
+    }
+}
+
+/// The request header carrying a signed user token.
+const USER_TOKEN_HEADER: &str = "x-user-token";
+
+/// The user a request speaks for, inside its site.
+#[derive(Debug)]
+pub(crate) enum Visitor {
+    /// A secret-key call without a user token: the site's own server, which reaches every
+    /// conversation of its site (it can state any identity anyway).
+    Site,
+    /// A user verified by a signed token, or anonymous (`None`): reaches only the
+    /// conversations created with the same identity.
+    User(Option<UserIdentity>),
+}
+
+impl Visitor {
+    /// Whether this visitor may reach `conversation` (of the caller's site).
+    pub(crate) fn may_access(&self, conversation: &Conversation) -> bool {
+        match self {
+            Self::Site => true,
+            Self::User(identity) => conversation.may_access(identity.as_ref()),
+        }
+    }
+}
+
+/// The request's signed user token (`X-User-Token`, an empty value counting as none),
+/// verified under the site's user-token secret: `None` without one; 401
+/// `invalid_user_token` when it does not verify or the site has no secret.
+pub(crate) fn user_token(
+    req: &Request,
+    env: &Env,
+    site: &Site,
+) -> Result<Option<UserIdentity>, ApiError> {
+    let Some(token) = req
+        .headers()
+        .get(USER_TOKEN_HEADER)
+        .ok()
+        .flatten()
+        .filter(|t| !t.trim().is_empty())
+    else {
+        return Ok(None);
+    };
+    let secret = site
+        .user_token_secret(env)?
+        .ok_or(ApiError::InvalidUserToken(
+            "This site accepts no user tokens: it has no user-token secret \
+         (POST /admin/site/user-token-secret creates one).",
+        ))?;
+    let now_secs = crate::now_ms() / 1000;
+    identity::verify_user_token(token.trim(), secret.as_bytes(), now_secs)
+        .map(Some)
+        .map_err(|err| ApiError::InvalidUserToken(err.message()))
+}
+
+/// Who `caller`'s request speaks for: the user of its token; without one, the site's own
+/// server for a secret key, and an anonymous visitor for a public key.
+pub(crate) fn visitor(req: &Request, env: &Env, caller: &Caller) -> Result<Visitor, ApiError> {
+    match (user_token(req, env, &caller.site)?, caller.kind) {
+        (Some(identity), _) => Ok(Visitor::User(Some(identity))),
+        (None, KeyKind::Secret) => Ok(Visitor::Site),
+        (None, KeyKind::Public) => Ok(Visitor::User(None)),
     }
 }

@@ -1,5 +1,9 @@
 //! Every error the API can return, and the one place that maps it to HTTP.
+//!
+//! The same type is the error of the queue consumers (their failures are logged, with
+//! the chain of [`std::error::Error::source`]s, never sent to a client).
 
+use concierge_core::error::ErrorClass;
 use worker::Response;
 
 /// An error returned to an API client as `{"error":{"code","message"}}`.
@@ -18,6 +22,9 @@ pub(crate) enum ApiError {
     PayloadTooLarge,
     /// No key, or a key that matches nothing.
     Unauthorized,
+    /// An `X-User-Token` that does not verify (malformed, tampered, wrongly signed,
+    /// expired, or the site has no user-token secret); the message says which.
+    InvalidUserToken(&'static str),
     /// A valid key used where it is not allowed (wrong kind, or origin not allowed).
     Forbidden(&'static str),
     /// Too many requests for this key and client.
@@ -26,9 +33,11 @@ pub(crate) enum ApiError {
     Conflict(&'static str),
     /// A platform dependency that must not be skipped (the rate limiter) failed.
     Unavailable,
-    /// A turn failed before its stream started (the visitor's message was refused, or not
-    /// stored), or a background turn could not be queued.
-    TurnFailed(&'static str, &'static str),
+    /// A background turn could not be queued (its message is stored and marked).
+    TurnNotQueued,
+    /// The site names a template this Worker cannot run (choosing one is refused, so only
+    /// a row written outside the API gets here).
+    TemplateUnavailable(concierge_core::template::Template),
     /// The agent core refused or failed.
     Core(concierge_core::error::Error),
     /// Stored data could not be read back (logged; a generic 500 to the client).
@@ -55,6 +64,7 @@ impl ApiError {
             Self::BadRequest(message) => (400, "bad_request", message),
             Self::PayloadTooLarge => (413, "payload_too_large", "The request body is over 32 KB."),
             Self::Unauthorized => (401, "unauthorized", "A valid API key is required."),
+            Self::InvalidUserToken(message) => (401, "invalid_user_token", message),
             Self::Forbidden(message) => (403, "forbidden", message),
             Self::RateLimited => (429, "rate_limited", "Too many requests; try again shortly."),
             Self::Conflict(message) => (409, "conflict", message),
@@ -63,9 +73,18 @@ impl ApiError {
                 "unavailable",
                 "The service is briefly unavailable; try again shortly.",
             ),
-            Self::TurnFailed(code, message) => (turn_status(code), code, message),
+            Self::TemplateUnavailable(_) => (
+                503,
+                "template_unavailable",
+                "This assistant is not available right now.",
+            ),
+            Self::TurnNotQueued => (
+                503,
+                "turn_not_queued",
+                "Something went wrong. Please try again.",
+            ),
             Self::Core(error) => (
-                turn_status(error.code()),
+                core_status(error.class()),
                 error.code(),
                 error.public_message(),
             ),
@@ -78,7 +97,10 @@ impl ApiError {
         match &self {
             Self::Internal(err) => log_internal(&err.to_string()),
             Self::Corrupt(detail) => log_internal(detail),
-            Self::Core(error) if turn_status(error.code()) >= 500 => {
+            Self::TemplateUnavailable(template) => log_internal(&format!(
+                "site runs template {template}, which is not built"
+            )),
+            Self::Core(error) if core_status(error.class()) >= 500 => {
                 log_internal(&error.to_string())
             }
             _ => {}
@@ -93,15 +115,69 @@ impl ApiError {
     }
 }
 
-/// The HTTP status for a core error code.
-fn turn_status(code: &str) -> u16 {
-    match code {
-        "empty_message" | "message_too_long" | "invalid_idempotency_key" => 400,
-        "conversation_not_found" => 404,
-        "conflict" => 409,
-        "idempotency_key_reused" => 422,
-        "model_failed" | "empty_answer" => 502,
-        _ => 503,
+/// The HTTP status for a core error's class.
+fn core_status(class: ErrorClass) -> u16 {
+    match class {
+        ErrorClass::Invalid => 400,
+        ErrorClass::NotFound => 404,
+        ErrorClass::Conflict => 409,
+        ErrorClass::Unprocessable => 422,
+        ErrorClass::Upstream => 502,
+        ErrorClass::Unavailable => 503,
+    }
+}
+
+/// For logs: the internal detail (never sent to a client; [`ApiError::parts`] is).
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Core(error) => write!(f, "core: {error}"),
+            Self::Corrupt(detail) => write!(f, "corrupt stored data: {detail}"),
+            Self::Internal(error) => write!(f, "worker: {error}"),
+            Self::TemplateUnavailable(template) => write!(f, "template {template} is not built"),
+            other => {
+                let (status, code, message) = other.parts();
+                write!(f, "{status} {code}: {message}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ApiError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Core(error) => Some(error),
+            Self::Internal(error) => Some(error),
+            _ => None,
+        }
+    }
+}
+
+impl ApiError {
+    /// Whether a background job failing with this error may succeed later: the core says
+    /// so for its errors; the Worker's own failures (bindings, D1) are taken as passing.
+    pub(crate) fn is_transient(&self) -> bool {
+        match self {
+            Self::Core(error) => error.is_transient(),
+            Self::Internal(_) | Self::Unavailable | Self::Conflict(_) => true,
+            _ => false,
+        }
+    }
+
+    /// This error with its chain of sources, one line, for logs (a source whose text the
+    /// line already ends with is not repeated).
+    pub(crate) fn chain(&self) -> String {
+        let mut line = self.to_string();
+        let mut source = std::error::Error::source(self);
+        while let Some(error) = source {
+            let text = error.to_string();
+            if !line.ends_with(&text) {
+                line.push_str(": ");
+                line.push_str(&text);
+            }
+            source = error.source();
+        }
+        line
     }
 }
 

@@ -5,6 +5,7 @@
 //! own LLM key in it is sealed ([`sealed`]). Sites looked up by key are cached with a
 //! bounded trust ([`cache`]); changes are compare-and-swap writes ([`write`]).
 
+use concierge_core::template::Template;
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::JsValue;
 use worker::{D1Database, Env};
@@ -23,9 +24,6 @@ pub(crate) use write::{read_for_update, replace_keys, save_config};
 /// Answers are capped at this many tokens unless the site says otherwise: a chat widget
 /// wants short answers, and a runaway model must not stream forever.
 pub(crate) const DEFAULT_MAX_TOKENS: u32 = 1024;
-
-/// Which templates exist.
-pub(crate) const TEMPLATES: [&str; 5] = ["shop", "analyst", "rental", "knowledge", "support"];
 
 /// LLM settings of a site; unset fields fall back to the Worker's vars.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -87,6 +85,10 @@ pub(crate) struct SiteConfig {
     /// Title shown in the widget header.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// The secret the site's user tokens are signed with, sealed ([`sealed`]); set only by
+    /// `POST /admin/site/user-token-secret`. Never returned by the API.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_token_secret_sealed: Option<String>,
 }
 
 /// A site as loaded for a request.
@@ -94,7 +96,8 @@ pub(crate) struct SiteConfig {
 pub(crate) struct Site {
     pub id: String,
     pub name: String,
-    pub template: String,
+    /// The template the site runs.
+    pub template: Template,
     pub config: SiteConfig,
     pub public_key_hash: String,
     pub secret_key_hash: String,
@@ -106,12 +109,14 @@ impl Site {
         let mut config = self.config.clone();
         let legacy = config.llm.api_key.take().is_some();
         let has_key = config.llm.api_key_sealed.take().is_some() || legacy;
+        let has_token_secret = config.user_token_secret_sealed.take().is_some();
         serde_json::json!({
             "id": self.id,
             "name": self.name,
             "template": self.template,
             "config": config,
             "llm_api_key_set": has_key,
+            "user_token_secret_set": has_token_secret,
         })
     }
 
@@ -133,6 +138,22 @@ impl Site {
             None => llm.api_key.clone(),
         };
         key.filter(|k| !k.is_empty())
+    }
+
+    /// The secret the site's user tokens are signed with: `Ok(None)` when the site has
+    /// none; an error when it has one that does not open (logged).
+    pub(crate) fn user_token_secret(&self, env: &Env) -> Result<Option<String>, ApiError> {
+        let Some(value) = &self.config.user_token_secret_sealed else {
+            return Ok(None);
+        };
+        sealed::open_bound(env, &user_token_binding(&self.id), value)
+            .map(Some)
+            .map_err(|err| {
+                let line = serde_json::json!({"level": "error", "msg": "user-token secret unusable",
+                    "site": self.id, "reason": err.as_str()});
+                worker::console_error!("{line}");
+                ApiError::Unavailable
+            })
     }
 
     /// Seal a key stored in the clear before keys were sealed (on the site's next update);
@@ -166,15 +187,24 @@ impl SiteRow {
     fn into_site(self) -> Result<Site, ApiError> {
         let config = serde_json::from_str(&self.config)
             .map_err(|e| ApiError::Corrupt(format!("site config: {e}")))?;
+        // The schema admits only template names (migration 0008).
+        let template = Template::parse(&self.template)
+            .ok_or_else(|| ApiError::Corrupt(format!("site template: {}", self.template)))?;
         Ok(Site {
             id: self.id,
             name: self.name,
-            template: self.template,
+            template,
             config,
             public_key_hash: self.public_key_hash,
             secret_key_hash: self.secret_key_hash,
         })
     }
+}
+
+/// What a site's sealed user-token secret is bound to (so that it opens only as that
+/// site's user-token secret, never as its LLM key or another site's).
+pub(crate) fn user_token_binding(site_id: &str) -> String {
+    format!("{site_id}#user-token-secret")
 }
 
 /// Which of a site's keys a digest is.

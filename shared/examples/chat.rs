@@ -186,6 +186,7 @@ fn main() -> ExitCode {
     let new = NewConversation {
         site_id: SITE.into(),
         user_id: Some("terminal".into()),
+        identity: None,
         language: None,
     };
     let created = match block_on(shop::create_conversation(&services, &config, new)) {

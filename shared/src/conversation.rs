@@ -3,6 +3,7 @@
 //! Everything a turn knows is rebuilt from these records each turn; nothing lives only in
 //! RAM between turns. Every record is read within a [`Scope`] (site + conversation).
 
+use alloc::boxed::Box;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::fmt;
@@ -10,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::chat::Role;
 use crate::chat::{ChatMessage, ToolCall};
+use crate::identity::UserIdentity;
 
 /// Free-form message metadata (intent, confidence, serial, …), stored as a JSON object.
 pub type Metadata = serde_json::Map<String, serde_json::Value>;
@@ -120,9 +122,16 @@ pub struct Conversation {
     pub id: String,
     /// The site it belongs to.
     pub site_id: String,
-    /// The visitor or API user, when known.
+    /// The visitor or API user, when known: the identity's subject when there is one;
+    /// otherwise a label a public-key caller gave, which identifies nobody.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_id: Option<String>,
+    /// The verified identity the conversation was created with (`None`: anonymous). Only
+    /// the same identity reaches the conversation again
+    /// ([`identity::may_access`](crate::identity::may_access)); templates read the user's
+    /// role, permissions and department from here, never from a request body.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<Box<UserIdentity>>,
     /// The conversation's language: the creation hint, then detected from the visitor's
     /// first message.
     pub language: Language,
@@ -131,6 +140,12 @@ pub struct Conversation {
 }
 
 impl Conversation {
+    /// Whether a caller with identity `caller` (`None`: anonymous) may reach this
+    /// conversation.
+    pub fn may_access(&self, caller: Option<&UserIdentity>) -> bool {
+        crate::identity::may_access(self.identity.as_deref(), caller)
+    }
+
     /// This conversation's [`Scope`].
     pub fn scope(&self) -> Scope<'_> {
         Scope::new(&self.site_id, &self.id)

@@ -103,6 +103,24 @@ pub enum InvalidMessage {
     IdempotencyKey,
 }
 
+/// What an [`Error`] means to the caller, by kind: the Worker maps each class to one HTTP
+/// status ([`Error::class`]), never by matching codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// The caller's input was refused (HTTP 400).
+    Invalid,
+    /// The conversation does not exist for this caller (HTTP 404).
+    NotFound,
+    /// A concurrent write won (HTTP 409).
+    Conflict,
+    /// Well-formed, but contradicts what was stored (HTTP 422).
+    Unprocessable,
+    /// The chat model failed or answered nothing (HTTP 502).
+    Upstream,
+    /// A backend (store, index, records) or the engine failed (HTTP 503).
+    Unavailable,
+}
+
 /// Everything that can make a turn or a conversation creation fail.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -131,6 +149,25 @@ pub enum Error {
 }
 
 impl Error {
+    /// What this error means to the caller.
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            Self::InvalidMessage(_) => ErrorClass::Invalid,
+            Self::ConversationNotFound => ErrorClass::NotFound,
+            Self::IdempotencyKeyReused => ErrorClass::Unprocessable,
+            Self::Store(ServiceError {
+                kind: ServiceErrorKind::Conflict,
+                ..
+            }) => ErrorClass::Conflict,
+            Self::ChatModel(_) | Self::EmptyAnswer => ErrorClass::Upstream,
+            Self::Store(_)
+            | Self::Embedder(_)
+            | Self::VectorIndex(_)
+            | Self::Records(_)
+            | Self::Graph(_) => ErrorClass::Unavailable,
+        }
+    }
+
     /// A stable, public error code for the turn's `failed` event and for logs.
     pub fn code(&self) -> &'static str {
         match self {
@@ -219,8 +256,76 @@ impl From<GraphError> for Error {
 }
 
 #[cfg(feature = "std")]
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Store(e) | Self::Embedder(e) | Self::VectorIndex(e) | Self::Records(e) => Some(e),
+            Self::ChatModel(e) => Some(e),
+            Self::Graph(e) => Some(e),
+            Self::InvalidMessage(_)
+            | Self::ConversationNotFound
+            | Self::IdempotencyKeyReused
+            | Self::EmptyAnswer => None,
+        }
+    }
+}
 #[cfg(feature = "std")]
 impl std::error::Error for ServiceError {}
 #[cfg(feature = "std")]
 impl std::error::Error for ChatModelError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes_follow_the_variants() {
+        let service = |kind| ServiceError::new(kind, "detail");
+        let cases = [
+            (
+                Error::InvalidMessage(InvalidMessage::Empty),
+                ErrorClass::Invalid,
+            ),
+            (
+                Error::InvalidMessage(InvalidMessage::IdempotencyKey),
+                ErrorClass::Invalid,
+            ),
+            (Error::ConversationNotFound, ErrorClass::NotFound),
+            (Error::IdempotencyKeyReused, ErrorClass::Unprocessable),
+            (
+                Error::Store(service(ServiceErrorKind::Conflict)),
+                ErrorClass::Conflict,
+            ),
+            (
+                Error::Store(service(ServiceErrorKind::Unavailable)),
+                ErrorClass::Unavailable,
+            ),
+            (
+                Error::VectorIndex(service(ServiceErrorKind::Other)),
+                ErrorClass::Unavailable,
+            ),
+            (
+                Error::Records(service(ServiceErrorKind::Other)),
+                ErrorClass::Unavailable,
+            ),
+            (Error::EmptyAnswer, ErrorClass::Upstream),
+            (
+                Error::ChatModel(ChatModelError::new(ChatModelErrorKind::Status(500), "x")),
+                ErrorClass::Upstream,
+            ),
+        ];
+        for (error, class) in cases {
+            assert_eq!(error.class(), class, "{error}");
+        }
+    }
+
+    #[cfg(feature = "std")]
+    #[test]
+    fn boundary_failures_are_the_source() {
+        use std::error::Error as _;
+        let error = Error::Store(ServiceError::new(ServiceErrorKind::Unavailable, "d1 down"));
+        let source = error.source().map(alloc::string::ToString::to_string);
+        assert_eq!(source.as_deref(), Some("Unavailable: d1 down"));
+        assert!(Error::ConversationNotFound.source().is_none());
+    }
+}

@@ -95,6 +95,7 @@ pub mod conversation;
 pub mod error;
 pub mod flows;
 pub mod graph;
+pub mod identity;
 pub mod intent;
 pub mod language;
 #[cfg(feature = "memory")]
@@ -104,6 +105,7 @@ pub mod prompt;
 pub mod retrieval;
 /// Streaming-protocol codecs: SSE, OpenAI chunks, Ollama NDJSON, Concierge's own streams.
 pub mod stream;
+pub mod template;
 pub mod turn;
 
 /// The crate version, as built.

@@ -137,6 +137,7 @@ fn a_failed_call_is_fed_back_then_the_turn_is_stored_and_replayed_in_provider_fo
         id: CONV.into(),
         site_id: SITE.into(),
         user_id: None,
+        identity: None,
         language: Language::Vi,
         created_at: 0,
     };

@@ -2,12 +2,13 @@
 //
 // Usage: node widget.mjs <scenario> <page_url> <artifact_dir> <profile_dir>
 // Scenarios: launcher, chat, warranty, keyboard, retry, retry-stores-once, options, csp,
-// attacker.
+// attacker, identity.
 // Environment: EXPECT_ANSWER (text the scripted answer contains), ASK (the question),
 // EXPECT_MARKDOWN / EXPECT_STARTERS (chat), WARRANTY_ASK / SERIAL / EXPECT_WARRANTY
 // (warranty), INLINE_URL (options: a page with data-inline), BOOT_ONLY=1 (csp: stop once
 // the panel runs), WORKER / SITE_KEY / VICTIM_URL (attacker: the Worker's origin, the
-// victim's public key, and the victim's own page; <page_url> is the attacker's page).
+// victim's public key, and the victim's own page; <page_url> is the attacker's page),
+// TOKEN_A / TOKEN_B (identity: the tag's data-user-token, then one for identify()).
 // Prints "ok <scenario>" on success; exits non-zero with the failed assertion otherwise.
 import { chromium } from "playwright-core";
 import assert from "node:assert/strict";
@@ -480,6 +481,34 @@ const scenarios = {
     assert.ok(api.length > 0 && api.every((line) => / 2\d\d$/.test(line)), `victim's API calls: ${api}`);
     assert.deepEqual([...evil.errors, ...top.errors, ...victim.errors], []);
   },
+};
+
+/** data-user-token, then Concierge.identify(): the panel sends X-User-Token on its API
+ * calls and the token never appears in a URL a server sees. */
+scenarios.identity = async function identity() {
+  const calls = [];
+  context.on("request", (r) => {
+    const url = new URL(r.url());
+    if (url.pathname.startsWith("/conversations") || url.pathname === "/chat") {
+      calls.push({ method: r.method(), path: url.pathname, search: url.search, token: r.headers()["x-user-token"] || "" });
+    }
+  });
+  const { page, errors } = await openPage();
+  const frame = await openPanel(page);
+  const src = new URL(await iframe(page).getAttribute("src"));
+  assert.ok(!src.search.includes(env.TOKEN_A) && src.hash.includes("token="), `token in the fragment only: ${src}`);
+  const first = await conversationId(frame);
+  assert.ok(first, "a conversation was created");
+  const api = () => calls.filter((c) => c.path.startsWith("/conversations"));
+  assert.ok(api().length > 0 && api().every((c) => c.token === env.TOKEN_A), JSON.stringify(calls));
+  assert.ok(calls.every((c) => !c.search.includes(env.TOKEN_A)), "no token in a query string");
+  const before = calls.length;
+  await page.evaluate((token) => window.Concierge.identify(token), env.TOKEN_B);
+  await until(async () => (await conversationId(frame)) !== first, "a new conversation for the new identity");
+  await frame.waitForSelector('.cw-panel[data-status="ready"]');
+  const after = calls.slice(before).filter((c) => c.path.startsWith("/conversations"));
+  assert.ok(after.some((c) => c.method === "POST") && after.every((c) => c.token === env.TOKEN_B), JSON.stringify(after));
+  assert.deepEqual(errors, []);
 };
 
 async function openPanelOrBoot(page) {

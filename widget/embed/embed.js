@@ -9,9 +9,13 @@
 //   data-lang      "vi" or "en" (default: the site's language)
 //   data-open      "true": open the panel when the page loads (focus is not moved)
 //   data-inline    CSS selector of an element to put the panel into, always open, no launcher
+//   data-user-token  a signed user token from the merchant's backend (the visitor's identity;
+//                  passed to the panel in the URL fragment, never in a query string)
 //
 // Host-page API, on window.Concierge once loaded (the `concierge:ready` window event says
-// when): open(), close(), toggle(), reset() (new conversation), isOpen(), and events
+// when): open(), close(), toggle(), reset() (new conversation), identify(token) (speak for
+// the user of a signed user token from now on, in a new conversation; "" or null: anonymous),
+// isOpen(), and events
 // on(name, fn) / off(name, fn) for "opened", "closed", "message" ({role, content, kind}),
 // also dispatched on window as `concierge:opened`, `concierge:closed`, `concierge:message`.
 //
@@ -35,7 +39,8 @@
   var side = /left/i.test(data("position")) ? "left" : "right";
   var openOnLoad = /^(1|true|yes)$/i.test(data("open"));
   var handlers = {};
-  var frame, root, button, inline, ready, wantFocus, isOpen, resetFirst, resetPending;
+  var userToken = data("user-token");
+  var frame, root, button, inline, ready, wantFocus, isOpen, resetFirst, resetPending, identifyPending;
 
   // WCAG relative luminance of "#rgb"/"#rrggbb": white text when it reaches 4.5:1.
   function luminance(hex) {
@@ -81,8 +86,8 @@
     window.dispatchEvent(new CustomEvent("concierge:" + name, { detail: detail }));
   }
 
-  function post(command) {
-    frame.contentWindow.postMessage({ concierge: command }, origin);
+  function post(command, token) {
+    frame.contentWindow.postMessage({ concierge: command, token: token }, origin);
   }
 
   function createFrame() {
@@ -94,7 +99,8 @@
       (data("title") ? "&title=" + enc(data("title")) : "") +
       (color ? "&color=" + enc(color) : "") +
       (inline ? "&mode=inline" : "") +
-      (resetFirst ? "&reset=1" : "");
+      (resetFirst ? "&reset=1" : "") +
+      (userToken ? "&token=" + enc(userToken) : "");
     frame = document.createElement("iframe");
     frame.id = "concierge-panel";
     frame.title = en ? "Chat window" : "Khung trò chuyện";
@@ -157,6 +163,14 @@
     else resetPending = true;
   }
 
+  function identify(token) {
+    userToken = token ? String(token).trim() : "";
+    // Before the panel exists, its URL fragment carries the token.
+    if (!frame) return;
+    if (ready) post("identify", userToken);
+    else identifyPending = true;
+  }
+
   function start() {
     var target = data("inline") && document.querySelector(data("inline"));
     var host = document.createElement("div");
@@ -196,7 +210,8 @@
       if (message.concierge === "ready") {
         ready = true;
         if (resetPending) post("reset");
-        resetPending = false;
+        if (identifyPending) post("identify", userToken);
+        resetPending = identifyPending = false;
         focusPanel();
       } else if (message.concierge === "close") {
         close(true);
@@ -220,6 +235,7 @@
         isOpen ? close() : open();
       },
       reset: reset,
+      identify: identify,
       isOpen: function () {
         return !!isOpen;
       },

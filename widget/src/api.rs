@@ -87,6 +87,8 @@ pub(crate) struct Conversation {
 pub(crate) struct Api {
     key: String,
     embedder: String,
+    /// The visitor's signed user token, when the page gave one.
+    user_token: Option<String>,
 }
 
 impl Api {
@@ -95,7 +97,13 @@ impl Api {
         Self {
             key: options.site_key.clone(),
             embedder: options.parent_origin.clone().unwrap_or_default(),
+            user_token: options.user_token.clone(),
         }
+    }
+
+    /// Speak for the user of `token` from now on (`None`: anonymously).
+    pub(crate) fn set_user_token(&mut self, token: Option<String>) {
+        self.user_token = token;
     }
 
     /// The site's widget settings.
@@ -155,6 +163,9 @@ impl Api {
         let headers = Headers::new().map_err(|_| ApiError::Network)?;
         let _ = headers.set("x-api-key", &self.key);
         let _ = headers.set("x-embedder-origin", &self.embedder);
+        if let Some(token) = &self.user_token {
+            let _ = headers.set("x-user-token", token);
+        }
         for (name, value) in extra_headers {
             let _ = headers.set(name, value);
         }

@@ -43,6 +43,7 @@ pub(crate) fn App(
     let _ = host.listen(move |command| match command {
         Command::Focus => focus_input(input),
         Command::Reset => chat.reset(),
+        Command::Identify(token) => chat.identify(token),
     });
     if !inline {
         let _ = window_event_listener(leptos::ev::keydown, move |ev| match ev.key().as_str() {

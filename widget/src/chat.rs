@@ -206,6 +206,13 @@ impl Chat {
         }
     }
 
+    /// Speak for the user of `token` (`None`: anonymously) from now on, in a new
+    /// conversation (the current one belongs to the previous identity).
+    pub(crate) fn identify(self, token: Option<String>) {
+        self.api.update_value(|api| api.set_user_token(token));
+        self.reset();
+    }
+
     /// Forget this conversation and start a new one.
     pub(crate) fn reset(self) {
         self.stop();

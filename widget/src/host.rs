@@ -6,7 +6,7 @@
 //!   `{concierge: "ready"}`, `{concierge: "close"}`,
 //!   `{concierge: "message", role, content, kind}` (the loader's `message` event);
 //! - loader → panel, accepted only from the parent window and its origin:
-//!   `{concierge: "focus"}`, `{concierge: "reset"}`.
+//!   `{concierge: "focus"}`, `{concierge: "reset"}`, `{concierge: "identify", token}`.
 
 use js_sys::{Object, Reflect};
 use leptos::prelude::{WindowListenerHandle, window_event_listener};
@@ -43,12 +43,15 @@ pub(crate) fn embedder_origin(claimed: Option<String>) -> Option<String> {
 }
 
 /// What the loader asks of the panel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Command {
     /// The panel was opened: move focus into it.
     Focus,
     /// `Concierge.reset()`: start a new conversation.
     Reset,
+    /// `Concierge.identify(token)`: speak for the user of this signed token (`None`:
+    /// anonymously) in a new conversation.
+    Identify(Option<String>),
 }
 
 /// The host page, as seen from the panel.
@@ -117,6 +120,14 @@ impl Host {
             match command.as_deref() {
                 Some("focus") => on(Command::Focus),
                 Some("reset") => on(Command::Reset),
+                Some("identify") => {
+                    let token = Reflect::get(&data, &JsValue::from_str("token"))
+                        .ok()
+                        .and_then(|v| v.as_string())
+                        .map(|t| t.trim().to_string())
+                        .filter(|t| !t.is_empty());
+                    on(Command::Identify(token));
+                }
                 _ => {}
             }
         })

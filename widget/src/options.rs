@@ -37,10 +37,13 @@ pub(crate) struct Options {
     pub parent_origin: Option<String>,
     /// Start a new conversation instead of resuming the stored one.
     pub reset: bool,
+    /// The signed user token (`data-user-token` on the tag), sent as `X-User-Token`.
+    /// Kept in the fragment: never in a URL a server sees.
+    pub user_token: Option<String>,
 }
 
 /// The fragment keys the loader sets.
-pub(crate) const KEYS: [&str; 6] = ["lang", "title", "color", "mode", "origin", "reset"];
+pub(crate) const KEYS: [&str; 7] = ["lang", "title", "color", "mode", "origin", "reset", "token"];
 
 impl Options {
     /// The options for public key `site_key` (the query's) and the fragment's decoded
@@ -69,6 +72,7 @@ impl Options {
                     options.parent_origin = Some(value.to_string());
                 }
                 "reset" => options.reset = value == "1",
+                "token" => options.user_token = Some(value.to_string()),
                 _ => {}
             }
         }
@@ -114,6 +118,7 @@ mod tests {
                 ("mode", "inline"),
                 ("origin", "https://shop.example"),
                 ("reset", "1"),
+                ("token", "eyJzdWIiOiJ1In0.c2ln"),
                 ("unknown", "x"),
             ],
         );
@@ -127,6 +132,7 @@ mod tests {
                 mode: Mode::Inline,
                 parent_origin: Some("https://shop.example".into()),
                 reset: true,
+                user_token: Some("eyJzdWIiOiJ1In0.c2ln".into()),
             }
         );
         assert_eq!(options.storage_key(), "concierge.conversation.pk_demo");

@@ -48,7 +48,7 @@ fn num(n: u64) -> JsValue {
     JsValue::from_f64(n as f64)
 }
 
-const CONVERSATION_SQL: &str = "SELECT id, site_id, user_id, language, created_at \
+const CONVERSATION_SQL: &str = "SELECT id, site_id, user_id, identity, language, created_at \
      FROM conversations WHERE id = ?1 AND site_id = ?2";
 
 /// The columns a [`MessageRow`] reads.
@@ -72,19 +72,35 @@ struct ConversationRow {
     id: String,
     site_id: String,
     user_id: Option<String>,
+    /// JSON of the identity the conversation is bound to; NULL: anonymous.
+    identity: Option<String>,
     language: String,
     created_at: f64,
 }
 
 impl ConversationRow {
-    fn into_conversation(self) -> Conversation {
-        Conversation {
+    /// The conversation; an identity that does not read back is an error, never taken as
+    /// anonymous.
+    fn into_conversation(self) -> Result<Conversation, ServiceError> {
+        let identity = self
+            .identity
+            .as_deref()
+            .map(serde_json::from_str)
+            .transpose()
+            .map_err(|e| {
+                ServiceError::new(
+                    ServiceErrorKind::Other,
+                    format!("conversation identity: {e}"),
+                )
+            })?;
+        Ok(Conversation {
             id: self.id,
             site_id: self.site_id,
             user_id: self.user_id,
+            identity,
             language: Language::parse(&self.language).unwrap_or_default(),
             created_at: self.created_at as u64,
-        }
+        })
     }
 }
 
@@ -157,10 +173,16 @@ fn status_str(status: EmbeddingStatus) -> &'static str {
 
 impl ConversationStore for D1Store {
     async fn create_conversation(&self, conversation: &Conversation) -> Result<(), ServiceError> {
+        let identity = conversation
+            .identity
+            .as_ref()
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(|e| ServiceError::new(ServiceErrorKind::Invalid, e.to_string()))?;
         self.db
             .prepare(
-                "INSERT INTO conversations (id, site_id, user_id, language, created_at, updated_at) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
+                "INSERT INTO conversations (id, site_id, user_id, language, created_at, updated_at, identity) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6)",
             )
             .bind(&[
                 conversation.id.as_str().into(),
@@ -168,6 +190,7 @@ impl ConversationStore for D1Store {
                 conversation.user_id.as_deref().map_or(JsValue::NULL, JsValue::from),
                 conversation.language.as_str().into(),
                 num(conversation.created_at),
+                identity.map_or(JsValue::NULL, JsValue::from),
             ])
             .map_err(service_error)?
             .run()
@@ -188,7 +211,7 @@ impl ConversationStore for D1Store {
             .first::<ConversationRow>(None)
             .await
             .map_err(service_error)?;
-        Ok(row.map(ConversationRow::into_conversation))
+        row.map(ConversationRow::into_conversation).transpose()
     }
 
     async fn set_language(&self, scope: Scope<'_>, language: Language) -> Result<(), ServiceError> {

@@ -21,7 +21,7 @@ use super::d1_store::D1Store;
 use super::documents::Documents;
 use super::upstream::Upstream;
 use super::vectors::Vectors;
-use crate::site;
+use crate::{ApiError, site};
 
 /// What to index.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -103,12 +103,7 @@ pub(crate) async fn consume(batch: MessageBatch<QueueMessage>, env: &Env) -> wor
             Ok(Some(site)) => Upstream::resolve(&site, env),
             Err(err) => {
                 for job in jobs {
-                    log(
-                        "index retry",
-                        &job.job,
-                        job.attempt,
-                        &format!("site lookup: {err:?}"),
-                    );
+                    log("index retry", &job.job, job.attempt, &err.chain());
                     resend.push((retry.base_delay, job));
                 }
                 continue;
@@ -155,14 +150,14 @@ async fn settle(
     store: &D1Store,
     retry: &Retry,
     message: QueueMessage,
-    result: Result<usize, String>,
+    result: Result<usize, ApiError>,
     resend: &mut Vec<(u32, QueueMessage)>,
 ) -> worker::Result<()> {
     let QueueMessage { job, attempt } = message;
     match result {
         Ok(chunks) => log("indexed", &job, attempt, &format!("{chunks} chunks")),
-        Err(detail) if attempt + 1 < retry.max_attempts => {
-            log("index retry", &job, attempt, &detail);
+        Err(error) if attempt + 1 < retry.max_attempts => {
+            log("index retry", &job, attempt, &error.chain());
             let delay = retry.base_delay.saturating_mul(1 << attempt.min(10));
             resend.push((
                 delay,
@@ -172,8 +167,8 @@ async fn settle(
                 },
             ));
         }
-        Err(detail) => {
-            log("index failed", &job, attempt, &detail);
+        Err(error) => {
+            log("index failed", &job, attempt, &error.chain());
             mark_failed(store.db(), &job).await?;
         }
     }
@@ -196,7 +191,7 @@ async fn index_messages(
     vectors: &Vectors,
     upstream: &Upstream,
     messages: &[QueueMessage],
-) -> Vec<Result<usize, String>> {
+) -> Vec<Result<usize, ApiError>> {
     let jobs: Vec<&EmbedJob> = messages
         .iter()
         .filter_map(|m| match &m.job {
@@ -207,12 +202,13 @@ async fn index_messages(
     if jobs.is_empty() {
         return Vec::new();
     }
-    let all = |result: Result<(), String>| -> Vec<Result<usize, String>> {
-        jobs.iter().map(|_| result.clone().map(|()| 0)).collect()
+    // One failure fails every job of the batch (each with its own copy of the error).
+    let all = |error: &dyn Fn() -> ApiError| -> Vec<Result<usize, ApiError>> {
+        jobs.iter().map(|_| Err(error())).collect()
     };
     let counts = match retrieval::index_messages(upstream, vectors, &jobs).await {
         Ok(counts) => counts,
-        Err(err) => return all(Err(format!("{err:?}"))),
+        Err(err) => return all(&|| ApiError::Core(err.clone())),
     };
     let db = store.db();
     let mut statements = Vec::with_capacity(jobs.len());
@@ -230,12 +226,12 @@ async fn index_messages(
             ]);
         match statement {
             Ok(statement) => statements.push(statement),
-            Err(err) => return all(Err(err.to_string())),
+            Err(err) => return all(&|| d1_error(&err)),
         }
     }
     let results = match db.batch(statements).await {
         Ok(results) => results,
-        Err(err) => return all(Err(err.to_string())),
+        Err(err) => return all(&|| d1_error(&err)),
     };
     // A message deleted (with its conversation) while it was being indexed: its vectors
     // were written after the deletion removed the others, so remove them too.
@@ -257,7 +253,7 @@ async fn index_messages(
         })
         .collect();
     if let Err(err) = vectors.delete(&orphans).await {
-        return all(Err(err.to_string()));
+        return all(&|| vector_error(err.clone()));
     }
     counts.into_iter().map(Ok).collect()
 }
@@ -274,7 +270,7 @@ async fn index_document(
     vectors: &Vectors,
     upstream: &Upstream,
     job: &IndexJob,
-) -> Result<usize, String> {
+) -> Result<usize, ApiError> {
     let IndexJob::Document {
         site_id,
         document_id,
@@ -283,14 +279,10 @@ async fn index_document(
         return Ok(0);
     };
     for _ in 0..DOCUMENT_ROUNDS {
-        let Some(doc) = documents
-            .load(site_id, document_id)
-            .await
-            .map_err(|e| e.to_string())?
-        else {
+        let Some(doc) = documents.load(site_id, document_id).await? else {
             // Deleted, before or while this job wrote: delete whatever it may have written.
             let ids = retrieval::document_stale_ids(site_id, document_id, 0);
-            vectors.delete(&ids).await.map_err(|e| e.to_string())?;
+            vectors.delete(&ids).await.map_err(vector_error)?;
             return Ok(0);
         };
         let chunks = retrieval::index_document(
@@ -301,19 +293,29 @@ async fn index_document(
             &doc.title,
             &doc.content,
         )
-        .await
-        .map_err(|e| format!("{e:?}"))?;
+        .await?;
         let stale = doc.stale_ids(site_id, document_id, chunks);
-        vectors.delete(&stale).await.map_err(|e| e.to_string())?;
+        vectors.delete(&stale).await.map_err(vector_error)?;
         if documents
             .record_indexed(site_id, document_id, &doc, chunks)
-            .await
-            .map_err(|e| e.to_string())?
+            .await?
         {
             return Ok(chunks);
         }
     }
-    Err("the document kept changing while it was indexed".into())
+    Err(ApiError::Conflict(
+        "the document kept changing while it was indexed",
+    ))
+}
+
+/// A D1 failure shared by a batch's jobs (`worker::Error` is not `Clone`).
+fn d1_error(err: &worker::Error) -> ApiError {
+    ApiError::Internal(worker::Error::RustError(format!("D1: {err}")))
+}
+
+/// A vector index failure.
+fn vector_error(err: concierge_core::error::ServiceError) -> ApiError {
+    ApiError::Core(concierge_core::error::Error::VectorIndex(err))
 }
 
 async fn mark_failed(db: &D1Database, job: &IndexJob) -> worker::Result<()> {

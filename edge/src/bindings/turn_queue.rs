@@ -15,8 +15,8 @@
 
 use concierge_core::boundary::ConversationStore;
 use concierge_core::conversation::Scope;
-use concierge_core::error::{Error, ServiceError, ServiceErrorKind};
 use concierge_core::flows::shop;
+use concierge_core::template::Template;
 use concierge_core::turn::TurnJob;
 use futures_util::future::join_all;
 use serde::{Deserialize, Serialize};
@@ -25,7 +25,7 @@ use worker::{Env, Message, MessageBatch, MessageBuilder, MessageExt};
 use super::d1_store::D1Store;
 use super::queue::var_u32;
 use super::services::Services;
-use crate::site;
+use crate::{ApiError, site};
 
 /// The turn queue's name (`wrangler.toml`).
 pub(crate) const QUEUE: &str = "concierge-turns";
@@ -112,7 +112,7 @@ async fn settle(env: &Env, retry: Retry, message: &Message<TurnMessage>) {
         Ok(Some(reply_id)) => log("turn answered", current, &reply_id),
         Ok(None) => log("turn skipped", current, "answered, superseded or gone"),
         Err(error) if error.is_transient() && !last => {
-            log("turn retry", current, &error.to_string());
+            log("turn retry", current, &error.chain());
             let delay = retry.base_delay.saturating_mul(1 << attempt.min(10));
             if let Err(err) = send(env, job, attempt + 1, delay).await {
                 // Not re-sent: the platform delivers this attempt again.
@@ -121,7 +121,7 @@ async fn settle(env: &Env, retry: Retry, message: &Message<TurnMessage>) {
                 return;
             }
         }
-        Err(error) => log("turn failed", current, &error.to_string()),
+        Err(error) => log("turn failed", current, &error.chain()),
     }
     message.ack();
 }
@@ -129,28 +129,47 @@ async fn settle(env: &Env, retry: Retry, message: &Message<TurnMessage>) {
 /// Answer `job` with its site's services; the stored reply's id, or `None` when there was
 /// nothing to do. A failure before the core runs (site lookup, bindings) on the last
 /// attempt is marked here; the core marks its own.
-async fn answer(env: &Env, job: &TurnJob, last: bool) -> Result<Option<String>, Error> {
+async fn answer(env: &Env, job: &TurnJob, last: bool) -> Result<Option<String>, ApiError> {
     let services = match site::find_by_id(env, &job.site_id).await {
         // A site deleted meanwhile ends its jobs.
         Ok(None) => return Ok(None),
-        Ok(Some(site)) => Services::new(env, &site).map_err(|e| e.to_string()),
-        Err(err) => Err(format!("site lookup: {err:?}")),
+        Ok(Some(site)) => Services::new(env, &site)
+            .map(|services| (site.template, services))
+            .map_err(ApiError::from),
+        Err(err) => Err(err),
     };
-    let services = match services {
-        Ok(services) => services,
-        Err(detail) => {
-            let error = Error::Store(ServiceError::new(ServiceErrorKind::Unavailable, detail));
+    let (template, services) = match services {
+        Ok(found) => found,
+        Err(error) => {
             if last {
-                mark_failed(env, job, error.code()).await;
+                mark_failed(env, job, SETUP_FAILED).await;
             }
             return Err(error);
         }
     };
-    let outcome = shop::answer_job(&services.shop(), &services.config, job, last).await;
+    // The site runs the template it names.
+    let outcome = match template {
+        Template::Shop => shop::answer_job(&services.shop(), &services.config, job, last).await,
+        unbuilt => {
+            // Cannot happen through the API (an unbuilt template cannot be chosen): the
+            // job ends, marked, rather than being answered by another template.
+            let line = serde_json::json!({"level": "error", "msg": "template not built",
+                "site": job.site_id, "template": unbuilt.as_str()});
+            worker::console_error!("{line}");
+            mark_failed(env, job, "template_unavailable").await;
+            return Ok(None);
+        }
+    };
     // The reply's embedding job.
     services.queue_flush().await;
-    outcome.map(|o| o.map(|o| o.reply.id))
+    outcome
+        .map(|o| o.map(|o| o.reply.id))
+        .map_err(ApiError::Core)
 }
+
+/// The code a visitor's message is marked with when its last attempt failed before the
+/// core ran (site lookup, bindings): the store's, as the platform failed.
+const SETUP_FAILED: &str = "store_unavailable";
 
 /// Marks `job`'s visitor message `answer_failed: code`; whether that worked.
 async fn mark_failed(env: &Env, job: &TurnJob, code: &str) -> bool {
@@ -159,14 +178,14 @@ async fn mark_failed(env: &Env, job: &TurnJob, code: &str) -> bool {
         Ok(db) => D1Store::new(db)
             .mark_answer_failed(scope, &job.user_message_id, &job.message_id, code)
             .await
-            .map_err(|e| e.to_string()),
-        Err(err) => Err(err.to_string()),
+            .map_err(ApiError::store),
+        Err(err) => Err(ApiError::from(err)),
     };
-    if let Err(detail) = &marked {
+    if let Err(error) = &marked {
         let line = serde_json::json!({
             "level": "error", "msg": "turn failure not marked", "site": job.site_id,
             "conversation_id": job.conversation_id, "message_id": job.message_id,
-            "detail": detail,
+            "detail": error.chain(),
         });
         worker::console_error!("{line}");
     }

@@ -3,6 +3,7 @@
 
 use concierge_core::boundary::{CalendarDate, WarrantyRecord};
 use concierge_core::flows::shop::warranty::{SERIAL_MAX_CHARS, SERIAL_MIN_CHARS, is_valid_serial};
+use concierge_core::template::Template;
 use serde::Deserialize;
 use worker::{Env, Request, Response};
 
@@ -142,13 +143,9 @@ impl SitePatch {
             site.name = name.to_string();
         }
         if let Some(template) = &self.template {
-            if !site::TEMPLATES.contains(&template.as_str()) {
-                return Err(ApiError::bad_request(format!(
-                    "`template` must be one of {}.",
-                    site::TEMPLATES.join(", ")
-                )));
-            }
-            site.template = template.clone();
+            // Only a built template: never a silent fallback to another one.
+            site.template =
+                Template::choose(template).map_err(|why| ApiError::bad_request(why.to_string()))?;
         }
         let config = &mut site.config;
         if let Some(persona) = &self.persona {
@@ -225,7 +222,7 @@ pub(crate) async fn create_site(mut req: Request, env: &Env) -> Result<Response,
     let mut site = Site {
         id: format!("site_{}", &auth::new_key("")?[..16]),
         name: String::new(),
-        template: "shop".into(),
+        template: Template::Shop,
         config: SiteConfig::default(),
         public_key_hash: auth::sha256_hex(&public_key),
         secret_key_hash: auth::sha256_hex(&secret_key),
@@ -321,6 +318,43 @@ pub(crate) async fn rotate_keys(req: Request, env: &Env) -> Result<Response, Api
     Ok(Response::from_json(
         &serde_json::json!({"public_key": public_key, "secret_key": secret_key}),
     )?)
+}
+
+/// `POST /admin/site/user-token-secret`: a new random secret for signing the site's user
+/// tokens (`X-User-Token`), shown once and stored sealed; it replaces the previous one,
+/// whose tokens stop verifying (at once on this Worker, everywhere within the site cache's
+/// bound). Written only if the presented secret key is still the site's.
+pub(crate) async fn rotate_user_token_secret(
+    req: Request,
+    env: &Env,
+) -> Result<Response, ApiError> {
+    let caller = secret_caller(&req, env).await?;
+    let id = caller.site.id.as_str();
+    let presented = caller.site.secret_key_hash.as_bytes();
+    let secret = auth::new_key("uts_")?;
+    let sealed = sealed::seal_bound(env, &site::user_token_binding(id), &secret)?;
+    let db = env.d1("DB")?;
+    for _ in 0..SAVE_ATTEMPTS {
+        let current = site::read_for_update(&db, id)
+            .await?
+            .ok_or(ApiError::Unauthorized)?;
+        if !auth::constant_time_eq(current.site.secret_key_hash.as_bytes(), presented) {
+            return Err(ApiError::Unauthorized);
+        }
+        let mut site = current.site.clone();
+        site.config.user_token_secret_sealed = Some(sealed.clone());
+        if site::save_config(&db, &current, &site, now_ms()).await? {
+            let hashes = [site.public_key_hash.as_str(), site.secret_key_hash.as_str()];
+            site::uncache(&env.kv("CONFIG")?, id, &hashes).await;
+            return Ok(
+                Response::from_json(&serde_json::json!({"user_token_secret": secret}))?
+                    .with_status(201),
+            );
+        }
+    }
+    Err(ApiError::Conflict(
+        "The site kept changing during this update; try again.",
+    ))
 }
 
 #[derive(Debug, Deserialize)]

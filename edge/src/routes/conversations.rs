@@ -4,19 +4,29 @@
 //!   `Prefer: respond-async` → 202 `{"message_id"}` and the answer, produced on the turn
 //!   queue, lands in history; `Idempotency-Key` makes either safe to repeat;
 //! - `GET /conversations/{id}/history`.
+//!
+//! Identity: a conversation is bound to the identity it was created with (a signed user
+//! token's, or one a secret-key call states in the body of `POST /conversations`), or to
+//! none (anonymous). Every conversation route answers 404 to any other identity, and to
+//! an anonymous caller on an identified conversation and an identified caller on an
+//! anonymous one; a secret-key call without a token is the site's own server and reaches
+//! them all. A token that does not verify is 401 `invalid_user_token`, before anything
+//! is read or stored.
 
 use concierge_core::boundary::ConversationStore;
 use concierge_core::conversation::{Language, Scope, StoredMessage};
 use concierge_core::flows::shop::{self, NewConversation, Received};
+use concierge_core::identity::UserIdentity;
 use concierge_core::stream::TurnEncoder;
 use concierge_core::stream::native::NativeEncoder;
+use concierge_core::template::Template;
 use concierge_core::turn::{TurnEvent, TurnInput, TurnJob};
 use futures_channel::oneshot;
 use serde::Deserialize;
 use worker::{Context, Env, Request, Response, ResponseBody};
 
 use crate::ApiError;
-use crate::auth::{self, Caller};
+use crate::auth::{self, Caller, Visitor};
 use crate::bindings::js_stream::BodyWriter;
 use crate::bindings::services::Services;
 use crate::bindings::turn_queue;
@@ -28,13 +38,67 @@ const MAX_MESSAGE_CHARS: usize = 4_000;
 /// The longest `user_id`, in characters (Unicode scalar values, not bytes).
 const MAX_USER_ID_CHARS: usize = 128;
 
+/// Body of `POST /conversations`. With the secret key, `user_id` (and optionally `role`,
+/// `permissions`, `department`) is the identity the conversation is bound to. With a
+/// public key, `user_id` is only a label (kept for compatibility, never used for
+/// scoping) and the identity fields are refused.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CreateBody {
     #[serde(default)]
     user_id: Option<String>,
     #[serde(default)]
+    role: Option<String>,
+    #[serde(default)]
+    permissions: Option<Vec<String>>,
+    #[serde(default)]
+    department: Option<String>,
+    #[serde(default)]
     language: Option<String>,
+}
+
+impl CreateBody {
+    fn states_claims(&self) -> bool {
+        self.role.is_some() || self.permissions.is_some() || self.department.is_some()
+    }
+
+    /// The identity the new conversation is bound to, for `visitor`.
+    fn identity(&self, visitor: &Visitor) -> Result<Option<UserIdentity>, ApiError> {
+        match visitor {
+            Visitor::User(Some(token)) => {
+                if self.states_claims() {
+                    return Err(ApiError::bad_request(
+                        "The identity comes from the user token: leave out `role`, \
+                         `permissions` and `department`.",
+                    ));
+                }
+                Ok(Some(token.clone()))
+            }
+            Visitor::User(None) => {
+                if self.states_claims() {
+                    return Err(ApiError::bad_request(
+                        "`role`, `permissions` and `department` need the site's secret key \
+                         (or a signed user token).",
+                    ));
+                }
+                Ok(None)
+            }
+            Visitor::Site => match &self.user_id {
+                Some(user_id) => UserIdentity::new(
+                    user_id.clone(),
+                    self.role.clone(),
+                    self.permissions.clone().unwrap_or_default(),
+                    self.department.clone(),
+                )
+                .map(Some)
+                .map_err(|why| ApiError::bad_request(why.message())),
+                None if self.states_claims() => Err(ApiError::bad_request(
+                    "`role`, `permissions` and `department` need `user_id`.",
+                )),
+                None => Ok(None),
+            },
+        }
+    }
 }
 
 /// A stored message as the API shows it.
@@ -56,6 +120,7 @@ pub(crate) async fn create(
     ctx: &Context,
 ) -> Result<Response, ApiError> {
     let caller = auth::site_caller(&req, env, true).await?;
+    let visitor = auth::visitor(&req, env, &caller)?;
     auth::limit_conversation_start(&req, env, &caller).await?;
     let body: CreateBody = body::json(&mut req).await?;
     let language = match body.language.as_deref() {
@@ -79,15 +144,22 @@ pub(crate) async fn create(
             "`user_id` must be 1 to {MAX_USER_ID_CHARS} characters."
         )));
     }
+    let identity = body.identity(&visitor)?;
     let services = Services::new(env, &caller.site)?;
     let new = NewConversation {
         site_id: caller.site.id.clone(),
-        user_id: body.user_id,
+        // An identified conversation's user is its identity's subject; otherwise the
+        // label a caller gave.
+        user_id: identity.as_ref().map(|i| i.sub.clone()).or(body.user_id),
+        identity,
         language,
     };
-    let created = shop::create_conversation(&services.shop(), &services.config, new)
-        .await
-        .map_err(ApiError::from)?;
+    let created = match caller.site.template {
+        Template::Shop => shop::create_conversation(&services.shop(), &services.config, new)
+            .await
+            .map_err(ApiError::from)?,
+        unbuilt => return Err(ApiError::TemplateUnavailable(unbuilt)),
+    };
     ctx.wait_until(services.queue_flush());
     let body = serde_json::json!({
         "conversation_id": created.conversation.id,
@@ -103,6 +175,7 @@ pub(crate) async fn history(
     conversation_id: &str,
 ) -> Result<Response, ApiError> {
     let caller = auth::site_caller(&req, env, true).await?;
+    let visitor = auth::visitor(&req, env, &caller)?;
     let services = Services::new(env, &caller.site)?;
     let scope = Scope::new(&caller.site.id, conversation_id);
     services
@@ -110,6 +183,7 @@ pub(crate) async fn history(
         .load_conversation(scope)
         .await
         .map_err(ApiError::store)?
+        .filter(|conversation| visitor.may_access(conversation))
         .ok_or(ApiError::NotFound)?;
     let messages = services
         .store
@@ -142,6 +216,7 @@ pub(crate) async fn post_message(
     request_id: &str,
 ) -> Result<Response, ApiError> {
     let caller = auth::site_caller(&req, env, true).await?;
+    let visitor = auth::visitor(&req, env, &caller)?;
     let respond_async = req.headers().get("prefer").ok().flatten().is_some_and(|p| {
         p.split([',', ';'])
             .any(|t| t.trim().eq_ignore_ascii_case("respond-async"))
@@ -159,6 +234,11 @@ pub(crate) async fn post_message(
     }
     let Caller { site, .. } = caller;
     let services = Services::new(env, &site)?;
+    if !matches!(visitor, Visitor::Site) {
+        // Only the identity the conversation was created with reaches it; checked before
+        // anything is stored (its identity never changes).
+        reachable(&services, &site.id, conversation_id, &visitor).await?;
+    }
     // No separate existence check: the turn loads the conversation itself, and a turn that
     // fails before the visitor's message is stored (unknown conversation, another site's,
     // invalid message or key) is answered below with an HTTP error instead of a stream.
@@ -168,10 +248,11 @@ pub(crate) async fn post_message(
         text: content.to_string(),
         idempotency_key,
     };
-    if respond_async {
-        accept(env, ctx, &services, &input).await
-    } else {
-        stream(ctx, services, input, request_id).await
+    // The site runs the template it names.
+    match site.template {
+        Template::Shop if respond_async => accept(env, ctx, &services, &input).await,
+        Template::Shop => stream(ctx, services, input, request_id).await,
+        unbuilt => Err(ApiError::TemplateUnavailable(unbuilt)),
     }
 }
 
@@ -208,10 +289,7 @@ async fn accept(
                 "marked": marked.is_ok(),
             });
             worker::console_error!("{line}");
-            return Err(ApiError::TurnFailed(
-                code,
-                "Something went wrong. Please try again.",
-            ));
+            return Err(ApiError::TurnNotQueued);
         }
     }
     let accepted = serde_json::json!({
@@ -245,16 +323,9 @@ async fn stream(
                         let _ = tx.send(Ok(()));
                     }
                 }
-                TurnEvent::Failed { code, message } => {
-                    if let Some(tx) = started.take() {
-                        let error = match *code {
-                            "conversation_not_found" => ApiError::NotFound,
-                            _ => ApiError::TurnFailed(code, message),
-                        };
-                        let _ = tx.send(Err(error));
-                        return;
-                    }
-                }
+                // Failed before it started (nothing stored): answered below with the
+                // turn's error as an HTTP error instead of a stream.
+                TurnEvent::Failed { .. } if started.is_some() => return,
                 _ => {}
             }
             out.clear();
@@ -264,6 +335,13 @@ async fn stream(
             }
         };
         let result = shop::run_turn(&services.shop(), &services.config, &input, &mut sink).await;
+        if let Some(tx) = started.take() {
+            let early = match &result {
+                Err(error) => ApiError::from(error.clone()),
+                Ok(_) => ApiError::Internal(worker::Error::RustError("turn never started".into())),
+            };
+            let _ = tx.send(Err(early));
+        }
         // The core always ends a turn with one terminal event; should it ever not, the
         // stream still ends with exactly one (`failed`, code `stream_closed`).
         let mut tail = String::new();
@@ -305,8 +383,12 @@ pub(crate) async fn delete(
 ) -> Result<Response, ApiError> {
     use concierge_core::boundary::VectorIndex;
     let caller = auth::site_caller(&req, env, false).await?;
+    let visitor = auth::visitor(&req, env, &caller)?;
     let services = Services::new(env, &caller.site)?;
     let scope = Scope::new(&caller.site.id, conversation_id);
+    if !matches!(visitor, Visitor::Site) {
+        reachable(&services, &caller.site.id, conversation_id, &visitor).await?;
+    }
     let ids = services
         .store
         .conversation_vector_ids(scope)
@@ -335,4 +417,22 @@ pub(crate) async fn delete(
         worker::console_warn!("{line}");
     }
     Ok(Response::empty()?.with_status(204))
+}
+
+/// 404 unless conversation `conversation_id` of site `site_id` exists and `visitor` may
+/// reach it.
+async fn reachable(
+    services: &Services,
+    site_id: &str,
+    conversation_id: &str,
+    visitor: &Visitor,
+) -> Result<(), ApiError> {
+    services
+        .store
+        .load_conversation(Scope::new(site_id, conversation_id))
+        .await
+        .map_err(ApiError::store)?
+        .filter(|conversation| visitor.may_access(conversation))
+        .map(|_| ())
+        .ok_or(ApiError::NotFound)
 }

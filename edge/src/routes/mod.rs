@@ -21,6 +21,7 @@ pub(crate) enum Route {
     AdminGetSite,
     AdminUpdateSite,
     AdminRotateKeys,
+    AdminUserTokenSecret,
     AdminWarranty,
     KnowledgePut,
     KnowledgeDelete,
@@ -50,6 +51,9 @@ impl Route {
             ["admin", "site"] if is(Method::Patch) => (Self::AdminUpdateSite, true),
             ["admin", "site"] => (Self::AdminGetSite, is(Method::Get)),
             ["admin", "site", "rotate-keys"] => (Self::AdminRotateKeys, is(Method::Post)),
+            ["admin", "site", "user-token-secret"] => {
+                (Self::AdminUserTokenSecret, is(Method::Post))
+            }
             ["admin", "warranty"] => (Self::AdminWarranty, is(Method::Post)),
             ["admin", "knowledge", _] if is(Method::Delete) => (Self::KnowledgeDelete, true),
             ["admin", "knowledge", _] => (Self::KnowledgePut, is(Method::Put)),
@@ -82,6 +86,7 @@ impl Route {
             Self::AdminGetSite => "admin_get_site",
             Self::AdminUpdateSite => "admin_update_site",
             Self::AdminRotateKeys => "admin_rotate_keys",
+            Self::AdminUserTokenSecret => "admin_user_token_secret",
             Self::AdminWarranty => "admin_warranty",
             Self::KnowledgePut => "knowledge_put",
             Self::KnowledgeDelete => "knowledge_delete",
@@ -133,6 +138,7 @@ pub(crate) async fn handle(
         Route::AdminGetSite => admin::get_site(req, env).await,
         Route::AdminUpdateSite => admin::update_site(req, env).await,
         Route::AdminRotateKeys => admin::rotate_keys(req, env).await,
+        Route::AdminUserTokenSecret => admin::rotate_user_token_secret(req, env).await,
         Route::AdminWarranty => admin::upsert_warranty(req, env).await,
         Route::KnowledgePut => {
             let id = segment(&req, 2);
@@ -191,7 +197,8 @@ async fn preflight(req: &Request, env: &Env) -> Result<Response, ApiError> {
     )?;
     headers.set(
         "access-control-allow-headers",
-        "content-type, x-api-key, authorization, prefer, last-event-id, idempotency-key",
+        "content-type, x-api-key, authorization, prefer, last-event-id, idempotency-key, \
+         x-user-token",
     )?;
     headers.set("access-control-max-age", "600")?;
     Ok(response)

@@ -57,16 +57,26 @@ fn cipher(env: &Env) -> Option<Aes256Gcm> {
     Some(Aes256Gcm::new(Key::<Aes256Gcm>::from_slice(&key)))
 }
 
-/// Seal `plaintext` for site `site_id`.
+/// Seal `plaintext` for site `site_id` (its LLM key).
 pub(crate) fn seal(env: &Env, site_id: &str, plaintext: &str) -> Result<String, ApiError> {
+    seal_bound(env, site_id, plaintext).map_err(|_| {
+        ApiError::Forbidden(
+            "This service cannot store LLM API keys: no encryption secret is configured.",
+        )
+    })
+}
+
+/// Seal `plaintext` bound to `binding` (the associated data: it opens only with the same
+/// binding). `Err` when sealing is not configured.
+pub(crate) fn seal_bound(env: &Env, binding: &str, plaintext: &str) -> Result<String, ApiError> {
     let cipher = cipher(env).ok_or(ApiError::Forbidden(
-        "This service cannot store LLM API keys: no encryption secret is configured.",
+        "This service cannot store secrets: no encryption secret is configured.",
     ))?;
     let mut nonce = [0u8; NONCE_BYTES];
     crate::random_bytes(&mut nonce)?;
     let payload = Payload {
         msg: plaintext.as_bytes(),
-        aad: site_id.as_bytes(),
+        aad: binding.as_bytes(),
     };
     let sealed = cipher
         .encrypt(Nonce::from_slice(&nonce), payload)
@@ -78,6 +88,11 @@ pub(crate) fn seal(env: &Env, site_id: &str, plaintext: &str) -> Result<String, 
 
 /// Open a value made by [`seal`] for the same site.
 pub(crate) fn open(env: &Env, site_id: &str, sealed: &str) -> Result<String, OpenError> {
+    open_bound(env, site_id, sealed)
+}
+
+/// Open a value made by [`seal_bound`] with the same binding.
+pub(crate) fn open_bound(env: &Env, binding: &str, sealed: &str) -> Result<String, OpenError> {
     let cipher = cipher(env).ok_or(OpenError::NoSecret)?;
     let bytes = sealed
         .strip_prefix(PREFIX)
@@ -87,7 +102,7 @@ pub(crate) fn open(env: &Env, site_id: &str, sealed: &str) -> Result<String, Ope
     let (nonce, ciphertext) = bytes.split_at(NONCE_BYTES);
     let payload = Payload {
         msg: ciphertext,
-        aad: site_id.as_bytes(),
+        aad: binding.as_bytes(),
     };
     let plaintext = cipher
         .decrypt(Nonce::from_slice(nonce), payload)

@@ -54,6 +54,7 @@ pub fn create(
     let new = NewConversation {
         site_id: SITE.into(),
         user_id: Some("visitor-7".into()),
+        identity: None,
         language,
     };
     block_on(shop::create_conversation(&backend.services(), config, new)).unwrap()

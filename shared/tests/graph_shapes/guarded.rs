@@ -161,6 +161,7 @@ fn guarded_refuses_off_domain_first_and_stores_nothing() {
         id: CONVERSATION.into(),
         site_id: SITE.into(),
         user_id: None,
+        identity: None,
         language: Language::Vi,
         created_at: 0,
     };

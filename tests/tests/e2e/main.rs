@@ -10,6 +10,7 @@ mod hardening_data;
 mod hardening_keys;
 mod hardening_origins;
 mod hardening_turns;
+mod identity;
 mod isolation;
 mod platform;
 mod real_model;

@@ -347,7 +347,7 @@ impl D1Store {
             )
         })?;
         Ok(Some(TurnOpening::Started(TurnStart {
-            conversation: conversation.into_conversation(),
+            conversation: conversation.into_conversation()?,
             history: messages_in(history_rows)?,
             message,
             retrievable: retrievable(retrievable_row)?,
@@ -407,7 +407,7 @@ impl D1Store {
         let reply_id = message.reply_id.clone().unwrap_or_default();
         Ok(Some(TurnResume {
             start: TurnStart {
-                conversation: conversation.into_conversation(),
+                conversation: conversation.into_conversation()?,
                 history: messages_in(history_rows)?,
                 message: message.into_message()?,
                 retrievable: retrievable(retrievable_row)?,

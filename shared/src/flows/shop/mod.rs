@@ -29,6 +29,7 @@ mod prompt;
 mod state;
 pub mod warranty;
 
+use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -152,8 +153,10 @@ impl<M, S, E, V, W> core::fmt::Debug for ShopServices<'_, M, S, E, V, W> {
 pub struct NewConversation {
     /// The site.
     pub site_id: String,
-    /// The visitor, when known.
+    /// The visitor, when known (a label unless `identity` is set).
     pub user_id: Option<String>,
+    /// The verified identity the conversation is bound to (`None`: anonymous).
+    pub identity: Option<crate::identity::UserIdentity>,
     /// The greeting's language (default Vietnamese); the visitor's first message decides
     /// the conversation's language.
     pub language: Option<Language>,
@@ -181,6 +184,7 @@ pub async fn create_conversation<M, S: ConversationStore, E, V, W>(
         id: services.ids.new_id(),
         site_id: new.site_id,
         user_id: new.user_id,
+        identity: new.identity.map(Box::new),
         language,
         created_at: now,
     };
