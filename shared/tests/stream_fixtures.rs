@@ -17,6 +17,9 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::{Value, json};
 
+mod chunks;
+use chunks::split;
+
 #[derive(Debug, Clone, Copy)]
 enum Kind {
     Sse,
@@ -170,20 +173,6 @@ fn every_fixture_decodes_the_same_fed_one_byte_at_a_time() {
         let bytewise: Vec<&[u8]> = bytes.chunks(1).collect();
         assert_eq!(decode(kind, &bytewise), whole, "{}", path.display());
     }
-}
-
-/// Splits `bytes` at the given cut points (taken modulo the length, sorted).
-fn split<'a>(bytes: &'a [u8], cuts: &[usize]) -> Vec<&'a [u8]> {
-    let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
-    cuts.sort_unstable();
-    let mut chunks = Vec::new();
-    let mut start = 0;
-    for cut in cuts {
-        chunks.push(&bytes[start..cut]);
-        start = cut;
-    }
-    chunks.push(&bytes[start..]);
-    chunks
 }
 
 #[test]

@@ -29,6 +29,9 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::{Value, json};
 
+mod chunks;
+use chunks::split;
+
 const REQUEST_ID: &str = "req_fixture";
 
 fn started() -> TurnEvent {
@@ -427,20 +430,6 @@ fn every_encoder_writes_its_blessed_fixture() {
             &expected,
         );
     }
-}
-
-/// Splits `bytes` at the given cut points (taken modulo the length, sorted).
-fn split<'a>(bytes: &'a [u8], cuts: &[usize]) -> Vec<&'a [u8]> {
-    let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
-    cuts.sort_unstable();
-    let mut chunks = Vec::new();
-    let mut start = 0;
-    for cut in cuts {
-        chunks.push(&bytes[start..cut]);
-        start = cut;
-    }
-    chunks.push(&bytes[start..]);
-    chunks
 }
 
 #[test]
