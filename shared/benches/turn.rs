@@ -7,7 +7,8 @@ use std::hint::black_box;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use concierge_core::flows::shop::{self, NewConversation, ShopConfig};
+use concierge_core::engine::{self, NewConversation};
+use concierge_core::flows::shop::ShopConfig;
 use concierge_core::graph::block_on;
 use concierge_core::memory::MemoryBackend;
 use concierge_core::retrieval::index_document;
@@ -73,12 +74,12 @@ fn prepared(config: &ShopConfig) -> (MemoryBackend, TurnInput) {
         ))
         .unwrap();
     }
-    let services = backend.services();
+    let services = &backend;
     let new = NewConversation {
         site_id: SITE.into(),
         ..Default::default()
     };
-    let id = block_on(shop::create_conversation(&services, config, new))
+    let id = block_on(engine::create_conversation(services, config, new))
         .unwrap()
         .conversation
         .id;
@@ -90,7 +91,7 @@ fn prepared(config: &ShopConfig) -> (MemoryBackend, TurnInput) {
             text: (*text).into(),
             idempotency_key: None,
         };
-        block_on(shop::run_turn(&services, config, &input, &mut Vec::new())).unwrap();
+        block_on(engine::run_turn(services, config, &input, &mut Vec::new())).unwrap();
     }
     block_on(backend.index_queued()).unwrap();
     backend
@@ -107,13 +108,7 @@ fn prepared(config: &ShopConfig) -> (MemoryBackend, TurnInput) {
 
 fn turn(backend: &MemoryBackend, config: &ShopConfig, input: &TurnInput) -> usize {
     let mut events: Vec<TurnEvent> = Vec::with_capacity(8);
-    let outcome = block_on(shop::run_turn(
-        &backend.services(),
-        config,
-        input,
-        &mut events,
-    ))
-    .unwrap();
+    let outcome = block_on(engine::run_turn(&backend, config, input, &mut events)).unwrap();
     debug_assert_eq!(outcome.route, ["classify", "retrieve", "respond_stream"]);
     events.len()
 }

@@ -18,8 +18,9 @@ use std::io::{BufRead, Read, Write};
 use std::process::ExitCode;
 
 use concierge_core::boundary::{ChatModel, ChatRequest, ChatSink};
+use concierge_core::engine::NewConversation;
 use concierge_core::error::{ChatModelError, ChatModelErrorKind};
-use concierge_core::flows::shop::{self, NewConversation, ShopConfig};
+use concierge_core::flows::shop::ShopConfig;
 use concierge_core::graph::block_on;
 use concierge_core::memory::MemoryBackend;
 use concierge_core::retrieval::index_document;
@@ -178,18 +179,18 @@ fn main() -> ExitCode {
             eprintln!("chat: indexing {id}: {error}");
         }
     }
-    let services = backend.services_with(&llm);
-    let config = ShopConfig {
-        max_tokens: Some(max_tokens),
-        ..ShopConfig::default()
-    };
+    let services = backend.with_model(&llm);
+    let mut config = ShopConfig::default();
+    config.turn.max_tokens = Some(max_tokens);
     let new = NewConversation {
         site_id: SITE.into(),
         user_id: Some("terminal".into()),
         identity: None,
         language: None,
     };
-    let created = match block_on(shop::create_conversation(&services, &config, new)) {
+    let created = match block_on(concierge_core::engine::create_conversation(
+        &services, &config, new,
+    )) {
         Ok(created) => created,
         Err(error) => {
             eprintln!("chat: {error}");
@@ -243,7 +244,12 @@ fn main() -> ExitCode {
             TurnEvent::Payload { kind, .. } => eprintln!("  [payload {kind}]"),
             TurnEvent::Started { .. } => {}
         };
-        match block_on(shop::run_turn(&services, &config, &input, &mut on_event)) {
+        match block_on(concierge_core::engine::run_turn(
+            &services,
+            &config,
+            &input,
+            &mut on_event,
+        )) {
             Ok(outcome) => eprintln!("  [route: {}]", outcome.route.join(" → ")),
             Err(error) => eprintln!("  [error: {error}]"),
         }

@@ -281,6 +281,26 @@ pub fn chat_history(history: &[StoredMessage]) -> Vec<ChatMessage> {
     out
 }
 
+/// The one embedding rule: whether a stored message is embedded into the conversation's
+/// memory ([`EmbeddingStatus::Pending`] until the queue indexes it) or deliberately not
+/// ([`EmbeddingStatus::Skipped`]).
+///
+/// Embedded: the visitor's messages, complete answers, and the sentences a template sends
+/// early (clarifying questions, warranty steps and results — seed 000: they are stored and
+/// embedded so the next turns have their context). Skipped: the greeting (the same
+/// sentence opens every conversation) and incomplete answers (cut off by a failure, left
+/// out of prompts too). The engine queues exactly the `Pending` ones; stores record this
+/// status when they insert the message.
+pub fn embedding_policy(message: &StoredMessage) -> EmbeddingStatus {
+    match message.kind {
+        MessageKind::Greeting => EmbeddingStatus::Skipped,
+        _ if message.is_incomplete() || message.content.trim().is_empty() => {
+            EmbeddingStatus::Skipped
+        }
+        _ => EmbeddingStatus::Pending,
+    }
+}
+
 /// The metadata key that marks a visitor's message whose answer finally failed; its value
 /// is the failure's code (e.g. `"model_failed"`).
 pub const ANSWER_FAILED: &str = "answer_failed";

@@ -101,6 +101,9 @@ pub enum InvalidMessage {
     /// [`MAX_IDEMPOTENCY_KEY_CHARS`](crate::turn::MAX_IDEMPOTENCY_KEY_CHARS) visible ASCII
     /// characters.
     IdempotencyKey,
+    /// A stateless turn's history does not end with the visitor's message, or holds a
+    /// message that is neither the visitor's nor the assistant's.
+    History,
 }
 
 /// What an [`Error`] means to the caller, by kind: the Worker maps each class to one HTTP
@@ -174,6 +177,7 @@ impl Error {
             Self::InvalidMessage(InvalidMessage::Empty) => "empty_message",
             Self::InvalidMessage(InvalidMessage::TooLong { .. }) => "message_too_long",
             Self::InvalidMessage(InvalidMessage::IdempotencyKey) => "invalid_idempotency_key",
+            Self::InvalidMessage(InvalidMessage::History) => "invalid_history",
             Self::ConversationNotFound => "conversation_not_found",
             Self::IdempotencyKeyReused => "idempotency_key_reused",
             Self::Store(ServiceError {
@@ -196,6 +200,9 @@ impl Error {
             Self::InvalidMessage(InvalidMessage::TooLong { .. }) => "The message is too long.",
             Self::InvalidMessage(InvalidMessage::IdempotencyKey) => {
                 "The idempotency key must be 1 to 128 visible ASCII characters."
+            }
+            Self::InvalidMessage(InvalidMessage::History) => {
+                "The messages must be the visitor's and the assistant's, ending with the visitor's."
             }
             Self::ConversationNotFound => "No such conversation.",
             Self::IdempotencyKeyReused => {

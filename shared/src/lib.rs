@@ -26,15 +26,16 @@
 //! ## Running the `shop` template
 //! ```
 //! # #[cfg(feature = "memory")] {
-//! use concierge_core::flows::shop::{self, NewConversation, ShopConfig};
+//! use concierge_core::engine::{self, NewConversation};
+//! use concierge_core::flows::shop::ShopConfig;
 //! use concierge_core::graph::block_on;
 //! use concierge_core::memory::MemoryBackend;
 //! use concierge_core::turn::{TurnEvent, TurnInput};
 //!
 //! let backend = MemoryBackend::demo("site-1");
-//! let (services, config) = (backend.services(), ShopConfig::default());
+//! let config = ShopConfig::default();
 //! let new = NewConversation { site_id: "site-1".into(), ..Default::default() };
-//! let created = block_on(shop::create_conversation(&services, &config, new)).unwrap();
+//! let created = block_on(engine::create_conversation(&backend, &config, new)).unwrap();
 //!
 //! let input = TurnInput {
 //!     site_id: "site-1".into(),
@@ -43,7 +44,7 @@
 //!     idempotency_key: None,
 //! };
 //! let mut events: Vec<TurnEvent> = Vec::new();
-//! block_on(shop::run_turn(&services, &config, &input, &mut events)).unwrap();
+//! block_on(engine::run_turn(&backend, &config, &input, &mut events)).unwrap();
 //! assert!(matches!(&events[1], TurnEvent::Chunk { text } if text.contains("S23 Ultra")));
 //! # }
 //! ```
@@ -92,6 +93,7 @@ pub mod agent;
 pub mod boundary;
 pub mod chat;
 pub mod conversation;
+pub mod engine;
 pub mod error;
 pub mod flows;
 pub mod graph;

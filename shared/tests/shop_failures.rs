@@ -199,8 +199,8 @@ fn conversations_are_scoped_to_their_site() {
         idempotency_key: None,
     };
     let mut events = Vec::new();
-    let outcome = concierge_core::graph::block_on(concierge_core::flows::shop::run_turn(
-        &backend.services(),
+    let outcome = concierge_core::graph::block_on(concierge_core::engine::run_turn(
+        &backend,
         &config,
         &input,
         &mut events,
@@ -211,37 +211,11 @@ fn conversations_are_scoped_to_their_site() {
 
 #[test]
 fn a_failing_warranty_lookup_fails_the_turn_once() {
-    struct Down;
-    impl concierge_core::boundary::WarrantyRecords for Down {
-        async fn find_warranty(
-            &self,
-            _site: &str,
-            _serial: &str,
-        ) -> Result<
-            Option<concierge_core::boundary::WarrantyRecord>,
-            concierge_core::error::ServiceError,
-        > {
-            Err(concierge_core::error::ServiceError::new(
-                concierge_core::error::ServiceErrorKind::Unavailable,
-                "d1 down",
-            ))
-        }
-    }
     let config = ShopConfig::default();
     let backend = MemoryBackend::demo(SITE);
     let id = create(&backend, &config, None).conversation.id;
-    let b = &backend;
-    let services = concierge_core::flows::shop::ShopServices {
-        model: &b.model,
-        store: &b.store,
-        embedder: &b.embedder,
-        index: &b.index,
-        warranty: &Down,
-        ids: &b.ids,
-        clock: &b.clock,
-        queue: &b.queue,
-        logger: &b.logger,
-    };
+    backend.warranty.set_unavailable(true);
+    let services = &backend;
     let input = concierge_core::turn::TurnInput {
         site_id: SITE.into(),
         conversation_id: id.clone(),
@@ -249,8 +223,8 @@ fn a_failing_warranty_lookup_fails_the_turn_once() {
         idempotency_key: None,
     };
     let mut events = Vec::new();
-    let outcome = concierge_core::graph::block_on(concierge_core::flows::shop::run_turn(
-        &services,
+    let outcome = concierge_core::graph::block_on(concierge_core::engine::run_turn(
+        services,
         &config,
         &input,
         &mut events,

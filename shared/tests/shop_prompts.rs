@@ -146,8 +146,8 @@ fn retrieved_text_is_quoted_data_that_cannot_close_its_block() {
 #[test]
 fn conversation_memory_beyond_the_history_window_is_retrieved() {
     let mut config = config();
-    config.history_window = 2;
-    config.retrieval.top_k = 1;
+    config.turn.history_window = 2;
+    config.turn.retrieval.top_k = 1;
     let backend = MemoryBackend::demo(SITE);
     let id = create(&backend, &config, None).conversation.id;
     backend
@@ -198,7 +198,7 @@ fn conversation_memory_beyond_the_history_window_is_retrieved() {
 #[test]
 fn persona_is_capped_at_persona_max_chars() {
     let mut config = config();
-    config.persona_max_chars = 24;
+    config.turn.persona_max_chars = 24;
     let backend = MemoryBackend::demo(SITE);
     let id = create(&backend, &config, None).conversation.id;
     backend.model.reply(&["Dạ."]);
@@ -226,7 +226,7 @@ fn persona_is_capped_at_persona_max_chars() {
 #[test]
 fn default_persona_cap_is_4000_characters() {
     let mut config = ShopConfig::default();
-    assert_eq!(config.persona_max_chars, 4000);
+    assert_eq!(config.turn.persona_max_chars, 4000);
     let long = format!("Greeting: Xin chào!\n{}", "ư".repeat(5000));
     config.vi.persona = Persona::parse(&long);
     let backend = MemoryBackend::demo(SITE);

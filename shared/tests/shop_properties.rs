@@ -69,7 +69,7 @@ proptest! {
                 Ok(outcome) => {
                     let started = matches!(events[0], TurnEvent::Started { .. });
                     prop_assert!(started, "first event {:?}", events[0]);
-                    prop_assert!((0.0..=1.0).contains(&outcome.confidence));
+                    prop_assert!(outcome.confidence.is_some_and(|c| (0.0..=1.0).contains(&c)));
                     prop_assert_eq!(stored_after, stored_before + 2);
                     let streamed: String = events.iter().filter_map(|e| match e {
                         TurnEvent::Chunk { text } => Some(text.as_str()),

@@ -8,7 +8,8 @@ use common::{SITE, create, stored};
 use concierge_core::boundary::ConversationStore;
 use concierge_core::conversation::{MessageKind, Role, Scope};
 use concierge_core::error::{ChatModelError, ChatModelErrorKind, Error};
-use concierge_core::flows::shop::{self, Received, ShopConfig};
+use concierge_core::engine::Received;
+use concierge_core::flows::shop::ShopConfig;
 use concierge_core::graph::block_on;
 use concierge_core::memory::{MemoryBackend, Script};
 use concierge_core::turn::{TurnEvent, TurnInput, TurnJob};
@@ -28,8 +29,8 @@ fn input(conversation_id: &str, text: &str, key: Option<&str>) -> TurnInput {
 
 fn turn(backend: &MemoryBackend, input: &TurnInput) -> (Vec<TurnEvent>, Result<String, Error>) {
     let mut events = Vec::new();
-    let outcome = block_on(shop::run_turn(
-        &backend.services(),
+    let outcome = block_on(concierge_core::engine::run_turn(
+        &backend,
         &ShopConfig::default(),
         input,
         &mut events,
@@ -69,8 +70,8 @@ fn a_reply_takes_its_position_when_stored_so_overlapping_turns_both_store() {
     let (backend, config) = (MemoryBackend::demo(SITE), ShopConfig::default());
     let id = create(&backend, &config, None).conversation.id;
     // Turn A's question is stored, then turn B runs whole before A answers.
-    let a = block_on(shop::receive(
-        &backend.services(),
+    let a = block_on(concierge_core::engine::receive(
+        &backend,
         &config,
         &input(&id, "Tư vấn cấu hình PC chơi game", None),
     ))
@@ -79,8 +80,8 @@ fn a_reply_takes_its_position_when_stored_so_overlapping_turns_both_store() {
     let (events, b) = turn(&backend, &input(&id, QUESTION, None));
     assert!(matches!(events.last(), Some(TurnEvent::Completed { .. })));
     backend.model.reply(&["Dạ, cấu hình i5 ạ."]);
-    let a_reply = block_on(shop::answer_job(
-        &backend.services(),
+    let a_reply = block_on(concierge_core::engine::answer_job(
+        &backend,
         &config,
         &job(&a, &id),
         true,
@@ -182,15 +183,15 @@ fn a_superseded_attempt_cannot_store_its_reply() {
     let (backend, config) = (MemoryBackend::demo(SITE), ShopConfig::default());
     let id = create(&backend, &config, None).conversation.id;
     let sent = input(&id, QUESTION, Some("k-2"));
-    let first = block_on(shop::receive(&backend.services(), &config, &sent)).unwrap();
+    let first = block_on(concierge_core::engine::receive(&backend, &config, &sent)).unwrap();
     // The client retries while the first attempt is still under way.
     backend.model.reply(&[ANSWER]);
     let (events, outcome) = turn(&backend, &sent);
     let retry_reply = outcome.unwrap();
     assert_eq!(announced(&events).0, first.user_message_id());
     // The first attempt finishes later: nothing to do, its reply id was superseded.
-    let late = block_on(shop::answer_job(
-        &backend.services(),
+    let late = block_on(concierge_core::engine::answer_job(
+        &backend,
         &config,
         &job(&first, &id),
         true,
@@ -223,20 +224,22 @@ fn a_superseded_attempt_cannot_store_its_reply() {
 fn a_background_turn_is_marked_failed_only_on_its_last_attempt() {
     let (backend, config) = (MemoryBackend::demo(SITE), ShopConfig::default());
     let id = create(&backend, &config, None).conversation.id;
-    let received = block_on(shop::receive(
-        &backend.services(),
+    let received = block_on(concierge_core::engine::receive(
+        &backend,
         &config,
         &input(&id, QUESTION, None),
     ))
     .unwrap();
     let job = job(&received, &id);
-    let services = backend.services();
+    let services = &backend;
 
     backend.model.push(Script::BreakAfter(
         vec!["Dạ, ".into()],
         ChatModelError::new(ChatModelErrorKind::Unreachable, "reset"),
     ));
-    let first = block_on(shop::answer_job(&services, &config, &job, false));
+    let first = block_on(concierge_core::engine::answer_job(
+        services, &config, &job, false,
+    ));
     assert!(first.as_ref().unwrap_err().is_transient(), "{first:?}");
     let after_first = stored(&backend, &id);
     assert_eq!(
@@ -246,7 +249,9 @@ fn a_background_turn_is_marked_failed_only_on_its_last_attempt() {
     );
     assert_eq!(after_first[1].3, json!({}));
 
-    let last = block_on(shop::answer_job(&services, &config, &job, true));
+    let last = block_on(concierge_core::engine::answer_job(
+        services, &config, &job, true,
+    ));
     assert_eq!(last.unwrap_err().code(), "model_failed");
     assert_eq!(
         stored(&backend, &id)[1].3,
@@ -255,7 +260,10 @@ fn a_background_turn_is_marked_failed_only_on_its_last_attempt() {
 
     // Redelivered after all (at least once): answered, then nothing more to do.
     backend.model.reply(&[ANSWER]);
-    let answered = block_on(shop::answer_job(&services, &config, &job, false)).unwrap();
+    let answered = block_on(concierge_core::engine::answer_job(
+        services, &config, &job, false,
+    ))
+    .unwrap();
     assert_eq!(answered.unwrap().reply.id, job.message_id);
     assert_eq!(
         stored(&backend, &id)[1].3,
@@ -263,7 +271,10 @@ fn a_background_turn_is_marked_failed_only_on_its_last_attempt() {
         "storing the reply removes the mark"
     );
     assert_eq!(
-        block_on(shop::answer_job(&services, &config, &job, false)).unwrap(),
+        block_on(concierge_core::engine::answer_job(
+            services, &config, &job, false
+        ))
+        .unwrap(),
         None
     );
     assert_eq!(stored(&backend, &id).len(), 3);

@@ -1,7 +1,7 @@
 //! In-memory implementations of the boundary traits (feature `memory`), for tests,
 //! benchmarks and native tools. Single-threaded (`RefCell`), deterministic, `no_std`.
 //!
-//! [`MemoryBackend`] bundles one of each and hands out [`ShopServices`].
+//! [`MemoryBackend`] bundles one of each and is a [`Platform`].
 
 mod model;
 mod store;
@@ -19,10 +19,11 @@ pub use store::MemoryStore;
 pub use timer::MemoryTimer;
 pub use vector::{HashEmbedder, MemoryVectorIndex, cosine};
 
+use crate::boundary::ChatModel;
 use crate::boundary::{Clock, EmbedQueue, Ids, LogRecord, Logger, WarrantyRecord, WarrantyRecords};
 use crate::conversation::EmbedJob;
+use crate::engine::Platform;
 use crate::error::{Error, ServiceError};
-use crate::flows::shop::ShopServices;
 use crate::retrieval::index_message;
 
 /// Ids `{prefix}1`, `{prefix}2`, …
@@ -135,6 +136,7 @@ impl Logger for RecordingLogger {
 #[derive(Debug, Default)]
 pub struct MemoryWarrantyRecords {
     records: RefCell<BTreeMap<(String, String), WarrantyRecord>>,
+    unavailable: Cell<bool>,
 }
 
 impl MemoryWarrantyRecords {
@@ -166,6 +168,11 @@ impl MemoryWarrantyRecords {
             .borrow_mut()
             .insert((site_id.into(), record.serial.to_ascii_uppercase()), record);
     }
+
+    /// Makes every lookup fail as an unreachable database would (`true`), or work again.
+    pub fn set_unavailable(&self, unavailable: bool) {
+        self.unavailable.set(unavailable);
+    }
 }
 
 impl WarrantyRecords for MemoryWarrantyRecords {
@@ -174,6 +181,12 @@ impl WarrantyRecords for MemoryWarrantyRecords {
         site_id: &str,
         serial: &str,
     ) -> Result<Option<WarrantyRecord>, ServiceError> {
+        if self.unavailable.get() {
+            return Err(ServiceError::new(
+                crate::error::ServiceErrorKind::Unavailable,
+                "warranty records unavailable",
+            ));
+        }
         Ok(self
             .records
             .borrow()
@@ -203,6 +216,8 @@ pub struct MemoryBackend {
     pub queue: RecordingQueue,
     /// The log.
     pub logger: RecordingLogger,
+    /// Virtual time for timeouts and retries.
+    pub timer: MemoryTimer,
 }
 
 impl MemoryBackend {
@@ -214,36 +229,11 @@ impl MemoryBackend {
         }
     }
 
-    /// The `shop` services over this backend, with its scripted model.
-    pub fn services(
-        &self,
-    ) -> ShopServices<
-        '_,
-        ScriptedChatModel,
-        MemoryStore,
-        HashEmbedder,
-        MemoryVectorIndex,
-        MemoryWarrantyRecords,
-    > {
-        self.services_with(&self.model)
-    }
-
-    /// The `shop` services over this backend, with another chat model.
-    pub fn services_with<'a, M>(
-        &'a self,
-        model: &'a M,
-    ) -> ShopServices<'a, M, MemoryStore, HashEmbedder, MemoryVectorIndex, MemoryWarrantyRecords>
-    {
-        ShopServices {
+    /// This backend with another chat model (e.g. a failing one).
+    pub fn with_model<'a, M: ChatModel>(&'a self, model: &'a M) -> WithModel<'a, M> {
+        WithModel {
+            backend: self,
             model,
-            store: &self.store,
-            embedder: &self.embedder,
-            index: &self.index,
-            warranty: &self.warranty,
-            ids: &self.ids,
-            clock: &self.clock,
-            queue: &self.queue,
-            logger: &self.logger,
         }
     }
 
@@ -255,5 +245,92 @@ impl MemoryBackend {
             chunks += index_message(&self.embedder, &self.index, &job).await?;
         }
         Ok(chunks)
+    }
+}
+
+impl Platform for MemoryBackend {
+    type Model = ScriptedChatModel;
+    type Store = MemoryStore;
+    type Embedder = HashEmbedder;
+    type Index = MemoryVectorIndex;
+    type Records = MemoryWarrantyRecords;
+    type Timer = MemoryTimer;
+
+    fn model(&self) -> &ScriptedChatModel {
+        &self.model
+    }
+    fn store(&self) -> &MemoryStore {
+        &self.store
+    }
+    fn embedder(&self) -> &HashEmbedder {
+        &self.embedder
+    }
+    fn index(&self) -> &MemoryVectorIndex {
+        &self.index
+    }
+    fn records(&self) -> &MemoryWarrantyRecords {
+        &self.warranty
+    }
+    fn timer(&self) -> &MemoryTimer {
+        &self.timer
+    }
+    fn ids(&self) -> &dyn Ids {
+        &self.ids
+    }
+    fn clock(&self) -> &dyn Clock {
+        &self.clock
+    }
+    fn queue(&self) -> &dyn EmbedQueue {
+        &self.queue
+    }
+    fn logger(&self) -> &dyn Logger {
+        &self.logger
+    }
+}
+
+/// A [`MemoryBackend`] with another chat model ([`MemoryBackend::with_model`]).
+#[derive(Debug)]
+pub struct WithModel<'a, M> {
+    backend: &'a MemoryBackend,
+    model: &'a M,
+}
+
+impl<M: ChatModel> Platform for WithModel<'_, M> {
+    type Model = M;
+    type Store = MemoryStore;
+    type Embedder = HashEmbedder;
+    type Index = MemoryVectorIndex;
+    type Records = MemoryWarrantyRecords;
+    type Timer = MemoryTimer;
+
+    fn model(&self) -> &M {
+        self.model
+    }
+    fn store(&self) -> &MemoryStore {
+        &self.backend.store
+    }
+    fn embedder(&self) -> &HashEmbedder {
+        &self.backend.embedder
+    }
+    fn index(&self) -> &MemoryVectorIndex {
+        &self.backend.index
+    }
+    fn records(&self) -> &MemoryWarrantyRecords {
+        &self.backend.warranty
+    }
+    fn timer(&self) -> &MemoryTimer {
+        &self.backend.timer
+    }
+    fn ids(&self) -> &dyn Ids {
+        &self.backend.ids
+    }
+    fn clock(&self) -> &dyn Clock {
+        &self.backend.clock
+    }
+    fn queue(&self) -> &dyn EmbedQueue {
+        &self.backend.queue
+    }
+    fn logger(&self) -> &dyn Logger {
+        &self.backend.logger
     }
 }

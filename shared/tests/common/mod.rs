@@ -4,9 +4,8 @@
 #![allow(dead_code, clippy::unwrap_used)]
 
 use concierge_core::conversation::{Language, MessageKind, Role, Scope, StoredMessage};
-use concierge_core::flows::shop::{
-    self, CreatedConversation, NewConversation, ShopConfig, TurnOutcome,
-};
+use concierge_core::engine::{CreatedConversation, NewConversation, TurnOutcome};
+use concierge_core::flows::shop::ShopConfig;
 use concierge_core::graph::block_on;
 use concierge_core::memory::MemoryBackend;
 use concierge_core::turn::{TurnEvent, TurnInput};
@@ -57,7 +56,10 @@ pub fn create(
         identity: None,
         language,
     };
-    block_on(shop::create_conversation(&backend.services(), config, new)).unwrap()
+    block_on(concierge_core::engine::create_conversation(
+        &backend, config, new,
+    ))
+    .unwrap()
 }
 
 /// Runs one turn, returning its events and outcome.
@@ -77,8 +79,8 @@ pub fn say(
         idempotency_key: None,
     };
     let mut events = Vec::new();
-    let outcome = block_on(shop::run_turn(
-        &backend.services(),
+    let outcome = block_on(concierge_core::engine::run_turn(
+        &backend,
         config,
         &input,
         &mut events,

@@ -1,9 +1,9 @@
 //! The `shop` template's settings, with defaults from the compiled-in `prompts/` files.
 
 use crate::conversation::Language;
+use crate::engine::TurnConfig;
 use crate::intent::Classifier;
 use crate::prompt::{Persona, Sentences};
-use crate::retrieval::RetrievalOptions;
 
 /// `prompts/system_persona_vi.md`.
 pub const PERSONA_VI: &str = include_str!("../../../../prompts/system_persona_vi.md");
@@ -67,22 +67,9 @@ pub struct ShopConfig {
     pub classifier: Classifier,
     /// `INTENT_CONFIDENCE_THRESHOLD`: below it, the clarify loop asks (default 0.5).
     pub intent_confidence_threshold: f32,
-    /// `PERSONA_MAX_CHARS`: the persona is cut to this many characters in prompts
-    /// (default 4000).
-    pub persona_max_chars: usize,
-    /// How many recent messages each turn loads from the store, besides the visitor's
-    /// new one (default 12).
-    pub history_window: usize,
-    /// How many of them go into the answer prompt (default 12).
-    pub prompt_history: usize,
-    /// Retrieval settings (top-K 4 of 8 + 8 candidates).
-    pub retrieval: RetrievalOptions,
-    /// Longest accepted visitor message, in characters (default 4000).
-    pub max_message_chars: usize,
-    /// Sampling temperature for answers (default: the provider's).
-    pub temperature: Option<f32>,
-    /// Token cap for answers (default: the provider's).
-    pub max_tokens: Option<u32>,
+    /// The settings every template shares: history window, persona cap, message
+    /// length, token cap, temperature, retrieval.
+    pub turn: TurnConfig,
 }
 
 impl Default for ShopConfig {
@@ -98,13 +85,7 @@ impl Default for ShopConfig {
             },
             classifier: Classifier::default(),
             intent_confidence_threshold: 0.5,
-            persona_max_chars: 4000,
-            history_window: 12,
-            prompt_history: 12,
-            retrieval: RetrievalOptions::default(),
-            max_message_chars: 4000,
-            temperature: None,
-            max_tokens: None,
+            turn: TurnConfig::default(),
         }
     }
 }

@@ -1,9 +1,9 @@
 //! `shop` — the store assistant of seed 000 (`000_fbdaa2e0010c667b.txt`).
 //!
 //! ```text
-//! 0. greeting (out of band)   create_conversation: persona's `Greeting:` line, stored
-//! 1. receive                  receive (run_turn, or a background turn's first half):
-//!                             store the visitor's message, queue its embedding
+//! 0. greeting (out of band)   engine::create_conversation: the persona's `Greeting:` line
+//! 1. receive                  the engine's turn lifecycle: store the visitor's message,
+//!                             queue its embedding
 //! 2. classify                 entry point
 //!      ├─ clarify_needed                                    → clarify_stream  → END
 //!      ├─ intent == warranty and (serial or awaiting serial
@@ -23,15 +23,10 @@
 
 mod classify;
 mod config;
-mod lifecycle;
 mod nodes;
 mod prompt;
 mod state;
 pub mod warranty;
-
-use alloc::boxed::Box;
-use alloc::string::String;
-use alloc::vec::Vec;
 
 pub use classify::{
     Analysis, Context, analyze, clarify_attempts, intent_label, previous_user_messages,
@@ -39,16 +34,18 @@ pub use classify::{
 pub use config::{
     PERSONA_EN, PERSONA_VI, SENTENCE_KEYS, SENTENCES_EN, SENTENCES_VI, ShopConfig, ShopTexts,
 };
-pub use lifecycle::{PendingTurn, Received, answer_job, receive, run_turn};
 pub use prompt::build_request;
 pub use state::ShopState;
 
-use crate::boundary::{Clock, ConversationStore, EmbedQueue, Ids, Logger};
-use crate::chat::Usage;
-use crate::conversation::{Conversation, Language, MessageKind, Metadata, Role, StoredMessage};
+use serde_json::Value;
+
+use crate::conversation::{Language, StoredMessage};
+use crate::engine::{Answer, Assistant, Platform, Turn, TurnConfig};
 use crate::error::Error;
-use crate::graph::{END, Graph, Next, Node};
+use crate::graph::{END, Graph, GraphError, Next, Node};
 use crate::intent::Intent;
+use crate::template::Template;
+use nodes::ShopFlow;
 
 /// The nodes of the `shop` graph, named as in seed 000.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,124 +109,57 @@ pub fn route_after_classify(state: &ShopState) -> Next<ShopNode> {
     }
 }
 
-/// The boundaries the `shop` template uses.
-pub struct ShopServices<'a, M, S, E, V, W> {
-    /// The chat model.
-    pub model: &'a M,
-    /// The conversation store.
-    pub store: &'a S,
-    /// The embedder (retrieval queries).
-    pub embedder: &'a E,
-    /// The vector index (knowledge and conversation memory).
-    pub index: &'a V,
-    /// Warranty records.
-    pub warranty: &'a W,
-    /// Id minting.
-    pub ids: &'a dyn Ids,
-    /// The clock.
-    pub clock: &'a dyn Clock,
-    /// Where stored messages go to be embedded.
-    pub queue: &'a dyn EmbedQueue,
-    /// Where log records go.
-    pub logger: &'a dyn Logger,
-}
-
-impl<M, S, E, V, W> Clone for ShopServices<'_, M, S, E, V, W> {
-    fn clone(&self) -> Self {
-        *self
+/// The `shop` template as the engine runs it: seed 000's graph with the site's settings.
+impl Assistant for ShopConfig {
+    fn template(&self) -> Template {
+        Template::Shop
     }
-}
 
-impl<M, S, E, V, W> Copy for ShopServices<'_, M, S, E, V, W> {}
-
-impl<M, S, E, V, W> core::fmt::Debug for ShopServices<'_, M, S, E, V, W> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("ShopServices").finish_non_exhaustive()
+    fn config(&self) -> &TurnConfig {
+        &self.turn
     }
-}
 
-/// A conversation to create.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct NewConversation {
-    /// The site.
-    pub site_id: String,
-    /// The visitor, when known (a label unless `identity` is set).
-    pub user_id: Option<String>,
-    /// The verified identity the conversation is bound to (`None`: anonymous).
-    pub identity: Option<crate::identity::UserIdentity>,
-    /// The greeting's language (default Vietnamese); the visitor's first message decides
-    /// the conversation's language.
-    pub language: Option<Language>,
-}
+    fn greeting(&self, language: Language) -> &str {
+        ShopConfig::greeting(self, language)
+    }
 
-/// A created conversation and its stored greeting.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CreatedConversation {
-    /// The conversation.
-    pub conversation: Conversation,
-    /// The greeting, stored as its first message.
-    pub greeting: StoredMessage,
-}
+    fn stored_intent(&self, reply: &StoredMessage) -> (Option<&'static str>, Option<f32>) {
+        let intent = reply.meta_str("intent").and_then(Intent::parse);
+        let confidence = reply.metadata.get("confidence").and_then(Value::as_f64);
+        (
+            Some(intent.unwrap_or(Intent::Unknown).as_str()),
+            Some(confidence.unwrap_or_default() as f32),
+        )
+    }
 
-/// Node 0: creates a conversation and stores the persona's greeting (not embedded: it
-/// is the same fixed sentence in every conversation).
-pub async fn create_conversation<M, S: ConversationStore, E, V, W>(
-    services: &ShopServices<'_, M, S, E, V, W>,
-    config: &ShopConfig,
-    new: NewConversation,
-) -> Result<CreatedConversation, Error> {
-    let now = services.clock.now_ms();
-    let language = new.language.unwrap_or_default();
-    let conversation = Conversation {
-        id: services.ids.new_id(),
-        site_id: new.site_id,
-        user_id: new.user_id,
-        identity: new.identity.map(Box::new),
-        language,
-        created_at: now,
-    };
-    services
-        .store
-        .create_conversation(&conversation)
-        .await
-        .map_err(Error::Store)?;
-    let mut greeting = StoredMessage {
-        id: services.ids.new_id(),
-        seq: 0,
-        role: Role::Assistant,
-        kind: MessageKind::Greeting,
-        content: config.greeting(language).into(),
-        metadata: Metadata::new(),
-        created_at: now,
-        tool_steps: Vec::new(),
-    };
-    greeting.seq = services
-        .store
-        .append_message(conversation.scope(), &greeting)
-        .await
-        .map_err(Error::Store)?;
-    // The greeting is the persona's fixed sentence: nothing to remember, so not embedded.
-    Ok(CreatedConversation {
-        conversation,
-        greeting,
-    })
-}
-
-/// What a completed turn produced.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TurnOutcome {
-    /// The stored visitor message.
-    pub user_message_id: String,
-    /// The stored assistant reply.
-    pub reply: StoredMessage,
-    /// The classified intent.
-    pub intent: Intent,
-    /// Its confidence.
-    pub confidence: f32,
-    /// The conversation's language for this turn.
-    pub language: Language,
-    /// The graph nodes the turn visited.
-    pub route: Vec<&'static str>,
-    /// Tokens the model used, when it was called and reported them.
-    pub usage: Option<Usage>,
+    /// Nodes 2–4: the graph from `classify`, for the turn's stored visitor message.
+    async fn answer<P: Platform>(
+        &self,
+        platform: &P,
+        turn: &mut Turn<'_>,
+    ) -> Result<Answer, Error> {
+        let history = core::mem::take(&mut turn.history);
+        let received_at = history.last().map_or(0, |m| m.created_at);
+        let user_id = turn.conversation.user_id.clone();
+        let mut state = ShopState::new(turn.scope(), user_id, turn.language, history, received_at);
+        state.user_message_id = turn.user_message_id.clone();
+        state.reply_id = turn.reply_id.clone();
+        state.retrievable = turn.retrievable;
+        let mut flow = ShopFlow {
+            platform,
+            config: self,
+            turn,
+        };
+        let trace = graph().run(&mut flow, &mut state).await?;
+        let reply = state
+            .reply
+            .ok_or(Error::Graph(GraphError::MissingOutput { what: "a reply" }))?;
+        Ok(Answer {
+            reply,
+            intent: Some(state.intent.as_str()),
+            confidence: Some(state.intent_confidence),
+            usage: state.usage,
+            route: trace.names(),
+        })
+    }
 }

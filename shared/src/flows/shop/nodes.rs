@@ -1,6 +1,5 @@
 //! What each node of the `shop` graph does (seed 000, "Nodes").
 
-use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use serde_json::Value;
@@ -9,37 +8,25 @@ use super::classify::{Context, analyze, clarify_attempts, previous_user_messages
 use super::prompt::build_request;
 use super::state::ShopState;
 use super::warranty::{STEP_KEY, WarrantyStep, awaiting_serial};
-use super::{ShopConfig, ShopNode, ShopServices};
-use crate::boundary::{
-    ChatModel, ConversationStore, Embedder, LogRecord, VectorIndex, WarrantyRecords,
-};
-use crate::chat::{ChatEvent, FinishReason, UpstreamError};
-use crate::conversation::{EmbedJob, MessageKind, Metadata, Role, StoredMessage};
-use crate::error::{ChatModelError, ChatModelErrorKind, Error};
+use super::{ShopConfig, ShopNode};
+use crate::boundary::{LogRecord, WarrantyRecords};
+use crate::conversation::{MessageKind, Metadata, StoredMessage};
+use crate::engine::{Platform, Turn, store_reply, stream_answer};
+use crate::error::Error;
 use crate::graph::Flow;
 use crate::intent::{ClassificationLog, confidence_json};
 use crate::prompt::fill;
 use crate::retrieval::retrieve;
-use crate::turn::{TurnEvent, TurnSink};
+use crate::turn::TurnEvent;
 
-/// The `shop` flow for one turn: the services, the site's config, and the turn's sink.
-pub(crate) struct ShopFlow<'a, 'k, M, S, E, V, W> {
-    pub(crate) services: &'a ShopServices<'a, M, S, E, V, W>,
+/// The `shop` flow for one turn: the platform, the site's config, and the engine's turn.
+pub(crate) struct ShopFlow<'a, 't, P> {
+    pub(crate) platform: &'a P,
     pub(crate) config: &'a ShopConfig,
-    pub(crate) sink: &'k mut dyn TurnSink,
-    /// Store the text streamed before a model failure (marked incomplete): a streamed
-    /// turn's visitor saw it; nobody saw a background attempt's.
-    pub(crate) keep_partial: bool,
+    pub(crate) turn: &'a mut Turn<'t>,
 }
 
-impl<M, S, E, V, W> Flow for ShopFlow<'_, '_, M, S, E, V, W>
-where
-    M: ChatModel,
-    S: ConversationStore,
-    E: Embedder,
-    V: VectorIndex,
-    W: WarrantyRecords,
-{
+impl<P: Platform> Flow for ShopFlow<'_, '_, P> {
     type Node = ShopNode;
     type State = ShopState;
     type Error = Error;
@@ -55,14 +42,7 @@ where
     }
 }
 
-impl<M, S, E, V, W> ShopFlow<'_, '_, M, S, E, V, W>
-where
-    M: ChatModel,
-    S: ConversationStore,
-    E: Embedder,
-    V: VectorIndex,
-    W: WarrantyRecords,
-{
+impl<P: Platform> ShopFlow<'_, '_, P> {
     /// Node 2: intent, confidence, retrieval hint, clarify questions, serial; one log line.
     fn classify(&mut self, state: &mut ShopState) -> Result<(), Error> {
         let history = state.history_before_current();
@@ -92,14 +72,14 @@ where
             conversation_id: state.conversation_id.clone(),
             user_id: state.user_id.clone(),
         };
-        self.services.logger.log(&LogRecord::Classification(&log));
+        self.platform.logger().log(&LogRecord::Classification(&log));
         Ok(())
     }
 
     /// Early exit: stream the first clarifying question, store it as `clarify`.
     async fn clarify_stream(&mut self, state: &mut ShopState) -> Result<(), Error> {
         let question = state.clarify_questions.first().cloned().unwrap_or_default();
-        self.sink.emit(TurnEvent::Chunk {
+        self.turn.sink.emit(TurnEvent::Chunk {
             text: question.clone(),
         });
         let mut metadata = self.intent_metadata(state);
@@ -112,7 +92,7 @@ where
             state.clarify_questions.clone().into(),
         );
         let reply = self
-            .store(state, MessageKind::Clarify, question, metadata, true)
+            .store(state, MessageKind::Clarify, question, metadata)
             .await?;
         state.reply = Some(reply);
         Ok(())
@@ -128,8 +108,8 @@ where
             Some(serial) => {
                 metadata.insert("serial".into(), serial.clone().into());
                 let record = self
-                    .services
-                    .warranty
+                    .platform
+                    .records()
                     .find_warranty(&state.site_id, serial)
                     .await
                     .map_err(Error::Records)?;
@@ -165,9 +145,9 @@ where
             ),
         };
         metadata.insert(STEP_KEY.into(), step.as_str().into());
-        self.sink.emit(TurnEvent::Chunk { text: text.clone() });
+        self.turn.sink.emit(TurnEvent::Chunk { text: text.clone() });
         let reply = self
-            .store(state, MessageKind::Warranty, text, metadata, true)
+            .store(state, MessageKind::Warranty, text, metadata)
             .await?;
         state.reply = Some(reply);
         Ok(())
@@ -178,13 +158,13 @@ where
     async fn retrieve(&mut self, state: &mut ShopState) -> Result<(), Error> {
         state.retrieval_ran = true;
         let in_history: Vec<&str> = state.chat_history.iter().map(|m| m.id.as_str()).collect();
-        let (embedder, index) = (self.services.embedder, self.services.index);
+        let (embedder, index) = (self.platform.embedder(), self.platform.index());
         let found = retrieve(
             embedder,
             index,
             state.scope(),
             state.current_message(),
-            &self.config.retrieval,
+            &self.config.turn.retrieval,
             &in_history,
         )
         .await;
@@ -197,53 +177,17 @@ where
                     code: error.code(),
                     detail: &detail,
                 };
-                self.services.logger.log(&warning);
+                self.platform.logger().log(&warning);
             }
         }
         Ok(())
     }
 
-    /// Node 4: build the prompt, stream the model's answer, store it.
-    ///
-    /// If the model fails, the visitor's message stays stored; any partial text a visitor
-    /// saw is stored with metadata `incomplete: true` and `error` (and is left out of later
-    /// prompts), and the turn fails.
+    /// Node 4: build the prompt, stream the model's answer, store it (the engine's
+    /// streamed-answer step: a failure keeps the visitor's message stored, and any partial
+    /// text a visitor saw is stored as incomplete).
     async fn respond_stream(&mut self, state: &mut ShopState) -> Result<(), Error> {
         let request = build_request(self.config, state);
-        let mut answer = String::new();
-        let mut upstream: Option<UpstreamError> = None;
-        let mut finish: Option<FinishReason> = None;
-        let mut usage = None;
-        let sink = &mut *self.sink;
-        let mut on_event = |event: ChatEvent| match event {
-            ChatEvent::Finish {
-                reason,
-                usage: reported,
-            } => {
-                finish = Some(reason);
-                usage = reported;
-            }
-            ChatEvent::TextDelta(text) if upstream.is_none() && !text.is_empty() => {
-                answer.push_str(&text);
-                sink.emit(TurnEvent::Chunk { text });
-            }
-            ChatEvent::Error(error) if upstream.is_none() => upstream = Some(error),
-            _ => {}
-        };
-        let streamed = self.services.model.stream(&request, &mut on_event).await;
-        state.usage = usage;
-        let failure = match (streamed, upstream) {
-            (Err(error), _) => Some(Error::ChatModel(error)),
-            (Ok(()), Some(error)) => {
-                let code = error.code.unwrap_or_default();
-                Some(Error::ChatModel(ChatModelError::new(
-                    ChatModelErrorKind::Upstream,
-                    format!("{code}: {}", error.message),
-                )))
-            }
-            (Ok(()), None) if answer.trim().is_empty() => Some(Error::EmptyAnswer),
-            (Ok(()), None) => None,
-        };
         let mut metadata = self.intent_metadata(state);
         if state.retrieval_ran {
             let ids: Vec<Value> = state
@@ -253,28 +197,10 @@ where
                 .collect();
             metadata.insert("passages".into(), ids.into());
         }
-        if let Some(reason) = finish.filter(|reason| *reason != FinishReason::Stop) {
-            // E.g. `length`: the answer was cut by the token limit.
-            metadata.insert(
-                "finish_reason".into(),
-                serde_json::to_value(reason).unwrap_or_default(),
-            );
-        }
-        if let Some(error) = failure {
-            if !answer.is_empty() && self.keep_partial {
-                metadata.insert("incomplete".into(), true.into());
-                metadata.insert("error".into(), error.code().into());
-                // Best effort: the turn fails with the model's error whatever happens here.
-                let _ = self
-                    .store(state, MessageKind::Answer, answer, metadata, false)
-                    .await;
-            }
-            return Err(error);
-        }
-        let reply = self
-            .store(state, MessageKind::Answer, answer, metadata, true)
-            .await?;
-        state.reply = Some(reply);
+        let streamed = stream_answer(self.platform, self.turn, &request, metadata).await?;
+        state.usage = streamed.usage;
+        state.chat_history.push(streamed.reply.clone());
+        state.reply = Some(streamed.reply);
         Ok(())
     }
 
@@ -288,41 +214,24 @@ where
         metadata
     }
 
-    /// Stores this turn's reply (and queues its embedding when `embed`). Its position in
-    /// the conversation is taken now, so turns running at once in the conversation each
-    /// store theirs; a retry that superseded this attempt makes it a conflict.
+    /// Stores this turn's fixed-sentence reply (the engine's step: the reply takes its
+    /// position now; the embedding policy decides what is queued).
     async fn store(
         &mut self,
         state: &mut ShopState,
         kind: MessageKind,
         content: String,
         metadata: Metadata,
-        embed: bool,
     ) -> Result<StoredMessage, Error> {
-        let mut message = StoredMessage {
-            id: state.reply_id.clone(),
-            seq: 0,
-            role: Role::Assistant,
+        let message = store_reply(
+            self.platform,
+            self.turn,
             kind,
             content,
             metadata,
-            created_at: self.services.clock.now_ms(),
-            tool_steps: Vec::new(),
-        };
-        message.seq = self
-            .services
-            .store
-            .append_reply(state.scope(), &state.user_message_id, &message)
-            .await
-            .map_err(Error::Store)?;
-        if embed {
-            self.services.queue.enqueue(EmbedJob {
-                site_id: state.site_id.clone(),
-                conversation_id: state.conversation_id.clone(),
-                message_id: message.id.clone(),
-                text: message.content.clone(),
-            });
-        }
+            Vec::new(),
+        )
+        .await?;
         state.chat_history.push(message.clone());
         Ok(message)
     }

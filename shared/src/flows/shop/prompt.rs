@@ -44,8 +44,13 @@ pub fn build_request(config: &ShopConfig, state: &ShopState) -> ChatRequest {
     let texts = config.texts(language);
     let sentence = |key: &str| texts.sentences.get(key);
 
-    let mut system = String::with_capacity(config.persona_max_chars + 512);
-    system.push_str(texts.persona.capped(config.persona_max_chars).trim_end());
+    let mut system = String::with_capacity(config.turn.persona_max_chars + 512);
+    system.push_str(
+        texts
+            .persona
+            .capped(config.turn.persona_max_chars)
+            .trim_end(),
+    );
     system.push_str("\n\n");
     system.push_str(sentence("prompt.address"));
     system.push('\n');
@@ -88,7 +93,7 @@ pub fn build_request(config: &ShopConfig, state: &ShopState) -> ChatRequest {
 
     let history = state.history_before_current();
     let complete: Vec<_> = history.iter().filter(|m| !m.is_incomplete()).collect();
-    let recent = &complete[complete.len().saturating_sub(config.prompt_history)..];
+    let recent = &complete[complete.len().saturating_sub(config.turn.prompt_history)..];
     let mut messages = Vec::with_capacity(recent.len() + 2);
     messages.push(ChatMessage::system(system));
     messages.extend(
@@ -100,7 +105,7 @@ pub fn build_request(config: &ShopConfig, state: &ShopState) -> ChatRequest {
     ChatRequest {
         messages,
         tools: Vec::new(),
-        temperature: config.temperature,
-        max_tokens: config.max_tokens,
+        temperature: config.turn.temperature,
+        max_tokens: config.turn.max_tokens,
     }
 }

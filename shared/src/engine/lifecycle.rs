@@ -1,0 +1,545 @@
+//! The turn lifecycle every template runs (see [`turn`](crate::turn) for its events and
+//! failure semantics).
+//!
+//! Three ways through it:
+//! - [`run_turn`], a streamed turn: `Started`, the template's events, one terminal event;
+//! - [`receive`], then [`answer_job`] on the Worker's queue, a background turn (`Prefer:
+//!   respond-async`): the visitor's message is stored while the client waits, the answer
+//!   is produced later and retried by the caller while [`Error::is_transient`];
+//! - [`run_stateless`]: the history comes from the caller and nothing is stored.
+//!
+//! A stored turn that finally fails marks the visitor's message
+//! ([`ANSWER_FAILED`](crate::conversation::ANSWER_FAILED)), and a repeat with the same
+//! idempotency key replays the stored reply or answers the stored message again.
+
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use super::{Answer, Assistant, Platform, Turn, TurnMode, TurnOutcome};
+use crate::boundary::{ConversationStore, LogRecord, NewTurn, TurnOpening, TurnStart};
+use crate::chat::Role;
+use crate::conversation::{
+    Conversation, EmbedJob, EmbeddingStatus, Language, MessageKind, Metadata, Scope, StoredMessage,
+    embedding_policy,
+};
+use crate::error::{Error, InvalidMessage};
+use crate::identity::UserIdentity;
+use crate::language;
+use crate::turn::{TurnEvent, TurnInput, TurnJob, TurnSink, valid_idempotency_key};
+
+/// A conversation to create.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct NewConversation {
+    /// The site.
+    pub site_id: String,
+    /// The visitor, when known (a label unless `identity` is set).
+    pub user_id: Option<String>,
+    /// The verified identity the conversation is bound to (`None`: anonymous).
+    pub identity: Option<UserIdentity>,
+    /// The greeting's language (default Vietnamese); the visitor's first message decides
+    /// the conversation's language.
+    pub language: Option<Language>,
+}
+
+/// A created conversation and its stored greeting.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CreatedConversation {
+    /// The conversation.
+    pub conversation: Conversation,
+    /// The greeting, stored as its first message.
+    pub greeting: StoredMessage,
+}
+
+/// Creates a conversation and stores the template's greeting as its first message (not
+/// embedded: the same sentence opens every conversation).
+pub async fn create_conversation<P: Platform, A: Assistant>(
+    platform: &P,
+    assistant: &A,
+    new: NewConversation,
+) -> Result<CreatedConversation, Error> {
+    let now = platform.clock().now_ms();
+    let language = new.language.unwrap_or_default();
+    let conversation = Conversation {
+        id: platform.ids().new_id(),
+        site_id: new.site_id,
+        user_id: new.user_id,
+        identity: new.identity.map(Box::new),
+        language,
+        created_at: now,
+    };
+    let store = platform.store();
+    store
+        .create_conversation(&conversation)
+        .await
+        .map_err(Error::Store)?;
+    let mut greeting = assistant_message(
+        platform.ids().new_id(),
+        MessageKind::Greeting,
+        assistant.greeting(language).into(),
+        now,
+    );
+    greeting.seq = store
+        .append_message(conversation.scope(), &greeting)
+        .await
+        .map_err(Error::Store)?;
+    Ok(CreatedConversation {
+        conversation,
+        greeting,
+    })
+}
+
+/// A stored visitor's message awaiting its reply.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingTurn {
+    /// The conversation, the history before the message, and the message.
+    pub start: TurnStart,
+    /// The id the reply is to be stored under.
+    pub reply_id: String,
+}
+
+/// What [`receive`] did with the visitor's message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Received {
+    /// The message is stored (now, or by an earlier post with the same idempotency key)
+    /// and awaits its reply.
+    Pending(PendingTurn),
+    /// An earlier post with the same idempotency key was answered: nothing more to do.
+    Answered {
+        /// The conversation and the stored visitor's message.
+        start: TurnStart,
+        /// The stored reply.
+        reply: StoredMessage,
+    },
+}
+
+impl Received {
+    /// The stored visitor's message.
+    pub fn user_message_id(&self) -> &str {
+        match self {
+            Self::Pending(pending) => &pending.start.message.id,
+            Self::Answered { start, .. } => &start.message.id,
+        }
+    }
+
+    /// The id the reply is (or is to be) stored under.
+    pub fn reply_id(&self) -> &str {
+        match self {
+            Self::Pending(pending) => &pending.reply_id,
+            Self::Answered { reply, .. } => &reply.id,
+        }
+    }
+}
+
+/// Receiving on its own: validates the visitor's message and stores it with its turn
+/// (queuing its embedding), or — when its idempotency key was used before in the
+/// conversation — finds the stored one again: answered, or claimed for a new attempt under
+/// a new reply id.
+pub async fn receive<P: Platform, A: Assistant>(
+    platform: &P,
+    assistant: &A,
+    input: &TurnInput,
+) -> Result<Received, Error> {
+    let text = valid_text(assistant, &input.text)?;
+    let key = input.idempotency_key.as_deref();
+    if key.is_some_and(|key| !valid_idempotency_key(key)) {
+        return Err(Error::InvalidMessage(InvalidMessage::IdempotencyKey));
+    }
+    let window = assistant.config().history_window;
+    let scope = Scope::new(&input.site_id, &input.conversation_id);
+    let store = platform.store();
+    let message = StoredMessage {
+        role: Role::User,
+        ..assistant_message(
+            platform.ids().new_id(),
+            MessageKind::Text,
+            text.into(),
+            platform.clock().now_ms(),
+        )
+    };
+    let reply_id = platform.ids().new_id();
+    let turn = NewTurn {
+        message,
+        reply_id: &reply_id,
+        idempotency_key: key,
+    };
+    let opened = store
+        .start_turn(scope, turn, window)
+        .await
+        .map_err(Error::Store)?
+        .ok_or(Error::ConversationNotFound)?;
+    let stored = match opened {
+        TurnOpening::Started(start) => {
+            queue_embedding(platform, scope, &start.message);
+            return Ok(Received::Pending(PendingTurn { start, reply_id }));
+        }
+        TurnOpening::Repeated(stored) => stored,
+    };
+    if stored.content != text {
+        return Err(Error::IdempotencyKeyReused);
+    }
+    let resumed = store
+        .resume_turn(scope, &stored.id, Some(&reply_id), window)
+        .await
+        .map_err(Error::Store)?
+        .ok_or(Error::ConversationNotFound)?;
+    Ok(match resumed.reply {
+        Some(reply) if !reply.is_incomplete() => Received::Answered {
+            start: resumed.start,
+            reply,
+        },
+        _ => Received::Pending(PendingTurn {
+            start: resumed.start,
+            reply_id: resumed.reply_id,
+        }),
+    })
+}
+
+/// Runs one streamed turn: [`receive`], `Started`, the template's answer, one terminal
+/// event.
+///
+/// A repeat of an answered message replays its stored reply. On error the `Failed` event
+/// has already been emitted, and a turn that failed after its `Started` is marked on the
+/// visitor's message.
+pub async fn run_turn<P: Platform, A: Assistant>(
+    platform: &P,
+    assistant: &A,
+    input: &TurnInput,
+    sink: &mut dyn TurnSink,
+) -> Result<TurnOutcome, Error> {
+    let result = streamed(platform, assistant, input, sink).await;
+    finish(result, sink)
+}
+
+async fn streamed<P: Platform, A: Assistant>(
+    platform: &P,
+    assistant: &A,
+    input: &TurnInput,
+    sink: &mut dyn TurnSink,
+) -> Result<TurnOutcome, Error> {
+    let received = receive(platform, assistant, input).await?;
+    sink.emit(TurnEvent::Started {
+        conversation_id: input.conversation_id.clone(),
+        user_message_id: received.user_message_id().into(),
+        message_id: received.reply_id().into(),
+    });
+    let pending = match received {
+        Received::Answered { start, reply } => {
+            if !reply.content.is_empty() {
+                sink.emit(TurnEvent::Chunk {
+                    text: reply.content.clone(),
+                });
+            }
+            let (intent, confidence) = assistant.stored_intent(&reply);
+            return Ok(TurnOutcome {
+                user_message_id: start.message.id,
+                intent,
+                confidence,
+                language: start.conversation.language,
+                route: Vec::new(),
+                usage: None,
+                reply,
+            });
+        }
+        Received::Pending(pending) => pending,
+    };
+    let (message_id, reply_id) = (pending.start.message.id.clone(), pending.reply_id.clone());
+    let result = answer(platform, assistant, pending, TurnMode::Streamed, sink).await;
+    if let Err(error) = &result {
+        let scope = Scope::new(&input.site_id, &input.conversation_id);
+        mark_failed(platform, scope, &message_id, &reply_id, error).await;
+    }
+    result
+}
+
+/// Answers a background turn's stored message (the Worker's turn-queue consumer).
+///
+/// `Ok(None)` when there is nothing to do: the reply is stored already, a retry
+/// superseded this job, or the message is gone. Text streamed before a failure is not
+/// kept (nobody saw it). A failure on the `last_attempt`, or one that retrying cannot
+/// mend, marks the visitor's message; the caller retries the others.
+pub async fn answer_job<P: Platform, A: Assistant>(
+    platform: &P,
+    assistant: &A,
+    job: &TurnJob,
+    last_attempt: bool,
+) -> Result<Option<TurnOutcome>, Error> {
+    let scope = Scope::new(&job.site_id, &job.conversation_id);
+    let window = assistant.config().history_window;
+    let resumed = platform
+        .store()
+        .resume_turn(scope, &job.user_message_id, None, window)
+        .await
+        .map_err(Error::Store)?;
+    let Some(resumed) = resumed else {
+        return Ok(None);
+    };
+    if resumed.reply_id != job.message_id || resumed.reply.is_some() {
+        return Ok(None);
+    }
+    let pending = PendingTurn {
+        start: resumed.start,
+        reply_id: resumed.reply_id,
+    };
+    let mut silent = |_: TurnEvent| {};
+    let result = answer(
+        platform,
+        assistant,
+        pending,
+        TurnMode::Background,
+        &mut silent,
+    )
+    .await;
+    if let Err(error) = &result
+        && (last_attempt || !error.is_transient())
+    {
+        let (message, reply) = (&job.user_message_id, &job.message_id);
+        mark_failed(platform, scope, message, reply, error).await;
+    }
+    result.map(Some)
+}
+
+/// A turn whose history comes from the caller (e.g. an OpenAI-style client that sends the
+/// whole conversation each time).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct StatelessInput {
+    /// The site.
+    pub site_id: String,
+    /// The conversation so far, oldest first: visitor (`User`) and assistant messages; the
+    /// last is the visitor's message to answer.
+    pub messages: Vec<(Role, String)>,
+    /// The verified identity of the caller, if any.
+    pub identity: Option<UserIdentity>,
+}
+
+/// Runs one turn on the caller's history, with the same events as [`run_turn`]. Nothing
+/// is stored or queued: the conversation and message ids the events carry are minted for
+/// this turn only.
+pub async fn run_stateless<P: Platform, A: Assistant>(
+    platform: &P,
+    assistant: &A,
+    input: StatelessInput,
+    sink: &mut dyn TurnSink,
+) -> Result<TurnOutcome, Error> {
+    let result = stateless(platform, assistant, input, sink).await;
+    finish(result, sink)
+}
+
+async fn stateless<P: Platform, A: Assistant>(
+    platform: &P,
+    assistant: &A,
+    input: StatelessInput,
+    sink: &mut dyn TurnSink,
+) -> Result<TurnOutcome, Error> {
+    let Some((Role::User, last)) = input.messages.last() else {
+        return Err(Error::InvalidMessage(InvalidMessage::History));
+    };
+    valid_text(assistant, last)?;
+    let (ids, now) = (platform.ids(), platform.clock().now_ms());
+    let skip = input
+        .messages
+        .len()
+        .saturating_sub(assistant.config().history_window + 1);
+    let mut history = Vec::with_capacity(input.messages.len() - skip);
+    for (role, content) in input.messages.into_iter().skip(skip) {
+        let kind = match role {
+            Role::User => MessageKind::Text,
+            Role::Assistant => MessageKind::Answer,
+            Role::System | Role::Tool => {
+                return Err(Error::InvalidMessage(InvalidMessage::History));
+            }
+        };
+        let mut message = assistant_message(ids.new_id(), kind, content, now);
+        message.role = role;
+        message.seq = history.len() as u64 + 1;
+        history.push(message);
+    }
+    let conversation = Conversation {
+        id: ids.new_id(),
+        site_id: input.site_id,
+        user_id: input.identity.as_ref().map(|identity| identity.sub.clone()),
+        identity: input.identity.map(Box::new),
+        language: Language::default(),
+        created_at: now,
+    };
+    let message = history.pop().expect("the last message is the visitor's");
+    let start = TurnStart {
+        conversation,
+        history,
+        message,
+        retrievable: true,
+    };
+    let pending = PendingTurn {
+        start,
+        reply_id: ids.new_id(),
+    };
+    sink.emit(TurnEvent::Started {
+        conversation_id: pending.start.conversation.id.clone(),
+        user_message_id: pending.start.message.id.clone(),
+        message_id: pending.reply_id.clone(),
+    });
+    answer(platform, assistant, pending, TurnMode::Stateless, sink).await
+}
+
+/// The template's answer for a received visitor's message, with the language decided and
+/// remembered around it.
+async fn answer<P: Platform, A: Assistant>(
+    platform: &P,
+    assistant: &A,
+    pending: PendingTurn,
+    mode: TurnMode,
+    sink: &mut dyn TurnSink,
+) -> Result<TurnOutcome, Error> {
+    let PendingTurn {
+        start:
+            TurnStart {
+                conversation,
+                mut history,
+                message,
+                retrievable,
+            },
+        reply_id,
+    } = pending;
+    // The language: detected from the visitor's first message, or explicitly asked for.
+    let first_user_message = !history.iter().any(|m| m.role == Role::User);
+    let detected = if first_user_message {
+        language::detect(&message.content)
+    } else {
+        conversation.language
+    };
+    let language = language::requested(&message.content).unwrap_or(detected);
+    let stored_language = conversation.language;
+    let (user_message_id, message_seq) = (message.id.clone(), message.seq);
+    history.push(message);
+    let mut turn = Turn {
+        conversation,
+        history,
+        user_message_id: user_message_id.clone(),
+        message_seq,
+        language,
+        reply_id,
+        retrievable,
+        sink,
+        mode,
+    };
+    let answered = assistant.answer(platform, &mut turn).await;
+    // A changed language is remembered after the answer, off the time-to-first-token path
+    // (and also when the answer failed: the visitor's message was stored). Best effort: the
+    // answer is already streamed and stored, so a failure here is logged, not the turn's.
+    if language != stored_language && mode != TurnMode::Stateless {
+        let scope = turn.scope();
+        if let Err(error) = platform.store().set_language(scope, language).await {
+            platform.logger().log(&LogRecord::Warning {
+                conversation_id: scope.conversation_id,
+                code: "language_not_saved",
+                detail: &error.detail,
+            });
+        }
+    }
+    let Answer {
+        reply,
+        intent,
+        confidence,
+        usage,
+        route,
+    } = answered?;
+    Ok(TurnOutcome {
+        user_message_id,
+        reply,
+        intent,
+        confidence,
+        language,
+        route,
+        usage,
+    })
+}
+
+/// Emits the turn's one terminal event.
+fn finish(
+    result: Result<TurnOutcome, Error>,
+    sink: &mut dyn TurnSink,
+) -> Result<TurnOutcome, Error> {
+    match &result {
+        Ok(outcome) => sink.emit(TurnEvent::Completed {
+            message_id: outcome.reply.id.clone(),
+            kind: outcome.reply.kind,
+            intent: outcome.intent,
+            confidence: outcome.confidence,
+            usage: outcome.usage,
+        }),
+        Err(error) => sink.emit(TurnEvent::Failed {
+            code: error.code(),
+            message: error.public_message(),
+        }),
+    }
+    result
+}
+
+/// The visitor's text, trimmed, if the template accepts it.
+fn valid_text<'t, A: Assistant>(assistant: &A, text: &'t str) -> Result<&'t str, Error> {
+    let text = text.trim();
+    let max_chars = assistant.config().max_message_chars;
+    if text.is_empty() {
+        Err(Error::InvalidMessage(InvalidMessage::Empty))
+    } else if text.chars().count() > max_chars {
+        Err(Error::InvalidMessage(InvalidMessage::TooLong { max_chars }))
+    } else {
+        Ok(text)
+    }
+}
+
+/// Marks the visitor's message as unanswered (best effort: logged if it fails).
+async fn mark_failed<P: Platform>(
+    platform: &P,
+    scope: Scope<'_>,
+    message_id: &str,
+    reply_id: &str,
+    error: &Error,
+) {
+    let marked = platform
+        .store()
+        .mark_answer_failed(scope, message_id, reply_id, error.code())
+        .await;
+    if let Err(error) = marked {
+        platform.logger().log(&LogRecord::Warning {
+            conversation_id: scope.conversation_id,
+            code: "failure_not_marked",
+            detail: &error.detail,
+        });
+    }
+}
+
+/// An assistant message not yet stored (`seq` 0 until the store places it).
+pub(super) fn assistant_message(
+    id: String,
+    kind: MessageKind,
+    content: String,
+    created_at: u64,
+) -> StoredMessage {
+    StoredMessage {
+        id,
+        seq: 0,
+        role: Role::Assistant,
+        kind,
+        content,
+        metadata: Metadata::new(),
+        created_at,
+        tool_steps: Vec::new(),
+    }
+}
+
+/// Queues `message` for embedding when the embedding policy says so.
+pub(super) fn queue_embedding<P: Platform>(
+    platform: &P,
+    scope: Scope<'_>,
+    message: &StoredMessage,
+) {
+    if embedding_policy(message) == EmbeddingStatus::Pending {
+        platform.queue().enqueue(EmbedJob {
+            site_id: scope.site_id.into(),
+            conversation_id: scope.conversation_id.into(),
+            message_id: message.id.clone(),
+            text: message.content.clone(),
+        });
+    }
+}
