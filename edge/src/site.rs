@@ -12,11 +12,13 @@ use worker::{D1Database, Env};
 
 use crate::ApiError;
 
+mod assistant;
 mod cache;
 pub(crate) mod endpoint;
 pub(crate) mod sealed;
 mod write;
 
+pub(crate) use assistant::SiteAssistant;
 use cache::memo;
 pub(crate) use cache::{find_by_key_hash, uncache};
 pub(crate) use write::{read_for_update, replace_keys, save_config};

@@ -162,7 +162,7 @@ fn role_str(role: Role) -> &'static str {
     }
 }
 
-fn status_str(status: EmbeddingStatus) -> &'static str {
+pub(super) fn status_str(status: EmbeddingStatus) -> &'static str {
     match status {
         EmbeddingStatus::Pending => "pending",
         EmbeddingStatus::Done => "done",

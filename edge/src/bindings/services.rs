@@ -5,13 +5,13 @@ use std::cell::RefCell;
 use std::future::Future;
 
 use concierge_core::boundary::{Clock, EmbedQueue, Ids, LogRecord, Logger};
-use concierge_core::conversation::{EmbedJob, Language};
-use concierge_core::flows::shop::{ShopConfig, ShopServices};
-use concierge_core::prompt::Persona;
+use concierge_core::conversation::EmbedJob;
+use concierge_core::engine::Platform;
 use worker::{Date, Env};
 
 use super::d1_store::D1Store;
 use super::queue::{IndexJob, QueueMessage};
+use super::timer::WorkerTimer;
 use super::upstream::Upstream;
 use super::vectors::Vectors;
 use crate::site::Site;
@@ -62,69 +62,33 @@ impl Logger for ConsoleLogger {
     }
 }
 
-/// A request's services for one site.
+/// A request's platform for one site: the boundaries every template's turn runs on.
 #[derive(Debug)]
 pub(crate) struct Services {
     pub env: Env,
     pub store: D1Store,
     pub upstream: Upstream,
     pub vectors: Vectors,
-    pub config: ShopConfig,
     ids: RandomIds,
     clock: WorkerClock,
+    timer: WorkerTimer,
     embeds: PendingEmbeds,
     logger: ConsoleLogger,
 }
 
 impl Services {
     pub(crate) fn new(env: &Env, site: &Site) -> worker::Result<Self> {
-        let mut config = ShopConfig::default();
-        config.max_tokens = Some(
-            site.config
-                .llm
-                .max_tokens
-                .unwrap_or(crate::site::DEFAULT_MAX_TOKENS),
-        );
-        if let Some(persona) = &site.config.persona {
-            // A site's persona replaces the template's in the site's default language.
-            let parsed = Persona::parse(persona);
-            match site
-                .config
-                .language
-                .as_deref()
-                .and_then(Language::parse)
-                .unwrap_or_default()
-            {
-                Language::Vi => config.vi.persona = parsed,
-                Language::En => config.en.persona = parsed,
-            }
-        }
         Ok(Self {
             env: env.clone(),
             store: D1Store::new(env.d1("DB")?),
             upstream: Upstream::resolve(site, env),
             vectors: Vectors::from_env(env)?,
-            config,
             ids: RandomIds,
             clock: WorkerClock,
+            timer: WorkerTimer,
             embeds: PendingEmbeds::default(),
             logger: ConsoleLogger,
         })
-    }
-
-    /// The boundaries as the `shop` flow takes them.
-    pub(crate) fn shop(&self) -> ShopServices<'_, Upstream, D1Store, Upstream, Vectors, D1Store> {
-        ShopServices {
-            model: &self.upstream,
-            store: &self.store,
-            embedder: &self.upstream,
-            index: &self.vectors,
-            warranty: &self.store,
-            ids: &self.ids,
-            clock: &self.clock,
-            queue: &self.embeds,
-            logger: &self.logger,
-        }
     }
 
     /// Send the collected embedding jobs to the queue (an owned future, for `wait_until`).
@@ -144,5 +108,45 @@ impl Services {
                 worker::console_error!("{line}");
             }
         }
+    }
+}
+
+impl Platform for Services {
+    type Model = Upstream;
+    type Store = D1Store;
+    type Embedder = Upstream;
+    type Index = Vectors;
+    type Records = D1Store;
+    type Timer = WorkerTimer;
+
+    fn model(&self) -> &Upstream {
+        &self.upstream
+    }
+    fn store(&self) -> &D1Store {
+        &self.store
+    }
+    fn embedder(&self) -> &Upstream {
+        &self.upstream
+    }
+    fn index(&self) -> &Vectors {
+        &self.vectors
+    }
+    fn records(&self) -> &D1Store {
+        &self.store
+    }
+    fn timer(&self) -> &WorkerTimer {
+        &self.timer
+    }
+    fn ids(&self) -> &dyn Ids {
+        &self.ids
+    }
+    fn clock(&self) -> &dyn Clock {
+        &self.clock
+    }
+    fn queue(&self) -> &dyn EmbedQueue {
+        &self.embeds
+    }
+    fn logger(&self) -> &dyn Logger {
+        &self.logger
     }
 }

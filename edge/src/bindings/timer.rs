@@ -8,8 +8,6 @@ use worker::Delay;
 
 /// The Worker's timer.
 #[derive(Debug, Default, Clone, Copy)]
-// Wired into the services by the first tool-using template (analyst / knowledge).
-#[allow(dead_code)]
 pub(crate) struct WorkerTimer;
 
 impl Timer for WorkerTimer {

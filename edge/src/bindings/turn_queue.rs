@@ -3,7 +3,7 @@
 //! off about 30 s after the response).
 //!
 //! The route stores the visitor's message and sends a [`TurnJob`]; the consumer answers it
-//! with the core's [`shop::answer_job`], which does nothing when the reply is already
+//! with the core's [`engine::answer_job`], which does nothing when the reply is already
 //! stored or a retry superseded the job, so a job delivered twice is answered once.
 //!
 //! Retries: a transient failure re-sends the job with the next attempt number after
@@ -15,8 +15,7 @@
 
 use concierge_core::boundary::ConversationStore;
 use concierge_core::conversation::Scope;
-use concierge_core::flows::shop;
-use concierge_core::template::Template;
+use concierge_core::engine;
 use concierge_core::turn::TurnJob;
 use futures_util::future::join_all;
 use serde::{Deserialize, Serialize};
@@ -25,7 +24,8 @@ use worker::{Env, Message, MessageBatch, MessageBuilder, MessageExt};
 use super::d1_store::D1Store;
 use super::queue::var_u32;
 use super::services::Services;
-use crate::{ApiError, site};
+use crate::ApiError;
+use crate::site::{self, SiteAssistant};
 
 /// The turn queue's name (`wrangler.toml`).
 pub(crate) const QUEUE: &str = "concierge-turns";
@@ -130,41 +130,42 @@ async fn settle(env: &Env, retry: Retry, message: &Message<TurnMessage>) {
 /// nothing to do. A failure before the core runs (site lookup, bindings) on the last
 /// attempt is marked here; the core marks its own.
 async fn answer(env: &Env, job: &TurnJob, last: bool) -> Result<Option<String>, ApiError> {
-    let services = match site::find_by_id(env, &job.site_id).await {
+    let site = match site::find_by_id(env, &job.site_id).await {
         // A site deleted meanwhile ends its jobs.
         Ok(None) => return Ok(None),
-        Ok(Some(site)) => Services::new(env, &site)
-            .map(|services| (site.template, services))
-            .map_err(ApiError::from),
-        Err(err) => Err(err),
+        Ok(Some(site)) => site,
+        Err(error) => return Err(setup_failed(env, job, last, error).await),
     };
-    let (template, services) = match services {
-        Ok(found) => found,
-        Err(error) => {
-            if last {
-                mark_failed(env, job, SETUP_FAILED).await;
-            }
-            return Err(error);
-        }
-    };
-    // The site runs the template it names.
-    let outcome = match template {
-        Template::Shop => shop::answer_job(&services.shop(), &services.config, job, last).await,
-        unbuilt => {
+    let assistant = match SiteAssistant::for_site(&site) {
+        Ok(assistant) => assistant,
+        Err(_) => {
             // Cannot happen through the API (an unbuilt template cannot be chosen): the
             // job ends, marked, rather than being answered by another template.
             let line = serde_json::json!({"level": "error", "msg": "template not built",
-                "site": job.site_id, "template": unbuilt.as_str()});
+                "site": job.site_id, "template": site.template.as_str()});
             worker::console_error!("{line}");
             mark_failed(env, job, "template_unavailable").await;
             return Ok(None);
         }
     };
+    let services = match Services::new(env, &site) {
+        Ok(services) => services,
+        Err(error) => return Err(setup_failed(env, job, last, error.into()).await),
+    };
+    let outcome = engine::answer_job(&services, &assistant, job, last).await;
     // The reply's embedding job.
     services.queue_flush().await;
     outcome
         .map(|o| o.map(|o| o.reply.id))
         .map_err(ApiError::Core)
+}
+
+/// A failure before the core runs: marked on the last attempt, then returned.
+async fn setup_failed(env: &Env, job: &TurnJob, last: bool, error: ApiError) -> ApiError {
+    if last {
+        mark_failed(env, job, SETUP_FAILED).await;
+    }
+    error
 }
 
 /// The code a visitor's message is marked with when its last attempt failed before the

@@ -15,11 +15,10 @@
 
 use concierge_core::boundary::ConversationStore;
 use concierge_core::conversation::{Language, Scope, StoredMessage};
-use concierge_core::flows::shop::{self, NewConversation, Received};
+use concierge_core::engine::{self, NewConversation, Received};
 use concierge_core::identity::UserIdentity;
 use concierge_core::stream::TurnEncoder;
 use concierge_core::stream::native::NativeEncoder;
-use concierge_core::template::Template;
 use concierge_core::turn::{TurnEvent, TurnInput, TurnJob};
 use futures_channel::oneshot;
 use serde::Deserialize;
@@ -31,6 +30,7 @@ use crate::bindings::js_stream::BodyWriter;
 use crate::bindings::services::Services;
 use crate::bindings::turn_queue;
 use crate::routes::body;
+use crate::site::SiteAssistant;
 
 /// The longest message a visitor may send, in characters.
 const MAX_MESSAGE_CHARS: usize = 4_000;
@@ -145,6 +145,7 @@ pub(crate) async fn create(
         )));
     }
     let identity = body.identity(&visitor)?;
+    let assistant = SiteAssistant::for_site(&caller.site)?;
     let services = Services::new(env, &caller.site)?;
     let new = NewConversation {
         site_id: caller.site.id.clone(),
@@ -154,12 +155,7 @@ pub(crate) async fn create(
         identity,
         language,
     };
-    let created = match caller.site.template {
-        Template::Shop => shop::create_conversation(&services.shop(), &services.config, new)
-            .await
-            .map_err(ApiError::from)?,
-        unbuilt => return Err(ApiError::TemplateUnavailable(unbuilt)),
-    };
+    let created = engine::create_conversation(&services, &assistant, new).await?;
     ctx.wait_until(services.queue_flush());
     let body = serde_json::json!({
         "conversation_id": created.conversation.id,
@@ -233,6 +229,9 @@ pub(crate) async fn post_message(
         )));
     }
     let Caller { site, .. } = caller;
+    // The site runs the template it names (an unbuilt one is refused before anything is
+    // stored).
+    let assistant = SiteAssistant::for_site(&site)?;
     let services = Services::new(env, &site)?;
     if !matches!(visitor, Visitor::Site) {
         // Only the identity the conversation was created with reaches it; checked before
@@ -248,11 +247,10 @@ pub(crate) async fn post_message(
         text: content.to_string(),
         idempotency_key,
     };
-    // The site runs the template it names.
-    match site.template {
-        Template::Shop if respond_async => accept(env, ctx, &services, &input).await,
-        Template::Shop => stream(ctx, services, input, request_id).await,
-        unbuilt => Err(ApiError::TemplateUnavailable(unbuilt)),
+    if respond_async {
+        accept(env, ctx, &services, &assistant, &input).await
+    } else {
+        stream(ctx, services, assistant, input, request_id).await
     }
 }
 
@@ -263,9 +261,10 @@ async fn accept(
     env: &Env,
     ctx: &Context,
     services: &Services,
+    assistant: &SiteAssistant,
     input: &TurnInput,
 ) -> Result<Response, ApiError> {
-    let received = shop::receive(&services.shop(), &services.config, input).await?;
+    let received = engine::receive(services, assistant, input).await?;
     // The visitor's message's embedding.
     ctx.wait_until(services.queue_flush());
     if let Received::Pending(pending) = &received {
@@ -305,6 +304,7 @@ async fn accept(
 async fn stream(
     ctx: &Context,
     services: Services,
+    assistant: SiteAssistant,
     input: TurnInput,
     request_id: &str,
 ) -> Result<Response, ApiError> {
@@ -334,7 +334,7 @@ async fn stream(
                 writer.write(out.as_bytes());
             }
         };
-        let result = shop::run_turn(&services.shop(), &services.config, &input, &mut sink).await;
+        let result = engine::run_turn(&services, &assistant, &input, &mut sink).await;
         if let Some(tx) = started.take() {
             let early = match &result {
                 Err(error) => ApiError::from(error.clone()),

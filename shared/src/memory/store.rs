@@ -8,6 +8,7 @@ use core::cell::{Cell, RefCell};
 use crate::boundary::{ConversationStore, NewTurn, TurnOpening, TurnResume, TurnStart};
 use crate::conversation::{
     ANSWER_FAILED, Conversation, EmbeddingStatus, Language, Role, Scope, StoredMessage, Summary,
+    embedding_policy,
 };
 use crate::error::{ServiceError, ServiceErrorKind};
 
@@ -102,16 +103,16 @@ impl MemoryStore {
             .map(|e| e.conversation.clone())
     }
 
-    /// A message's embedding status (`Pending` until set).
+    /// A message's embedding status: as the embedding policy set it when the message was
+    /// stored, until the indexer sets it.
     pub fn embedding_status(&self, scope: Scope<'_>, message_id: &str) -> Option<EmbeddingStatus> {
         let entries = self.entries.borrow();
         let entry = entries.get(&key(scope))?;
         entry.messages.iter().any(|m| m.id == message_id).then(|| {
-            entry
-                .embedding
-                .get(message_id)
-                .copied()
-                .unwrap_or(EmbeddingStatus::Pending)
+            entry.embedding.get(message_id).copied().unwrap_or_else(|| {
+                let message = entry.messages.iter().find(|m| m.id == message_id);
+                message.map_or(EmbeddingStatus::Pending, embedding_policy)
+            })
         })
     }
 

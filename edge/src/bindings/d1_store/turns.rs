@@ -3,7 +3,7 @@
 //! of a turn by a retry, and failure marks. Every statement is bound and names its site.
 
 use concierge_core::boundary::{NewTurn, TurnOpening, TurnResume, TurnStart};
-use concierge_core::conversation::{ANSWER_FAILED, MessageKind, Role, Scope, StoredMessage};
+use concierge_core::conversation::{ANSWER_FAILED, Scope, StoredMessage, embedding_policy};
 use concierge_core::error::{ServiceError, ServiceErrorKind};
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
@@ -142,11 +142,8 @@ impl D1Store {
     ) -> Result<D1PreparedStatement, ServiceError> {
         let metadata = serde_json::to_string(&message.metadata)
             .map_err(|e| ServiceError::new(ServiceErrorKind::Invalid, e.to_string()))?;
-        // The user's messages and answers are embedded; fixed sentences are not.
-        let embedding = match (message.role, message.kind) {
-            (Role::User, _) | (Role::Assistant, MessageKind::Answer) => "pending",
-            _ => "skipped",
-        };
+        // The one embedding policy: the engine queues exactly the `pending` ones.
+        let embedding = super::status_str(embedding_policy(message));
         let optional = |value: Option<&str>| value.map_or(JsValue::NULL, JsValue::from);
         // `?13`: the reply's tool rounds (migration 0009), `NULL` without tools.
         let tool_steps = if message.tool_steps.is_empty() {

@@ -1,0 +1,86 @@
+//! A site's assistant: the template it names, with its settings from the site's config.
+//!
+//! The engine runs any [`Assistant`]; this enum is the Worker's set of built templates, so
+//! a route or the turn queue dispatches on the site's template once, here. A template that
+//! is not built yet is refused ([`ApiError::TemplateUnavailable`]), never answered by
+//! another.
+
+use concierge_core::conversation::{Language, StoredMessage};
+use concierge_core::engine::{Answer, Assistant, Platform, Turn, TurnConfig};
+use concierge_core::error::Error;
+use concierge_core::flows::shop::ShopConfig;
+use concierge_core::prompt::Persona;
+use concierge_core::template::Template;
+
+use super::{DEFAULT_MAX_TOKENS, Site};
+use crate::ApiError;
+
+/// The assistant a site runs.
+#[derive(Debug, Clone)]
+pub(crate) enum SiteAssistant {
+    /// Seed 000's store assistant.
+    Shop(ShopConfig),
+}
+
+impl SiteAssistant {
+    /// The site's template with the site's settings, or the 400 for an unbuilt one.
+    pub(crate) fn for_site(site: &Site) -> Result<Self, ApiError> {
+        match site.template {
+            Template::Shop => Ok(Self::Shop(shop_config(site))),
+            unbuilt => Err(ApiError::TemplateUnavailable(unbuilt)),
+        }
+    }
+}
+
+/// `shop`'s settings: the template's defaults, the site's answer token cap, and the site's
+/// persona in the site's default language.
+fn shop_config(site: &Site) -> ShopConfig {
+    let mut config = ShopConfig::default();
+    let max_tokens = site.config.llm.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
+    config.turn.max_tokens = Some(max_tokens);
+    if let Some(persona) = &site.config.persona {
+        let parsed = Persona::parse(persona);
+        let language = site.config.language.as_deref().and_then(Language::parse);
+        match language.unwrap_or_default() {
+            Language::Vi => config.vi.persona = parsed,
+            Language::En => config.en.persona = parsed,
+        }
+    }
+    config
+}
+
+impl Assistant for SiteAssistant {
+    fn template(&self) -> Template {
+        match self {
+            Self::Shop(shop) => shop.template(),
+        }
+    }
+
+    fn config(&self) -> &TurnConfig {
+        match self {
+            Self::Shop(shop) => shop.config(),
+        }
+    }
+
+    fn greeting(&self, language: Language) -> &str {
+        match self {
+            Self::Shop(shop) => Assistant::greeting(shop, language),
+        }
+    }
+
+    fn stored_intent(&self, reply: &StoredMessage) -> (Option<&'static str>, Option<f32>) {
+        match self {
+            Self::Shop(shop) => shop.stored_intent(reply),
+        }
+    }
+
+    async fn answer<P: Platform>(
+        &self,
+        platform: &P,
+        turn: &mut Turn<'_>,
+    ) -> Result<Answer, Error> {
+        match self {
+            Self::Shop(shop) => shop.answer(platform, turn).await,
+        }
+    }
+}
