@@ -1,0 +1,410 @@
+//! The engine's generic turn with the in-memory platform: a tool-using template built on
+//! it (ReAct through a whole turn: tool rounds stored and replayed into the next prompt;
+//! the step cap and the error budget end the turn with the template's sentence), stateless
+//! turns, and the one embedding policy over every kind of stored message.
+#![allow(clippy::unwrap_used)]
+
+use concierge_core::agent::{ReactConfig, Tool, ToolError, ToolFuture, ToolRegistry};
+use concierge_core::boundary::ChatRequest;
+use concierge_core::chat::{ChatMessage, Role};
+use concierge_core::conversation::{
+    EmbeddingStatus, Language, MessageKind, Metadata, Scope, chat_history, embedding_policy,
+};
+use concierge_core::engine::{
+    self, Answer, Assistant, NewConversation, Platform, StatelessInput, Turn, TurnConfig,
+};
+use concierge_core::error::{ChatModelError, ChatModelErrorKind, Error};
+use concierge_core::flows::shop::ShopConfig;
+use concierge_core::graph::block_on;
+use concierge_core::memory::{MemoryBackend, Script};
+use concierge_core::template::Template;
+use concierge_core::turn::{TurnEvent, TurnInput};
+use serde_json::{Value, json};
+
+const SITE: &str = "site-1";
+
+/// Sums a column of the sales sheet; only `revenue` exists.
+struct SumColumn;
+
+impl Tool for SumColumn {
+    fn name(&self) -> &str {
+        "sum_column"
+    }
+    fn description(&self) -> &str {
+        "Sums one column of the sales sheet."
+    }
+    fn parameters(&self) -> Value {
+        json!({"type":"object","properties":{"column":{"type":"string"}},"required":["column"]})
+    }
+    fn call(&self, arguments: Value) -> ToolFuture<'_> {
+        Box::pin(async move {
+            match arguments["column"].as_str() {
+                Some("revenue") => Ok(json!({"sum": 1200})),
+                Some(other) => Err(ToolError::new(format!("unknown column: {other}"))),
+                None => Err(ToolError::new("missing argument: column")),
+            }
+        })
+    }
+}
+
+/// Lists the synced sheets.
+struct ListSheets;
+
+impl Tool for ListSheets {
+    fn name(&self) -> &str {
+        "list_sheets"
+    }
+    fn description(&self) -> &str {
+        "Lists the synced sheets."
+    }
+    fn parameters(&self) -> Value {
+        json!({"type":"object","properties":{}})
+    }
+    fn call(&self, _arguments: Value) -> ToolFuture<'_> {
+        Box::pin(async { Ok(json!(["sales"])) })
+    }
+}
+
+/// A small tool-using template on the engine: a system prompt, the stored history (tool
+/// rounds included) and the ReAct answer step.
+struct Sheets {
+    turn: TurnConfig,
+    react: ReactConfig,
+}
+
+const GAVE_UP: &str = "Xin lỗi, em chưa tính được số liệu này.";
+
+impl Sheets {
+    fn new() -> Self {
+        Self {
+            turn: TurnConfig::default(),
+            react: ReactConfig::default(),
+        }
+    }
+}
+
+impl Assistant for Sheets {
+    fn template(&self) -> Template {
+        Template::Analyst
+    }
+    fn config(&self) -> &TurnConfig {
+        &self.turn
+    }
+    fn greeting(&self, _language: Language) -> &str {
+        "Chào anh/chị, em xem số liệu giúp ạ."
+    }
+    async fn answer<P: Platform>(
+        &self,
+        platform: &P,
+        turn: &mut Turn<'_>,
+    ) -> Result<Answer, Error> {
+        let mut messages = vec![ChatMessage::system("Bạn là trợ lý phân tích dữ liệu.")];
+        messages.extend(chat_history(&turn.history));
+        let request = ChatRequest {
+            messages,
+            ..ChatRequest::default()
+        };
+        let (sum, list) = (SumColumn, ListSheets);
+        let tools = ToolRegistry::new().with(&sum).with(&list);
+        let metadata = Metadata::new();
+        let answered = engine::react_answer(
+            platform,
+            turn,
+            &tools,
+            &self.react,
+            request,
+            GAVE_UP,
+            metadata,
+        )
+        .await?;
+        Ok(Answer {
+            reply: answered.reply,
+            intent: None,
+            confidence: None,
+            usage: answered.usage,
+            route: vec!["agent"],
+        })
+    }
+}
+
+fn conversation<A: Assistant>(backend: &MemoryBackend, assistant: &A) -> String {
+    let new = NewConversation {
+        site_id: SITE.into(),
+        ..NewConversation::default()
+    };
+    let created = block_on(engine::create_conversation(backend, assistant, new)).unwrap();
+    created.conversation.id
+}
+
+fn say<A: Assistant>(
+    backend: &MemoryBackend,
+    assistant: &A,
+    conversation_id: &str,
+    text: &str,
+) -> (Vec<TurnEvent>, Result<engine::TurnOutcome, Error>) {
+    let input = TurnInput {
+        site_id: SITE.into(),
+        conversation_id: conversation_id.into(),
+        text: text.into(),
+        idempotency_key: None,
+    };
+    let mut events = Vec::new();
+    let outcome = backend
+        .timer
+        .run(engine::run_turn(backend, assistant, &input, &mut events));
+    (events, outcome)
+}
+
+fn names(events: &[TurnEvent]) -> Vec<&'static str> {
+    events
+        .iter()
+        .map(|e| match e {
+            TurnEvent::Started { .. } => "started",
+            TurnEvent::Chunk { .. } => "chunk",
+            TurnEvent::ToolStart { .. } => "tool_start",
+            TurnEvent::ToolEnd { .. } => "tool_end",
+            TurnEvent::Progress { .. } => "progress",
+            TurnEvent::Payload { .. } => "payload",
+            TurnEvent::Completed { .. } => "completed",
+            TurnEvent::Failed { .. } => "failed",
+        })
+        .collect()
+}
+
+#[test]
+fn a_tool_using_turn_stores_its_rounds_and_the_next_turn_replays_them() {
+    let (backend, sheets) = (MemoryBackend::default(), Sheets::new());
+    let id = conversation(&backend, &sheets);
+    backend.model.tool_calls(
+        "Để em xem. ",
+        &[("call_1", "sum_column", r#"{"column":"revenu"}"#)],
+    );
+    backend.model.tool_calls(
+        "",
+        &[
+            ("call_2", "sum_column", r#"{"column":"revenue"}"#),
+            ("call_3", "list_sheets", "{}"),
+        ],
+    );
+    backend.model.reply(&["Tổng doanh thu ", "là 1200."]);
+    let (events, outcome) = say(&backend, &sheets, &id, "Tổng doanh thu?");
+    let outcome = outcome.unwrap();
+
+    assert_eq!(
+        names(&events),
+        [
+            "started",
+            "chunk",
+            "tool_start",
+            "tool_end",
+            "tool_start",
+            "tool_end",
+            "tool_start",
+            "tool_end",
+            "chunk",
+            "chunk",
+            "completed"
+        ]
+    );
+    let failed_call = events.iter().find_map(|e| match e {
+        TurnEvent::ToolEnd {
+            ok: false, output, ..
+        } => Some(output.clone()),
+        _ => None,
+    });
+    assert_eq!(failed_call, Some(json!("unknown column: revenu")));
+    // The error went back to the model as the call's result.
+    let second = &backend.model.requests()[1];
+    let fed_back = second.messages.last().unwrap();
+    assert_eq!(
+        (fed_back.role, fed_back.content.as_str()),
+        (Role::Tool, "unknown column: revenu")
+    );
+
+    // Stored: the visitor's message, then the answer with both tool rounds.
+    let scope = Scope::new(SITE, &id);
+    let stored = backend.store.messages(scope);
+    let reply = stored.last().unwrap();
+    assert_eq!(reply.id, outcome.reply.id);
+    assert_eq!(reply.content, "Tổng doanh thu là 1200.");
+    assert_eq!(reply.tool_steps.len(), 2);
+    assert_eq!(reply.tool_steps[1].calls.len(), 2);
+    assert!(!reply.tool_steps[0].calls[0].ok);
+    assert!(matches!(
+        events.last(),
+        Some(TurnEvent::Completed { message_id, kind: MessageKind::Answer, .. })
+            if *message_id == reply.id
+    ));
+
+    // The next turn's prompt carries the calls and results, in order.
+    backend.model.reply(&["Vẫn là 1200."]);
+    let (_, next) = say(&backend, &sheets, &id, "Còn tháng trước?");
+    next.unwrap();
+    let prompt = backend.model.last_request().unwrap();
+    let roles: Vec<Role> = prompt.messages.iter().map(|m| m.role).collect();
+    use Role::{Assistant as A, System as S, Tool as T, User as U};
+    assert_eq!(roles, [S, A, U, A, T, A, T, T, A, U]);
+    assert_eq!(prompt.messages[3].tool_calls[0].id, "call_1");
+    assert_eq!(prompt.messages[6].content, r#"{"sum":1200}"#);
+    assert_eq!(prompt.messages[8].content, "Tổng doanh thu là 1200.");
+}
+
+#[test]
+fn the_step_cap_and_the_error_budget_end_the_turn_with_the_templates_sentence() {
+    for (case, max_model_calls, column) in [
+        ("step_limit", 2, "revenue"),
+        ("tool_error_budget", 8, "cost"),
+    ] {
+        let backend = MemoryBackend::default();
+        let mut sheets = Sheets::new();
+        sheets.react.max_model_calls = max_model_calls;
+        let id = conversation(&backend, &sheets);
+        let arguments = format!(r#"{{"column":"{column}"}}"#);
+        for n in 0..8 {
+            let call_id = format!("call_{n}");
+            backend
+                .model
+                .tool_calls("", &[(&call_id, "sum_column", &arguments)]);
+        }
+        let (events, outcome) = say(&backend, &sheets, &id, "Tổng doanh thu?");
+        let outcome = outcome.unwrap();
+        assert_eq!(outcome.reply.content, GAVE_UP, "{case}");
+        assert_eq!(outcome.reply.meta_str("react_end"), Some(case));
+        let terminal = events.iter().filter(|e| e.is_terminal()).count();
+        assert_eq!(terminal, 1, "{case}");
+        assert!(matches!(events.last(), Some(TurnEvent::Completed { .. })));
+        assert!(events.contains(&TurnEvent::Chunk {
+            text: GAVE_UP.into()
+        }));
+        let stored = backend.store.messages(Scope::new(SITE, &id));
+        assert_eq!(stored.last().unwrap().content, GAVE_UP, "{case}");
+        assert!(!stored.last().unwrap().tool_steps.is_empty(), "{case}");
+    }
+}
+
+#[test]
+fn a_stateless_turn_answers_from_the_callers_history_and_stores_nothing() {
+    let (backend, config) = (MemoryBackend::demo(SITE), ShopConfig::default());
+    backend.model.reply(&["Dạ, RTX 4060 ", "giá 8 triệu ạ."]);
+    let input = StatelessInput {
+        site_id: SITE.into(),
+        messages: vec![
+            (Role::User, "Chào shop".into()),
+            (Role::Assistant, "Dạ em chào anh ạ.".into()),
+            (Role::User, "Giá RTX 4060 bao nhiêu?".into()),
+        ],
+        identity: None,
+    };
+    let mut events = Vec::new();
+    let outcome = block_on(engine::run_stateless(&backend, &config, input, &mut events)).unwrap();
+    assert_eq!(names(&events), ["started", "chunk", "chunk", "completed"]);
+    assert_eq!(outcome.reply.content, "Dạ, RTX 4060 giá 8 triệu ạ.");
+    let TurnEvent::Started {
+        conversation_id, ..
+    } = &events[0]
+    else {
+        panic!("started first")
+    };
+    // Nothing stored or queued under the minted ids.
+    assert!(
+        backend
+            .store
+            .conversation(Scope::new(SITE, conversation_id))
+            .is_none()
+    );
+    assert!(backend.queue.jobs().is_empty());
+    // The model saw the caller's history.
+    let prompt = backend.model.last_request().unwrap();
+    let contents: Vec<&str> = prompt.messages[1..]
+        .iter()
+        .map(|m| m.content.as_str())
+        .collect();
+    assert_eq!(
+        contents,
+        ["Chào shop", "Dạ em chào anh ạ.", "Giá RTX 4060 bao nhiêu?"]
+    );
+
+    // A history that does not end with the visitor's message is refused, alone.
+    let input = StatelessInput {
+        site_id: SITE.into(),
+        messages: vec![(Role::Assistant, "Dạ?".into())],
+        identity: None,
+    };
+    let mut events = Vec::new();
+    let refused = block_on(engine::run_stateless(&backend, &config, input, &mut events));
+    assert_eq!(refused.unwrap_err().code(), "invalid_history");
+    assert_eq!(names(&events), ["failed"]);
+}
+
+#[test]
+fn one_embedding_policy_decides_what_is_queued_and_what_stores_record() {
+    let (backend, config) = (MemoryBackend::demo(SITE), ShopConfig::default());
+    let id = conversation(&backend, &config);
+    // A clarifying question, a warranty result, an answer, and a partial answer.
+    say(&backend, &config, &id, "Xin chào").1.unwrap();
+    say(
+        &backend,
+        &config,
+        &id,
+        "Kiểm tra bảo hành serial 0979825281",
+    )
+    .1
+    .unwrap();
+    backend.model.reply(&["Dạ, RTX 4070 giá 15 triệu ạ."]);
+    say(&backend, &config, &id, "Giá RTX 4070 bao nhiêu?")
+        .1
+        .unwrap();
+    let broken = ChatModelError::new(ChatModelErrorKind::Unreachable, "connection reset");
+    backend
+        .model
+        .push(Script::BreakAfter(vec!["Dạ, RTX 4060 ".into()], broken));
+    say(&backend, &config, &id, "Giá RTX 4060 bao nhiêu?")
+        .1
+        .unwrap_err();
+
+    let scope = Scope::new(SITE, &id);
+    let stored = backend.store.messages(scope);
+    let kinds: Vec<(MessageKind, bool)> =
+        stored.iter().map(|m| (m.kind, m.is_incomplete())).collect();
+    use MessageKind::*;
+    assert_eq!(
+        kinds,
+        [
+            (Greeting, false),
+            (Text, false),
+            (Clarify, false),
+            (Text, false),
+            (Warranty, false),
+            (Text, false),
+            (Answer, false),
+            (Text, false),
+            (Answer, true)
+        ]
+    );
+    let queued: Vec<String> = backend
+        .queue
+        .jobs()
+        .into_iter()
+        .map(|j| j.message_id)
+        .collect();
+    for message in &stored {
+        let policy = embedding_policy(message);
+        let expected = match (message.kind, message.is_incomplete()) {
+            (Greeting, _) | (_, true) => EmbeddingStatus::Skipped,
+            _ => EmbeddingStatus::Pending,
+        };
+        assert_eq!(policy, expected, "{:?}", message.kind);
+        // The store records the policy, and exactly the pending messages are queued.
+        assert_eq!(
+            backend.store.embedding_status(scope, &message.id),
+            Some(policy)
+        );
+        assert_eq!(
+            queued.contains(&message.id),
+            policy == EmbeddingStatus::Pending,
+            "{:?} {}",
+            message.kind,
+            message.content
+        );
+    }
+}
