@@ -78,6 +78,5 @@ pub trait KvCache {
 
     /// Stores `value` under `key` (replacing any value) for `ttl_seconds`, raised to
     /// [`MIN_TTL_SECONDS`] if shorter.
-    async fn put(&self, key: &CacheKey, value: &str, ttl_seconds: u32)
-    -> Result<(), ServiceError>;
+    async fn put(&self, key: &CacheKey, value: &str, ttl_seconds: u32) -> Result<(), ServiceError>;
 }
