@@ -471,3 +471,43 @@ fn cache_keys_are_scoped_to_a_site_and_their_parts() {
         key.as_str().len()
     );
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
+
+    /// Whatever the data, the cap and the statement: at most `max_rows` rows, `truncated`
+    /// exactly when the uncapped result was longer, and only the scope's own site's rows.
+    #[test]
+    fn the_cap_and_the_site_hold_for_any_data(
+        prices_a in proptest::collection::vec(proptest::option::of(0i64..10), 0..30),
+        prices_b in proptest::collection::vec(0i64..10, 0..30),
+        threshold in 0i64..10,
+        limit in proptest::option::of(0usize..40),
+        max_rows in 0usize..40,
+    ) {
+        let sql = MemorySql::new();
+        let fill = |site: &str, prices: Vec<Option<i64>>| {
+            let mut table = MemoryTable::new(rooms_schema());
+            for (i, price) in prices.into_iter().enumerate() {
+                table = table.row(json!({"id": format!("{site}/{i}"), "price": price}));
+            }
+            sql.add_table(site, table);
+        };
+        fill(SITE_A, prices_a.clone());
+        fill(SITE_B, prices_b.into_iter().map(Some).collect());
+        let text = match limit {
+            Some(n) => format!("SELECT id, price FROM rooms WHERE price >= ?1 ORDER BY id LIMIT {n}"),
+            None => "SELECT id, price FROM rooms WHERE price >= ?1 ORDER BY id".into(),
+        };
+        let result = query(&sql, SqlScope::site(SITE_A), ReadOnlyQuery::new(text).bind(threshold), max_rows);
+
+        let matching = prices_a.iter().filter(|p| p.is_some_and(|p| p >= threshold)).count();
+        let uncapped = limit.map_or(matching, |n| matching.min(n));
+        proptest::prop_assert_eq!(result.rows.len(), uncapped.min(max_rows));
+        proptest::prop_assert_eq!(result.truncated, uncapped > max_rows);
+        for row in &result.rows {
+            proptest::prop_assert!(row[0].as_str().unwrap().starts_with("site-a/"));
+            proptest::prop_assert!(row[1].as_i64().unwrap() >= threshold);
+        }
+    }
+}
