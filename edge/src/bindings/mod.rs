@@ -6,6 +6,7 @@ pub(crate) mod d1_admin;
 pub(crate) mod d1_store;
 pub(crate) mod documents;
 pub(crate) mod js_stream;
+pub(crate) mod kv_cache;
 pub(crate) mod queue;
 pub(crate) mod rate_limit;
 pub(crate) mod services;

@@ -9,16 +9,24 @@
 //! generic parameters. Synchronous ones ([`Ids`], [`Clock`], [`EmbedQueue`], [`Logger`])
 //! are object-safe and passed as `&dyn`.
 
+mod cache;
 mod model;
 mod records;
+mod search;
+mod sql;
 mod store;
 mod timer;
 mod vector;
 
 use alloc::string::{String, ToString};
 
+pub use cache::{CACHE_KEY_PREFIX, CacheKey, KvCache, MIN_TTL_SECONDS};
 pub use model::{ChatModel, ChatRequest, ChatSink};
 pub use records::{CalendarDate, WarrantyRecord, WarrantyRecords};
+pub use search::{WebSearch, WebSource, is_web_url};
+pub use sql::{
+    ColumnSchema, ColumnType, ReadOnlyQuery, SqlReader, SqlRows, SqlScope, SqlValue, TableSchema,
+};
 pub use store::{ConversationStore, NewTurn, TurnOpening, TurnResume, TurnStart};
 pub use timer::Timer;
 pub use vector::{

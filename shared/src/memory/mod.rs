@@ -3,7 +3,10 @@
 //!
 //! [`MemoryBackend`] bundles one of each and is a [`Platform`].
 
+mod cache;
 mod model;
+mod search;
+mod sql;
 mod store;
 mod timer;
 mod vector;
@@ -14,7 +17,10 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::{Cell, RefCell};
 
+pub use cache::{ManualClock, MemoryCache};
 pub use model::{Script, ScriptedChatModel};
+pub use search::{MemoryPage, MemorySearch};
+pub use sql::{MemorySql, MemoryTable};
 pub use store::MemoryStore;
 pub use timer::MemoryTimer;
 pub use vector::{HashEmbedder, MemoryVectorIndex, cosine};

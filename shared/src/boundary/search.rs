@@ -1,0 +1,59 @@
+//! The web search boundary: pages an answer can cite (`guarded`'s code-driven search,
+//! `knowledge`'s web tool).
+//!
+//! The Worker implements it per site over the configured provider (DuckDuckGo, SearXNG,
+//! Brave, …, or a local fixture for tests); tests use
+//! [`MemorySearch`](crate::memory::MemorySearch).
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use serde::{Deserialize, Serialize};
+
+use crate::error::ServiceError;
+
+/// One search result: a source an answer can cite.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WebSource {
+    /// The page's title (may be empty when the provider has none).
+    pub title: String,
+    /// The page's address. Implementations return only absolute `http(s)` URLs.
+    pub url: String,
+    /// A short extract of the page's text, for the prompt (`Content:` in `guarded`'s
+    /// search-results text).
+    pub snippet: String,
+    /// When the page was published, as the provider gave it (ISO-8601 when known).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub published: Option<String>,
+}
+
+/// Whether `url` is an absolute `http://` or `https://` address with a host: the only
+/// URLs a [`WebSource`] may carry (a cited link must be safe to show).
+pub fn is_web_url(url: &str) -> bool {
+    let has_prefix = |prefix: &str| {
+        url.as_bytes()
+            .get(..prefix.len())
+            .is_some_and(|head| head.eq_ignore_ascii_case(prefix.as_bytes()))
+    };
+    let rest = if has_prefix("https://") {
+        &url[8..]
+    } else if has_prefix("http://") {
+        &url[7..]
+    } else {
+        return false;
+    };
+    let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    !host.is_empty() && !url.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
+/// Searches the web.
+///
+/// Errors: [`Unavailable`](crate::error::ServiceErrorKind::Unavailable) when the provider
+/// cannot be reached or refuses; a query nothing matches is `Ok` with no sources.
+// `async fn` in a public trait without `Send` bounds: Workers and browsers are
+// single-threaded.
+#[allow(async_fn_in_trait)]
+pub trait WebSearch {
+    /// At most `max_results` sources for `query`, best first, each URL at most once.
+    async fn search(&self, query: &str, max_results: usize)
+    -> Result<Vec<WebSource>, ServiceError>;
+}
