@@ -22,8 +22,6 @@ pub(crate) struct WorkerKvCache {
 
 impl WorkerKvCache {
     /// The cache over the `CONFIG` namespace.
-    // Wired into the services by the first caching template (knowledge / guarded).
-    #[allow(dead_code)]
     pub(crate) fn from_env(env: &Env) -> worker::Result<Self> {
         Ok(Self {
             kv: env.kv(BINDING)?,

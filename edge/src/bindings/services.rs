@@ -10,6 +10,8 @@ use concierge_core::engine::Platform;
 use worker::{Date, Env};
 
 use super::d1_store::D1Store;
+use super::kv_cache::WorkerKvCache;
+use super::not_configured::NotConfigured;
 use super::queue::{IndexJob, QueueMessage};
 use super::timer::WorkerTimer;
 use super::upstream::Upstream;
@@ -72,6 +74,7 @@ pub(crate) struct Services {
     ids: RandomIds,
     clock: WorkerClock,
     timer: WorkerTimer,
+    cache: WorkerKvCache,
     embeds: PendingEmbeds,
     logger: ConsoleLogger,
 }
@@ -86,6 +89,7 @@ impl Services {
             ids: RandomIds,
             clock: WorkerClock,
             timer: WorkerTimer,
+            cache: WorkerKvCache::from_env(env)?,
             embeds: PendingEmbeds::default(),
             logger: ConsoleLogger,
         })
@@ -118,6 +122,9 @@ impl Platform for Services {
     type Index = Vectors;
     type Records = D1Store;
     type Timer = WorkerTimer;
+    type Sql = NotConfigured;
+    type Search = NotConfigured;
+    type Cache = WorkerKvCache;
 
     fn model(&self) -> &Upstream {
         &self.upstream
@@ -136,6 +143,15 @@ impl Platform for Services {
     }
     fn timer(&self) -> &WorkerTimer {
         &self.timer
+    }
+    fn sql(&self) -> &NotConfigured {
+        &NotConfigured
+    }
+    fn search(&self) -> &NotConfigured {
+        &NotConfigured
+    }
+    fn cache(&self) -> &WorkerKvCache {
+        &self.cache
     }
     fn ids(&self) -> &dyn Ids {
         &self.ids

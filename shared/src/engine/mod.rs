@@ -41,8 +41,8 @@ pub use lifecycle::{
 pub use respond::{StreamedAnswer, react_answer, store_reply, stream_answer};
 
 use crate::boundary::{
-    ChatModel, Clock, ConversationStore, EmbedQueue, Embedder, Ids, Logger, Timer, VectorIndex,
-    WarrantyRecords,
+    ChatModel, Clock, ConversationStore, EmbedQueue, Embedder, Ids, KvCache, Logger, SqlReader,
+    Timer, VectorIndex, WarrantyRecords, WebSearch,
 };
 use crate::chat::Usage;
 use crate::conversation::{Conversation, Language, Scope, StoredMessage};
@@ -69,6 +69,12 @@ pub trait Platform {
     type Records: WarrantyRecords;
     /// Waiting (tool timeouts, stage timeouts, retries).
     type Timer: Timer;
+    /// Read-only SQL over the site's own data (row-capped).
+    type Sql: SqlReader;
+    /// Web search returning citable sources.
+    type Search: WebSearch;
+    /// A key-value cache with TTL, keyed per site.
+    type Cache: KvCache;
 
     /// The chat model.
     fn model(&self) -> &Self::Model;
@@ -82,6 +88,12 @@ pub trait Platform {
     fn records(&self) -> &Self::Records;
     /// The timer.
     fn timer(&self) -> &Self::Timer;
+    /// Read-only SQL over the site's data.
+    fn sql(&self) -> &Self::Sql;
+    /// Web search.
+    fn search(&self) -> &Self::Search;
+    /// The key-value cache.
+    fn cache(&self) -> &Self::Cache;
     /// Id minting.
     fn ids(&self) -> &dyn Ids;
     /// The clock.
@@ -258,6 +270,9 @@ impl<P: Platform> Platform for &P {
     type Index = P::Index;
     type Records = P::Records;
     type Timer = P::Timer;
+    type Sql = P::Sql;
+    type Search = P::Search;
+    type Cache = P::Cache;
 
     fn model(&self) -> &P::Model {
         (**self).model()
@@ -276,6 +291,15 @@ impl<P: Platform> Platform for &P {
     }
     fn timer(&self) -> &P::Timer {
         (**self).timer()
+    }
+    fn sql(&self) -> &P::Sql {
+        (**self).sql()
+    }
+    fn search(&self) -> &P::Search {
+        (**self).search()
+    }
+    fn cache(&self) -> &P::Cache {
+        (**self).cache()
     }
     fn ids(&self) -> &dyn Ids {
         (**self).ids()

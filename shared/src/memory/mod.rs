@@ -224,6 +224,12 @@ pub struct MemoryBackend {
     pub logger: RecordingLogger,
     /// Virtual time for timeouts and retries.
     pub timer: MemoryTimer,
+    /// The site's tables for read-only SQL.
+    pub sql: MemorySql,
+    /// A web corpus to search.
+    pub search: MemorySearch,
+    /// The key-value cache (its own manual clock).
+    pub cache: MemoryCache,
 }
 
 impl MemoryBackend {
@@ -261,6 +267,9 @@ impl Platform for MemoryBackend {
     type Index = MemoryVectorIndex;
     type Records = MemoryWarrantyRecords;
     type Timer = MemoryTimer;
+    type Sql = MemorySql;
+    type Search = MemorySearch;
+    type Cache = MemoryCache;
 
     fn model(&self) -> &ScriptedChatModel {
         &self.model
@@ -279,6 +288,15 @@ impl Platform for MemoryBackend {
     }
     fn timer(&self) -> &MemoryTimer {
         &self.timer
+    }
+    fn sql(&self) -> &MemorySql {
+        &self.sql
+    }
+    fn search(&self) -> &MemorySearch {
+        &self.search
+    }
+    fn cache(&self) -> &MemoryCache {
+        &self.cache
     }
     fn ids(&self) -> &dyn Ids {
         &self.ids
@@ -308,6 +326,9 @@ impl<M: ChatModel> Platform for WithModel<'_, M> {
     type Index = MemoryVectorIndex;
     type Records = MemoryWarrantyRecords;
     type Timer = MemoryTimer;
+    type Sql = MemorySql;
+    type Search = MemorySearch;
+    type Cache = MemoryCache;
 
     fn model(&self) -> &M {
         self.model
@@ -326,6 +347,15 @@ impl<M: ChatModel> Platform for WithModel<'_, M> {
     }
     fn timer(&self) -> &MemoryTimer {
         &self.backend.timer
+    }
+    fn sql(&self) -> &MemorySql {
+        &self.backend.sql
+    }
+    fn search(&self) -> &MemorySearch {
+        &self.backend.search
+    }
+    fn cache(&self) -> &MemoryCache {
+        &self.backend.cache
     }
     fn ids(&self) -> &dyn Ids {
         &self.backend.ids

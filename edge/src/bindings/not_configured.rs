@@ -1,0 +1,45 @@
+//! The boundaries the Worker does not provide yet: read-only SQL over a site's own data and
+//! web search. No built template uses them (`analyst`, `rental` and `knowledge` bring the
+//! D1 reader and a search provider with them); until then a call fails as an unavailable
+//! service, so a template that reached one would degrade or fail visibly, never silently.
+
+use concierge_core::boundary::{
+    ReadOnlyQuery, SqlReader, SqlRows, SqlScope, TableSchema, WebSearch, WebSource,
+};
+use concierge_core::error::{ServiceError, ServiceErrorKind};
+
+/// A boundary this deployment does not provide.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct NotConfigured;
+
+fn unavailable(what: &str) -> ServiceError {
+    ServiceError::new(
+        ServiceErrorKind::Unavailable,
+        format!("{what} is not available on this Worker"),
+    )
+}
+
+impl SqlReader for NotConfigured {
+    async fn query(
+        &self,
+        _scope: SqlScope<'_>,
+        _query: &ReadOnlyQuery,
+        _max_rows: usize,
+    ) -> Result<SqlRows, ServiceError> {
+        Err(unavailable("read-only SQL"))
+    }
+
+    async fn schema(&self, _scope: SqlScope<'_>) -> Result<Vec<TableSchema>, ServiceError> {
+        Err(unavailable("read-only SQL"))
+    }
+}
+
+impl WebSearch for NotConfigured {
+    async fn search(
+        &self,
+        _query: &str,
+        _max_results: usize,
+    ) -> Result<Vec<WebSource>, ServiceError> {
+        Err(unavailable("web search"))
+    }
+}
