@@ -1,18 +1,19 @@
 //! The turn lifecycle every template runs (see [`turn`](crate::turn) for its events and
 //! failure semantics).
 //!
-//! Three ways through it:
+//! Three ways through it (a new conversation is opened by
+//! [`create_conversation`](super::create_conversation)):
 //! - [`run_turn`], a streamed turn: `Started`, the template's events, one terminal event;
 //! - [`receive`], then [`answer_job`] on the Worker's queue, a background turn (`Prefer:
 //!   respond-async`): the visitor's message is stored while the client waits, the answer
 //!   is produced later and retried by the caller while [`Error::is_transient`];
-//! - [`run_stateless`]: the history comes from the caller and nothing is stored.
+//! - [`run_stateless`](super::run_stateless): the history comes from the caller and
+//!   nothing is stored.
 //!
 //! A stored turn that finally fails marks the visitor's message
 //! ([`ANSWER_FAILED`](crate::conversation::ANSWER_FAILED)), and a repeat with the same
 //! idempotency key replays the stored reply or answers the stored message again.
 
-use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -20,74 +21,11 @@ use super::{Answer, Assistant, Platform, Turn, TurnMode, TurnOutcome};
 use crate::boundary::{ConversationStore, LogRecord, NewTurn, TurnOpening, TurnStart};
 use crate::chat::Role;
 use crate::conversation::{
-    Conversation, EmbedJob, EmbeddingStatus, Language, MessageKind, Metadata, Scope, StoredMessage,
-    embedding_policy,
+    EmbedJob, EmbeddingStatus, MessageKind, Metadata, Scope, StoredMessage, embedding_policy,
 };
 use crate::error::{Error, InvalidMessage};
-use crate::identity::UserIdentity;
 use crate::language;
 use crate::turn::{TurnEvent, TurnInput, TurnJob, TurnSink, valid_idempotency_key};
-
-/// A conversation to create.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct NewConversation {
-    /// The site.
-    pub site_id: String,
-    /// The visitor, when known (a label unless `identity` is set).
-    pub user_id: Option<String>,
-    /// The verified identity the conversation is bound to (`None`: anonymous).
-    pub identity: Option<UserIdentity>,
-    /// The greeting's language (default Vietnamese); the visitor's first message decides
-    /// the conversation's language.
-    pub language: Option<Language>,
-}
-
-/// A created conversation and its stored greeting.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CreatedConversation {
-    /// The conversation.
-    pub conversation: Conversation,
-    /// The greeting, stored as its first message.
-    pub greeting: StoredMessage,
-}
-
-/// Creates a conversation and stores the template's greeting as its first message (not
-/// embedded: the same sentence opens every conversation).
-pub async fn create_conversation<P: Platform, A: Assistant>(
-    platform: &P,
-    assistant: &A,
-    new: NewConversation,
-) -> Result<CreatedConversation, Error> {
-    let now = platform.clock().now_ms();
-    let language = new.language.unwrap_or_default();
-    let conversation = Conversation {
-        id: platform.ids().new_id(),
-        site_id: new.site_id,
-        user_id: new.user_id,
-        identity: new.identity.map(Box::new),
-        language,
-        created_at: now,
-    };
-    let store = platform.store();
-    store
-        .create_conversation(&conversation)
-        .await
-        .map_err(Error::Store)?;
-    let mut greeting = assistant_message(
-        platform.ids().new_id(),
-        MessageKind::Greeting,
-        assistant.greeting(language).into(),
-        now,
-    );
-    greeting.seq = store
-        .append_message(conversation.scope(), &greeting)
-        .await
-        .map_err(Error::Store)?;
-    Ok(CreatedConversation {
-        conversation,
-        greeting,
-    })
-}
 
 /// A stored visitor's message awaiting its reply.
 #[derive(Debug, Clone, PartialEq)]
@@ -299,91 +237,9 @@ pub async fn answer_job<P: Platform, A: Assistant>(
     result.map(Some)
 }
 
-/// A turn whose history comes from the caller (e.g. an OpenAI-style client that sends the
-/// whole conversation each time).
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct StatelessInput {
-    /// The site.
-    pub site_id: String,
-    /// The conversation so far, oldest first: visitor (`User`) and assistant messages; the
-    /// last is the visitor's message to answer.
-    pub messages: Vec<(Role, String)>,
-    /// The verified identity of the caller, if any.
-    pub identity: Option<UserIdentity>,
-}
-
-/// Runs one turn on the caller's history, with the same events as [`run_turn`]. Nothing
-/// is stored or queued: the conversation and message ids the events carry are minted for
-/// this turn only.
-pub async fn run_stateless<P: Platform, A: Assistant>(
-    platform: &P,
-    assistant: &A,
-    input: StatelessInput,
-    sink: &mut dyn TurnSink,
-) -> Result<TurnOutcome, Error> {
-    let result = stateless(platform, assistant, input, sink).await;
-    finish(result, sink)
-}
-
-async fn stateless<P: Platform, A: Assistant>(
-    platform: &P,
-    assistant: &A,
-    input: StatelessInput,
-    sink: &mut dyn TurnSink,
-) -> Result<TurnOutcome, Error> {
-    let Some((Role::User, last)) = input.messages.last() else {
-        return Err(Error::InvalidMessage(InvalidMessage::History));
-    };
-    valid_text(assistant, last)?;
-    let (ids, now) = (platform.ids(), platform.clock().now_ms());
-    let skip = input
-        .messages
-        .len()
-        .saturating_sub(assistant.config().history_window + 1);
-    let mut history = Vec::with_capacity(input.messages.len() - skip);
-    for (role, content) in input.messages.into_iter().skip(skip) {
-        let kind = match role {
-            Role::User => MessageKind::Text,
-            Role::Assistant => MessageKind::Answer,
-            Role::System | Role::Tool => {
-                return Err(Error::InvalidMessage(InvalidMessage::History));
-            }
-        };
-        let mut message = assistant_message(ids.new_id(), kind, content, now);
-        message.role = role;
-        message.seq = history.len() as u64 + 1;
-        history.push(message);
-    }
-    let conversation = Conversation {
-        id: ids.new_id(),
-        site_id: input.site_id,
-        user_id: input.identity.as_ref().map(|identity| identity.sub.clone()),
-        identity: input.identity.map(Box::new),
-        language: Language::default(),
-        created_at: now,
-    };
-    let message = history.pop().expect("the last message is the visitor's");
-    let start = TurnStart {
-        conversation,
-        history,
-        message,
-        retrievable: true,
-    };
-    let pending = PendingTurn {
-        start,
-        reply_id: ids.new_id(),
-    };
-    sink.emit(TurnEvent::Started {
-        conversation_id: pending.start.conversation.id.clone(),
-        user_message_id: pending.start.message.id.clone(),
-        message_id: pending.reply_id.clone(),
-    });
-    answer(platform, assistant, pending, TurnMode::Stateless, sink).await
-}
-
 /// The template's answer for a received visitor's message, with the language decided and
 /// remembered around it.
-async fn answer<P: Platform, A: Assistant>(
+pub(super) async fn answer<P: Platform, A: Assistant>(
     platform: &P,
     assistant: &A,
     pending: PendingTurn,
@@ -455,7 +311,7 @@ async fn answer<P: Platform, A: Assistant>(
 }
 
 /// Emits the turn's one terminal event.
-fn finish(
+pub(super) fn finish(
     result: Result<TurnOutcome, Error>,
     sink: &mut dyn TurnSink,
 ) -> Result<TurnOutcome, Error> {
@@ -476,7 +332,7 @@ fn finish(
 }
 
 /// The visitor's text, trimmed, if the template accepts it.
-fn valid_text<'t, A: Assistant>(assistant: &A, text: &'t str) -> Result<&'t str, Error> {
+pub(super) fn valid_text<'t, A: Assistant>(assistant: &A, text: &'t str) -> Result<&'t str, Error> {
     let text = text.trim();
     let max_chars = assistant.config().max_message_chars;
     if text.is_empty() {

@@ -22,23 +22,24 @@
 //!
 //! The world is one [`Platform`]: the boundaries as associated types, so a flow is generic
 //! over one parameter. The Worker implements it over D1, fetch, Vectorize and Queues; the
-//! in-memory backend ([`MemoryBackend`](crate::memory::MemoryBackend), feature `memory`)
+//! in-memory backend (`memory::MemoryBackend`, feature `memory`)
 //! implements it for tests.
 //!
 //! A turn is either stored (history from the store; the reply is stored) or stateless
 //! ([`run_stateless`]: history from the caller, nothing stored), with the same events.
 
+mod create;
 pub mod lifecycle;
 pub mod respond;
+mod stateless;
 
 use alloc::string::String;
 use alloc::vec::Vec;
 
-pub use lifecycle::{
-    CreatedConversation, NewConversation, PendingTurn, Received, StatelessInput, answer_job,
-    create_conversation, receive, run_stateless, run_turn,
-};
+pub use create::{CreatedConversation, NewConversation, create_conversation};
+pub use lifecycle::{PendingTurn, Received, answer_job, receive, run_turn};
 pub use respond::{StreamedAnswer, react_answer, store_reply, stream_answer};
+pub use stateless::{StatelessInput, run_stateless};
 
 use crate::boundary::{
     ChatModel, Clock, ConversationStore, EmbedQueue, Embedder, Ids, KvCache, Logger, SqlReader,
