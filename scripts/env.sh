@@ -9,3 +9,6 @@ export WASM_OPT_BIN="$ROOT/node_modules/.bin/wasm-opt"
 export ESBUILD_BIN="$ROOT/node_modules/@esbuild/linux-x64/bin/esbuild"
 export WRANGLER_SEND_METRICS=false
 export CHROMIUM_BIN="${CHROMIUM_BIN:-/usr/bin/chromium}"
+# The venv with the official Python clients (scripts/install.sh; tests/clients/requirements.txt).
+export VENV="$ROOT/.tools/venv"
+export CONCIERGE_PYTHON="$VENV/bin/python"

