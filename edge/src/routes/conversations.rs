@@ -17,19 +17,17 @@ use concierge_core::boundary::ConversationStore;
 use concierge_core::conversation::{Language, Scope, StoredMessage};
 use concierge_core::engine::{self, NewConversation, Received};
 use concierge_core::identity::UserIdentity;
-use concierge_core::stream::TurnEncoder;
 use concierge_core::stream::native::NativeEncoder;
-use concierge_core::turn::{TurnEvent, TurnInput, TurnJob};
-use futures_channel::oneshot;
+use concierge_core::turn::{TurnInput, TurnJob};
 use serde::Deserialize;
-use worker::{Context, Env, Request, Response, ResponseBody};
+use worker::{Context, Env, Request, Response};
 
 use crate::ApiError;
 use crate::auth::{self, Caller, Visitor};
-use crate::bindings::js_stream::BodyWriter;
 use crate::bindings::services::Services;
 use crate::bindings::turn_queue;
 use crate::routes::body;
+use crate::routes::turn_stream::{self, TurnRun};
 use crate::site::SiteAssistant;
 
 /// The longest message a visitor may send, in characters.
@@ -250,7 +248,9 @@ pub(crate) async fn post_message(
     if respond_async {
         accept(env, ctx, &services, &assistant, &input).await
     } else {
-        stream(ctx, services, assistant, input, request_id).await
+        let encoder = NativeEncoder::new().with_request_id(request_id.to_string());
+        let run = TurnRun::Stored(input);
+        turn_stream::respond(ctx, services, assistant, run, encoder, request_id).await
     }
 }
 
@@ -297,79 +297,6 @@ async fn accept(
         "message_id": received.reply_id(),
     });
     Ok(Response::from_json(&accepted)?.with_status(202))
-}
-
-/// The turn as an SSE stream. The turn runs to completion even if the client goes away:
-/// its answer is stored.
-async fn stream(
-    ctx: &Context,
-    services: Services,
-    assistant: SiteAssistant,
-    input: TurnInput,
-    request_id: &str,
-) -> Result<Response, ApiError> {
-    // Frames go straight into the response body.
-    let (writer, body) = BodyWriter::new()?;
-    let (started_tx, started_rx) = oneshot::channel::<Result<(), ApiError>>();
-    let request_id = request_id.to_string();
-    let turn = async move {
-        let mut encoder = NativeEncoder::new().with_request_id(request_id.clone());
-        let mut started = Some(started_tx);
-        let mut out = String::new();
-        let mut sink = |event: TurnEvent| {
-            match &event {
-                TurnEvent::Started { .. } => {
-                    if let Some(tx) = started.take() {
-                        let _ = tx.send(Ok(()));
-                    }
-                }
-                // Failed before it started (nothing stored): answered below with the
-                // turn's error as an HTTP error instead of a stream.
-                TurnEvent::Failed { .. } if started.is_some() => return,
-                _ => {}
-            }
-            out.clear();
-            let _ = encoder.encode(&event, &mut out);
-            if !out.is_empty() {
-                writer.write(out.as_bytes());
-            }
-        };
-        let result = engine::run_turn(&services, &assistant, &input, &mut sink).await;
-        if let Some(tx) = started.take() {
-            let early = match &result {
-                Err(error) => ApiError::from(error.clone()),
-                Ok(_) => ApiError::Internal(worker::Error::RustError("turn never started".into())),
-            };
-            let _ = tx.send(Err(early));
-        }
-        // The core always ends a turn with one terminal event; should it ever not, the
-        // stream still ends with exactly one (`failed`, code `stream_closed`).
-        let mut tail = String::new();
-        if encoder.close(&mut tail) {
-            writer.write(tail.as_bytes());
-        }
-        writer.close();
-        if let Err(error) = result {
-            let line = serde_json::json!({
-                "level": "warn", "msg": "turn failed", "request_id": request_id,
-                "site": input.site_id, "conversation_id": input.conversation_id,
-                "code": error.code(), "detail": error.to_string(),
-            });
-            worker::console_warn!("{line}");
-        }
-        services.queue_flush().await;
-    };
-    ctx.wait_until(turn);
-
-    started_rx
-        .await
-        .map_err(|_| ApiError::Internal(worker::Error::RustError("turn ended early".into())))??;
-    let mut response = Response::from_body(ResponseBody::Stream(body))?;
-    let headers = response.headers_mut();
-    headers.set("content-type", "text/event-stream; charset=utf-8")?;
-    headers.set("cache-control", "no-cache, no-transform")?;
-    headers.set("x-accel-buffering", "no")?;
-    Ok(response)
 }
 
 /// `DELETE /conversations/{id}` (secret key): the conversation, its messages and their

@@ -10,6 +10,7 @@ mod conversations;
 mod health;
 mod knowledge;
 mod stream;
+pub(crate) mod turn_stream;
 mod widget;
 
 /// A matched route (or why none matched). Path parameters are extracted by handlers.

@@ -1,0 +1,132 @@
+//! A turn streamed to the client in any wire format (native SSE, OpenAI chunks, AI SDK UI
+//! message stream): the engine's events through one [`TurnEncoder`] into the response body.
+//!
+//! The response starts once the turn has started (the visitor's message is stored): a turn
+//! that fails before that (unknown conversation, refused message) is answered with an HTTP
+//! error instead of a stream. The turn then runs to completion even if the client goes
+//! away: its answer is stored. The stream always ends with exactly one terminal event: the
+//! engine's, or — should it ever not come — the encoder's own failure on close.
+
+use concierge_core::engine::{self, StatelessInput, TurnOutcome};
+use concierge_core::error::Error;
+use concierge_core::stream::TurnEncoder;
+use concierge_core::turn::{TurnEvent, TurnInput, TurnSink};
+use futures_channel::oneshot;
+use worker::{Context, Response, ResponseBody};
+
+use crate::ApiError;
+use crate::bindings::js_stream::BodyWriter;
+use crate::bindings::services::Services;
+use crate::site::SiteAssistant;
+
+/// The turn to run: on a stored conversation, or on the caller's history.
+#[derive(Debug)]
+pub(crate) enum TurnRun {
+    /// A stored conversation's turn.
+    Stored(TurnInput),
+    /// A stateless turn (the caller sent the whole history).
+    // Served by the OpenAI-compatible API (in progress on its own branch).
+    #[allow(dead_code)]
+    Stateless(StatelessInput),
+}
+
+impl TurnRun {
+    fn site_id(&self) -> &str {
+        match self {
+            Self::Stored(input) => &input.site_id,
+            Self::Stateless(input) => &input.site_id,
+        }
+    }
+
+    fn conversation_id(&self) -> &str {
+        match self {
+            Self::Stored(input) => &input.conversation_id,
+            Self::Stateless(_) => "",
+        }
+    }
+
+    /// Runs the turn on the engine, its events into `sink`.
+    pub(crate) async fn run(
+        self,
+        services: &Services,
+        assistant: &SiteAssistant,
+        sink: &mut dyn TurnSink,
+    ) -> Result<TurnOutcome, Error> {
+        match self {
+            Self::Stored(input) => engine::run_turn(services, assistant, &input, sink).await,
+            Self::Stateless(input) => engine::run_stateless(services, assistant, input, sink).await,
+        }
+    }
+}
+
+/// Streams `run` encoded by `encoder` as `text/event-stream`.
+pub(crate) async fn respond<E: TurnEncoder + 'static>(
+    ctx: &Context,
+    services: Services,
+    assistant: SiteAssistant,
+    run: TurnRun,
+    mut encoder: E,
+    request_id: &str,
+) -> Result<Response, ApiError> {
+    // Frames go straight into the response body.
+    let (writer, body) = BodyWriter::new()?;
+    let (started_tx, started_rx) = oneshot::channel::<Result<(), ApiError>>();
+    let request_id = request_id.to_string();
+    let turn = async move {
+        let (site_id, conversation_id) =
+            (run.site_id().to_string(), run.conversation_id().to_string());
+        let mut started = Some(started_tx);
+        let mut out = String::new();
+        let mut sink = |event: TurnEvent| {
+            match &event {
+                TurnEvent::Started { .. } => {
+                    if let Some(tx) = started.take() {
+                        let _ = tx.send(Ok(()));
+                    }
+                }
+                // Failed before it started (nothing stored): answered below with the
+                // turn's error as an HTTP error instead of a stream.
+                TurnEvent::Failed { .. } if started.is_some() => return,
+                _ => {}
+            }
+            out.clear();
+            let _ = encoder.encode(&event, &mut out);
+            if !out.is_empty() {
+                writer.write(out.as_bytes());
+            }
+        };
+        let result = run.run(&services, &assistant, &mut sink).await;
+        if let Some(tx) = started.take() {
+            let early = match &result {
+                Err(error) => ApiError::from(error.clone()),
+                Ok(_) => ApiError::Internal(worker::Error::RustError("turn never started".into())),
+            };
+            let _ = tx.send(Err(early));
+        }
+        let mut tail = String::new();
+        if encoder.close(&mut tail) {
+            writer.write(tail.as_bytes());
+        }
+        writer.close();
+        if let Err(error) = result {
+            let line = serde_json::json!({
+                "level": "warn", "msg": "turn failed", "request_id": request_id,
+                "site": site_id, "conversation_id": conversation_id,
+                "code": error.code(), "detail": error.to_string(),
+            });
+            worker::console_warn!("{line}");
+        }
+        services.queue_flush().await;
+    };
+    ctx.wait_until(turn);
+
+    started_rx
+        .await
+        .map_err(|_| ApiError::Internal(worker::Error::RustError("turn ended early".into())))??;
+    let mut response = Response::from_body(ResponseBody::Stream(body))?;
+    let headers = response.headers_mut();
+    headers.set("content-type", "text/event-stream; charset=utf-8")?;
+    headers.set("cache-control", "no-cache, no-transform")?;
+    headers.set("x-accel-buffering", "no")?;
+    Ok(response)
+}
