@@ -102,6 +102,7 @@ fn message(id: &str, role: Role, kind: MessageKind, content: &str) -> StoredMess
         metadata: Metadata::new(),
         created_at: 0,
         tool_steps: Vec::new(),
+        payloads: Vec::new(),
     }
 }
 

@@ -1,7 +1,8 @@
 //! The engine's generic turn with the in-memory platform: a tool-using template built on
 //! it (ReAct through a whole turn: tool rounds stored and replayed into the next prompt;
-//! the step cap and the error budget end the turn with the template's sentence), stateless
-//! turns, and the one embedding policy over every kind of stored message.
+//! the step cap and the error budget end the turn with the template's sentence), payloads
+//! sent, stored and replayed, stateless turns, and the one embedding policy over every kind
+//! of stored message.
 #![allow(clippy::unwrap_used)]
 
 use concierge_core::agent::{ReactConfig, Tool, ToolError, ToolFuture, ToolRegistry};
@@ -17,6 +18,7 @@ use concierge_core::error::{ChatModelError, ChatModelErrorKind, Error};
 use concierge_core::flows::shop::ShopConfig;
 use concierge_core::graph::block_on;
 use concierge_core::memory::{MemoryBackend, Script};
+use concierge_core::payload::{ColumnKind, Payload, TableColumn, TablePayload};
 use concierge_core::template::Template;
 use concierge_core::turn::{TurnEvent, TurnInput};
 use serde_json::{Value, json};
@@ -407,4 +409,100 @@ fn one_embedding_policy_decides_what_is_queued_and_what_stores_record() {
             message.content
         );
     }
+}
+
+/// A template that sends a table with its streamed answer.
+struct Report {
+    turn: TurnConfig,
+}
+
+fn table() -> Payload {
+    let mut row = serde_json::Map::new();
+    row.insert("month".into(), json!("2026-10"));
+    row.insert("revenue".into(), json!(1200));
+    Payload::Table(TablePayload {
+        columns: vec![
+            TableColumn {
+                key: "month".into(),
+                label: "Tháng".into(),
+                column_type: ColumnKind::Date,
+            },
+            TableColumn {
+                key: "revenue".into(),
+                label: "Doanh thu".into(),
+                column_type: ColumnKind::Number,
+            },
+        ],
+        rows: vec![row],
+        preview_limit: None,
+    })
+}
+
+impl Assistant for Report {
+    fn template(&self) -> Template {
+        Template::Analyst
+    }
+    fn config(&self) -> &TurnConfig {
+        &self.turn
+    }
+    fn greeting(&self, _language: Language) -> &str {
+        "Chào anh/chị."
+    }
+    async fn answer<P: Platform>(
+        &self,
+        platform: &P,
+        turn: &mut Turn<'_>,
+    ) -> Result<Answer, Error> {
+        let request = ChatRequest {
+            messages: chat_history(&turn.history),
+            ..ChatRequest::default()
+        };
+        turn.payload(table());
+        let answered = engine::stream_answer(platform, turn, &request, Metadata::new()).await?;
+        Ok(Answer {
+            reply: answered.reply,
+            intent: None,
+            confidence: None,
+            usage: answered.usage,
+            route: vec!["report"],
+        })
+    }
+}
+
+#[test]
+fn payloads_are_sent_stored_with_the_reply_and_replayed() {
+    let backend = MemoryBackend::default();
+    let report = Report {
+        turn: TurnConfig::default(),
+    };
+    let id = conversation(&backend, &report);
+    backend.model.reply(&["Doanh thu tháng 10 ", "là 1200."]);
+    let input = TurnInput {
+        site_id: SITE.into(),
+        conversation_id: id.clone(),
+        text: "Doanh thu tháng 10?".into(),
+        idempotency_key: Some("report-1".into()),
+    };
+    let mut events = Vec::new();
+    let outcome = block_on(engine::run_turn(&backend, &report, &input, &mut events)).unwrap();
+    assert_eq!(
+        names(&events),
+        ["started", "payload", "chunk", "chunk", "completed"]
+    );
+    let TurnEvent::Payload { kind, data } = &events[1] else {
+        panic!("a payload")
+    };
+    assert_eq!(kind, "table");
+    assert_eq!(data["rows"][0]["revenue"], json!(1200));
+    assert_eq!(data["columns"][1]["type"], json!("number"));
+    let stored = backend.store.messages(Scope::new(SITE, &id));
+    assert_eq!(stored.last().unwrap().payloads, [table()]);
+    assert_eq!(outcome.reply.payloads, [table()]);
+
+    // A repeat with the same key replays the text and the payload, without the model.
+    let mut replay = Vec::new();
+    block_on(engine::run_turn(&backend, &report, &input, &mut replay)).unwrap();
+    assert_eq!(names(&replay), ["started", "chunk", "payload", "completed"]);
+    assert_eq!(replay[2], events[1]);
+    assert_eq!(backend.model.requests().len(), 1);
 }
