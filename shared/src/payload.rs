@@ -1,5 +1,5 @@
 //! Structured content a turn sends beside its text: lists, tables, charts, sources,
-//! evidence and control requests — typed here once for every template and every wire
+//! evidence, follow-up questions and control requests — typed here once for every template and every wire
 //! format (TEMPLATES.md §0.2 and the rental `ChatResponse` decisions).
 //!
 //! A template hands a [`Payload`] to [`Turn::payload`](crate::engine::Turn::payload): the
@@ -27,13 +27,15 @@ pub enum Payload {
     Sources(Vec<Source>),
     /// The evidence behind an answer's claims.
     Evidence(Vec<Evidence>),
+    /// Questions the visitor may ask next (tappable).
+    FollowUps(Vec<String>),
     /// The assistant needs something from the visitor before it can go on.
     Control(ControlPayload),
 }
 
 impl Payload {
     /// The payload's kind as the wire formats name it: `list`, `table`, `chart`, `sources`,
-    /// `evidence`, `control`.
+    /// `evidence`, `follow_ups`, `control`.
     pub fn kind(&self) -> &'static str {
         match self {
             Self::List(_) => "list",
@@ -41,6 +43,7 @@ impl Payload {
             Self::Chart(_) => "chart",
             Self::Sources(_) => "sources",
             Self::Evidence(_) => "evidence",
+            Self::FollowUps(_) => "follow_ups",
             Self::Control(_) => "control",
         }
     }
@@ -53,6 +56,7 @@ impl Payload {
             Self::Chart(chart) => serde_json::to_value(chart),
             Self::Sources(sources) => serde_json::to_value(sources),
             Self::Evidence(evidence) => serde_json::to_value(evidence),
+            Self::FollowUps(questions) => serde_json::to_value(questions),
             Self::Control(control) => serde_json::to_value(control),
         };
         TurnEvent::Payload {
@@ -129,21 +133,42 @@ pub enum ColumnKind {
     Link,
 }
 
-/// A chart rendered as an image.
+/// A chart's data, drawn by the client (the widget renders inline SVG; no third-party
+/// chart service).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChartPayload {
-    /// The image's type (`image/png`).
-    #[serde(rename = "mimeType")]
-    pub mime_type: String,
-    /// Where the image is.
-    pub url: String,
-    /// Its width, in pixels.
-    pub width: u32,
-    /// Its height, in pixels.
-    pub height: u32,
-    /// Its text alternative.
+    /// How to draw it.
+    pub chart: ChartKind,
+    /// Its title, when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub alt: Option<String>,
+    pub title: Option<String>,
+    /// The category labels (x axis, or pie slices).
+    pub labels: Vec<String>,
+    /// One or more series of values, one value per label.
+    pub series: Vec<ChartSeries>,
+    /// A text alternative describing what the chart shows.
+    pub alt: String,
+}
+
+/// How a chart is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChartKind {
+    /// Bars per label.
+    Bar,
+    /// A line through the labels.
+    Line,
+    /// Slices of a whole (one series).
+    Pie,
+}
+
+/// One series of a chart.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChartSeries {
+    /// Its name (legend).
+    pub name: String,
+    /// Its values, one per label.
+    pub values: Vec<f64>,
 }
 
 /// A source an answer cites.

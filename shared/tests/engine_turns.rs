@@ -506,3 +506,75 @@ fn payloads_are_sent_stored_with_the_reply_and_replayed() {
     assert_eq!(replay[2], events[1]);
     assert_eq!(backend.model.requests().len(), 1);
 }
+
+#[test]
+fn every_payload_kind_has_one_wire_shape() {
+    use concierge_core::payload::{
+        ChartKind, ChartPayload, ChartSeries, ControlPayload, Evidence, ListItem, ListPayload,
+        Source,
+    };
+    let payloads = [
+        Payload::List(ListPayload {
+            items: vec![ListItem {
+                id: "123".into(),
+                title: "Phòng trọ ABC".into(),
+                path: "/rooms/123".into(),
+                entity: "room".into(),
+                subtitle: None,
+            }],
+            total: 5,
+        }),
+        table(),
+        Payload::Chart(ChartPayload {
+            chart: ChartKind::Bar,
+            title: None,
+            labels: vec!["Q1".into(), "Q2".into()],
+            series: vec![ChartSeries {
+                name: "Doanh thu".into(),
+                values: vec![1.5, 2.0],
+            }],
+            alt: "Doanh thu tăng từ 1,5 lên 2".into(),
+        }),
+        Payload::Sources(vec![Source {
+            title: "Nha khoa".into(),
+            url: "https://example.com/a".into(),
+            snippet: None,
+        }]),
+        Payload::Evidence(vec![Evidence {
+            claim: "Nên đánh răng hai lần mỗi ngày".into(),
+            sources: vec![0],
+            confidence: Some(0.9),
+        }]),
+        Payload::FollowUps(vec!["Giá bao nhiêu?".into()]),
+        Payload::Control(ControlPayload {
+            reason: "CLARIFICATION".into(),
+            questions: vec!["Quận nào ạ?".into()],
+        }),
+    ];
+    let kinds: Vec<&str> = payloads.iter().map(Payload::kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            "list",
+            "table",
+            "chart",
+            "sources",
+            "evidence",
+            "follow_ups",
+            "control"
+        ]
+    );
+    for payload in &payloads {
+        // The stored form is {"kind", "data"}, the event carries the same two, and the
+        // stored form reads back to the same payload.
+        let stored = serde_json::to_value(payload).unwrap();
+        let TurnEvent::Payload { kind, data } = payload.to_event() else {
+            panic!("a payload event")
+        };
+        assert_eq!(stored, json!({"kind": kind, "data": data}));
+        assert_eq!(&serde_json::from_value::<Payload>(stored).unwrap(), payload);
+    }
+    let chart = serde_json::to_value(&payloads[2]).unwrap();
+    assert_eq!(chart["data"]["chart"], json!("bar"));
+    assert_eq!(chart["data"]["series"][0]["values"], json!([1.5, 2.0]));
+}
