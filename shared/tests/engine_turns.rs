@@ -5,7 +5,7 @@
 //! of stored message.
 #![allow(clippy::unwrap_used)]
 
-use concierge_core::agent::{ReactConfig, Tool, ToolError, ToolFuture, ToolRegistry};
+use concierge_core::agent::{ReactConfig, ToolRegistry};
 use concierge_core::boundary::ChatRequest;
 use concierge_core::chat::{ChatMessage, Role};
 use concierge_core::conversation::{
@@ -21,51 +21,12 @@ use concierge_core::memory::{MemoryBackend, Script};
 use concierge_core::payload::{ColumnKind, Payload, TableColumn, TablePayload};
 use concierge_core::template::Template;
 use concierge_core::turn::{TurnEvent, TurnInput};
-use serde_json::{Value, json};
+use serde_json::json;
+
+mod tools;
+use tools::{ListSheets, SumColumn};
 
 const SITE: &str = "site-1";
-
-/// Sums a column of the sales sheet; only `revenue` exists.
-struct SumColumn;
-
-impl Tool for SumColumn {
-    fn name(&self) -> &str {
-        "sum_column"
-    }
-    fn description(&self) -> &str {
-        "Sums one column of the sales sheet."
-    }
-    fn parameters(&self) -> Value {
-        json!({"type":"object","properties":{"column":{"type":"string"}},"required":["column"]})
-    }
-    fn call(&self, arguments: Value) -> ToolFuture<'_> {
-        Box::pin(async move {
-            match arguments["column"].as_str() {
-                Some("revenue") => Ok(json!({"sum": 1200})),
-                Some(other) => Err(ToolError::new(format!("unknown column: {other}"))),
-                None => Err(ToolError::new("missing argument: column")),
-            }
-        })
-    }
-}
-
-/// Lists the synced sheets.
-struct ListSheets;
-
-impl Tool for ListSheets {
-    fn name(&self) -> &str {
-        "list_sheets"
-    }
-    fn description(&self) -> &str {
-        "Lists the synced sheets."
-    }
-    fn parameters(&self) -> Value {
-        json!({"type":"object","properties":{}})
-    }
-    fn call(&self, _arguments: Value) -> ToolFuture<'_> {
-        Box::pin(async { Ok(json!(["sales"])) })
-    }
-}
 
 /// A small tool-using template on the engine: a system prompt, the stored history (tool
 /// rounds included) and the ReAct answer step.
@@ -214,13 +175,16 @@ fn a_tool_using_turn_stores_its_rounds_and_the_next_turn_replays_them() {
         } => Some(output.clone()),
         _ => None,
     });
-    assert_eq!(failed_call, Some(json!("unknown column: revenu")));
+    assert_eq!(
+        failed_call,
+        Some(json!("unknown column: revenu; columns: revenue"))
+    );
     // The error went back to the model as the call's result.
     let second = &backend.model.requests()[1];
     let fed_back = second.messages.last().unwrap();
     assert_eq!(
         (fed_back.role, fed_back.content.as_str()),
-        (Role::Tool, "unknown column: revenu")
+        (Role::Tool, "unknown column: revenu; columns: revenue")
     );
 
     // Stored: the visitor's message, then the answer with both tool rounds.
