@@ -100,6 +100,7 @@ pub mod graph;
 pub mod identity;
 pub mod intent;
 pub mod language;
+pub mod mcp;
 #[cfg(feature = "memory")]
 pub mod memory;
 pub mod normalize;
