@@ -9,6 +9,8 @@ pub(crate) mod body;
 mod conversations;
 mod health;
 mod knowledge;
+mod mcp;
+mod mcp_tools;
 mod stream;
 mod widget;
 
@@ -34,6 +36,7 @@ pub(crate) enum Route {
     ConversationDelete,
     WidgetConfig,
     WidgetPanel,
+    Mcp,
     Preflight,
     MethodNotAllowed,
     NotFound,
@@ -66,6 +69,9 @@ impl Route {
             ["conversations", _, "history"] => (Self::ConversationHistory, is(Method::Get)),
             ["widget", "config"] => (Self::WidgetConfig, is(Method::Get)),
             ["chat"] => (Self::WidgetPanel, is(Method::Get) || is(Method::Head)),
+            // Every method reaches the MCP handler: it authenticates first, then answers
+            // the methods it does not serve with 405.
+            ["mcp"] => (Self::Mcp, true),
             _ => return Self::NotFound,
         };
         if is(Method::Options) {
@@ -99,6 +105,7 @@ impl Route {
             Self::ConversationDelete => "conversation_delete",
             Self::WidgetConfig => "widget_config",
             Self::WidgetPanel => "widget_panel",
+            Self::Mcp => "mcp",
             Self::Preflight => "preflight",
             Self::MethodNotAllowed => "method_not_allowed",
             Self::NotFound => "not_found",
@@ -166,6 +173,7 @@ pub(crate) async fn handle(
         }
         Route::WidgetConfig => widget::config(req, env).await,
         Route::WidgetPanel => widget::panel(req, env).await,
+        Route::Mcp => mcp::handle(req, env, rc.ctx).await,
         Route::Preflight => preflight(&req, env).await,
         Route::MethodNotAllowed => Err(ApiError::MethodNotAllowed),
         Route::NotFound => Err(ApiError::NotFound),
