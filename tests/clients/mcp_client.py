@@ -36,6 +36,13 @@ def tool_result(result):
     }
 
 
+def describe(error):
+    """The first leaf of an exception group (anyio wraps the client's errors in them)."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    return f"{type(error).__name__}: {error}"
+
+
 async def call(session, name, arguments):
     return tool_result(await session.call_tool(name, arguments))
 
@@ -96,7 +103,7 @@ async def main():
             out["no_key_connected"] = True
     except Exception as error:  # the client's own error for a refused handshake
         out["no_key_connected"] = False
-        out["no_key_error"] = f"{type(error).__name__}: {error}"
+        out["no_key_error"] = describe(error)
     out["no_key_seconds"] = time.monotonic() - started
 
     print(json.dumps(out, ensure_ascii=False))

@@ -80,6 +80,8 @@ pub fn initialize_result(version: &str, info: &ServerInfo<'_>) -> Value {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
 
     #[test]

@@ -214,6 +214,8 @@ pub fn failure(id: &Value, error: &RpcError) -> Value {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
 
     fn single(body: &str) -> Result<Message, Invalid> {

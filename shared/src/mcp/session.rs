@@ -111,6 +111,8 @@ pub fn verify(
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
 
     const SECRET: &[u8] = b"0123456789abcdef";

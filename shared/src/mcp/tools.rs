@@ -257,6 +257,8 @@ pub fn error(message: &str) -> Value {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
 
     fn args(value: Value) -> Map<String, Value> {
