@@ -114,25 +114,34 @@ fn format(req: &Request) -> Option<Format> {
     }
 }
 
-/// The session the request names (`Ok(None)`: none named), or the 404 for one that is
-/// unknown, expired or ended.
-async fn session(
-    req: &Request,
-    env: &Env,
-    caller: &Caller,
-) -> Result<Result<Option<(String, Session)>, Reply>, ApiError> {
+/// The session a request names in `Mcp-Session-Id`.
+#[derive(Debug)]
+enum Named {
+    /// No header.
+    Nothing,
+    /// A live session of the caller's site: its id and what it carries.
+    Live(String, Session),
+    /// One that does not verify for this site, has expired or was ended: 404.
+    Unknown,
+}
+
+async fn named_session(req: &Request, env: &Env, caller: &Caller) -> Result<Named, ApiError> {
     let Some(id) = header(req, SESSION_HEADER) else {
-        return Ok(Ok(None));
+        return Ok(Named::Nothing);
     };
     Ok(match mcp_sessions::find(env, &caller.site, &id).await? {
-        Some(found) => Ok(Some((id, found))),
-        None => Err(Reply::refuse(
-            404,
-            &Value::Null,
-            INVALID_REQUEST,
-            "Session not found: it ended or expired. Initialize a new one.",
-        )),
+        Some(found) => Named::Live(id, found),
+        None => Named::Unknown,
     })
+}
+
+fn unknown_session() -> Reply {
+    Reply::refuse(
+        404,
+        &Value::Null,
+        INVALID_REQUEST,
+        "Session not found: it ended or expired. Initialize a new one.",
+    )
 }
 
 async fn post(
@@ -150,9 +159,10 @@ async fn post(
         );
         return encode(reply, Format::Json);
     };
-    let session = match session(&req, env, caller).await? {
-        Ok(session) => session.map(|(_, found)| found),
-        Err(reply) => return encode(reply, format),
+    let session = match named_session(&req, env, caller).await? {
+        Named::Nothing => None,
+        Named::Live(_, found) => Some(found),
+        Named::Unknown => return encode(unknown_session(), format),
     };
     if let (Some(found), Some(version)) = (&session, header(&req, VERSION_HEADER))
         && version != found.version
@@ -318,15 +328,15 @@ fn instructions(template: Template, site_name: &str) -> String {
 
 /// `DELETE /mcp`: end the session the request names.
 async fn end(req: &Request, env: &Env, caller: &Caller) -> Result<Response, ApiError> {
-    match session(req, env, caller).await? {
-        Ok(Some((id, found))) => {
+    match named_session(req, env, caller).await? {
+        Named::Live(id, found) => {
             mcp_sessions::end(env, &id, &found).await?;
             Ok(Response::empty()?.with_status(204))
         }
-        Ok(None) => Err(ApiError::bad_request(
+        Named::Nothing => Err(ApiError::bad_request(
             "Name the session to end in Mcp-Session-Id.",
         )),
-        Err(reply) => encode(reply, Format::Json),
+        Named::Unknown => encode(unknown_session(), Format::Json),
     }
 }
 
