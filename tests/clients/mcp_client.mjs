@@ -51,6 +51,10 @@ const out = {};
   out.unknown_tool = await call(client, 'no_such_tool', {});
   out.invalid_arguments = await call(client, 'search_knowledge', { limit: 3 });
   out.warranty = await call(client, 'lookup_warranty', { serial: cfg.serial });
+  out.warranty_unknown = await call(client, 'lookup_warranty', { serial: 'ZZZ-404-NOPE' });
+  out.conversation_unknown = await call(client, 'get_conversation', {
+    conversation_id: 'no-such-conversation',
+  });
   out.send_stateless = await call(client, 'send_message', { message: cfg.message });
   out.send_stored = await call(client, 'send_message', {
     message: cfg.message,

@@ -65,6 +65,10 @@ async def main():
         out["unknown_tool"] = await call(session, "no_such_tool", {})
         out["invalid_arguments"] = await call(session, "search_knowledge", {"limit": 3})
         out["warranty"] = await call(session, "lookup_warranty", {"serial": cfg["serial"]})
+        out["warranty_unknown"] = await call(session, "lookup_warranty", {"serial": "ZZZ-404-NOPE"})
+        out["conversation_unknown"] = await call(
+            session, "get_conversation", {"conversation_id": "no-such-conversation"}
+        )
         out["send_stateless"] = await call(session, "send_message", {"message": cfg["message"]})
         out["send_stored"] = await call(
             session,

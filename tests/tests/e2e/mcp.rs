@@ -210,6 +210,21 @@ fn assert_report(report: &Value, conversation: &str) {
     assert_eq!(warranty["structured"]["product"], "S23 Ultra");
     assert_eq!(warranty["structured"]["warranty_until"], "2026-08-12");
 
+    let unknown = &report["warranty_unknown"];
+    assert_eq!(
+        unknown["is_error"], false,
+        "not found is an answer: {unknown}"
+    );
+    assert_eq!(unknown["structured"]["found"], false);
+    let unknown = &report["conversation_unknown"];
+    assert_eq!(unknown["is_error"], true, "{unknown}");
+    assert!(
+        unknown["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("No conversation")
+    );
+
     let stateless = &report["send_stateless"];
     assert_eq!(stateless["is_error"], false, "{stateless}");
     assert_eq!(stateless["structured"]["answer"], ANSWER);

@@ -227,15 +227,20 @@ fn tools_need_a_live_session_of_the_same_site_and_version() {
         answer.body
     );
 
-    let delete = |key: &str| match agent()
-        .delete(&worker.url("/mcp"))
-        .set("authorization", &format!("Bearer {key}"))
-        .set("mcp-session-id", &session)
-        .call()
-    {
-        Ok(r) | Err(ureq::Error::Status(_, r)) => r.status(),
-        Err(err) => panic!("DELETE /mcp: {err}"),
+    let delete_named = |key: &str, session: Option<&str>| {
+        let mut request = agent()
+            .delete(&worker.url("/mcp"))
+            .set("authorization", &format!("Bearer {key}"));
+        if let Some(session) = session {
+            request = request.set("mcp-session-id", session);
+        }
+        match request.call() {
+            Ok(r) | Err(ureq::Error::Status(_, r)) => r.status(),
+            Err(err) => panic!("DELETE /mcp: {err}"),
+        }
     };
+    let delete = |key: &str| delete_named(key, Some(&session));
+    assert_eq!(delete_named(&a.secret_key, None), 400, "no session named");
     assert_eq!(delete(&b.secret_key), 404, "another site cannot end it");
     assert_eq!(delete(&a.secret_key), 204);
     let answer = post(
