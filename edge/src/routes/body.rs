@@ -25,7 +25,7 @@ pub(crate) async fn json<T: DeserializeOwned>(req: &mut Request) -> Result<T, Ap
 /// The body, refused as soon as it is known to be over [`MAX_BODY_BYTES`]: by its
 /// `Content-Length`, or — when it has none (chunked) — by a running count while it is
 /// read, so an over-long or endless body is never read past the cap.
-async fn capped(req: &mut Request) -> Result<Vec<u8>, ApiError> {
+pub(crate) async fn capped(req: &mut Request) -> Result<Vec<u8>, ApiError> {
     let declared = req
         .headers()
         .get("content-length")

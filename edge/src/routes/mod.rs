@@ -9,6 +9,8 @@ pub(crate) mod body;
 mod conversations;
 mod health;
 mod knowledge;
+mod mcp;
+mod mcp_tools;
 mod stream;
 pub(crate) mod turn_stream;
 mod widget;
@@ -35,6 +37,7 @@ pub(crate) enum Route {
     ConversationDelete,
     WidgetConfig,
     WidgetPanel,
+    Mcp,
     Preflight,
     MethodNotAllowed,
     NotFound,
@@ -67,6 +70,9 @@ impl Route {
             ["conversations", _, "history"] => (Self::ConversationHistory, is(Method::Get)),
             ["widget", "config"] => (Self::WidgetConfig, is(Method::Get)),
             ["chat"] => (Self::WidgetPanel, is(Method::Get) || is(Method::Head)),
+            // Every method reaches the MCP handler: it authenticates first, then answers
+            // the methods it does not serve with 405.
+            ["mcp"] => (Self::Mcp, true),
             _ => return Self::NotFound,
         };
         if is(Method::Options) {
@@ -100,6 +106,7 @@ impl Route {
             Self::ConversationDelete => "conversation_delete",
             Self::WidgetConfig => "widget_config",
             Self::WidgetPanel => "widget_panel",
+            Self::Mcp => "mcp",
             Self::Preflight => "preflight",
             Self::MethodNotAllowed => "method_not_allowed",
             Self::NotFound => "not_found",
@@ -167,6 +174,7 @@ pub(crate) async fn handle(
         }
         Route::WidgetConfig => widget::config(req, env).await,
         Route::WidgetPanel => widget::panel(req, env).await,
+        Route::Mcp => mcp::handle(req, env, rc.ctx).await,
         Route::Preflight => preflight(&req, env).await,
         Route::MethodNotAllowed => Err(ApiError::MethodNotAllowed),
         Route::NotFound => Err(ApiError::NotFound),

@@ -12,6 +12,8 @@ mod hardening_origins;
 mod hardening_turns;
 mod identity;
 mod isolation;
+mod mcp;
+mod mcp_transport;
 mod platform;
 mod real_model;
 mod sites;
