@@ -5,6 +5,7 @@ use worker::{Context, Env, Method, Request, Response};
 use crate::ApiError;
 
 mod admin;
+mod ai_sdk;
 pub(crate) mod body;
 mod conversations;
 mod health;
@@ -35,6 +36,8 @@ pub(crate) enum Route {
     ConversationDelete,
     WidgetConfig,
     WidgetPanel,
+    AiSdkChat,
+    AiSdkResume,
     Preflight,
     MethodNotAllowed,
     NotFound,
@@ -67,6 +70,8 @@ impl Route {
             ["conversations", _, "history"] => (Self::ConversationHistory, is(Method::Get)),
             ["widget", "config"] => (Self::WidgetConfig, is(Method::Get)),
             ["chat"] => (Self::WidgetPanel, is(Method::Get) || is(Method::Head)),
+            ["api", "chat"] => (Self::AiSdkChat, is(Method::Post)),
+            ["api", "chat", _, "stream"] => (Self::AiSdkResume, is(Method::Get)),
             _ => return Self::NotFound,
         };
         if is(Method::Options) {
@@ -100,6 +105,8 @@ impl Route {
             Self::ConversationDelete => "conversation_delete",
             Self::WidgetConfig => "widget_config",
             Self::WidgetPanel => "widget_panel",
+            Self::AiSdkChat => "ai_sdk_chat",
+            Self::AiSdkResume => "ai_sdk_resume",
             Self::Preflight => "preflight",
             Self::MethodNotAllowed => "method_not_allowed",
             Self::NotFound => "not_found",
@@ -167,6 +174,8 @@ pub(crate) async fn handle(
         }
         Route::WidgetConfig => widget::config(req, env).await,
         Route::WidgetPanel => widget::panel(req, env).await,
+        Route::AiSdkChat => ai_sdk::chat(req, env, rc.ctx, rc.request_id).await,
+        Route::AiSdkResume => ai_sdk::resume(req, env).await,
         Route::Preflight => preflight(&req, env).await,
         Route::MethodNotAllowed => Err(ApiError::MethodNotAllowed),
         Route::NotFound => Err(ApiError::NotFound),
