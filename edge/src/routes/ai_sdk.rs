@@ -123,8 +123,12 @@ pub(crate) async fn chat(
         let text = last.text();
         // The message's own id keys the turn: a resend stores nothing twice. Its text is
         // in the key so that an edited message (same id, new text) is a new message.
-        let derived = (!last.id.is_empty())
-            .then(|| format!("ui-{}", &auth::sha256_hex(&format!("{}\n{text}", last.id))[..40]));
+        let derived = (!last.id.is_empty()).then(|| {
+            format!(
+                "ui-{}",
+                &auth::sha256_hex(&format!("{}\n{text}", last.id))[..40]
+            )
+        });
         TurnRun::Stored(TurnInput {
             site_id: site.id.clone(),
             conversation_id: body.id,

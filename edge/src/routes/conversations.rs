@@ -27,8 +27,8 @@ use crate::ApiError;
 use crate::auth::{self, Caller, Visitor};
 use crate::bindings::services::Services;
 use crate::bindings::turn_queue;
-use crate::routes::{ai_sdk, body};
 use crate::routes::turn_stream::{self, TurnRun};
+use crate::routes::{ai_sdk, body};
 use crate::site::SiteAssistant;
 
 /// The longest message a visitor may send, in characters.
