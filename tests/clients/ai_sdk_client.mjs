@@ -9,7 +9,10 @@
 //   {"mode": "format", "url": ".../conversations/{id}/messages?format=ai-sdk",
 //    "headers": {...}, "content": "...", "timeoutMs": 20000}
 //     posts a message and reads the response with the package's UI message stream parser
-//     (`parseJsonEventStream` with `uiMessageChunkSchema`), as the transport does.
+//     (`parseJsonEventStream` with `uiMessageChunkSchema`), as the transport does;
+//   {"mode": "reconnect", "url": ".../api/chat", "headers": {...}, "chatId": "..."}
+//     asks to resume the chat's stream as `useChat({resume: true})` does on load; prints
+//     {"ok", "status", "resumed"}.
 //
 // Either way the parts are assembled by `readUIMessageStream` (what `useChat` uses to build
 // the assistant message). Prints one JSON line: the HTTP status and the stream header, the
@@ -37,6 +40,13 @@ const recordingFetch = async (url, init) => {
 };
 
 async function partsStream() {
+  if (input.mode === 'reconnect') {
+    // `useChat({resume: true})` on load: null when there is no stream to resume.
+    const transport = new DefaultChatTransport({ api: input.url, headers: input.headers, fetch: recordingFetch });
+    const resumed = await transport.reconnectToStream({ chatId: input.chatId, abortSignal: abort.signal });
+    console.log(JSON.stringify({ ok: true, status: response.status, resumed: resumed !== null }));
+    process.exit(0);
+  }
   if (input.mode === 'transport') {
     const transport = new DefaultChatTransport({
       api: input.url,

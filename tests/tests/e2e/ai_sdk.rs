@@ -269,6 +269,16 @@ fn a_browser_may_call_the_chat_route_from_an_allowed_origin_only() {
     );
     assert_eq!(status, 403, "{body}");
     assert!(upstream.chat_requests().is_empty());
+
+    // `useChat({resume: true})` asks for a stream to resume on load: there is none.
+    let (conversation, _) = create_conversation(worker, &site, json!({}));
+    let out = client(json!({
+        "mode": "reconnect",
+        "url": worker.url("/api/chat"),
+        "headers": {"x-api-key": site.public_key, "origin": ORIGIN},
+        "chatId": conversation,
+    }));
+    assert_eq!(out, json!({"ok": true, "status": 204, "resumed": false}));
 }
 
 #[test]
