@@ -2,7 +2,8 @@
 // (tests/tests/e2e/ai_sdk.rs). One JSON argument says what to do:
 //
 //   {"mode": "transport", "url": ".../api/chat", "headers": {...}, "chatId": "...",
-//    "messages": [{"role": "user"|"assistant", "text": "..."}], "timeoutMs": 20000}
+//    "messages": [{"role": "user"|"assistant", "text": "...", "id"?, "parts"?}],
+//    "timeoutMs": 20000}
 //     sends the messages as `useChat` does: `DefaultChatTransport.sendMessages` (its default
 //     body `{id, messages, trigger, messageId}`), UIMessages with ids from the package's
 //     `generateId`;
@@ -56,7 +57,7 @@ async function partsStream() {
     const messages = input.messages.map((m) => ({
       id: m.id ?? generateId(),
       role: m.role,
-      parts: [{ type: 'text', text: m.text }],
+      parts: m.parts ?? [{ type: 'text', text: m.text }],
     }));
     return transport.sendMessages({
       chatId: input.chatId ?? generateId(),

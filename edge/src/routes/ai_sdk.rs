@@ -137,7 +137,8 @@ pub(crate) async fn chat(
         })
     } else {
         let mut messages = Vec::with_capacity(body.messages.len());
-        for message in &body.messages {
+        let last_index = body.messages.len() - 1;
+        for (index, message) in body.messages.iter().enumerate() {
             let role = match message.role.as_str() {
                 "user" => Role::User,
                 "assistant" => Role::Assistant,
@@ -151,7 +152,7 @@ pub(crate) async fn chat(
             let text = message.text();
             // Messages without text (files only, tool calls only) carry nothing the
             // assistant reads; the last one stays, to be refused as empty.
-            if !text.is_empty() || std::ptr::eq(message, last) {
+            if !text.is_empty() || index == last_index {
                 messages.push((role, text));
             }
         }
