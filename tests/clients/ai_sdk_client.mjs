@@ -1,5 +1,5 @@
 // The Vercel AI SDK's own client code against a running Concierge Worker, for the e2e tests
-// (tests/tests/e2e/ai_sdk.rs). One JSON argument says what to do:
+// (tests/tests/e2e/ai_sdk.rs). One JSON value on stdin says what to do:
 //
 //   {"mode": "transport", "url": ".../api/chat", "headers": {...}, "chatId": "...",
 //    "messages": [{"role": "user"|"assistant", "text": "...", "id"?, "parts"?}],
@@ -28,7 +28,9 @@ import {
   uiMessageChunkSchema,
 } from 'ai';
 
-const input = JSON.parse(process.argv[2]);
+let raw = '';
+for await (const piece of process.stdin) raw += piece;
+const input = JSON.parse(raw);
 const started = Date.now();
 const abort = new AbortController();
 const timer = setTimeout(() => abort.abort(new Error('timed out')), input.timeoutMs ?? 20000);

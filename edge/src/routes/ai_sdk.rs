@@ -36,6 +36,11 @@ use crate::routes::conversations::reachable;
 use crate::routes::turn_stream::{self, TurnRun};
 use crate::site::SiteAssistant;
 
+/// Largest chat body accepted: `useChat` sends the whole chat (every message with its
+/// parts) on every turn, which outgrows the other routes' 32 KB within a few dozen
+/// messages.
+const MAX_CHAT_BODY_BYTES: usize = 256 * 1024;
+
 /// The body `DefaultChatTransport` sends (extra fields from the app's `body` are allowed
 /// and ignored).
 #[derive(Debug, Deserialize)]
@@ -96,7 +101,12 @@ pub(crate) async fn chat(
     let caller = auth::site_caller(&req, env, true).await?;
     let visitor = auth::visitor(&req, env, &caller)?;
     let idempotency_key = req.headers().get("idempotency-key").ok().flatten();
-    let body: ChatBody = body::json(&mut req).await?;
+    let body: ChatBody = body::json_up_to(
+        &mut req,
+        MAX_CHAT_BODY_BYTES,
+        "The request body is over 256 KB.",
+    )
+    .await?;
     match body.trigger.as_deref() {
         None | Some("submit-message" | "regenerate-message") => {}
         Some(_) => {

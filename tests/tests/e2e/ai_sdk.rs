@@ -3,7 +3,8 @@
 //! `useChat` sends and parses — against `POST /api/chat`, and the package's stream parser
 //! against `POST /conversations/{id}/messages?format=ai-sdk`.
 
-use std::process::Command;
+use std::io::Write;
+use std::process::{Command, Stdio};
 
 use concierge_e2e::api::{create_conversation, history, site_with_upstream};
 use concierge_e2e::upstream::{Reply, ScriptedUpstream};
@@ -14,17 +15,24 @@ const ORIGIN: &str = "https://shop.example";
 const QUESTION: &str = "tư vấn cấu hình pc chơi game";
 const ANSWER: &str = "Dạ, với 20 triệu em đề xuất cấu hình i5 và RTX 4060 ạ.";
 
-/// Run the client script with `input`; its JSON output.
+/// Run the client script with `input` (on its stdin); its JSON output.
 fn client(input: Value) -> Value {
-    let output = Command::new("sh")
+    let mut child = Command::new("sh")
         .arg("-c")
-        .arg(". \"$CONCIERGE_ROOT/scripts/env.sh\"; exec node tests/clients/ai_sdk_client.mjs \"$1\"")
-        .arg("node")
-        .arg(input.to_string())
+        .arg(". \"$CONCIERGE_ROOT/scripts/env.sh\"; exec node tests/clients/ai_sdk_client.mjs")
         .current_dir(repo_root())
         .env("CONCIERGE_ROOT", repo_root())
-        .output()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .expect("run node");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin
+        .write_all(input.to_string().as_bytes())
+        .expect("write the input");
+    drop(stdin);
+    let output = child.wait_with_output().expect("node's output");
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
@@ -227,6 +235,38 @@ fn use_chat_with_its_own_chat_id_is_stateless() {
         site.id
     ));
     assert_eq!(rows[0]["n"], 0, "a stateless turn stores no conversation");
+}
+
+#[test]
+fn a_long_use_chat_history_is_accepted_up_to_its_cap() {
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    upstream.push(Reply::text(ANSWER));
+    let site = site_with_upstream(worker, "AI SDK long shop", &upstream.base_url, false);
+    // 40 exchanges with long answers, as useChat resends them on every turn: ~120 KB.
+    let long_answer = "Dạ, cấu hình này gồm CPU, mainboard, RAM, SSD và card đồ hoạ ạ. ".repeat(40);
+    let history_of = |exchanges: usize| -> Vec<Value> {
+        let mut messages = Vec::new();
+        for _ in 0..exchanges {
+            messages.push(json!({"role": "user", "text": QUESTION}));
+            messages.push(json!({"role": "assistant", "text": long_answer}));
+        }
+        messages.push(json!({"role": "user", "text": QUESTION}));
+        messages
+    };
+    let messages = history_of(40);
+    assert!(Value::from(messages.clone()).to_string().len() > 100 * 1024);
+    let out = use_chat_messages(worker, &site.public_key, None, &messages);
+    assert_completed(&out, ANSWER);
+
+    // Past 256 KB the request is refused before any turn runs.
+    let out = use_chat_messages(worker, &site.public_key, None, &history_of(100));
+    assert_eq!(
+        (&out["ok"], &out["status"]),
+        (&json!(false), &json!(413)),
+        "{out}"
+    );
+    assert_eq!(upstream.chat_requests().len(), 1);
 }
 
 #[test]
