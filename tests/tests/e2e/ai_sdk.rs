@@ -7,6 +7,8 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 
 use concierge_e2e::api::{create_conversation, history, site_with_upstream};
+
+use super::identity::tokens::{new_token_secret, token_for};
 use concierge_e2e::upstream::{Reply, ScriptedUpstream};
 use concierge_e2e::{TestSite, Worker, agent, into_parts, repo_root};
 use serde_json::{Value, json};
@@ -61,10 +63,25 @@ fn use_chat_messages(
     chat_id: Option<&str>,
     messages: &[Value],
 ) -> Value {
+    use_chat_as(worker, key, None, chat_id, messages)
+}
+
+/// [`use_chat_messages`] with a signed user token (`X-User-Token`), if any.
+fn use_chat_as(
+    worker: &Worker,
+    key: &str,
+    user_token: Option<&str>,
+    chat_id: Option<&str>,
+    messages: &[Value],
+) -> Value {
+    let mut headers = json!({"x-api-key": key, "origin": ORIGIN});
+    if let Some(token) = user_token {
+        headers["x-user-token"] = json!(token);
+    }
     client(json!({
         "mode": "transport",
         "url": worker.url("/api/chat"),
-        "headers": {"x-api-key": key, "origin": ORIGIN},
+        "headers": headers,
         "chatId": chat_id,
         "messages": messages,
         "timeoutMs": 20_000,
@@ -235,6 +252,49 @@ fn use_chat_with_its_own_chat_id_is_stateless() {
         site.id
     ));
     assert_eq!(rows[0]["n"], 0, "a stateless turn stores no conversation");
+}
+
+#[test]
+fn a_user_token_reaches_its_own_conversation_only() {
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    upstream.set_default(Reply::text(ANSWER));
+    let site = site_with_upstream(worker, "AI SDK identity shop", &upstream.base_url, false);
+    let secret = new_token_secret(worker, &site);
+    let (alice, bob) = (token_for(&secret, "alice"), token_for(&secret, "bob"));
+    let (status, body) = into_parts(
+        agent()
+            .post(&worker.url("/conversations"))
+            .set("x-api-key", &site.public_key)
+            .set("origin", ORIGIN)
+            .set("x-user-token", &alice)
+            .send_json(json!({})),
+    );
+    assert_eq!(status, 201, "{body}");
+    let conversation = serde_json::from_str::<Value>(&body).expect("JSON")["conversation_id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let ask = [json!({"role": "user", "text": QUESTION})];
+
+    for (who, token) in [("bob", Some(bob.as_str())), ("anonymous", None)] {
+        let out = use_chat_as(worker, &site.public_key, token, Some(&conversation), &ask);
+        assert_eq!(
+            (&out["ok"], &out["status"]),
+            (&json!(false), &json!(404)),
+            "{who}: {out}"
+        );
+    }
+    assert!(user_messages(worker, &site, &conversation).is_empty());
+    let out = use_chat_as(
+        worker,
+        &site.public_key,
+        Some(&alice),
+        Some(&conversation),
+        &ask,
+    );
+    assert_completed(&out, ANSWER);
+    assert_eq!(user_messages(worker, &site, &conversation), [QUESTION]);
 }
 
 #[test]
