@@ -18,8 +18,8 @@ pub(crate) enum ApiError {
     MethodNotAllowed,
     /// The request is malformed; the message says how.
     BadRequest(String),
-    /// The body is over the limit.
-    PayloadTooLarge,
+    /// The body is over the route's limit; the message says which.
+    PayloadTooLarge(&'static str),
     /// No key, or a key that matches nothing.
     Unauthorized,
     /// An `X-User-Token` that does not verify (malformed, tampered, wrongly signed,
@@ -62,7 +62,7 @@ impl ApiError {
                 "This method is not allowed here.",
             ),
             Self::BadRequest(message) => (400, "bad_request", message),
-            Self::PayloadTooLarge => (413, "payload_too_large", "The request body is over 32 KB."),
+            Self::PayloadTooLarge(message) => (413, "payload_too_large", message),
             Self::Unauthorized => (401, "unauthorized", "A valid API key is required."),
             Self::InvalidUserToken(message) => (401, "invalid_user_token", message),
             Self::Forbidden(message) => (403, "forbidden", message),

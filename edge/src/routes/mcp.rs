@@ -177,7 +177,7 @@ async fn post(
         );
     }
     let visitor = auth::visitor(&req, env, caller)?;
-    let bytes = body::capped(&mut req).await?;
+    let bytes = body::capped(&mut req, body::MAX_BODY_BYTES, body::OVER_MAX_BODY).await?;
     let server = Server {
         tools: ToolContext {
             env,

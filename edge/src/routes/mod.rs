@@ -5,6 +5,7 @@ use worker::{Context, Env, Method, Request, Response};
 use crate::ApiError;
 
 mod admin;
+mod ai_sdk;
 pub(crate) mod body;
 mod conversations;
 mod health;
@@ -38,6 +39,8 @@ pub(crate) enum Route {
     WidgetConfig,
     WidgetPanel,
     Mcp,
+    AiSdkChat,
+    AiSdkResume,
     Preflight,
     MethodNotAllowed,
     NotFound,
@@ -73,6 +76,8 @@ impl Route {
             // Every method reaches the MCP handler: it authenticates first, then answers
             // the methods it does not serve with 405.
             ["mcp"] => (Self::Mcp, true),
+            ["api", "chat"] => (Self::AiSdkChat, is(Method::Post)),
+            ["api", "chat", _, "stream"] => (Self::AiSdkResume, is(Method::Get)),
             _ => return Self::NotFound,
         };
         if is(Method::Options) {
@@ -107,6 +112,8 @@ impl Route {
             Self::WidgetConfig => "widget_config",
             Self::WidgetPanel => "widget_panel",
             Self::Mcp => "mcp",
+            Self::AiSdkChat => "ai_sdk_chat",
+            Self::AiSdkResume => "ai_sdk_resume",
             Self::Preflight => "preflight",
             Self::MethodNotAllowed => "method_not_allowed",
             Self::NotFound => "not_found",
@@ -175,6 +182,8 @@ pub(crate) async fn handle(
         Route::WidgetConfig => widget::config(req, env).await,
         Route::WidgetPanel => widget::panel(req, env).await,
         Route::Mcp => mcp::handle(req, env, rc.ctx).await,
+        Route::AiSdkChat => ai_sdk::chat(req, env, rc.ctx, rc.request_id).await,
+        Route::AiSdkResume => ai_sdk::resume(req, env).await,
         Route::Preflight => preflight(&req, env).await,
         Route::MethodNotAllowed => Err(ApiError::MethodNotAllowed),
         Route::NotFound => Err(ApiError::NotFound),
