@@ -103,6 +103,7 @@ pub mod language;
 #[cfg(feature = "memory")]
 pub mod memory;
 pub mod normalize;
+pub mod openai_api;
 pub mod prompt;
 pub mod retrieval;
 /// Streaming-protocol codecs: SSE, OpenAI chunks, Ollama NDJSON, Concierge's own streams.
