@@ -9,6 +9,7 @@ pub(crate) mod body;
 mod conversations;
 mod health;
 mod knowledge;
+mod openai;
 mod stream;
 pub(crate) mod turn_stream;
 mod widget;
@@ -35,6 +36,10 @@ pub(crate) enum Route {
     ConversationDelete,
     WidgetConfig,
     WidgetPanel,
+    OpenAiModels,
+    OpenAiModel,
+    OpenAiChatCompletions,
+    OpenAiConversation,
     Preflight,
     MethodNotAllowed,
     NotFound,
@@ -67,6 +72,10 @@ impl Route {
             ["conversations", _, "history"] => (Self::ConversationHistory, is(Method::Get)),
             ["widget", "config"] => (Self::WidgetConfig, is(Method::Get)),
             ["chat"] => (Self::WidgetPanel, is(Method::Get) || is(Method::Head)),
+            ["v1", "models"] => (Self::OpenAiModels, is(Method::Get)),
+            ["v1", "models", _] => (Self::OpenAiModel, is(Method::Get)),
+            ["v1", "chat", "completions"] => (Self::OpenAiChatCompletions, is(Method::Post)),
+            ["v1", "conversations", _] => (Self::OpenAiConversation, is(Method::Get)),
             _ => return Self::NotFound,
         };
         if is(Method::Options) {
@@ -100,6 +109,10 @@ impl Route {
             Self::ConversationDelete => "conversation_delete",
             Self::WidgetConfig => "widget_config",
             Self::WidgetPanel => "widget_panel",
+            Self::OpenAiModels => "openai_models",
+            Self::OpenAiModel => "openai_model",
+            Self::OpenAiChatCompletions => "openai_chat_completions",
+            Self::OpenAiConversation => "openai_conversation",
             Self::Preflight => "preflight",
             Self::MethodNotAllowed => "method_not_allowed",
             Self::NotFound => "not_found",
@@ -167,10 +180,27 @@ pub(crate) async fn handle(
         }
         Route::WidgetConfig => widget::config(req, env).await,
         Route::WidgetPanel => widget::panel(req, env).await,
+        Route::OpenAiModels => openai::models(req, env).await,
+        Route::OpenAiModel => {
+            let id = segment(&req, 2);
+            openai::model(req, env, &id).await
+        }
+        Route::OpenAiChatCompletions => {
+            openai::chat_completions(req, env, rc.ctx, rc.request_id).await
+        }
+        Route::OpenAiConversation => {
+            let id = segment(&req, 2);
+            openai::conversation(req, env, &id).await
+        }
         Route::Preflight => preflight(&req, env).await,
         Route::MethodNotAllowed => Err(ApiError::MethodNotAllowed),
         Route::NotFound => Err(ApiError::NotFound),
     }
+}
+
+/// Whether errors on `path` take OpenAI's shape (the OpenAI-compatible API, `/v1/…`).
+pub(crate) fn openai_shaped(path: &str) -> bool {
+    path == "/v1" || path.starts_with("/v1/")
 }
 
 /// The request's `Origin` when some site allows it (CORS applies to those only).
