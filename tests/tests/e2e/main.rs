@@ -12,6 +12,7 @@ mod hardening_origins;
 mod hardening_turns;
 mod identity;
 mod isolation;
+mod openai_api;
 mod platform;
 mod real_model;
 mod sites;
