@@ -10,6 +10,8 @@
 //! becomes the finish (`"stop"`: the server ran any tools itself, so the client has none to
 //! call) with the turn's usage. `Started`, tool calls, progress and payloads have no place
 //! in this format and are left out: an OpenAI client gets the answer's text and its end.
+//! [`OpenAiChunkEncoder::with_chat_id`] adds Concierge's one extension, a `chat_id` field
+//! naming the stored conversation, to every frame.
 //!
 //! A failure (a turn's `Failed`, or [`TurnEncoder::close`] without a terminal event) is the
 //! in-stream error object OpenAI itself sends, `data: {"error":{"message","type":
