@@ -258,11 +258,11 @@ fn the_official_python_client_lists_completes_continues_and_is_refused_where_it_
     // A stored turn that fails after storing its message: not retried by the client, so
     // the message is stored once (and marked).
     assert_raised(&r["b_failing"], "InternalServerError", 502, "model_failed");
-    assert_eq!(r["b_failing"]["should_retry"], "false");
     let stored = history(worker, &other.secret_key, &chat_b);
     let users: Vec<&Value> = stored.iter().filter(|m| m["role"] == "user").collect();
     assert_eq!(users.len(), 1, "{stored:#?}");
     assert_eq!(users[0]["metadata"]["answer_failed"], "model_failed");
+    assert_eq!(r["b_failing"]["should_retry"], "false");
 }
 
 #[test]
