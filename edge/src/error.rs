@@ -34,8 +34,8 @@ pub(crate) enum ApiError {
     /// the response tells clients not to retry (`x-should-retry: false`); a retry with the
     /// same `Idempotency-Key` is safe.
     AfterStore(Box<ApiError>),
-    /// The body is over the limit.
-    PayloadTooLarge,
+    /// The body is over the route's limit; the message says which.
+    PayloadTooLarge(&'static str),
     /// No key, or a key that matches nothing.
     Unauthorized,
     /// An `X-User-Token` that does not verify (malformed, tampered, wrongly signed,
@@ -85,7 +85,7 @@ impl ApiError {
             ),
             Self::UnknownConversation => (404, "conversation_not_found", "No such conversation."),
             Self::AfterStore(error) => error.parts(),
-            Self::PayloadTooLarge => (413, "payload_too_large", "The request body is over 32 KB."),
+            Self::PayloadTooLarge(message) => (413, "payload_too_large", message),
             Self::Unauthorized => (401, "unauthorized", "A valid API key is required."),
             Self::InvalidUserToken(message) => (401, "invalid_user_token", message),
             Self::Forbidden(message) => (403, "forbidden", message),

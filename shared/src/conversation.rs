@@ -176,6 +176,10 @@ pub struct StoredMessage {
     /// [`chat_history`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_steps: Vec<ToolStep>,
+    /// On an assistant reply: the structured content sent with it (lists, tables, charts,
+    /// sources…), in the order it was sent; empty for text-only replies.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub payloads: Vec<crate::payload::Payload>,
 }
 
 impl StoredMessage {

@@ -6,8 +6,9 @@
 //! chat model's streamed events ([`chat`]), the conversation model ([`conversation`]), the
 //! boundary traits through which the engine reaches the world ([`boundary`]), the agent
 //! graph ([`graph`]), the assistant templates ([`flows`]), intent classification
-//! ([`intent`]), prompt material ([`prompt`]), retrieval ([`retrieval`]) and the
-//! streaming-protocol codecs ([`stream`]). The Worker (`edge`) implements the boundaries
+//! ([`intent`]), prompt material ([`prompt`]), retrieval ([`retrieval`]), the
+//! streaming-protocol codecs ([`stream`]), the MCP server's protocol decisions
+//! ([`mcp`]) and the OpenAI-compatible API's requests and answers ([`openai_api`]). The Worker (`edge`) implements the boundaries
 //! over fetch/D1/KV/Vectorize/Queues; tests use the in-memory ones (module `memory`,
 //! feature `memory`).
 //!
@@ -100,10 +101,12 @@ pub mod graph;
 pub mod identity;
 pub mod intent;
 pub mod language;
+pub mod mcp;
 #[cfg(feature = "memory")]
 pub mod memory;
 pub mod normalize;
 pub mod openai_api;
+pub mod payload;
 pub mod prompt;
 pub mod retrieval;
 /// Streaming-protocol codecs: SSE, OpenAI chunks, Ollama NDJSON, Concierge's own streams.

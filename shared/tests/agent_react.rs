@@ -4,9 +4,7 @@
 //! timeouts end in a clear outcome, never a hang.
 #![allow(clippy::unwrap_used)]
 
-use concierge_core::agent::{
-    ReactConfig, ReactEnd, Tool, ToolError, ToolFuture, ToolRegistry, run_react,
-};
+use concierge_core::agent::{ReactConfig, ReactEnd, Tool, ToolFuture, ToolRegistry, run_react};
 use concierge_core::boundary::{ChatRequest, ConversationStore, Timer};
 use concierge_core::chat::{ChatMessage, Role};
 use concierge_core::conversation::{
@@ -19,49 +17,8 @@ use concierge_core::stream::openai::ChatRequestBuilder;
 use concierge_core::turn::TurnEvent;
 use serde_json::{Value, json};
 
-/// Sums a column; only `revenue` exists.
-struct SumColumn;
-
-impl Tool for SumColumn {
-    fn name(&self) -> &str {
-        "sum_column"
-    }
-    fn description(&self) -> &str {
-        "Sums one column of the sales sheet."
-    }
-    fn parameters(&self) -> Value {
-        json!({"type":"object","properties":{"column":{"type":"string"}},"required":["column"]})
-    }
-    fn call(&self, arguments: Value) -> ToolFuture<'_> {
-        Box::pin(async move {
-            match arguments["column"].as_str() {
-                Some("revenue") => Ok(json!({"sum": 1200})),
-                Some(other) => Err(ToolError::new(format!(
-                    "unknown column: {other}; columns: revenue"
-                ))),
-                None => Err(ToolError::new("missing argument: column")),
-            }
-        })
-    }
-}
-
-/// Lists the sheets.
-struct ListSheets;
-
-impl Tool for ListSheets {
-    fn name(&self) -> &str {
-        "list_sheets"
-    }
-    fn description(&self) -> &str {
-        "Lists the synced sheets."
-    }
-    fn parameters(&self) -> Value {
-        json!({"type":"object","properties":{}})
-    }
-    fn call(&self, _arguments: Value) -> ToolFuture<'_> {
-        Box::pin(async { Ok(json!(["sales"])) })
-    }
-}
+mod tools;
+use tools::{ListSheets, SumColumn};
 
 /// Takes a minute; its own timeout is 50 ms.
 struct Slow<'t> {
@@ -102,6 +59,7 @@ fn message(id: &str, role: Role, kind: MessageKind, content: &str) -> StoredMess
         metadata: Metadata::new(),
         created_at: 0,
         tool_steps: Vec::new(),
+        payloads: Vec::new(),
     }
 }
 

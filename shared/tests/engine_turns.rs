@@ -1,10 +1,11 @@
 //! The engine's generic turn with the in-memory platform: a tool-using template built on
 //! it (ReAct through a whole turn: tool rounds stored and replayed into the next prompt;
-//! the step cap and the error budget end the turn with the template's sentence), stateless
-//! turns, and the one embedding policy over every kind of stored message.
+//! the step cap and the error budget end the turn with the template's sentence), payloads
+//! sent, stored and replayed, stateless turns, and the one embedding policy over every kind
+//! of stored message.
 #![allow(clippy::unwrap_used)]
 
-use concierge_core::agent::{ReactConfig, Tool, ToolError, ToolFuture, ToolRegistry};
+use concierge_core::agent::{ReactConfig, ToolRegistry};
 use concierge_core::boundary::ChatRequest;
 use concierge_core::chat::{ChatMessage, Role};
 use concierge_core::conversation::{
@@ -17,53 +18,15 @@ use concierge_core::error::{ChatModelError, ChatModelErrorKind, Error};
 use concierge_core::flows::shop::ShopConfig;
 use concierge_core::graph::block_on;
 use concierge_core::memory::{MemoryBackend, Script};
+use concierge_core::payload::{ColumnKind, Payload, TableColumn, TablePayload};
 use concierge_core::template::Template;
 use concierge_core::turn::{TurnEvent, TurnInput};
-use serde_json::{Value, json};
+use serde_json::json;
+
+mod tools;
+use tools::{ListSheets, SumColumn};
 
 const SITE: &str = "site-1";
-
-/// Sums a column of the sales sheet; only `revenue` exists.
-struct SumColumn;
-
-impl Tool for SumColumn {
-    fn name(&self) -> &str {
-        "sum_column"
-    }
-    fn description(&self) -> &str {
-        "Sums one column of the sales sheet."
-    }
-    fn parameters(&self) -> Value {
-        json!({"type":"object","properties":{"column":{"type":"string"}},"required":["column"]})
-    }
-    fn call(&self, arguments: Value) -> ToolFuture<'_> {
-        Box::pin(async move {
-            match arguments["column"].as_str() {
-                Some("revenue") => Ok(json!({"sum": 1200})),
-                Some(other) => Err(ToolError::new(format!("unknown column: {other}"))),
-                None => Err(ToolError::new("missing argument: column")),
-            }
-        })
-    }
-}
-
-/// Lists the synced sheets.
-struct ListSheets;
-
-impl Tool for ListSheets {
-    fn name(&self) -> &str {
-        "list_sheets"
-    }
-    fn description(&self) -> &str {
-        "Lists the synced sheets."
-    }
-    fn parameters(&self) -> Value {
-        json!({"type":"object","properties":{}})
-    }
-    fn call(&self, _arguments: Value) -> ToolFuture<'_> {
-        Box::pin(async { Ok(json!(["sales"])) })
-    }
-}
 
 /// A small tool-using template on the engine: a system prompt, the stored history (tool
 /// rounds included) and the ReAct answer step.
@@ -212,13 +175,16 @@ fn a_tool_using_turn_stores_its_rounds_and_the_next_turn_replays_them() {
         } => Some(output.clone()),
         _ => None,
     });
-    assert_eq!(failed_call, Some(json!("unknown column: revenu")));
+    assert_eq!(
+        failed_call,
+        Some(json!("unknown column: revenu; columns: revenue"))
+    );
     // The error went back to the model as the call's result.
     let second = &backend.model.requests()[1];
     let fed_back = second.messages.last().unwrap();
     assert_eq!(
         (fed_back.role, fed_back.content.as_str()),
-        (Role::Tool, "unknown column: revenu")
+        (Role::Tool, "unknown column: revenu; columns: revenue")
     );
 
     // Stored: the visitor's message, then the answer with both tool rounds.
@@ -407,4 +373,172 @@ fn one_embedding_policy_decides_what_is_queued_and_what_stores_record() {
             message.content
         );
     }
+}
+
+/// A template that sends a table with its streamed answer.
+struct Report {
+    turn: TurnConfig,
+}
+
+fn table() -> Payload {
+    let mut row = serde_json::Map::new();
+    row.insert("month".into(), json!("2026-10"));
+    row.insert("revenue".into(), json!(1200));
+    Payload::Table(TablePayload {
+        columns: vec![
+            TableColumn {
+                key: "month".into(),
+                label: "Tháng".into(),
+                column_type: ColumnKind::Date,
+            },
+            TableColumn {
+                key: "revenue".into(),
+                label: "Doanh thu".into(),
+                column_type: ColumnKind::Number,
+            },
+        ],
+        rows: vec![row],
+        preview_limit: None,
+    })
+}
+
+impl Assistant for Report {
+    fn template(&self) -> Template {
+        Template::Analyst
+    }
+    fn config(&self) -> &TurnConfig {
+        &self.turn
+    }
+    fn greeting(&self, _language: Language) -> &str {
+        "Chào anh/chị."
+    }
+    async fn answer<P: Platform>(
+        &self,
+        platform: &P,
+        turn: &mut Turn<'_>,
+    ) -> Result<Answer, Error> {
+        let request = ChatRequest {
+            messages: chat_history(&turn.history),
+            ..ChatRequest::default()
+        };
+        turn.payload(table());
+        let answered = engine::stream_answer(platform, turn, &request, Metadata::new()).await?;
+        Ok(Answer {
+            reply: answered.reply,
+            intent: None,
+            confidence: None,
+            usage: answered.usage,
+            route: vec!["report"],
+        })
+    }
+}
+
+#[test]
+fn payloads_are_sent_stored_with_the_reply_and_replayed() {
+    let backend = MemoryBackend::default();
+    let report = Report {
+        turn: TurnConfig::default(),
+    };
+    let id = conversation(&backend, &report);
+    backend.model.reply(&["Doanh thu tháng 10 ", "là 1200."]);
+    let input = TurnInput {
+        site_id: SITE.into(),
+        conversation_id: id.clone(),
+        text: "Doanh thu tháng 10?".into(),
+        idempotency_key: Some("report-1".into()),
+    };
+    let mut events = Vec::new();
+    let outcome = block_on(engine::run_turn(&backend, &report, &input, &mut events)).unwrap();
+    assert_eq!(
+        names(&events),
+        ["started", "payload", "chunk", "chunk", "completed"]
+    );
+    let TurnEvent::Payload { kind, data } = &events[1] else {
+        panic!("a payload")
+    };
+    assert_eq!(kind, "table");
+    assert_eq!(data["rows"][0]["revenue"], json!(1200));
+    assert_eq!(data["columns"][1]["type"], json!("number"));
+    let stored = backend.store.messages(Scope::new(SITE, &id));
+    assert_eq!(stored.last().unwrap().payloads, [table()]);
+    assert_eq!(outcome.reply.payloads, [table()]);
+
+    // A repeat with the same key replays the text and the payload, without the model.
+    let mut replay = Vec::new();
+    block_on(engine::run_turn(&backend, &report, &input, &mut replay)).unwrap();
+    assert_eq!(names(&replay), ["started", "chunk", "payload", "completed"]);
+    assert_eq!(replay[2], events[1]);
+    assert_eq!(backend.model.requests().len(), 1);
+}
+
+#[test]
+fn every_payload_kind_has_one_wire_shape() {
+    use concierge_core::payload::{
+        ChartKind, ChartPayload, ChartSeries, ControlPayload, Evidence, ListItem, ListPayload,
+        Source,
+    };
+    let payloads = [
+        Payload::List(ListPayload {
+            items: vec![ListItem {
+                id: "123".into(),
+                title: "Phòng trọ ABC".into(),
+                path: "/rooms/123".into(),
+                entity: "room".into(),
+                subtitle: None,
+            }],
+            total: 5,
+        }),
+        table(),
+        Payload::Chart(ChartPayload {
+            chart: ChartKind::Bar,
+            title: None,
+            labels: vec!["Q1".into(), "Q2".into()],
+            series: vec![ChartSeries {
+                name: "Doanh thu".into(),
+                values: vec![1.5, 2.0],
+            }],
+            alt: "Doanh thu tăng từ 1,5 lên 2".into(),
+        }),
+        Payload::Sources(vec![Source {
+            title: "Nha khoa".into(),
+            url: "https://example.com/a".into(),
+            snippet: None,
+        }]),
+        Payload::Evidence(vec![Evidence {
+            claim: "Nên đánh răng hai lần mỗi ngày".into(),
+            sources: vec![0],
+            confidence: Some(0.9),
+        }]),
+        Payload::FollowUps(vec!["Giá bao nhiêu?".into()]),
+        Payload::Control(ControlPayload {
+            reason: "CLARIFICATION".into(),
+            questions: vec!["Quận nào ạ?".into()],
+        }),
+    ];
+    let kinds: Vec<&str> = payloads.iter().map(Payload::kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            "list",
+            "table",
+            "chart",
+            "sources",
+            "evidence",
+            "follow_ups",
+            "control"
+        ]
+    );
+    for payload in &payloads {
+        // The stored form is {"kind", "data"}, the event carries the same two, and the
+        // stored form reads back to the same payload.
+        let stored = serde_json::to_value(payload).unwrap();
+        let TurnEvent::Payload { kind, data } = payload.to_event() else {
+            panic!("a payload event")
+        };
+        assert_eq!(stored, json!({"kind": kind, "data": data}));
+        assert_eq!(&serde_json::from_value::<Payload>(stored).unwrap(), payload);
+    }
+    let chart = serde_json::to_value(&payloads[2]).unwrap();
+    assert_eq!(chart["data"]["chart"], json!("bar"));
+    assert_eq!(chart["data"]["series"][0]["values"], json!([1.5, 2.0]));
 }

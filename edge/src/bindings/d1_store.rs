@@ -54,7 +54,7 @@ const CONVERSATION_SQL: &str = "SELECT id, site_id, user_id, identity, language,
 /// The columns a [`MessageRow`] reads.
 macro_rules! message_columns {
     () => {
-        "id, seq, role, kind, content, metadata, created_at, reply_id, tool_steps"
+        "id, seq, role, kind, content, metadata, created_at, reply_id, tool_steps, payloads"
     };
 }
 
@@ -119,6 +119,9 @@ pub(crate) struct MessageRow {
     /// An assistant reply: its tool rounds as JSON (migration 0009), `NULL` without tools.
     #[serde(default)]
     pub tool_steps: Option<String>,
+    /// An assistant reply: its payloads as JSON (migration 0010), `NULL` without any.
+    #[serde(default)]
+    pub payloads: Option<String>,
 }
 
 impl MessageRow {
@@ -140,6 +143,10 @@ impl MessageRow {
             None | Some("") => Vec::new(),
             Some(json) => serde_json::from_str(json).map_err(|_| corrupt("tool steps"))?,
         };
+        let payloads = match self.payloads.as_deref() {
+            None | Some("") => Vec::new(),
+            Some(json) => serde_json::from_str(json).map_err(|_| corrupt("payloads"))?,
+        };
         Ok(StoredMessage {
             id: self.id,
             seq: self.seq as u64,
@@ -149,6 +156,7 @@ impl MessageRow {
             metadata,
             created_at: self.created_at as u64,
             tool_steps,
+            payloads,
         })
     }
 }

@@ -3,6 +3,7 @@
 //! - `POST /conversations/{id}/messages` → the native SSE stream of the turn, or with
 //!   `Prefer: respond-async` → 202 `{"message_id"}` and the answer, produced on the turn
 //!   queue, lands in history; `Idempotency-Key` makes either safe to repeat;
+//!   `?format=ai-sdk` streams the turn as the AI SDK's UI message stream instead;
 //! - `GET /conversations/{id}/history`.
 //!
 //! Identity: a conversation is bound to the identity it was created with (a signed user
@@ -26,8 +27,8 @@ use crate::ApiError;
 use crate::auth::{self, Caller, Visitor};
 use crate::bindings::services::Services;
 use crate::bindings::turn_queue;
-use crate::routes::body;
 use crate::routes::turn_stream::{self, TurnRun};
+use crate::routes::{ai_sdk, body};
 use crate::site::SiteAssistant;
 
 /// The longest message a visitor may send, in characters.
@@ -101,14 +102,20 @@ impl CreateBody {
 
 /// A stored message as the API shows it.
 pub(crate) fn message_json(message: &StoredMessage) -> serde_json::Value {
-    serde_json::json!({
+    let mut json = serde_json::json!({
         "id": message.id,
         "role": message.role,
         "content": message.content,
         "kind": message.kind.as_str(),
         "created_at": message.created_at,
         "metadata": message.metadata,
-    })
+    });
+    // A reply's structured content, as its `payload` events carried it (tool rounds stay
+    // internal: they are the model's working, not the visitor's answer).
+    if !message.payloads.is_empty() {
+        json["payloads"] = serde_json::to_value(&message.payloads).unwrap_or_default();
+    }
+    json
 }
 
 /// `POST /conversations`.
@@ -211,6 +218,7 @@ pub(crate) async fn post_message(
 ) -> Result<Response, ApiError> {
     let caller = auth::site_caller(&req, env, true).await?;
     let visitor = auth::visitor(&req, env, &caller)?;
+    let ai_sdk = ai_sdk_format(&req)?;
     let respond_async = req.headers().get("prefer").ok().flatten().is_some_and(|p| {
         p.split([',', ';'])
             .any(|t| t.trim().eq_ignore_ascii_case("respond-async"))
@@ -247,10 +255,27 @@ pub(crate) async fn post_message(
     };
     if respond_async {
         accept(env, ctx, &services, &assistant, &input).await
+    } else if ai_sdk {
+        let run = TurnRun::Stored(input);
+        ai_sdk::stream(ctx, services, assistant, run, request_id).await
     } else {
         let encoder = NativeEncoder::new().with_request_id(request_id.to_string());
         let run = TurnRun::Stored(input);
         turn_stream::respond(ctx, services, assistant, run, encoder, request_id).await
+    }
+}
+
+/// Whether the query asks for the AI SDK's UI message stream (`?format=ai-sdk`) rather
+/// than the native stream (no `format`, or `format=native`); any other format is 400.
+fn ai_sdk_format(req: &Request) -> Result<bool, ApiError> {
+    let url = req.url()?;
+    let format = url.query_pairs().find(|(name, _)| name == "format");
+    match format.as_ref().map(|(_, value)| value.as_ref()) {
+        None | Some("native") => Ok(false),
+        Some("ai-sdk") => Ok(true),
+        Some(_) => Err(ApiError::bad_request(
+            "`format` must be \"native\" or \"ai-sdk\".",
+        )),
     }
 }
 
@@ -348,7 +373,7 @@ pub(crate) async fn delete(
 
 /// 404 unless conversation `conversation_id` of site `site_id` exists and `visitor` may
 /// reach it.
-async fn reachable(
+pub(crate) async fn reachable(
     services: &Services,
     site_id: &str,
     conversation_id: &str,

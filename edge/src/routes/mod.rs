@@ -5,10 +5,13 @@ use worker::{Context, Env, Method, Request, Response};
 use crate::ApiError;
 
 mod admin;
+mod ai_sdk;
 pub(crate) mod body;
 mod conversations;
 mod health;
 mod knowledge;
+mod mcp;
+mod mcp_tools;
 mod openai;
 mod stream;
 pub(crate) mod turn_stream;
@@ -40,6 +43,9 @@ pub(crate) enum Route {
     OpenAiModel,
     OpenAiChatCompletions,
     OpenAiConversation,
+    Mcp,
+    AiSdkChat,
+    AiSdkResume,
     Preflight,
     MethodNotAllowed,
     NotFound,
@@ -76,6 +82,11 @@ impl Route {
             ["v1", "models", _] => (Self::OpenAiModel, is(Method::Get)),
             ["v1", "chat", "completions"] => (Self::OpenAiChatCompletions, is(Method::Post)),
             ["v1", "conversations", _] => (Self::OpenAiConversation, is(Method::Get)),
+            // Every method reaches the MCP handler: it authenticates first, then answers
+            // the methods it does not serve with 405.
+            ["mcp"] => (Self::Mcp, true),
+            ["api", "chat"] => (Self::AiSdkChat, is(Method::Post)),
+            ["api", "chat", _, "stream"] => (Self::AiSdkResume, is(Method::Get)),
             _ => return Self::NotFound,
         };
         if is(Method::Options) {
@@ -113,6 +124,9 @@ impl Route {
             Self::OpenAiModel => "openai_model",
             Self::OpenAiChatCompletions => "openai_chat_completions",
             Self::OpenAiConversation => "openai_conversation",
+            Self::Mcp => "mcp",
+            Self::AiSdkChat => "ai_sdk_chat",
+            Self::AiSdkResume => "ai_sdk_resume",
             Self::Preflight => "preflight",
             Self::MethodNotAllowed => "method_not_allowed",
             Self::NotFound => "not_found",
@@ -192,6 +206,9 @@ pub(crate) async fn handle(
             let id = segment(&req, 2);
             openai::conversation(req, env, &id).await
         }
+        Route::Mcp => mcp::handle(req, env, rc.ctx).await,
+        Route::AiSdkChat => ai_sdk::chat(req, env, rc.ctx, rc.request_id).await,
+        Route::AiSdkResume => ai_sdk::resume(req, env).await,
         Route::Preflight => preflight(&req, env).await,
         Route::MethodNotAllowed => Err(ApiError::MethodNotAllowed),
         Route::NotFound => Err(ApiError::NotFound),

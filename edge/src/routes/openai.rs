@@ -42,6 +42,10 @@ use crate::site::{Site, SiteAssistant};
 /// The response header naming the stored conversation a turn used.
 const CHAT_ID_HEADER: &str = "x-concierge-chat-id";
 
+/// Largest `/v1/chat/completions` body: a stateless client sends the whole history each
+/// time (the engine keeps its last messages, up to the template's history window).
+const MAX_COMPLETION_BODY_BYTES: usize = 256 * 1024;
+
 /// The site's assistant as a model object.
 fn model_json(site: &Site) -> serde_json::Value {
     json!({
@@ -131,7 +135,12 @@ pub(crate) async fn chat_completions(
     let caller = auth::site_caller(&req, env, false).await?;
     let visitor = auth::visitor(&req, env, &caller)?;
     let idempotency_key = req.headers().get("idempotency-key").ok().flatten();
-    let body: ChatCompletionBody = body::json(&mut req).await?;
+    let body: ChatCompletionBody = body::json_up_to(
+        &mut req,
+        MAX_COMPLETION_BODY_BYTES,
+        "The request body is over 256 KB.",
+    )
+    .await?;
     let request = body
         .validate()
         .map_err(|why| ApiError::BadField(why.param(), why.to_string()))?;

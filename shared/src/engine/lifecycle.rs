@@ -168,6 +168,9 @@ async fn streamed<P: Platform, A: Assistant>(
                     text: reply.content.clone(),
                 });
             }
+            for payload in &reply.payloads {
+                sink.emit(payload.to_event());
+            }
             let (intent, confidence) = assistant.stored_intent(&reply);
             return Ok(TurnOutcome {
                 user_message_id: start.message.id,
@@ -277,6 +280,7 @@ pub(super) async fn answer<P: Platform, A: Assistant>(
         retrievable,
         sink,
         mode,
+        payloads: Vec::new(),
     };
     let answered = assistant.answer(platform, &mut turn).await;
     // A changed language is remembered after the answer, off the time-to-first-token path
@@ -381,6 +385,7 @@ pub(super) fn assistant_message(
         metadata: Metadata::new(),
         created_at,
         tool_steps: Vec::new(),
+        payloads: Vec::new(),
     }
 }
 

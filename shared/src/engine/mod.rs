@@ -49,6 +49,7 @@ use crate::chat::Usage;
 use crate::conversation::{Conversation, Language, Scope, StoredMessage};
 use crate::error::Error;
 use crate::identity::UserIdentity;
+use crate::payload::Payload;
 use crate::retrieval::RetrievalOptions;
 use crate::template::Template;
 use crate::turn::TurnSink;
@@ -205,12 +206,21 @@ pub struct Turn<'t> {
     pub sink: &'t mut dyn TurnSink,
     /// How the turn keeps what it produces.
     pub mode: TurnMode,
+    /// The payloads sent so far, stored with the reply.
+    pub(crate) payloads: Vec<Payload>,
 }
 
 impl Turn<'_> {
     /// The store scope of this turn.
     pub fn scope(&self) -> Scope<'_> {
         self.conversation.scope()
+    }
+
+    /// Sends structured content with the answer: emitted now as a `payload` event, and
+    /// stored with the reply (history and replays carry it).
+    pub fn payload(&mut self, payload: Payload) {
+        self.sink.emit(payload.to_event());
+        self.payloads.push(payload);
     }
 
     /// The verified identity of the visitor (from a signed user token or a secret-key

@@ -34,6 +34,7 @@ pub async fn store_reply<P: Platform>(
     let mut message = assistant_message(turn.reply_id.clone(), kind, content, now);
     message.metadata = metadata;
     message.tool_steps = tool_steps;
+    message.payloads = turn.payloads.clone();
     let scope = turn.scope();
     if turn.mode == TurnMode::Stateless {
         message.seq = turn.message_seq + 1;

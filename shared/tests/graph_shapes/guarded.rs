@@ -93,6 +93,7 @@ impl Flow for GuardedFlow<'_> {
                         metadata: Metadata::new(),
                         created_at: 0,
                         tool_steps: Vec::new(),
+                        payloads: Vec::new(),
                     };
                     self.store.append_message(scope, &message).await.unwrap();
                 }

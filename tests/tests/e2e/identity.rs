@@ -100,5 +100,5 @@ fn an_unbuilt_template_is_refused_with_what_exists_and_the_site_keeps_running_sh
     assert_eq!(streamed_text(&events), "Dạ, bên em giao hàng toàn quốc ạ.");
 }
 
-mod tokens;
+pub(crate) mod tokens;
 mod widget;

@@ -2,6 +2,7 @@
 //! on first use, stopped when the binary exits) and the suite pays its start-up once.
 //! Each test creates its own site, so tests stay independent while running in parallel.
 
+mod ai_sdk;
 mod browser;
 mod conversations;
 mod dev_command;
@@ -12,6 +13,8 @@ mod hardening_origins;
 mod hardening_turns;
 mod identity;
 mod isolation;
+mod mcp;
+mod mcp_transport;
 mod openai_api;
 mod platform;
 mod real_model;

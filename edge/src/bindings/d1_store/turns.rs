@@ -106,10 +106,10 @@ macro_rules! insert_message_sql {
     ($guard:literal) => {
         concat!(
             "INSERT INTO messages (id, site_id, conversation_id, seq, role, kind, content, \
-             metadata, embedding_status, created_at, reply_id, idempotency_key, tool_steps) \
+             metadata, embedding_status, created_at, reply_id, idempotency_key, tool_steps, payloads) \
              SELECT ?1, ?2, ?3, COALESCE((SELECT MAX(seq) FROM messages \
              WHERE conversation_id = ?3 AND site_id = ?2), 0) + 1, \
-             ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?13 \
+             ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?13, ?14 \
              WHERE EXISTS (SELECT 1 FROM conversations WHERE id = ?3 AND site_id = ?2)",
             $guard,
             " RETURNING seq"
@@ -146,13 +146,9 @@ impl D1Store {
         let embedding = super::status_str(embedding_policy(message));
         let optional = |value: Option<&str>| value.map_or(JsValue::NULL, JsValue::from);
         // `?13`: the reply's tool rounds (migration 0009), `NULL` without tools.
-        let tool_steps = if message.tool_steps.is_empty() {
-            JsValue::NULL
-        } else {
-            serde_json::to_string(&message.tool_steps)
-                .map_err(|e| ServiceError::new(ServiceErrorKind::Invalid, e.to_string()))?
-                .into()
-        };
+        let tool_steps = json_or_null(&message.tool_steps)?;
+        // `?14`: the reply's payloads (migration 0010), `NULL` without any.
+        let payloads = json_or_null(&message.payloads)?;
         let mut params = vec![
             message.id.as_str().into(),
             scope.site_id.into(),
@@ -192,6 +188,7 @@ impl D1Store {
                 )
             }
         };
+        params.push(payloads);
         self.db.prepare(sql).bind(&params).map_err(service_error)
     }
 
@@ -486,4 +483,14 @@ fn retrievable(result: &D1Result) -> Result<bool, ServiceError> {
         .map_err(service_error)?
         .first()
         .is_none_or(|r| r.retrievable != 0.0))
+}
+
+/// A list as a JSON column value, `NULL` when empty.
+fn json_or_null<T: serde::Serialize>(items: &[T]) -> Result<JsValue, ServiceError> {
+    if items.is_empty() {
+        return Ok(JsValue::NULL);
+    }
+    serde_json::to_string(items)
+        .map(JsValue::from)
+        .map_err(|e| ServiceError::new(ServiceErrorKind::Invalid, e.to_string()))
 }

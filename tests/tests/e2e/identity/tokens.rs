@@ -33,12 +33,12 @@ fn mint(secret: &str, claims: &Value) -> String {
     format!("{payload}.{signature}")
 }
 
-pub(super) fn token_for(secret: &str, sub: &str) -> String {
+pub(crate) fn token_for(secret: &str, sub: &str) -> String {
     mint(secret, &json!({"sub": sub, "exp": now_secs() + 600}))
 }
 
 /// `POST /admin/site/user-token-secret`: the new secret.
-pub(super) fn new_token_secret(worker: &Worker, site: &TestSite) -> String {
+pub(crate) fn new_token_secret(worker: &Worker, site: &TestSite) -> String {
     let (status, body) = into_parts(
         agent()
             .post(&worker.url("/admin/site/user-token-secret"))

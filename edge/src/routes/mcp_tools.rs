@@ -1,0 +1,205 @@
+//! The MCP tools, run for one site (the key's): knowledge search (what `POST
+//! /admin/search` finds), a conversation's messages, a turn of the site's assistant, and
+//! `shop`'s warranty lookup. Every failure is a tool error the client's model can read;
+//! internal details are logged, never returned.
+
+use concierge_core::boundary::{ConversationStore, WarrantyRecords};
+use concierge_core::chat::Role;
+use concierge_core::conversation::Scope;
+use concierge_core::engine::{self, StatelessInput};
+use concierge_core::error::Error;
+use concierge_core::mcp::tools::{self, ToolCall};
+use concierge_core::retrieval::{self, PassageSource, RetrievalOptions};
+use concierge_core::turn::{TurnEvent, TurnInput};
+use serde_json::{Value, json};
+use worker::{Context, Env};
+
+use super::conversations::message_json;
+use crate::ApiError;
+use crate::auth::Visitor;
+use crate::bindings::services::Services;
+use crate::site::{Site, SiteAssistant};
+
+/// What a tool runs with.
+#[derive(Debug)]
+pub(crate) struct ToolContext<'a> {
+    pub env: &'a Env,
+    pub ctx: &'a Context,
+    pub site: &'a Site,
+    pub visitor: &'a Visitor,
+}
+
+/// The answer to a conversation the caller cannot see (another site's, another user's, or
+/// none): the same for all three.
+const NO_CONVERSATION: &str = "No conversation with this id on this site.";
+
+/// Run `call`: its result, or a tool error.
+pub(crate) async fn run(cx: &ToolContext<'_>, call: ToolCall) -> Value {
+    let name = match &call {
+        ToolCall::SearchKnowledge { .. } => "search_knowledge",
+        ToolCall::GetConversation { .. } => "get_conversation",
+        ToolCall::SendMessage { .. } => "send_message",
+        ToolCall::LookupWarranty { .. } => "lookup_warranty",
+    };
+    match outcome(cx, call).await {
+        Ok(result) => result,
+        Err(error) => {
+            let line = json!({"level": "error", "msg": "mcp tool failed", "tool": name,
+                "site": cx.site.id, "detail": error.chain()});
+            worker::console_error!("{line}");
+            let (_, _, message) = error.parts();
+            tools::error(&format!("{name} failed: {message}"))
+        }
+    }
+}
+
+async fn outcome(cx: &ToolContext<'_>, call: ToolCall) -> Result<Value, ApiError> {
+    let services = Services::new(cx.env, cx.site)?;
+    let site_id = cx.site.id.as_str();
+    match call {
+        ToolCall::SearchKnowledge { query, limit } => {
+            let options = RetrievalOptions {
+                top_k: limit,
+                candidates: limit.max(RetrievalOptions::default().candidates),
+                ..RetrievalOptions::default()
+            };
+            // Knowledge only: no conversation is named, so no conversation memory.
+            let scope = Scope::new(site_id, "");
+            let passages = retrieval::retrieve(
+                &services.upstream,
+                &services.vectors,
+                scope,
+                &query,
+                &options,
+                &[],
+            )
+            .await?;
+            let results: Vec<Value> = passages
+                .iter()
+                .filter(|p| p.source == PassageSource::Knowledge)
+                .map(|p| json!({"id": p.id, "title": p.title, "text": p.text, "score": p.score}))
+                .collect();
+            Ok(tools::result(json!({"query": query, "results": results})))
+        }
+        ToolCall::GetConversation { conversation_id } => {
+            let scope = Scope::new(site_id, &conversation_id);
+            let Some(conversation) = services
+                .store
+                .load_conversation(scope)
+                .await
+                .map_err(ApiError::store)?
+                .filter(|c| cx.visitor.may_access(c))
+            else {
+                return Ok(tools::error(NO_CONVERSATION));
+            };
+            let messages = services
+                .store
+                .load_recent_messages(scope, 1_000)
+                .await
+                .map_err(ApiError::store)?;
+            Ok(tools::result(json!({
+                "conversation_id": conversation.id,
+                "language": conversation.language,
+                "created_at": conversation.created_at,
+                "messages": messages.iter().map(message_json).collect::<Vec<_>>(),
+            })))
+        }
+        ToolCall::SendMessage {
+            message,
+            conversation_id,
+        } => send(cx, &services, message, conversation_id).await,
+        ToolCall::LookupWarranty { serial } => {
+            let record = services
+                .store
+                .find_warranty(site_id, &serial)
+                .await
+                .map_err(|e| ApiError::from(Error::Records(e)))?;
+            Ok(tools::result(match record {
+                Some(record) => json!({
+                    "found": true,
+                    "serial": record.serial,
+                    "product": record.product,
+                    "warranty_until": record.warranty_until,
+                }),
+                None => json!({"found": false, "serial": serial}),
+            }))
+        }
+    }
+}
+
+/// `send_message`: a stored turn of `conversation_id`, or a stateless one.
+async fn send(
+    cx: &ToolContext<'_>,
+    services: &Services,
+    message: String,
+    conversation_id: Option<String>,
+) -> Result<Value, ApiError> {
+    let assistant = SiteAssistant::for_site(cx.site)?;
+    let site_id = cx.site.id.clone();
+    // The answer is returned whole; its events are not streamed.
+    let mut sink = |_: TurnEvent| {};
+    let Some(conversation_id) = conversation_id else {
+        let identity = match cx.visitor {
+            Visitor::User(identity) => identity.clone(),
+            Visitor::Site => None,
+        };
+        let input = StatelessInput {
+            site_id,
+            messages: vec![(Role::User, message)],
+            identity,
+        };
+        return Ok(
+            match engine::run_stateless(services, &assistant, input, &mut sink).await {
+                Ok(outcome) => tools::result(json!({
+                    "answer": outcome.reply.content,
+                    "kind": outcome.reply.kind.as_str(),
+                    "conversation_id": null,
+                    "message_id": null,
+                    "stored": false,
+                })),
+                Err(error) => turn_error(cx, &error),
+            },
+        );
+    };
+    let scope = Scope::new(&site_id, &conversation_id);
+    let reachable = services
+        .store
+        .load_conversation(scope)
+        .await
+        .map_err(ApiError::store)?
+        .is_some_and(|c| cx.visitor.may_access(&c));
+    if !reachable {
+        return Ok(tools::error(NO_CONVERSATION));
+    }
+    let input = TurnInput {
+        site_id: site_id.clone(),
+        conversation_id: conversation_id.clone(),
+        text: message,
+        idempotency_key: None,
+    };
+    let result = engine::run_turn(services, &assistant, &input, &mut sink).await;
+    cx.ctx.wait_until(services.queue_flush());
+    Ok(match result {
+        Ok(outcome) => tools::result(json!({
+            "answer": outcome.reply.content,
+            "kind": outcome.reply.kind.as_str(),
+            "conversation_id": conversation_id,
+            "message_id": outcome.reply.id,
+            "stored": true,
+        })),
+        Err(Error::ConversationNotFound) => tools::error(NO_CONVERSATION),
+        Err(error) => turn_error(cx, &error),
+    })
+}
+
+/// A failed turn as a tool error: the engine's public message (the detail is logged).
+fn turn_error(cx: &ToolContext<'_>, error: &Error) -> Value {
+    let line = json!({"level": "warn", "msg": "mcp turn failed", "site": cx.site.id,
+        "code": error.code(), "detail": error.to_string()});
+    worker::console_warn!("{line}");
+    tools::error(&format!(
+        "The assistant could not answer ({}): {}",
+        error.code(),
+        error.public_message()
+    ))
+}
