@@ -114,6 +114,7 @@ fn a_completion_carries_the_reply_and_usage_or_zeros() {
         metadata: Default::default(),
         created_at: 0,
         tool_steps: Vec::new(),
+        payloads: Default::default(),
     };
     let mut outcome = TurnOutcome {
         user_message_id: "u".into(),
