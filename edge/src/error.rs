@@ -1,5 +1,11 @@
 //! Every error the API can return, and the one place that maps it to HTTP.
 //!
+//! Two body shapes: the API's own `{"error":{"code","message"}}`, and on the
+//! OpenAI-compatible routes (`/v1/…`) OpenAI's `{"error":{"message","type","param","code"}}`
+//! with the same statuses, which the official clients map to their exception classes
+//! (400 `BadRequestError`, 401 `AuthenticationError`, 404 `NotFoundError`, 429
+//! `RateLimitError`, …).
+//!
 //! The same type is the error of the queue consumers (their failures are logged, with
 //! the chain of [`std::error::Error::source`]s, never sent to a client).
 
@@ -18,6 +24,16 @@ pub(crate) enum ApiError {
     MethodNotAllowed,
     /// The request is malformed; the message says how.
     BadRequest(String),
+    /// A body field is malformed: the field (OpenAI's `param`) and how.
+    BadField(&'static str, String),
+    /// The `model` a request names is not this site's assistant.
+    UnknownModel,
+    /// The conversation a request names does not exist for this caller.
+    UnknownConversation,
+    /// Failed after the request's message was stored: a retry would store it again, so
+    /// the response tells clients not to retry (`x-should-retry: false`); a retry with the
+    /// same `Idempotency-Key` is safe.
+    AfterStore(Box<ApiError>),
     /// The body is over the route's limit; the message says which.
     PayloadTooLarge(&'static str),
     /// No key, or a key that matches nothing.
@@ -61,7 +77,14 @@ impl ApiError {
                 "method_not_allowed",
                 "This method is not allowed here.",
             ),
-            Self::BadRequest(message) => (400, "bad_request", message),
+            Self::BadRequest(message) | Self::BadField(_, message) => (400, "bad_request", message),
+            Self::UnknownModel => (
+                404,
+                "model_not_found",
+                "The model does not exist or this key cannot use it.",
+            ),
+            Self::UnknownConversation => (404, "conversation_not_found", "No such conversation."),
+            Self::AfterStore(error) => error.parts(),
             Self::PayloadTooLarge(message) => (413, "payload_too_large", message),
             Self::Unauthorized => (401, "unauthorized", "A valid API key is required."),
             Self::InvalidUserToken(message) => (401, "invalid_user_token", message),
@@ -92,9 +115,22 @@ impl ApiError {
         }
     }
 
-    /// The HTTP response for this error.
+    /// The HTTP response for this error, in the API's own shape.
     pub(crate) fn into_response(self) -> worker::Result<Response> {
-        match &self {
+        self.respond(Shape::Native)
+    }
+
+    /// The HTTP response for this error, in OpenAI's shape (the `/v1/…` routes).
+    pub(crate) fn into_openai_response(self) -> worker::Result<Response> {
+        self.respond(Shape::OpenAi)
+    }
+
+    fn respond(self, shape: Shape) -> worker::Result<Response> {
+        let inner = match &self {
+            Self::AfterStore(inner) => inner,
+            other => other,
+        };
+        match inner {
             Self::Internal(err) => log_internal(&err.to_string()),
             Self::Corrupt(detail) => log_internal(detail),
             Self::TemplateUnavailable(template) => log_internal(&format!(
@@ -106,12 +142,47 @@ impl ApiError {
             _ => {}
         }
         let (status, code, message) = self.parts();
-        let body = serde_json::json!({"error": {"code": code, "message": message}});
+        let body = match shape {
+            Shape::Native => serde_json::json!({"error": {"code": code, "message": message}}),
+            Shape::OpenAi => {
+                let param = match inner {
+                    Self::BadField(param, _) => Some(*param),
+                    _ => None,
+                };
+                serde_json::json!({"error": {
+                    "message": message, "type": openai_type(status), "param": param, "code": code,
+                }})
+            }
+        };
         let mut response = Response::from_json(&body)?.with_status(status);
         if status == 429 {
             response.headers_mut().set("retry-after", "60")?;
         }
+        if matches!(self, Self::AfterStore(_)) {
+            response.headers_mut().set("x-should-retry", "false")?;
+        }
         Ok(response)
+    }
+}
+
+/// The shape of an error body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// `{"error":{"code","message"}}`.
+    Native,
+    /// OpenAI's `{"error":{"message","type","param","code"}}`.
+    OpenAi,
+}
+
+/// OpenAI's error `type` for a status.
+fn openai_type(status: u16) -> &'static str {
+    match status {
+        401 => "authentication_error",
+        403 => "permission_error",
+        404 => "not_found_error",
+        429 => "rate_limit_error",
+        500.. => "server_error",
+        _ => "invalid_request_error",
     }
 }
 
@@ -148,6 +219,7 @@ impl std::error::Error for ApiError {
         match self {
             Self::Core(error) => Some(error),
             Self::Internal(error) => Some(error),
+            Self::AfterStore(error) => Some(error.as_ref()),
             _ => None,
         }
     }
@@ -160,6 +232,7 @@ impl ApiError {
         match self {
             Self::Core(error) => error.is_transient(),
             Self::Internal(_) | Self::Unavailable | Self::Conflict(_) => true,
+            Self::AfterStore(error) => error.is_transient(),
             _ => false,
         }
     }

@@ -38,6 +38,7 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
     };
     let mut response = match routes::handle(route, req, &rc).await {
         Ok(response) => response,
+        Err(err) if routes::openai_shaped(&path) => err.into_openai_response()?,
         Err(err) => err.into_response()?,
     };
     if let Some(origin) = &cors {

@@ -103,6 +103,9 @@ pub(crate) struct Site {
     pub config: SiteConfig,
     pub public_key_hash: String,
     pub secret_key_hash: String,
+    /// Creation time, Unix milliseconds (0 in a copy cached before it was recorded).
+    #[serde(default)]
+    pub created_at: u64,
 }
 
 impl Site {
@@ -183,6 +186,8 @@ pub(crate) struct SiteRow {
     config: String,
     public_key_hash: String,
     secret_key_hash: String,
+    #[serde(default)]
+    created_at: f64,
 }
 
 impl SiteRow {
@@ -199,6 +204,7 @@ impl SiteRow {
             config,
             public_key_hash: self.public_key_hash,
             secret_key_hash: self.secret_key_hash,
+            created_at: self.created_at as u64,
         })
     }
 }
@@ -290,7 +296,7 @@ pub(crate) fn normalize_origin(origin: &str) -> Option<String> {
 pub(crate) async fn find_by_id(env: &Env, id: &str) -> Result<Option<Site>, ApiError> {
     let row = env
         .d1("DB")?
-        .prepare("SELECT id, name, template, config, public_key_hash, secret_key_hash FROM sites WHERE id = ?1")
+        .prepare("SELECT id, name, template, config, public_key_hash, secret_key_hash, created_at FROM sites WHERE id = ?1")
         .bind(&[id.into()])?
         .first::<SiteRow>(None)
         .await?;

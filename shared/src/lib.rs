@@ -7,8 +7,8 @@
 //! boundary traits through which the engine reaches the world ([`boundary`]), the agent
 //! graph ([`graph`]), the assistant templates ([`flows`]), intent classification
 //! ([`intent`]), prompt material ([`prompt`]), retrieval ([`retrieval`]), the
-//! streaming-protocol codecs ([`stream`]) and the MCP server's protocol decisions
-//! ([`mcp`]). The Worker (`edge`) implements the boundaries
+//! streaming-protocol codecs ([`stream`]), the MCP server's protocol decisions
+//! ([`mcp`]) and the OpenAI-compatible API's requests and answers ([`openai_api`]). The Worker (`edge`) implements the boundaries
 //! over fetch/D1/KV/Vectorize/Queues; tests use the in-memory ones (module `memory`,
 //! feature `memory`).
 //!
@@ -105,6 +105,7 @@ pub mod mcp;
 #[cfg(feature = "memory")]
 pub mod memory;
 pub mod normalize;
+pub mod openai_api;
 pub mod payload;
 pub mod prompt;
 pub mod retrieval;

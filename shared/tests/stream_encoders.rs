@@ -342,3 +342,35 @@ fn openai_output_matches_openai_chunk_shapes() {
     );
     assert!(!encoder.close(&mut out));
 }
+
+#[test]
+fn openai_output_names_the_stored_conversation_in_every_frame() {
+    let mut encoder = OpenAiChunkEncoder::new("chatcmpl-1", "shop", 1)
+        .include_usage(true)
+        .with_chat_id(Some("conv-7".into()));
+    let mut out = String::new();
+    encoder.encode(&chunk("Hi"), &mut out).unwrap();
+    let done = completed("m", MessageKind::Answer, None);
+    encoder.encode(&done, &mut out).unwrap();
+    let frames: Vec<&str> = out
+        .split("\n\n")
+        .filter(|f| !f.is_empty())
+        .map(|f| f.strip_prefix("data: ").expect("data lines only"))
+        .collect();
+    assert_eq!(frames.len(), 4, "{out}");
+    assert_eq!(frames[3], "[DONE]");
+    for frame in &frames[..3] {
+        let value: serde_json::Value = serde_json::from_str(frame).expect("JSON");
+        assert_eq!(value["chat_id"], "conv-7", "{frame}");
+        assert_eq!(value["object"], "chat.completion.chunk");
+    }
+
+    let mut failing = OpenAiChunkEncoder::new("c", "m", 0).with_chat_id(Some("conv-8".into()));
+    let mut out = String::new();
+    assert!(failing.close(&mut out));
+    let first = out.lines().next().expect("a frame");
+    let value: serde_json::Value =
+        serde_json::from_str(first.strip_prefix("data: ").expect("data")).expect("JSON");
+    assert_eq!(value["chat_id"], "conv-8");
+    assert!(value["error"]["message"].is_string());
+}

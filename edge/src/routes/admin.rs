@@ -219,6 +219,7 @@ pub(crate) async fn create_site(mut req: Request, env: &Env) -> Result<Response,
     }
     let public_key = auth::new_key("pk_")?;
     let secret_key = auth::new_key("sk_")?;
+    let now = now_ms();
     let mut site = Site {
         id: format!("site_{}", &auth::new_key("")?[..16]),
         name: String::new(),
@@ -226,6 +227,7 @@ pub(crate) async fn create_site(mut req: Request, env: &Env) -> Result<Response,
         config: SiteConfig::default(),
         public_key_hash: auth::sha256_hex(&public_key),
         secret_key_hash: auth::sha256_hex(&secret_key),
+        created_at: now,
     };
     let llm = patch
         .llm
@@ -233,7 +235,7 @@ pub(crate) async fn create_site(mut req: Request, env: &Env) -> Result<Response,
         .map(|llm| llm.check(env, &site.id))
         .transpose()?;
     patch.apply(&mut site, llm.as_ref())?;
-    site::insert(&env.d1("DB")?, &site, now_ms()).await?;
+    site::insert(&env.d1("DB")?, &site, now).await?;
     let body = serde_json::json!({"site": site.public_view(), "public_key": public_key, "secret_key": secret_key});
     Ok(Response::from_json(&body)?.with_status(201))
 }

@@ -12,6 +12,7 @@ mod health;
 mod knowledge;
 mod mcp;
 mod mcp_tools;
+mod openai;
 mod stream;
 pub(crate) mod turn_stream;
 mod widget;
@@ -38,6 +39,10 @@ pub(crate) enum Route {
     ConversationDelete,
     WidgetConfig,
     WidgetPanel,
+    OpenAiModels,
+    OpenAiModel,
+    OpenAiChatCompletions,
+    OpenAiConversation,
     Mcp,
     AiSdkChat,
     AiSdkResume,
@@ -73,6 +78,10 @@ impl Route {
             ["conversations", _, "history"] => (Self::ConversationHistory, is(Method::Get)),
             ["widget", "config"] => (Self::WidgetConfig, is(Method::Get)),
             ["chat"] => (Self::WidgetPanel, is(Method::Get) || is(Method::Head)),
+            ["v1", "models"] => (Self::OpenAiModels, is(Method::Get)),
+            ["v1", "models", _] => (Self::OpenAiModel, is(Method::Get)),
+            ["v1", "chat", "completions"] => (Self::OpenAiChatCompletions, is(Method::Post)),
+            ["v1", "conversations", _] => (Self::OpenAiConversation, is(Method::Get)),
             // Every method reaches the MCP handler: it authenticates first, then answers
             // the methods it does not serve with 405.
             ["mcp"] => (Self::Mcp, true),
@@ -111,6 +120,10 @@ impl Route {
             Self::ConversationDelete => "conversation_delete",
             Self::WidgetConfig => "widget_config",
             Self::WidgetPanel => "widget_panel",
+            Self::OpenAiModels => "openai_models",
+            Self::OpenAiModel => "openai_model",
+            Self::OpenAiChatCompletions => "openai_chat_completions",
+            Self::OpenAiConversation => "openai_conversation",
             Self::Mcp => "mcp",
             Self::AiSdkChat => "ai_sdk_chat",
             Self::AiSdkResume => "ai_sdk_resume",
@@ -181,6 +194,18 @@ pub(crate) async fn handle(
         }
         Route::WidgetConfig => widget::config(req, env).await,
         Route::WidgetPanel => widget::panel(req, env).await,
+        Route::OpenAiModels => openai::models(req, env).await,
+        Route::OpenAiModel => {
+            let id = segment(&req, 2);
+            openai::model(req, env, &id).await
+        }
+        Route::OpenAiChatCompletions => {
+            openai::chat_completions(req, env, rc.ctx, rc.request_id).await
+        }
+        Route::OpenAiConversation => {
+            let id = segment(&req, 2);
+            openai::conversation(req, env, &id).await
+        }
         Route::Mcp => mcp::handle(req, env, rc.ctx).await,
         Route::AiSdkChat => ai_sdk::chat(req, env, rc.ctx, rc.request_id).await,
         Route::AiSdkResume => ai_sdk::resume(req, env).await,
@@ -188,6 +213,11 @@ pub(crate) async fn handle(
         Route::MethodNotAllowed => Err(ApiError::MethodNotAllowed),
         Route::NotFound => Err(ApiError::NotFound),
     }
+}
+
+/// Whether errors on `path` take OpenAI's shape (the OpenAI-compatible API, `/v1/…`).
+pub(crate) fn openai_shaped(path: &str) -> bool {
+    path == "/v1" || path.starts_with("/v1/")
 }
 
 /// The request's `Origin` when some site allows it (CORS applies to those only).

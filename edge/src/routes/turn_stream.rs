@@ -25,8 +25,6 @@ pub(crate) enum TurnRun {
     /// A stored conversation's turn.
     Stored(TurnInput),
     /// A stateless turn (the caller sent the whole history).
-    // Served by the OpenAI-compatible API (in progress on its own branch).
-    #[allow(dead_code)]
     Stateless(StatelessInput),
 }
 

@@ -49,7 +49,7 @@ pub(crate) async fn find_by_key_hash(
         KeyKind::Secret => "secret_key_hash",
     };
     let sql = format!(
-        "SELECT id, name, template, config, public_key_hash, secret_key_hash FROM sites WHERE {column} = ?1"
+        "SELECT id, name, template, config, public_key_hash, secret_key_hash, created_at FROM sites WHERE {column} = ?1"
     );
     // Stamped before the read: a copy is never trusted past its data's age.
     let read_at = crate::now_ms();

@@ -10,6 +10,8 @@
 //! becomes the finish (`"stop"`: the server ran any tools itself, so the client has none to
 //! call) with the turn's usage. `Started`, tool calls, progress and payloads have no place
 //! in this format and are left out: an OpenAI client gets the answer's text and its end.
+//! [`OpenAiChunkEncoder::with_chat_id`] adds Concierge's one extension, a `chat_id` field
+//! naming the stored conversation, to every frame.
 //!
 //! A failure (a turn's `Failed`, or [`TurnEncoder::close`] without a terminal event) is the
 //! in-stream error object OpenAI itself sends, `data: {"error":{"message","type":
@@ -64,6 +66,7 @@ pub struct OpenAiChunkEncoder {
     model: String,
     created: u64,
     include_usage: bool,
+    chat_id: Option<String>,
     role_sent: bool,
     tool_calls: u32,
     ended: bool,
@@ -77,6 +80,7 @@ impl OpenAiChunkEncoder {
             model: model.into(),
             created,
             include_usage: false,
+            chat_id: None,
             role_sent: false,
             tool_calls: 0,
             ended: false,
@@ -86,6 +90,13 @@ impl OpenAiChunkEncoder {
     /// Sends the usage chunk before `[DONE]` (the client's `stream_options.include_usage`).
     pub fn include_usage(mut self, include: bool) -> Self {
         self.include_usage = include;
+        self
+    }
+
+    /// Adds Concierge's `chat_id` field (the stored conversation the turn used) to every
+    /// chunk and to the in-stream error; OpenAI clients keep it as an extra field.
+    pub fn with_chat_id(mut self, chat_id: Option<String>) -> Self {
+        self.chat_id = chat_id;
         self
     }
 
@@ -103,7 +114,13 @@ impl OpenAiChunkEncoder {
             }),
             ..ChatCompletionChunk::default()
         };
-        write_json(out, &chunk);
+        write_json(
+            out,
+            &WithChatId {
+                inner: chunk,
+                chat_id: self.chat_id.as_deref(),
+            },
+        );
     }
 
     fn delta<'a>(&mut self, mut delta: ChunkDelta<'a>, finish: Option<&'a str>) -> ChunkChoice<'a> {
@@ -197,7 +214,11 @@ impl OpenAiChunkEncoder {
             param: None,
             code: Some(serde_json::Value::String(String::from(code))),
         };
-        write_json(out, &Envelope { error });
+        let envelope = WithChatId {
+            inner: Envelope { error },
+            chat_id: self.chat_id.as_deref(),
+        };
+        write_json(out, &envelope);
         write_frame(out, None, None, None, "[DONE]");
         Ok(())
     }
@@ -231,6 +252,15 @@ impl TurnEncoder for OpenAiChunkEncoder {
     fn is_ended(&self) -> bool {
         self.ended
     }
+}
+
+/// A payload with Concierge's `chat_id` beside its own fields (left out when `None`).
+#[derive(Serialize)]
+struct WithChatId<'a, T> {
+    #[serde(flatten)]
+    inner: T,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    chat_id: Option<&'a str>,
 }
 
 /// Appends `data: <json>\n\n`.

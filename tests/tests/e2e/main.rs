@@ -15,6 +15,7 @@ mod identity;
 mod isolation;
 mod mcp;
 mod mcp_transport;
+mod openai_api;
 mod platform;
 mod real_model;
 mod sites;

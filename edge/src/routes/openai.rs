@@ -1,0 +1,274 @@
+//! The OpenAI-compatible API, for the official OpenAI clients (secret key as
+//! `Authorization: Bearer sk_…`; errors in OpenAI's shape, see [`crate::error`]):
+//! - `GET /v1/models`, `GET /v1/models/{id}`: the site's assistant, one model whose id is
+//!   [`assistant_id`] and whose `template` names the template it runs;
+//! - `POST /v1/chat/completions`: one turn (see [`concierge_core::openai_api`] for how the
+//!   body maps onto a stateless, continued or new stored turn); streamed as
+//!   `chat.completion.chunk`s when the body's `stream` is true (whatever `Accept` says),
+//!   otherwise one `chat.completion`. A stored turn names its conversation in the
+//!   `x-concierge-chat-id` header and the `chat_id` field of the answer (every chunk);
+//! - `GET /v1/conversations/{id}`: a stored conversation, shaped as OpenAI's `conversation`
+//!   object plus its `messages`.
+//!
+//! Retries: the official clients retry 408/409/429/5xx. A request that failed before its
+//! message was stored can be retried as is. Once a stored turn's message is stored, a
+//! failure answers `x-should-retry: false` (the clients obey it), since a retry would store
+//! the message again; a retry with the same `Idempotency-Key` header is safe (the message is
+//! stored once per key and conversation, and the stored answer is replayed). A streamed
+//! answer's status is 200 once its message is stored: later failures are in the stream.
+//! Stateless turns store nothing and ignore the key.
+//!
+//! Tool calls the assistant ran, progress and structured payloads have no place in OpenAI's
+//! format and are left out: the answer's text is the message content.
+
+use concierge_core::boundary::ConversationStore;
+use concierge_core::conversation::{Conversation, Scope, StoredMessage};
+use concierge_core::engine::{self, NewConversation, StatelessInput, TurnOutcome};
+use concierge_core::error::Error;
+use concierge_core::openai_api::{ChatCompletion, ChatCompletionBody, ChatTarget, assistant_id};
+use concierge_core::stream::openai_out::OpenAiChunkEncoder;
+use concierge_core::turn::{TurnEvent, TurnInput};
+use futures_channel::oneshot;
+use serde_json::json;
+use worker::{Context, Env, Request, Response};
+
+use crate::ApiError;
+use crate::auth::{self, Visitor};
+use crate::bindings::services::Services;
+use crate::routes::body;
+use crate::routes::turn_stream::{self, TurnRun};
+use crate::site::{Site, SiteAssistant};
+
+/// The response header naming the stored conversation a turn used.
+const CHAT_ID_HEADER: &str = "x-concierge-chat-id";
+
+/// Largest `/v1/chat/completions` body: a stateless client sends the whole history each
+/// time (the engine keeps its last messages, up to the template's history window).
+const MAX_COMPLETION_BODY_BYTES: usize = 256 * 1024;
+
+/// The site's assistant as a model object.
+fn model_json(site: &Site) -> serde_json::Value {
+    json!({
+        "id": assistant_id(&site.id),
+        "object": "model",
+        "created": site.created_at / 1000,
+        "owned_by": site.name,
+        "template": site.template,
+    })
+}
+
+/// `GET /v1/models`.
+pub(crate) async fn models(req: Request, env: &Env) -> Result<Response, ApiError> {
+    let caller = auth::site_caller(&req, env, false).await?;
+    let body = json!({"object": "list", "data": [model_json(&caller.site)]});
+    Ok(Response::from_json(&body)?)
+}
+
+/// `GET /v1/models/{id}`.
+pub(crate) async fn model(req: Request, env: &Env, id: &str) -> Result<Response, ApiError> {
+    let caller = auth::site_caller(&req, env, false).await?;
+    if id != assistant_id(&caller.site.id) {
+        return Err(ApiError::UnknownModel);
+    }
+    Ok(Response::from_json(&model_json(&caller.site))?)
+}
+
+/// `GET /v1/conversations/{id}`.
+pub(crate) async fn conversation(req: Request, env: &Env, id: &str) -> Result<Response, ApiError> {
+    let caller = auth::site_caller(&req, env, false).await?;
+    let visitor = auth::visitor(&req, env, &caller)?;
+    let services = Services::new(env, &caller.site)?;
+    let conversation = reachable(&services, &caller.site.id, id, &visitor).await?;
+    let messages = services
+        .store
+        .load_recent_messages(conversation.scope(), 1_000)
+        .await
+        .map_err(ApiError::store)?;
+    let body = json!({
+        "id": conversation.id,
+        "object": "conversation",
+        "created_at": conversation.created_at / 1000,
+        "metadata": {
+            "language": conversation.language.as_str(),
+            "template": caller.site.template,
+        },
+        "messages": messages.iter().map(message_json).collect::<Vec<_>>(),
+    });
+    Ok(Response::from_json(&body)?)
+}
+
+/// A stored message of [`conversation`] (times in seconds, as OpenAI's objects have them).
+fn message_json(message: &StoredMessage) -> serde_json::Value {
+    json!({
+        "id": message.id,
+        "role": message.role,
+        "content": message.content,
+        "kind": message.kind.as_str(),
+        "created_at": message.created_at / 1000,
+    })
+}
+
+/// Conversation `id` of site `site_id` if `visitor` may reach it, else 404
+/// `conversation_not_found`.
+async fn reachable(
+    services: &Services,
+    site_id: &str,
+    id: &str,
+    visitor: &Visitor,
+) -> Result<Conversation, ApiError> {
+    services
+        .store
+        .load_conversation(Scope::new(site_id, id))
+        .await
+        .map_err(ApiError::store)?
+        .filter(|conversation| visitor.may_access(conversation))
+        .ok_or(ApiError::UnknownConversation)
+}
+
+/// `POST /v1/chat/completions`.
+pub(crate) async fn chat_completions(
+    mut req: Request,
+    env: &Env,
+    ctx: &Context,
+    request_id: &str,
+) -> Result<Response, ApiError> {
+    let caller = auth::site_caller(&req, env, false).await?;
+    let visitor = auth::visitor(&req, env, &caller)?;
+    let idempotency_key = req.headers().get("idempotency-key").ok().flatten();
+    let body: ChatCompletionBody = body::json_up_to(
+        &mut req,
+        MAX_COMPLETION_BODY_BYTES,
+        "The request body is over 256 KB.",
+    )
+    .await?;
+    let request = body
+        .validate()
+        .map_err(|why| ApiError::BadField(why.param(), why.to_string()))?;
+    let site = caller.site;
+    let model = assistant_id(&site.id);
+    if request.model != model {
+        return Err(ApiError::UnknownModel);
+    }
+    let assistant = SiteAssistant::for_site(&site)?;
+    let services = Services::new(env, &site)?;
+    let identity = match &visitor {
+        Visitor::User(identity) => identity.clone(),
+        Visitor::Site => None,
+    };
+    let stored = |conversation_id: String, text: String| {
+        TurnRun::Stored(TurnInput {
+            site_id: site.id.clone(),
+            conversation_id,
+            text,
+            idempotency_key: idempotency_key.clone(),
+        })
+    };
+    // `created`: a conversation was opened for this request, so even a failure before its
+    // message is stored must not be retried (a retry would open another).
+    let (run, chat_id, created) = match request.target {
+        ChatTarget::Stateless(messages) => {
+            let input = StatelessInput {
+                site_id: site.id.clone(),
+                messages,
+                identity,
+            };
+            (TurnRun::Stateless(input), None, false)
+        }
+        ChatTarget::Continue { chat_id, text } => {
+            reachable(&services, &site.id, &chat_id, &visitor).await?;
+            (stored(chat_id.clone(), text), Some(chat_id), false)
+        }
+        ChatTarget::New { text } => {
+            let new = NewConversation {
+                site_id: site.id.clone(),
+                user_id: identity.as_ref().map(|i| i.sub.clone()),
+                identity,
+                language: site
+                    .config
+                    .language
+                    .as_deref()
+                    .and_then(concierge_core::conversation::Language::parse),
+            };
+            let opened = engine::create_conversation(&services, &assistant, new).await?;
+            let id = opened.conversation.id;
+            (stored(id.clone(), text), Some(id), true)
+        }
+    };
+    let completion_id = format!("chatcmpl-{request_id}");
+    let created_at = crate::now_ms() / 1000;
+    let mut response = if request.stream {
+        let encoder = OpenAiChunkEncoder::new(completion_id, model, created_at)
+            .include_usage(request.include_usage)
+            .with_chat_id(chat_id.clone());
+        turn_stream::respond(ctx, services, assistant, run, encoder, request_id)
+            .await
+            .map_err(|error| if created { after_store(error) } else { error })?
+    } else {
+        let stateless = matches!(run, TurnRun::Stateless(_));
+        let outcome = match complete(ctx, services, assistant, run, request_id).await {
+            Ok(outcome) => outcome,
+            // Failed before its message was stored: nothing to duplicate.
+            Err((error, false)) if !created => return Err(error),
+            Err((error, _)) if stateless => return Err(error),
+            Err((error, _)) => return Err(after_store(error)),
+        };
+        let answer = ChatCompletion::of(
+            &outcome,
+            &completion_id,
+            &model,
+            created_at,
+            chat_id.as_deref(),
+        );
+        Response::from_json(&answer)?
+    };
+    if let Some(chat_id) = &chat_id {
+        response.headers_mut().set(CHAT_ID_HEADER, chat_id)?;
+    }
+    Ok(response)
+}
+
+/// `error`, marked as coming after the request stored something.
+fn after_store(error: ApiError) -> ApiError {
+    match error {
+        ApiError::AfterStore(_) => error,
+        error => ApiError::AfterStore(Box::new(error)),
+    }
+}
+
+/// Runs `run` to its end (even if the client goes away, so that a stored turn's answer is
+/// stored): its outcome, or its error and whether its message was stored (`Started`).
+async fn complete(
+    ctx: &Context,
+    services: Services,
+    assistant: SiteAssistant,
+    run: TurnRun,
+    request_id: &str,
+) -> Result<TurnOutcome, (ApiError, bool)> {
+    let (done_tx, done_rx) = oneshot::channel::<(Result<TurnOutcome, Error>, bool)>();
+    let request_id = request_id.to_string();
+    ctx.wait_until(async move {
+        let mut started = false;
+        let result = {
+            let mut sink = |event: TurnEvent| {
+                if matches!(event, TurnEvent::Started { .. }) {
+                    started = true;
+                }
+            };
+            run.run(&services, &assistant, &mut sink).await
+        };
+        if let Err(error) = &result {
+            let line = json!({
+                "level": "warn", "msg": "turn failed", "request_id": request_id,
+                "code": error.code(), "detail": error.to_string(),
+            });
+            worker::console_warn!("{line}");
+        }
+        let _ = done_tx.send((result, started));
+        services.queue_flush().await;
+    });
+    let (result, started) = done_rx.await.map_err(|_| {
+        let error = worker::Error::RustError("turn ended early".into());
+        (ApiError::Internal(error), true)
+    })?;
+    result.map_err(|error| (ApiError::from(error), started))
+}
