@@ -3,15 +3,13 @@
 //! format (TEMPLATES.md §0.2 and the rental `ChatResponse` decisions).
 //!
 //! A template hands a [`Payload`] to [`Turn::payload`](crate::engine::Turn::payload): the
-//! turn emits it as a [`TurnEvent::Payload`] (`kind` + `data`) and stores it with the
-//! reply, so history and replays carry it too.
+//! turn emits it as a [`TurnEvent::Payload`](crate::turn::TurnEvent::Payload) (`kind` +
+//! `data`) and stores it with the reply, so history and replays carry it too.
 
 use alloc::string::String;
 use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-
-use crate::turn::TurnEvent;
 
 /// One piece of structured content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -48,8 +46,8 @@ impl Payload {
         }
     }
 
-    /// The payload as a turn event.
-    pub fn to_event(&self) -> TurnEvent {
+    /// The payload's content, in the shape its kind defines (the `data` beside `kind`).
+    pub fn data(&self) -> Value {
         let data = match self {
             Self::List(list) => serde_json::to_value(list),
             Self::Table(table) => serde_json::to_value(table),
@@ -59,10 +57,7 @@ impl Payload {
             Self::FollowUps(questions) => serde_json::to_value(questions),
             Self::Control(control) => serde_json::to_value(control),
         };
-        TurnEvent::Payload {
-            kind: self.kind().into(),
-            data: data.unwrap_or_default(),
-        }
+        data.unwrap_or_default()
     }
 }
 

@@ -37,6 +37,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::chat::Usage;
 use crate::conversation::MessageKind;
+use crate::payload::Payload;
 
 /// What a visitor sent, addressed to one conversation of one site.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -158,6 +159,14 @@ pub enum TurnEvent {
 }
 
 impl TurnEvent {
+    /// The `payload` event that sends `payload`.
+    pub fn payload(payload: &Payload) -> Self {
+        Self::Payload {
+            kind: payload.kind().into(),
+            data: payload.data(),
+        }
+    }
+
     /// Whether this event ends the turn.
     pub fn is_terminal(&self) -> bool {
         matches!(self, Self::Completed { .. } | Self::Failed { .. })

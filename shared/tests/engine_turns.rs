@@ -532,7 +532,7 @@ fn every_payload_kind_has_one_wire_shape() {
         // The stored form is {"kind", "data"}, the event carries the same two, and the
         // stored form reads back to the same payload.
         let stored = serde_json::to_value(payload).unwrap();
-        let TurnEvent::Payload { kind, data } = payload.to_event() else {
+        let TurnEvent::Payload { kind, data } = TurnEvent::payload(payload) else {
             panic!("a payload event")
         };
         assert_eq!(stored, json!({"kind": kind, "data": data}));

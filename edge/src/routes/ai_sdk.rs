@@ -23,7 +23,6 @@
 
 use concierge_core::chat::Role;
 use concierge_core::engine::StatelessInput;
-use concierge_core::stream::ai_sdk::{AiSdkEncoder, HEADER_NAME, HEADER_VALUE};
 use concierge_core::turn::TurnInput;
 use serde::Deserialize;
 use worker::{Context, Env, Request, Response};
@@ -176,22 +175,7 @@ pub(crate) async fn chat(
             identity,
         })
     };
-    stream(ctx, services, assistant, run, request_id).await
-}
-
-/// `run` as a UI message stream v1.
-pub(crate) async fn stream(
-    ctx: &Context,
-    services: Services,
-    assistant: SiteAssistant,
-    run: TurnRun,
-    request_id: &str,
-) -> Result<Response, ApiError> {
-    let encoder = AiSdkEncoder::new();
-    let mut response =
-        turn_stream::respond(ctx, services, assistant, run, encoder, request_id).await?;
-    response.headers_mut().set(HEADER_NAME, HEADER_VALUE)?;
-    Ok(response)
+    turn_stream::respond_ai_sdk(ctx, services, assistant, run, request_id).await
 }
 
 /// `GET /api/chat/{id}/stream`: no stream to resume (204), for a caller with a key.

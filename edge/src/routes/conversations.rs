@@ -27,8 +27,8 @@ use crate::ApiError;
 use crate::auth::{self, Caller, Visitor};
 use crate::bindings::services::Services;
 use crate::bindings::turn_queue;
+use crate::routes::body;
 use crate::routes::turn_stream::{self, TurnRun};
-use crate::routes::{ai_sdk, body};
 use crate::site::SiteAssistant;
 
 /// The longest message a visitor may send, in characters.
@@ -257,7 +257,7 @@ pub(crate) async fn post_message(
         accept(env, ctx, &services, &assistant, &input).await
     } else if ai_sdk {
         let run = TurnRun::Stored(input);
-        ai_sdk::stream(ctx, services, assistant, run, request_id).await
+        turn_stream::respond_ai_sdk(ctx, services, assistant, run, request_id).await
     } else {
         let encoder = NativeEncoder::new().with_request_id(request_id.to_string());
         let run = TurnRun::Stored(input);

@@ -10,6 +10,7 @@
 use concierge_core::engine::{self, StatelessInput, TurnOutcome};
 use concierge_core::error::Error;
 use concierge_core::stream::TurnEncoder;
+use concierge_core::stream::ai_sdk::{AiSdkEncoder, HEADER_NAME, HEADER_VALUE};
 use concierge_core::turn::{TurnEvent, TurnInput, TurnSink};
 use futures_channel::oneshot;
 use worker::{Context, Response, ResponseBody};
@@ -126,5 +127,19 @@ pub(crate) async fn respond<E: TurnEncoder + 'static>(
     headers.set("content-type", "text/event-stream; charset=utf-8")?;
     headers.set("cache-control", "no-cache, no-transform")?;
     headers.set("x-accel-buffering", "no")?;
+    Ok(response)
+}
+
+/// Streams `run` as the AI SDK's UI message stream v1 (with its protocol header).
+pub(crate) async fn respond_ai_sdk(
+    ctx: &Context,
+    services: Services,
+    assistant: SiteAssistant,
+    run: TurnRun,
+    request_id: &str,
+) -> Result<Response, ApiError> {
+    let encoder = AiSdkEncoder::new();
+    let mut response = respond(ctx, services, assistant, run, encoder, request_id).await?;
+    response.headers_mut().set(HEADER_NAME, HEADER_VALUE)?;
     Ok(response)
 }

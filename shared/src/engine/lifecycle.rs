@@ -169,7 +169,7 @@ async fn streamed<P: Platform, A: Assistant>(
                 });
             }
             for payload in &reply.payloads {
-                sink.emit(payload.to_event());
+                sink.emit(TurnEvent::payload(payload));
             }
             let (intent, confidence) = assistant.stored_intent(&reply);
             return Ok(TurnOutcome {

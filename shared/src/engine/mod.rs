@@ -52,7 +52,7 @@ use crate::identity::UserIdentity;
 use crate::payload::Payload;
 use crate::retrieval::RetrievalOptions;
 use crate::template::Template;
-use crate::turn::TurnSink;
+use crate::turn::{TurnEvent, TurnSink};
 
 /// The boundaries a turn reaches the world through, as one type.
 ///
@@ -219,7 +219,7 @@ impl Turn<'_> {
     /// Sends structured content with the answer: emitted now as a `payload` event, and
     /// stored with the reply (history and replays carry it).
     pub fn payload(&mut self, payload: Payload) {
-        self.sink.emit(payload.to_event());
+        self.sink.emit(TurnEvent::payload(&payload));
         self.payloads.push(payload);
     }
 
