@@ -67,10 +67,14 @@ pub(crate) struct SiteConfig {
 /// A stored message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Message {
+    /// Its id.
+    pub id: String,
     /// Who wrote it.
     pub role: Role,
     /// Its text (markdown for the assistant).
     pub content: String,
+    /// A reply's payloads, each as JSON text (`{"kind","data"}`), as they streamed.
+    pub payloads: Vec<String>,
 }
 
 /// A conversation as created or loaded.
@@ -215,13 +219,23 @@ fn conversation(json: &JsValue) -> Result<Conversation, ApiError> {
                 _ => return None,
             };
             let content = field(&m, &["content"])?;
-            Some(Message { role, content })
+            let payloads = items(&m, "payloads")
+                .iter()
+                .filter_map(|p| JSON::stringify(&p).ok()?.as_string())
+                .collect();
+            let id = field(&m, &["id"]).unwrap_or_default();
+            Some(Message {
+                id,
+                role,
+                content,
+                payloads,
+            })
         })
         .collect();
     Ok(Conversation { id, messages })
 }
 
-/// The string at `path` in a parsed JSON value.
+/// The string at `path` in a parsed JSON value (a number or boolean as its text).
 pub(crate) fn field(value: &JsValue, path: &[&str]) -> Option<String> {
     let mut value = value.clone();
     for key in path {
@@ -230,11 +244,14 @@ pub(crate) fn field(value: &JsValue, path: &[&str]) -> Option<String> {
         }
         value = Reflect::get(&value, &JsValue::from_str(key)).ok()?;
     }
-    value.as_string()
+    value
+        .as_string()
+        .or_else(|| value.as_f64().map(|n| n.to_string()))
+        .or_else(|| value.as_bool().map(|b| b.to_string()))
 }
 
 /// The array under `key` (empty when absent).
-fn items(value: &JsValue, key: &str) -> Array {
+pub(crate) fn items(value: &JsValue, key: &str) -> Array {
     Reflect::get(value, &JsValue::from_str(key))
         .ok()
         .filter(Array::is_array)

@@ -23,7 +23,7 @@ use crate::api::{self, Api, ApiError, Role};
 use crate::host::Host;
 use crate::i18n::{Lang, Strings};
 use crate::options::Options;
-use crate::turn::{Failure, Phase, StreamEvent, Turn};
+use crate::turn::{Failure, Phase, Progress, StreamEvent, ToolRow, Turn};
 
 /// One message on screen.
 #[derive(Debug, Clone, Copy)]
@@ -37,7 +37,11 @@ pub(crate) struct Entry {
     /// Where it is (history and the visitor's messages are `Done`).
     pub phase: RwSignal<Phase>,
     /// What the assistant is doing before text arrives (`progress`).
-    pub activity: RwSignal<Option<String>>,
+    pub activity: RwSignal<Progress>,
+    /// The answer's tool calls.
+    pub tools: RwSignal<Vec<ToolRow>>,
+    /// The answer's payloads (JSON texts).
+    pub payloads: RwSignal<Vec<String>>,
 }
 
 /// Whether the conversation is usable.
@@ -114,6 +118,11 @@ impl Chat {
         self.host.get_value()
     }
 
+    /// The origin of the page embedding the panel (site-relative links go there).
+    pub(crate) fn site_origin(&self) -> Option<String> {
+        self.options.with_value(|o| o.parent_origin.clone())
+    }
+
     /// Whether the visitor has written anything in this conversation.
     pub(crate) fn visitor_has_written(&self) -> bool {
         self.entries
@@ -148,7 +157,11 @@ impl Chat {
                     let entries = conversation
                         .messages
                         .into_iter()
-                        .map(|m| self.entry(m.role, m.content, Phase::Done))
+                        .map(|m| {
+                            let entry = self.entry(m.role, m.content, Phase::Done);
+                            entry.payloads.set(m.payloads);
+                            entry
+                        })
                         .collect();
                     self.entries.set(entries);
                     self.status.set(Status::Ready);
@@ -195,6 +208,8 @@ impl Chat {
             return;
         }
         last.text.set(String::new());
+        last.tools.set(Vec::new());
+        last.payloads.set(Vec::new());
         last.phase.set(Phase::Waiting);
         self.run(last);
     }
@@ -235,6 +250,8 @@ impl Chat {
             text: RwSignal::new(text),
             phase: RwSignal::new(phase),
             activity: RwSignal::new(None),
+            tools: RwSignal::new(Vec::new()),
+            payloads: RwSignal::new(Vec::new()),
         }
     }
 
@@ -307,8 +324,8 @@ async fn read_stream(
             let Some(json) = api::parse_json(event.data) else {
                 continue;
             };
-            if let Some(event) = StreamEvent::from_sse(event.event, |path| api::field(&json, path))
-            {
+            let field = |path: &[&str]| api::field(&json, path);
+            if let Some(event) = StreamEvent::from_sse(event.event, event.data, field) {
                 changed |= turn.apply(event);
             }
         }
@@ -336,6 +353,12 @@ fn mirror(turn: &Turn, entry: Entry) {
     }
     if entry.activity.with_untracked(|a| *a != turn.activity) {
         entry.activity.set(turn.activity.clone());
+    }
+    if entry.tools.with_untracked(|t| *t != turn.tools) {
+        entry.tools.set(turn.tools.clone());
+    }
+    if entry.payloads.with_untracked(|p| p.len() != turn.payloads.len()) {
+        entry.payloads.set(turn.payloads.clone());
     }
 }
 

@@ -88,6 +88,20 @@ pub(crate) struct Strings {
     pub stopped: &'static str,
     /// The panel opened outside a page of the site (not framed): it does not run.
     pub not_embedded: &'static str,
+    /// A tool call's state: working, done, failed.
+    pub tool_states: [&'static str; 3],
+    /// Accessible name of a table's scrolling region.
+    pub table: &'static str,
+    /// Under a capped list or table (`{n}` shown of `{total}`).
+    pub showing: &'static str,
+    /// Heading of an answer's sources.
+    pub sources: &'static str,
+    /// Heading of an answer's evidence.
+    pub evidence: &'static str,
+    /// Accessible name of the follow-up question chips.
+    pub follow_ups: &'static str,
+    /// Accessible name of the chips answering the assistant's questions.
+    pub control: &'static str,
 }
 
 static VI: Strings = Strings {
@@ -113,6 +127,13 @@ static VI: Strings = Strings {
     error_start: "Không thể bắt đầu cuộc trò chuyện.",
     stopped: "Đã dừng.",
     not_embedded: "Khung trò chuyện này chỉ hoạt động trên trang web của cửa hàng.",
+    tool_states: ["đang xử lý…", "xong", "lỗi"],
+    table: "Bảng dữ liệu",
+    showing: "Đang hiển thị {n} mục đầu tiên trên tổng số {total}.",
+    sources: "Nguồn",
+    evidence: "Căn cứ",
+    follow_ups: "Câu hỏi tiếp theo",
+    control: "Chọn câu trả lời",
 };
 
 static EN: Strings = Strings {
@@ -138,13 +159,20 @@ static EN: Strings = Strings {
     error_start: "The conversation could not be started.",
     stopped: "Stopped.",
     not_embedded: "This chat works only on the shop's own website.",
+    tool_states: ["working…", "done", "failed"],
+    table: "Data table",
+    showing: "Showing the first {n} of {total}.",
+    sources: "Sources",
+    evidence: "Evidence",
+    follow_ups: "Follow-up questions",
+    control: "Choose an answer",
 };
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn all(s: &Strings) -> [&'static str; 22] {
+    fn all(s: &Strings) -> [&'static str; 30] {
         [
             s.title,
             s.close,
@@ -168,6 +196,14 @@ mod tests {
             s.error_start,
             s.stopped,
             s.not_embedded,
+            s.tool_states[0],
+            s.tool_states[1],
+            s.tool_states[2],
+            s.table,
+            s.showing,
+            s.sources,
+            s.evidence,
+            s.follow_ups,
         ]
     }
 

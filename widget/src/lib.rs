@@ -39,6 +39,7 @@
 pub(crate) mod i18n;
 pub(crate) mod markdown;
 pub(crate) mod options;
+pub(crate) mod rich;
 pub(crate) mod theme;
 pub(crate) mod turn;
 
@@ -60,6 +61,8 @@ mod host;
 mod message;
 #[cfg(target_arch = "wasm32")]
 mod message_list;
+#[cfg(target_arch = "wasm32")]
+mod payload;
 #[cfg(target_arch = "wasm32")]
 mod starters;
 

@@ -9,7 +9,9 @@ use crate::chat::{Chat, Entry};
 use crate::composer::focus_input;
 use crate::dom;
 use crate::i18n::Strings;
-use crate::turn::{Failure, Phase};
+use crate::payload::Painter;
+use crate::rich;
+use crate::turn::{Failure, Phase, ToolState};
 
 /// One message bubble.
 #[component]
@@ -36,6 +38,36 @@ pub(crate) fn Message(
             }
         });
     });
+    let rich_box = NodeRef::<Div>::new();
+    Effect::new(move |_| {
+        let Some(el) = rich_box.get() else {
+            return;
+        };
+        entry.payloads.with(|payloads| {
+            let site = chat.site_origin();
+            let painter = Painter {
+                doc: document(),
+                lang: chat.lang,
+                strings,
+                site: site.as_deref(),
+            };
+            painter.paint(&el, payloads);
+        });
+    });
+    // Chips carry their question; a tap sends it.
+    let chip = move |ev: leptos::ev::MouseEvent| {
+        use wasm_bindgen::JsCast;
+        let question = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            .and_then(|el| el.closest("[data-q]").ok().flatten())
+            .and_then(|el| el.get_attribute("data-q"));
+        if let Some(question) = question
+            && chat.send(&question)
+        {
+            focus_input(input);
+        }
+    };
     let who = if user { strings.you } else { strings.assistant };
     // The parts below are always in the DOM and shown or hidden by phase: cheaper (in
     // wasm size) than swapping views, and `hidden` removes them from the a11y tree too.
@@ -54,9 +86,40 @@ pub(crate) fn Message(
                 <i></i>
                 <i></i>
             </div>
-            <p class="cw-activity" hidden=move || phase() != Phase::Waiting || entry.activity.with(Option::is_none)>
-                {move || entry.activity.get()}
-            </p>
+            <ul class="cw-tools" hidden=move || entry.tools.with(Vec::is_empty)>
+                <For
+                    each=move || entry.tools.get()
+                    key=|row| (row.id.clone(), row.state)
+                    children=move |row| {
+                        let state = match row.state {
+                            ToolState::Working => 0,
+                            ToolState::Done => 1,
+                            ToolState::Failed => 2,
+                        };
+                        view! {
+                            <li class="cw-tool" data-state=["working", "done", "failed"][state]>
+                                {rich::tool_words(&row.name)} ": " {strings.tool_states[state]}
+                            </li>
+                        }
+                    }
+                />
+            </ul>
+            <div
+                class="cw-activity"
+                role="status"
+                aria-live="polite"
+                hidden=move || phase() != Phase::Waiting || entry.activity.with(Option::is_none)
+            >
+                <p>{move || entry.activity.get().map(|a| a.0)}</p>
+                {move || {
+                    entry
+                        .activity
+                        .get()
+                        .and_then(|a| a.1)
+                        .map(|pct| view! { <progress max="100" value=pct aria-label=entry.activity.get().map(|a| a.0)></progress> })
+                }}
+            </div>
+            <div class="cw-rich" node_ref=rich_box on:click=chip></div>
             <div class="cw-failed" hidden=move || !matches!(phase(), Phase::Failed(_))>
                 <p class="cw-error">{failure}</p>
                 <button

@@ -7,14 +7,30 @@
 //! ends without either was interrupted; the visitor may stop an answer at any time.
 
 /// An event of Concierge's native stream, as far as the panel cares.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) enum StreamEvent {
     /// `started`.
     Started,
     /// An unnamed event: a piece of the answer's text.
     Chunk(String),
-    /// `tool_start`, `tool_end`, `progress`: work is going on; `progress` may say what.
-    Activity(Option<String>),
+    /// `tool_start`: a tool call began.
+    ToolStart {
+        /// The call's id.
+        id: String,
+        /// The tool's name.
+        name: String,
+    },
+    /// `tool_end`: a tool call ended.
+    ToolEnd {
+        /// The call's id.
+        id: String,
+        /// Whether it succeeded.
+        ok: bool,
+    },
+    /// `progress`: what is going on, and how far along (0 to 100) when known.
+    Progress(String, Option<f64>),
+    /// `payload`: structured content, as its JSON text (`{"kind","data"}`).
+    Payload(String),
     /// `completed`: the answer is stored; `kind` is `answer`, `clarify`, `warranty`, ….
     Completed {
         /// The stored message's kind.
@@ -28,15 +44,33 @@ pub(crate) enum StreamEvent {
 }
 
 impl StreamEvent {
-    /// Interpret an SSE event: its type and a reader of string fields of its JSON data
-    /// (`field(&["error", "code"])`). `None` for events the panel ignores (`payload`,
-    /// unknown types) and for malformed ones.
-    pub(crate) fn from_sse(name: &str, field: impl Fn(&[&str]) -> Option<String>) -> Option<Self> {
+    /// Interpret an SSE event: its type, its JSON data as text, and a reader of scalar
+    /// fields of that data as text (`field(&["error", "code"])`; `true`, `42`). `None` for
+    /// unknown types and malformed events.
+    pub(crate) fn from_sse(
+        name: &str,
+        data: &str,
+        field: impl Fn(&[&str]) -> Option<String>,
+    ) -> Option<Self> {
         Some(match name {
             "message" => Self::Chunk(field(&["chunk"])?),
             "started" => Self::Started,
-            "tool_start" | "tool_end" => Self::Activity(None),
-            "progress" => Self::Activity(field(&["message"])),
+            "tool_start" => Self::ToolStart {
+                id: field(&["call_id"])?,
+                name: field(&["name"])?,
+            },
+            "tool_end" => Self::ToolEnd {
+                id: field(&["call_id"])?,
+                ok: field(&["ok"]).as_deref() == Some("true"),
+            },
+            "progress" => Self::Progress(
+                field(&["message"])?,
+                field(&["percentage"]).and_then(|p| p.parse().ok()),
+            ),
+            "payload" => {
+                field(&["kind"])?;
+                Self::Payload(data.to_string())
+            }
             "completed" => Self::Completed {
                 kind: field(&["kind"]).unwrap_or_else(|| "answer".into()),
             },
@@ -105,8 +139,33 @@ impl Phase {
     }
 }
 
-/// One assistant answer.
+/// Where a tool call is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum ToolState {
+    /// Started, not ended.
+    Working,
+    /// Ended well.
+    Done,
+    /// Ended with an error.
+    Failed,
+}
+
+/// One tool call of an answer, as its row shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ToolRow {
+    /// The call's id.
+    pub id: String,
+    /// The tool's name, as sent.
+    pub name: String,
+    /// Where it is.
+    pub state: ToolState,
+}
+
+/// A plan's progress: the stage message and how far along (0 to 100) when known.
+pub(crate) type Progress = Option<(String, Option<f64>)>;
+
+/// One assistant answer.
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Turn {
     /// The text so far.
     pub text: String,
@@ -115,7 +174,11 @@ pub(crate) struct Turn {
     /// The stored message's kind, once completed.
     pub kind: Option<String>,
     /// What the assistant is doing, from `progress`, until text arrives.
-    pub activity: Option<String>,
+    pub activity: Progress,
+    /// Its tool calls, in the order they started.
+    pub tools: Vec<ToolRow>,
+    /// Its payloads' JSON texts, in order.
+    pub payloads: Vec<String>,
 }
 
 impl Default for Turn {
@@ -132,6 +195,8 @@ impl Turn {
             phase: Phase::Waiting,
             kind: None,
             activity: None,
+            tools: Vec::new(),
+            payloads: Vec::new(),
         }
     }
 
@@ -150,12 +215,30 @@ impl Turn {
                 self.activity = None;
                 self.phase = Phase::Streaming;
             }
-            StreamEvent::Activity(what) => {
-                if what.is_none() || !self.text.is_empty() {
+            StreamEvent::Progress(message, percentage) => {
+                if !self.text.is_empty() {
                     return false;
                 }
-                self.activity = what;
+                let percentage = percentage.filter(|p| p.is_finite()).map(|p| p.clamp(0.0, 100.0));
+                self.activity = Some((message, percentage));
             }
+            StreamEvent::ToolStart { id, name } => {
+                if self.tools.iter().any(|t| t.id == id) {
+                    return false;
+                }
+                self.tools.push(ToolRow {
+                    id,
+                    name,
+                    state: ToolState::Working,
+                });
+            }
+            StreamEvent::ToolEnd { id, ok } => {
+                let Some(row) = self.tools.iter_mut().find(|t| t.id == id) else {
+                    return false;
+                };
+                row.state = if ok { ToolState::Done } else { ToolState::Failed };
+            }
+            StreamEvent::Payload(json) => self.payloads.push(json),
             StreamEvent::Completed { kind } => {
                 self.kind = Some(kind);
                 self.activity = None;
@@ -164,6 +247,15 @@ impl Turn {
             StreamEvent::Failed { .. } => self.fail(Failure::Failed),
         }
         true
+    }
+
+    /// A turn that ends leaves no tool "working": an unfinished call failed.
+    fn settle_tools(&mut self) {
+        for row in &mut self.tools {
+            if row.state == ToolState::Working {
+                row.state = ToolState::Failed;
+            }
+        }
     }
 
     /// The input ended: without a terminal event, the answer was interrupted.
@@ -175,6 +267,7 @@ impl Turn {
     pub(crate) fn fail(&mut self, why: Failure) {
         if !self.phase.is_over() {
             self.activity = None;
+            self.settle_tools();
             self.phase = Phase::Failed(why);
         }
     }
@@ -183,6 +276,7 @@ impl Turn {
     pub(crate) fn stop(&mut self) {
         if !self.phase.is_over() {
             self.activity = None;
+            self.settle_tools();
             self.phase = Phase::Stopped;
         }
     }
@@ -256,16 +350,47 @@ mod tests {
         assert!(turn.phase.is_over());
     }
 
+    fn progress(message: &str, pct: Option<f64>) -> StreamEvent {
+        StreamEvent::Progress(message.into(), pct)
+    }
+
     #[test]
     fn progress_shows_until_text_arrives() {
         let mut turn = Turn::new();
-        assert!(!turn.apply(StreamEvent::Activity(None)));
-        assert!(turn.apply(StreamEvent::Activity(Some("Đang tra cứu…".into()))));
-        assert_eq!(turn.activity.as_deref(), Some("Đang tra cứu…"));
+        assert!(turn.apply(progress("Đang tra cứu…", None)));
+        assert_eq!(turn.activity, Some(("Đang tra cứu…".into(), None)));
+        assert!(turn.apply(progress("Bước 2", Some(140.0))));
+        assert_eq!(turn.activity, Some(("Bước 2".into(), Some(100.0))), "clamped");
         assert_eq!(turn.phase, Phase::Waiting);
         turn.apply(chunk("x"));
         assert_eq!(turn.activity, None);
-        assert!(!turn.apply(StreamEvent::Activity(Some("later".into()))));
+        assert!(!turn.apply(progress("later", None)));
+    }
+
+    #[test]
+    fn tool_rows_start_working_and_resolve() {
+        let mut turn = Turn::new();
+        let start = |id: &str| StreamEvent::ToolStart {
+            id: id.into(),
+            name: "search_products".into(),
+        };
+        assert!(turn.apply(start("c1")));
+        assert!(turn.apply(start("c2")));
+        assert!(!turn.apply(start("c1")), "a repeated start adds no row");
+        assert!(turn.apply(StreamEvent::ToolEnd {
+            id: "c1".into(),
+            ok: true
+        }));
+        assert!(!turn.apply(StreamEvent::ToolEnd {
+            id: "nope".into(),
+            ok: true
+        }));
+        let states: Vec<ToolState> = turn.tools.iter().map(|t| t.state).collect();
+        assert_eq!(states, [ToolState::Done, ToolState::Working]);
+        turn.apply(StreamEvent::Payload("{\"kind\":\"list\"}".into()));
+        turn.end();
+        assert_eq!(turn.tools[1].state, ToolState::Failed, "an unfinished call failed");
+        assert_eq!(turn.payloads, ["{\"kind\":\"list\"}"]);
     }
 
     #[test]
@@ -280,35 +405,55 @@ mod tests {
             }
         };
         assert_eq!(
-            StreamEvent::from_sse("message", json(&[("chunk", "Xin")])),
+            StreamEvent::from_sse("message", "", json(&[("chunk", "Xin")])),
             Some(chunk("Xin"))
         );
-        assert_eq!(StreamEvent::from_sse("message", json(&[])), None);
+        assert_eq!(StreamEvent::from_sse("message", "", json(&[])), None);
         assert_eq!(
-            StreamEvent::from_sse("completed", json(&[("kind", "warranty")])),
+            StreamEvent::from_sse("completed", "", json(&[("kind", "warranty")])),
             Some(StreamEvent::Completed {
                 kind: "warranty".into()
             })
         );
         assert_eq!(
-            StreamEvent::from_sse("completed", json(&[])),
+            StreamEvent::from_sse("completed", "", json(&[])),
             Some(completed())
         );
         assert_eq!(
-            StreamEvent::from_sse("failed", json(&[("error.code", "upstream_error")])),
+            StreamEvent::from_sse("failed", "", json(&[("error.code", "upstream_error")])),
             Some(StreamEvent::Failed {
                 code: "upstream_error".into()
             })
         );
         assert_eq!(
-            StreamEvent::from_sse("progress", json(&[("message", "Đang lập kế hoạch")])),
-            Some(StreamEvent::Activity(Some("Đang lập kế hoạch".into())))
+            StreamEvent::from_sse(
+                "progress",
+                "",
+                json(&[("message", "Đang lập kế hoạch"), ("percentage", "40")])
+            ),
+            Some(progress("Đang lập kế hoạch", Some(40.0)))
         );
         assert_eq!(
-            StreamEvent::from_sse("tool_start", json(&[])),
-            Some(StreamEvent::Activity(None))
+            StreamEvent::from_sse("tool_start", "", json(&[("call_id", "c"), ("name", "n")])),
+            Some(StreamEvent::ToolStart {
+                id: "c".into(),
+                name: "n".into()
+            })
         );
-        assert_eq!(StreamEvent::from_sse("payload", json(&[])), None);
-        assert_eq!(StreamEvent::from_sse("future_event", json(&[])), None);
+        assert_eq!(
+            StreamEvent::from_sse("tool_end", "", json(&[("call_id", "c"), ("ok", "false")])),
+            Some(StreamEvent::ToolEnd {
+                id: "c".into(),
+                ok: false
+            })
+        );
+        assert_eq!(StreamEvent::from_sse("tool_start", "", json(&[])), None);
+        let data = r#"{"kind":"list","data":{}}"#;
+        assert_eq!(
+            StreamEvent::from_sse("payload", data, json(&[("kind", "list")])),
+            Some(StreamEvent::Payload(data.into()))
+        );
+        assert_eq!(StreamEvent::from_sse("payload", "{}", json(&[])), None);
+        assert_eq!(StreamEvent::from_sse("future_event", "", json(&[])), None);
     }
 }
