@@ -65,20 +65,18 @@ pub(crate) struct SiteConfig {
 }
 
 /// A stored message.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub(crate) struct Message {
-    /// Its id.
-    pub id: String,
     /// Who wrote it.
     pub role: Role,
     /// Its text (markdown for the assistant).
     pub content: String,
-    /// A reply's payloads, each as JSON text (`{"kind","data"}`), as they streamed.
-    pub payloads: Vec<String>,
+    /// A reply's payloads (`{"kind","data"}` objects), as they streamed.
+    pub payloads: Array,
 }
 
 /// A conversation as created or loaded.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub(crate) struct Conversation {
     /// Its id.
     pub id: String,
@@ -219,13 +217,8 @@ fn conversation(json: &JsValue) -> Result<Conversation, ApiError> {
                 _ => return None,
             };
             let content = field(&m, &["content"])?;
-            let payloads = items(&m, "payloads")
-                .iter()
-                .filter_map(|p| JSON::stringify(&p).ok()?.as_string())
-                .collect();
-            let id = field(&m, &["id"]).unwrap_or_default();
+            let payloads = items(&m, "payloads");
             Some(Message {
-                id,
                 role,
                 content,
                 payloads,
@@ -244,14 +237,16 @@ pub(crate) fn field(value: &JsValue, path: &[&str]) -> Option<String> {
         }
         value = Reflect::get(&value, &JsValue::from_str(key)).ok()?;
     }
-    value
-        .as_string()
-        .or_else(|| value.as_f64().map(|n| n.to_string()))
-        .or_else(|| value.as_bool().map(|b| b.to_string()))
+    // A number's text from the browser's JSON: no float formatting code in the download.
+    value.as_string().or_else(|| {
+        (value.as_f64().is_some() || value.as_bool().is_some())
+            .then(|| JSON::stringify(&value).ok()?.as_string())
+            .flatten()
+    })
 }
 
 /// The array under `key` (empty when absent).
-pub(crate) fn items(value: &JsValue, key: &str) -> Array {
+fn items(value: &JsValue, key: &str) -> Array {
     Reflect::get(value, &JsValue::from_str(key))
         .ok()
         .filter(Array::is_array)

@@ -23,7 +23,8 @@ use crate::api::{self, Api, ApiError, Role};
 use crate::host::Host;
 use crate::i18n::{Lang, Strings};
 use crate::options::Options;
-use crate::turn::{Failure, Phase, Progress, StreamEvent, ToolRow, Turn};
+use crate::rich;
+use crate::turn::{Failure, Phase, StreamEvent, Turn};
 
 /// One message on screen.
 #[derive(Debug, Clone, Copy)]
@@ -37,11 +38,7 @@ pub(crate) struct Entry {
     /// Where it is (history and the visitor's messages are `Done`).
     pub phase: RwSignal<Phase>,
     /// What the assistant is doing before text arrives (`progress`).
-    pub activity: RwSignal<Progress>,
-    /// The answer's tool calls.
-    pub tools: RwSignal<Vec<ToolRow>>,
-    /// The answer's payloads (JSON texts).
-    pub payloads: RwSignal<Vec<String>>,
+    pub activity: RwSignal<Option<String>>,
 }
 
 /// Whether the conversation is usable.
@@ -108,6 +105,8 @@ pub(crate) fn use_chat(options: Options, lang: Lang) -> Chat {
         next_key: StoredValue::new(0),
         options: StoredValue::new(options),
     };
+    chat.options
+        .with_value(|o| rich::setup(chat.strings, lang, o.parent_origin.as_deref()));
     chat.start(chat.options.with_value(|o| o.reset));
     chat
 }
@@ -116,11 +115,6 @@ impl Chat {
     /// The loader on the host page.
     pub(crate) fn host(&self) -> Host {
         self.host.get_value()
-    }
-
-    /// The origin of the page embedding the panel (site-relative links go there).
-    pub(crate) fn site_origin(&self) -> Option<String> {
-        self.options.with_value(|o| o.parent_origin.clone())
     }
 
     /// Whether the visitor has written anything in this conversation.
@@ -159,7 +153,9 @@ impl Chat {
                         .into_iter()
                         .map(|m| {
                             let entry = self.entry(m.role, m.content, Phase::Done);
-                            entry.payloads.set(m.payloads);
+                            if m.payloads.length() > 0 {
+                                rich::show_stored(entry.key, &m.payloads);
+                            }
                             entry
                         })
                         .collect();
@@ -208,8 +204,7 @@ impl Chat {
             return;
         }
         last.text.set(String::new());
-        last.tools.set(Vec::new());
-        last.payloads.set(Vec::new());
+        rich::show(last.key, &Turn::new());
         last.phase.set(Phase::Waiting);
         self.run(last);
     }
@@ -250,8 +245,6 @@ impl Chat {
             text: RwSignal::new(text),
             phase: RwSignal::new(phase),
             activity: RwSignal::new(None),
-            tools: RwSignal::new(Vec::new()),
-            payloads: RwSignal::new(Vec::new()),
         }
     }
 
@@ -286,6 +279,7 @@ impl Chat {
                 }
             }
             mirror(&turn, entry);
+            rich::show(entry.key, &turn);
             if self.generation.get_value() != generation {
                 return;
             }
@@ -308,6 +302,7 @@ async fn read_stream(
     entry: Entry,
 ) -> Result<(), ()> {
     let mut decoder = SseDecoder::new();
+    let mut shown = turn.rich;
     loop {
         let result = JsFuture::from(reader.read()).await.map_err(|_| ())?;
         let result: ReadableStreamReadResult = result.unchecked_into();
@@ -332,6 +327,10 @@ async fn read_stream(
         if changed {
             mirror(turn, entry);
         }
+        if turn.rich != shown {
+            shown = turn.rich;
+            rich::show(entry.key, turn);
+        }
         if result.get_done().unwrap_or(true) {
             turn.end();
             return Ok(());
@@ -351,14 +350,9 @@ fn mirror(turn: &Turn, entry: Entry) {
     if entry.phase.get_untracked() != turn.phase {
         entry.phase.set(turn.phase);
     }
-    if entry.activity.with_untracked(|a| *a != turn.activity) {
-        entry.activity.set(turn.activity.clone());
-    }
-    if entry.tools.with_untracked(|t| *t != turn.tools) {
-        entry.tools.set(turn.tools.clone());
-    }
-    if entry.payloads.with_untracked(|p| p.len() != turn.payloads.len()) {
-        entry.payloads.set(turn.payloads.clone());
+    let activity = turn.activity.as_ref().map(|a| &a.0);
+    if entry.activity.with_untracked(|a| a.as_ref() != activity) {
+        entry.activity.set(activity.cloned());
     }
 }
 

@@ -92,8 +92,8 @@ pub(crate) struct Strings {
     pub tool_states: [&'static str; 3],
     /// Accessible name of a table's scrolling region.
     pub table: &'static str,
-    /// Under a capped list or table (`{n}` shown of `{total}`).
-    pub showing: &'static str,
+    /// Under a capped list or table: the words around how many are shown, and of how many.
+    pub showing: [&'static str; 3],
     /// Heading of an answer's sources.
     pub sources: &'static str,
     /// Heading of an answer's evidence.
@@ -129,7 +129,7 @@ static VI: Strings = Strings {
     not_embedded: "Khung trò chuyện này chỉ hoạt động trên trang web của cửa hàng.",
     tool_states: ["đang xử lý…", "xong", "lỗi"],
     table: "Bảng dữ liệu",
-    showing: "Đang hiển thị {n} mục đầu tiên trên tổng số {total}.",
+    showing: ["Đang hiển thị ", " mục đầu tiên trên tổng số ", "."],
     sources: "Nguồn",
     evidence: "Căn cứ",
     follow_ups: "Câu hỏi tiếp theo",
@@ -161,7 +161,7 @@ static EN: Strings = Strings {
     not_embedded: "This chat works only on the shop's own website.",
     tool_states: ["working…", "done", "failed"],
     table: "Data table",
-    showing: "Showing the first {n} of {total}.",
+    showing: ["Showing the first ", " of ", "."],
     sources: "Sources",
     evidence: "Evidence",
     follow_ups: "Follow-up questions",
@@ -200,7 +200,7 @@ mod tests {
             s.tool_states[1],
             s.tool_states[2],
             s.table,
-            s.showing,
+            s.showing[1],
             s.sources,
             s.evidence,
             s.follow_ups,

@@ -39,7 +39,6 @@
 pub(crate) mod i18n;
 pub(crate) mod markdown;
 pub(crate) mod options;
-pub(crate) mod rich;
 pub(crate) mod theme;
 pub(crate) mod turn;
 
@@ -62,7 +61,7 @@ mod message;
 #[cfg(target_arch = "wasm32")]
 mod message_list;
 #[cfg(target_arch = "wasm32")]
-mod payload;
+mod rich;
 #[cfg(target_arch = "wasm32")]
 mod starters;
 

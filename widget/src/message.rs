@@ -9,9 +9,8 @@ use crate::chat::{Chat, Entry};
 use crate::composer::focus_input;
 use crate::dom;
 use crate::i18n::Strings;
-use crate::payload::Painter;
 use crate::rich;
-use crate::turn::{Failure, Phase, ToolState};
+use crate::turn::{Failure, Phase};
 
 /// One message bubble.
 #[component]
@@ -38,21 +37,13 @@ pub(crate) fn Message(
             }
         });
     });
+    // Tool rows and the progress bar (`work`), payloads (`rich_box`): drawn by `rich`.
+    let work = NodeRef::<Div>::new();
     let rich_box = NodeRef::<Div>::new();
     Effect::new(move |_| {
-        let Some(el) = rich_box.get() else {
-            return;
-        };
-        entry.payloads.with(|payloads| {
-            let site = chat.site_origin();
-            let painter = Painter {
-                doc: document(),
-                lang: chat.lang,
-                strings,
-                site: site.as_deref(),
-            };
-            painter.paint(&el, payloads);
-        });
+        if let (Some(work), Some(rich_box)) = (work.get(), rich_box.get()) {
+            rich::mount(entry.key, &work, &rich_box);
+        }
     });
     // Chips carry their question; a tap sends it.
     let chip = move |ev: leptos::ev::MouseEvent| {
@@ -79,6 +70,7 @@ pub(crate) fn Message(
     view! {
         <div class=if user { "cw-msg cw-user" } else { "cw-msg cw-bot" } data-state=move || phase().name()>
             <span class="cw-sr">{who} ": "</span>
+            <div class="cw-work" node_ref=work></div>
             <div class="cw-body" node_ref=body></div>
             <div class="cw-typing" hidden=move || phase() != Phase::Waiting || entry.activity.with(Option::is_some)>
                 <span class="cw-sr">{strings.typing}</span>
@@ -86,39 +78,14 @@ pub(crate) fn Message(
                 <i></i>
                 <i></i>
             </div>
-            <ul class="cw-tools" hidden=move || entry.tools.with(Vec::is_empty)>
-                <For
-                    each=move || entry.tools.get()
-                    key=|row| (row.id.clone(), row.state)
-                    children=move |row| {
-                        let state = match row.state {
-                            ToolState::Working => 0,
-                            ToolState::Done => 1,
-                            ToolState::Failed => 2,
-                        };
-                        view! {
-                            <li class="cw-tool" data-state=["working", "done", "failed"][state]>
-                                {rich::tool_words(&row.name)} ": " {strings.tool_states[state]}
-                            </li>
-                        }
-                    }
-                />
-            </ul>
-            <div
+            <p
                 class="cw-activity"
                 role="status"
                 aria-live="polite"
                 hidden=move || phase() != Phase::Waiting || entry.activity.with(Option::is_none)
             >
-                <p>{move || entry.activity.get().map(|a| a.0)}</p>
-                {move || {
-                    entry
-                        .activity
-                        .get()
-                        .and_then(|a| a.1)
-                        .map(|pct| view! { <progress max="100" value=pct aria-label=entry.activity.get().map(|a| a.0)></progress> })
-                }}
-            </div>
+                {move || entry.activity.get()}
+            </p>
             <div class="cw-rich" node_ref=rich_box on:click=chip></div>
             <div class="cw-failed" hidden=move || !matches!(phase(), Phase::Failed(_))>
                 <p class="cw-error">{failure}</p>

@@ -7,7 +7,7 @@
 //! ends without either was interrupted; the visitor may stop an answer at any time.
 
 /// An event of Concierge's native stream, as far as the panel cares.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum StreamEvent {
     /// `started`.
     Started,
@@ -27,8 +27,9 @@ pub(crate) enum StreamEvent {
         /// Whether it succeeded.
         ok: bool,
     },
-    /// `progress`: what is going on, and how far along (0 to 100) when known.
-    Progress(String, Option<f64>),
+    /// `progress`: what is going on, and how far along (whole percent, 0 to 100) when
+    /// known.
+    Progress(String, Option<u8>),
     /// `payload`: structured content, as its JSON text (`{"kind","data"}`).
     Payload(String),
     /// `completed`: the answer is stored; `kind` is `answer`, `clarify`, `warranty`, ….
@@ -65,7 +66,7 @@ impl StreamEvent {
             },
             "progress" => Self::Progress(
                 field(&["message"])?,
-                field(&["percentage"]).and_then(|p| p.parse().ok()),
+                field(&["percentage"]).and_then(|p| percent(&p)),
             ),
             "payload" => {
                 field(&["kind"])?;
@@ -80,6 +81,21 @@ impl StreamEvent {
             _ => return None,
         })
     }
+}
+
+/// A JSON number's text as a whole percent, 0 to 100 (no float parsing code in the
+/// download): its leading digits; negative numbers are 0.
+fn percent(text: &str) -> Option<u8> {
+    if text.starts_with('-') {
+        return Some(0);
+    }
+    let mut n: u32 = 0;
+    let mut digits = 0;
+    for b in text.bytes().take_while(u8::is_ascii_digit) {
+        n = (n * 10 + u32::from(b - b'0')).min(1000);
+        digits += 1;
+    }
+    (digits > 0).then(|| n.min(100) as u8)
 }
 
 /// Why an answer failed; picks the words the visitor sees.
@@ -139,15 +155,15 @@ impl Phase {
     }
 }
 
-/// Where a tool call is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// Where a tool call is (as a number: the index of its words in `Strings::tool_states`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ToolState {
     /// Started, not ended.
-    Working,
+    Working = 0,
     /// Ended well.
-    Done,
+    Done = 1,
     /// Ended with an error.
-    Failed,
+    Failed = 2,
 }
 
 /// One tool call of an answer, as its row shows it.
@@ -162,10 +178,10 @@ pub(crate) struct ToolRow {
 }
 
 /// A plan's progress: the stage message and how far along (0 to 100) when known.
-pub(crate) type Progress = Option<(String, Option<f64>)>;
+pub(crate) type Progress = Option<(String, Option<u8>)>;
 
 /// One assistant answer.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Turn {
     /// The text so far.
     pub text: String,
@@ -179,6 +195,9 @@ pub(crate) struct Turn {
     pub tools: Vec<ToolRow>,
     /// Its payloads' JSON texts, in order.
     pub payloads: Vec<String>,
+    /// Bumped whenever the tool rows, the progress or the payloads change (to redraw
+    /// them only then).
+    pub rich: u32,
 }
 
 impl Default for Turn {
@@ -197,6 +216,7 @@ impl Turn {
             activity: None,
             tools: Vec::new(),
             payloads: Vec::new(),
+            rich: 0,
         }
     }
 
@@ -205,6 +225,7 @@ impl Turn {
         if self.phase.is_over() {
             return false;
         }
+        let redraw = !matches!(event, StreamEvent::Chunk(_)) || self.activity.is_some();
         match event {
             StreamEvent::Started => return false,
             StreamEvent::Chunk(text) => {
@@ -219,7 +240,6 @@ impl Turn {
                 if !self.text.is_empty() {
                     return false;
                 }
-                let percentage = percentage.filter(|p| p.is_finite()).map(|p| p.clamp(0.0, 100.0));
                 self.activity = Some((message, percentage));
             }
             StreamEvent::ToolStart { id, name } => {
@@ -236,7 +256,11 @@ impl Turn {
                 let Some(row) = self.tools.iter_mut().find(|t| t.id == id) else {
                     return false;
                 };
-                row.state = if ok { ToolState::Done } else { ToolState::Failed };
+                row.state = if ok {
+                    ToolState::Done
+                } else {
+                    ToolState::Failed
+                };
             }
             StreamEvent::Payload(json) => self.payloads.push(json),
             StreamEvent::Completed { kind } => {
@@ -246,11 +270,15 @@ impl Turn {
             }
             StreamEvent::Failed { .. } => self.fail(Failure::Failed),
         }
+        if redraw {
+            self.rich = self.rich.wrapping_add(1);
+        }
         true
     }
 
     /// A turn that ends leaves no tool "working": an unfinished call failed.
     fn settle_tools(&mut self) {
+        self.rich = self.rich.wrapping_add(1);
         for row in &mut self.tools {
             if row.state == ToolState::Working {
                 row.state = ToolState::Failed;
@@ -350,7 +378,7 @@ mod tests {
         assert!(turn.phase.is_over());
     }
 
-    fn progress(message: &str, pct: Option<f64>) -> StreamEvent {
+    fn progress(message: &str, pct: Option<u8>) -> StreamEvent {
         StreamEvent::Progress(message.into(), pct)
     }
 
@@ -359,8 +387,8 @@ mod tests {
         let mut turn = Turn::new();
         assert!(turn.apply(progress("Đang tra cứu…", None)));
         assert_eq!(turn.activity, Some(("Đang tra cứu…".into(), None)));
-        assert!(turn.apply(progress("Bước 2", Some(140.0))));
-        assert_eq!(turn.activity, Some(("Bước 2".into(), Some(100.0))), "clamped");
+        assert!(turn.apply(progress("Bước 2", Some(60))));
+        assert_eq!(turn.activity, Some(("Bước 2".into(), Some(60))));
         assert_eq!(turn.phase, Phase::Waiting);
         turn.apply(chunk("x"));
         assert_eq!(turn.activity, None);
@@ -375,7 +403,12 @@ mod tests {
             name: "search_products".into(),
         };
         assert!(turn.apply(start("c1")));
+        let drawn = turn.rich;
         assert!(turn.apply(start("c2")));
+        assert_ne!(turn.rich, drawn, "a new row is drawn");
+        let drawn = turn.rich;
+        turn.apply(chunk("text"));
+        assert_eq!(turn.rich, drawn, "text alone redraws nothing");
         assert!(!turn.apply(start("c1")), "a repeated start adds no row");
         assert!(turn.apply(StreamEvent::ToolEnd {
             id: "c1".into(),
@@ -389,7 +422,11 @@ mod tests {
         assert_eq!(states, [ToolState::Done, ToolState::Working]);
         turn.apply(StreamEvent::Payload("{\"kind\":\"list\"}".into()));
         turn.end();
-        assert_eq!(turn.tools[1].state, ToolState::Failed, "an unfinished call failed");
+        assert_eq!(
+            turn.tools[1].state,
+            ToolState::Failed,
+            "an unfinished call failed"
+        );
         assert_eq!(turn.payloads, ["{\"kind\":\"list\"}"]);
     }
 
@@ -431,8 +468,13 @@ mod tests {
                 "",
                 json(&[("message", "Đang lập kế hoạch"), ("percentage", "40")])
             ),
-            Some(progress("Đang lập kế hoạch", Some(40.0)))
+            Some(progress("Đang lập kế hoạch", Some(40)))
         );
+        assert_eq!(percent("40.5"), Some(40));
+        assert_eq!(percent("140"), Some(100), "clamped");
+        assert_eq!(percent("-3"), Some(0));
+        assert_eq!(percent("-0.5"), Some(0));
+        assert_eq!(percent("x"), None);
         assert_eq!(
             StreamEvent::from_sse("tool_start", "", json(&[("call_id", "c"), ("name", "n")])),
             Some(StreamEvent::ToolStart {

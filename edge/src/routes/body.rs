@@ -12,7 +12,15 @@ pub(crate) const MAX_BODY_BYTES: usize = 32 * 1024;
 /// Read the body (at most [`MAX_BODY_BYTES`]) and decode it as JSON. An empty body
 /// decodes as `{}` when `T` allows it.
 pub(crate) async fn json<T: DeserializeOwned>(req: &mut Request) -> Result<T, ApiError> {
-    let bytes = capped(req).await?;
+    json_up_to(req, MAX_BODY_BYTES).await
+}
+
+/// [`json`] with a cap of `max` bytes instead (the debug routes' test scripts).
+pub(crate) async fn json_up_to<T: DeserializeOwned>(
+    req: &mut Request,
+    max: usize,
+) -> Result<T, ApiError> {
+    let bytes = capped(req, max).await?;
     let bytes: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) {
         b"{}"
     } else {
@@ -22,27 +30,27 @@ pub(crate) async fn json<T: DeserializeOwned>(req: &mut Request) -> Result<T, Ap
         .map_err(|e| ApiError::bad_request(format!("Invalid JSON body: {e}")))
 }
 
-/// The body, refused as soon as it is known to be over [`MAX_BODY_BYTES`]: by its
+/// The body, refused as soon as it is known to be over `max` bytes: by its
 /// `Content-Length`, or — when it has none (chunked) — by a running count while it is
 /// read, so an over-long or endless body is never read past the cap.
-async fn capped(req: &mut Request) -> Result<Vec<u8>, ApiError> {
+async fn capped(req: &mut Request, max: usize) -> Result<Vec<u8>, ApiError> {
     let declared = req
         .headers()
         .get("content-length")
         .ok()
         .flatten()
         .and_then(|v| v.parse::<usize>().ok());
-    if declared.is_some_and(|n| n > MAX_BODY_BYTES) {
+    if declared.is_some_and(|n| n > max) {
         return Err(ApiError::PayloadTooLarge);
     }
     if req.inner().body().is_none() {
         return Ok(Vec::new());
     }
     let mut stream = req.stream()?;
-    let mut bytes = Vec::with_capacity(declared.unwrap_or(1024).min(MAX_BODY_BYTES));
+    let mut bytes = Vec::with_capacity(declared.unwrap_or(1024).min(max));
     while let Some(chunk) = stream.next().await {
         let chunk = chunk?;
-        if bytes.len() + chunk.len() > MAX_BODY_BYTES {
+        if bytes.len() + chunk.len() > max {
             return Err(ApiError::PayloadTooLarge);
         }
         bytes.extend_from_slice(&chunk);

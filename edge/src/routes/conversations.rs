@@ -235,7 +235,8 @@ pub(crate) async fn post_message(
     let Caller { site, .. } = caller;
     // The site runs the template it names (an unbuilt one is refused before anything is
     // stored).
-    let assistant = SiteAssistant::for_site(&site)?;
+    // With `DEBUG_ROUTES` on (tests, dev), a staged test script plays instead.
+    let assistant = SiteAssistant::for_site(&site)?.with_debug_scripts(env);
     let services = Services::new(env, &site)?;
     if !matches!(visitor, Visitor::Site) {
         // Only the identity the conversation was created with reaches it; checked before

@@ -7,6 +7,7 @@ use crate::ApiError;
 mod admin;
 pub(crate) mod body;
 mod conversations;
+mod debug_script;
 mod health;
 mod knowledge;
 mod stream;
@@ -18,6 +19,7 @@ mod widget;
 pub(crate) enum Route {
     Health,
     DebugStream,
+    DebugScript,
     AdminCreateSite,
     AdminGetSite,
     AdminUpdateSite,
@@ -48,6 +50,7 @@ impl Route {
         let (route, allowed) = match segments.as_slice() {
             ["health"] => (Self::Health, is(Method::Get) || is(Method::Head)),
             ["debug", "stream"] => (Self::DebugStream, is(Method::Get)),
+            ["debug", "conversations", _, "script"] => (Self::DebugScript, is(Method::Post)),
             ["admin", "sites"] => (Self::AdminCreateSite, is(Method::Post)),
             ["admin", "site"] if is(Method::Patch) => (Self::AdminUpdateSite, true),
             ["admin", "site"] => (Self::AdminGetSite, is(Method::Get)),
@@ -83,6 +86,7 @@ impl Route {
         match self {
             Self::Health => "health",
             Self::DebugStream => "debug_stream",
+            Self::DebugScript => "debug_script",
             Self::AdminCreateSite => "admin_create_site",
             Self::AdminGetSite => "admin_get_site",
             Self::AdminUpdateSite => "admin_update_site",
@@ -135,6 +139,10 @@ pub(crate) async fn handle(
     match route {
         Route::Health => health::get(env),
         Route::DebugStream => stream::get(&req, env),
+        Route::DebugScript => {
+            let id = segment(&req, 2);
+            debug_script::stage(req, env, &id).await
+        }
         Route::AdminCreateSite => admin::create_site(req, env).await,
         Route::AdminGetSite => admin::get_site(req, env).await,
         Route::AdminUpdateSite => admin::update_site(req, env).await,
