@@ -3,6 +3,7 @@
 //! Each test creates its own site, so tests stay independent while running in parallel.
 
 mod browser;
+mod browser_rich;
 mod conversations;
 mod dev_command;
 mod faults;
@@ -14,4 +15,5 @@ mod identity;
 mod isolation;
 mod platform;
 mod real_model;
+mod scripted_turns;
 mod sites;
