@@ -89,8 +89,11 @@ async function send(frame, text) {
   await frame.press("#cw-input", "Enter");
 }
 
+/** Elements matching `selector` in the last answer. */
+const last = (frame, selector) => frame.locator(".cw-bot").last().locator(selector);
+
 /** The last answer's payload markup. */
-const lastRich = (frame) => last(frame, ".cw-rich").first().evaluate((el) => el.innerHTML);
+const lastRich = (frame) => last(frame, ".cw-rich").evaluate((el) => el.innerHTML.replace(/<!--.*?-->/g, ""));
 
 /** Checks every rich turn must pass: only safe elements and links, names on controls and
  * images, table headers, text contrast (WCAG AA, 4.5:1). */
@@ -271,7 +274,7 @@ const scenarios = {
   },
 
   /** Numbered sources with safe links, evidence, and chips that send their question. */
-  async sources(frame, { conversation }) {
+  async sources(frame, { conversation, page }) {
     const sources = await last(frame, ".cw-sources li").evaluateAll((els) => els.map((li) => [li.firstChild.textContent, li.firstChild.tagName]));
     assert.deepEqual(sources, [["Chính sách đổi trả", "A"], ["Bảo hành", "A"], ["Tài liệu nội bộ", "SPAN"]]);
     assert.equal(await last(frame, ".cw-sources ol").first().evaluate((el) => el.tagName), "OL");
@@ -286,7 +289,7 @@ const scenarios = {
     // A chip, by keyboard: focus it and press Enter; its question is sent and answered.
     await stage(conversation, TURNS[1]);
     await last(frame, ".cw-chips button").first().focus();
-    await frame.keyboard.press("Enter");
+    await page.keyboard.press("Enter");
     await answered(frame, 3);
     const users = await frame.$$eval(".cw-user .cw-body", (els) => els.map((el) => el.textContent));
     assert.equal(users[users.length - 1], "Đổi trả thế nào?");

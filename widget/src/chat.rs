@@ -26,6 +26,9 @@ use crate::options::Options;
 use crate::rich;
 use crate::turn::{Failure, Phase, StreamEvent, Turn};
 
+/// The largest SSE line and event the panel reads (8 MiB).
+const MAX_EVENT_BYTES: usize = 8 << 20;
+
 /// One message on screen.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Entry {
@@ -301,7 +304,9 @@ async fn read_stream(
     turn: &mut Turn,
     entry: Entry,
 ) -> Result<(), ()> {
-    let mut decoder = SseDecoder::new();
+    // Payloads can be large (a 10,000-row table is over 1 MiB); the panel shows a capped
+    // part of them, but reads them whole.
+    let mut decoder = SseDecoder::with_limits(MAX_EVENT_BYTES, MAX_EVENT_BYTES);
     let mut shown = turn.rich;
     loop {
         let result = JsFuture::from(reader.read()).await.map_err(|_| ())?;
