@@ -1,8 +1,8 @@
 #!/bin/sh
 # Builds the widget into www/:
 # - the Leptos panel: cargo (wasm32, release) → wasm-bindgen --target web → wasm-opt -Os
-#   (npm binaryen; Debian's is broken) into www/widget/pkg/, its JS glue and snippets
-#   (widget/js/) minified by esbuild;
+#   (npm binaryen; Debian's is broken) into www/widget/pkg/, its JS glue bundled with the
+#   JS snippets (widget/js/) and minified by esbuild;
 # - the loader: widget/embed/embed.js minified by esbuild into www/embed.js;
 # - the panel's stylesheet: widget/style/widget.css minified into www/widget/widget.css.
 # Honours CARGO_TARGET_DIR.
@@ -22,12 +22,12 @@ wasm-opt -Os --strip-producers --strip-target-features \
     --enable-mutable-globals --enable-reference-types --enable-multivalue \
     -o "$OUT/concierge_widget_bg.wasm.opt" "$OUT/concierge_widget_bg.wasm"
 mv "$OUT/concierge_widget_bg.wasm.opt" "$OUT/concierge_widget_bg.wasm"
-# The JS glue and the panel's JS snippets (widget/js/, e.g. rich turns), minified in place.
-for js in "$OUT/concierge_widget.js" $(find "$OUT/snippets" -name '*.js'); do
-    "$ESBUILD_BIN" "$js" --minify --format=esm --target=es2020 --log-level=warning \
-        --outfile="$js.min"
-    mv "$js.min" "$js"
-done
+# The JS glue bundled with the panel's JS snippets (widget/js/: rich turns) and minified:
+# one file, one request, smaller once gzipped.
+"$ESBUILD_BIN" "$OUT/concierge_widget.js" --bundle --minify --format=esm --target=es2020 \
+    --log-level=warning --outfile="$OUT/concierge_widget.min.js"
+mv "$OUT/concierge_widget.min.js" "$OUT/concierge_widget.js"
+rm -rf "$OUT/snippets"
 "$ESBUILD_BIN" widget/style/widget.css --minify --log-level=warning \
     --outfile="$ROOT/www/widget/widget.css"
 "$ESBUILD_BIN" widget/embed/embed.js --minify --target=es2017 --log-level=warning \

@@ -1,6 +1,8 @@
-// Rich turns in the chat panel: tool rows, a plan's progress bar, and a turn's payloads —
+// Rich turns in the chat panel: tool rows, a plan's progress bar, a turn's payloads —
 // lists, tables, charts (inline SVG), sources, evidence, and follow-up and control
-// questions as chips — drawn with DOM calls only (widget/src/rich.rs drives it).
+// questions as chips — and feedback (thumbs, optional comment) and copy on each answer,
+// drawn with DOM calls only from the answer's events or its stored message
+// (widget/src/rich.rs forwards them).
 //
 // Every payload string becomes a text node or an attribute value, never markup. Links
 // point only to absolute http(s) URLs or to site-relative paths on the embedding page's
@@ -20,12 +22,14 @@ const TOP = 16;
 const BOTTOM = 48;
 const SIDE = 16;
 
-// [working, done, failed, table, showing×3, sources, evidence, follow-ups, control]
+// [working, done, failed, table, showing×3, sources, evidence, follow-ups, control, up,
+//  down, copy, copied, comment, send comment, thanks]
 let words = [];
 let format = new Intl.NumberFormat("vi-VN", { maximumFractionDigits: 2 });
 let site = "";
 const turns = new Map(); // message key → its state
-const views = new Map(); // message key → [work element, payload element]
+const views = new Map(); // message key → [work element, payloads element, footer element]
+let session = {}; // the conversation and the API headers (feedback)
 
 /** The panel's words, language and the embedding page's origin. */
 export function setup(panelWords, lang, origin) {
@@ -34,17 +38,53 @@ export function setup(panelWords, lang, origin) {
   site = /^https?:\/\/[^/]+$/i.test(origin) ? origin : "";
 }
 
-/** A message's tool rows ([name, 0 working | 1 done | 2 failed]), progress (-1: none),
- * stage message and payloads (JSON texts as streamed, or objects from history). */
-export function update(key, tools, percent, message, payloads) {
-  const old = turns.get(key);
-  turns.set(key, { tools, percent, message, payloads, painted: old && old.payloads.length === payloads.length ? old.painted : -1 });
+/** The conversation and how to call the API on its behalf. */
+export function conversation(id, key, embedder, token) {
+  session = { id, key, embedder, token };
+}
+
+/** A stored assistant message from history ({id, kind, payloads, feedback}). */
+export function stored(key, message) {
+  turns.set(key, fresh({ payloads: arr(message.payloads), id: message.kind === "greeting" ? null : message.id, feedback: message.feedback }));
   draw(key);
+}
+
+/** An event of message `key`'s answer (see widget/src/rich.rs). */
+export function event(key, name, data) {
+  let d;
+  try {
+    d = data ? JSON.parse(data) : {};
+  } catch (_) {
+    return;
+  }
+  if (name === "reset") turns.delete(key);
+  const turn = turns.get(key) || fresh({});
+  turns.set(key, turn);
+  const tool = turn.tools.find((t) => t.id === d.call_id);
+  if (name === "tool_start" && !tool) turn.tools.push({ id: d.call_id, name: d.name, state: 0 });
+  if (name === "tool_end" && tool) tool.state = d.ok ? 1 : 2;
+  // Progress shows until the answer's text begins.
+  if (name === "progress" && !turn.text) {
+    turn.message = str(d.message);
+    turn.percent = typeof d.percentage === "number" ? Math.max(0, Math.min(100, Math.round(d.percentage))) : -1;
+  }
+  if (name === "payload") turn.payloads.push(d);
+  if (name === "text") turn.text = true;
+  if (name === "text" || name === "completed" || name === "end") turn.percent = -1;
+  // A call still working when the answer failed or stopped, failed.
+  if (name === "end") for (const t of turn.tools) t.state = t.state || 2;
+  if (name === "completed" && d.kind !== "greeting") turn.id = d.message_id;
+  draw(key);
+}
+
+function fresh(turn) {
+  return { tools: [], percent: -1, message: "", payloads: [], painted: -1, ...turn };
 }
 
 /** The elements message `key` draws into, once mounted. */
 export function mount(key, work, rich) {
-  views.set(key, [work, rich]);
+  rich.textContent = "";
+  views.set(key, [work, el(rich, "div"), el(rich, "div", "cw-foot")]);
   const turn = turns.get(key);
   if (turn) turn.painted = -1;
   draw(key);
@@ -53,12 +93,12 @@ export function mount(key, work, rich) {
 function draw(key) {
   const view = views.get(key);
   const turn = turns.get(key);
-  if (!view || !turn || !view[0].isConnected) return;
+  if (!view || !turn) return;
   const [work, rich] = view;
   work.textContent = "";
   if (turn.tools.length) {
     const list = el(work, "ul", "cw-tools");
-    for (const [name, state] of turn.tools) {
+    for (const { name, state } of turn.tools) {
       el(list, "li", "cw-tool", `${toolWords(name)}: ${words[state]}`).dataset.state = ["working", "done", "failed"][state];
     }
   }
@@ -71,14 +111,9 @@ function draw(key) {
   if (turn.painted !== turn.payloads.length) {
     turn.painted = turn.payloads.length;
     rich.textContent = "";
-    for (const payload of turn.payloads) {
-      try {
-        paint(rich, typeof payload === "string" ? JSON.parse(payload) : payload);
-      } catch (_) {
-        // A malformed payload shows nothing.
-      }
-    }
+    for (const payload of turn.payloads) paint(rich, payload);
   }
+  footer(key);
 }
 
 function paint(out, payload) {
@@ -91,6 +126,66 @@ function paint(out, payload) {
     case "evidence": return evidence(out, arr(data));
     case "follow_ups": return chips(out, arr(data), words[9]);
     case "control": return chips(out, arr(data && data.questions), words[10]);
+  }
+}
+
+// ---- feedback and copy ------------------------------------------------------------------
+
+/** Once the answer is stored: thumbs up/down (pressed: the visitor's vote), copy, and
+ * after a vote an optional comment. */
+function footer(key) {
+  const foot = views.get(key)[2];
+  const turn = turns.get(key);
+  foot.textContent = "";
+  if (!turn.id) return;
+  const rating = turn.feedback && turn.feedback.rating;
+  ["up", "down"].forEach((r, i) => {
+    const b = button(foot, "cw-vote", r === "up" ? "👍" : "👎", words[11 + i]);
+    b.setAttribute("aria-pressed", String(rating === r));
+    b.onclick = () => vote(key, r);
+  });
+  const copy = button(foot, "cw-copy", words[13]);
+  copy.onclick = () => {
+    const body = foot.closest(".cw-msg").querySelector(".cw-body");
+    navigator.clipboard.writeText(body.textContent).then(() => { copy.textContent = words[14]; }, () => {});
+  };
+  if (turn.thanked) {
+    el(foot, "p", "cw-note", words[17]).setAttribute("role", "status");
+  } else if (rating) {
+    const box = el(foot, "textarea", "cw-comment");
+    box.rows = 1;
+    box.maxLength = 1000;
+    box.setAttribute("aria-label", words[15]);
+    box.placeholder = words[15];
+    box.value = (turn.feedback && turn.feedback.comment) || "";
+    button(foot, "cw-send-comment", words[16]).onclick = () => vote(key, rating, box.value);
+  }
+}
+
+function button(parent, cls, text, label) {
+  const b = el(parent, "button", cls, text);
+  b.type = "button";
+  if (label) {
+    b.setAttribute("aria-label", label);
+    b.title = label;
+  }
+  return b;
+}
+
+/** Store the visitor's vote (and comment) through the API; show it once stored. */
+async function vote(key, rating, comment) {
+  const turn = turns.get(key);
+  const headers = { "content-type": "application/json", "x-api-key": session.key, "x-embedder-origin": session.embedder };
+  if (session.token) headers["x-user-token"] = session.token;
+  const path = `/conversations/${encodeURIComponent(session.id)}/messages/${encodeURIComponent(turn.id)}/feedback`;
+  try {
+    const response = await fetch(path, { method: "POST", headers, body: JSON.stringify(comment == null ? { rating } : { rating, comment }) });
+    if (!response.ok) return;
+    turn.feedback = (await response.json()).feedback;
+    turn.thanked = comment != null;
+    footer(key);
+  } catch (_) {
+    // Offline: the vote is not shown as stored.
   }
 }
 

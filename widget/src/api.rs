@@ -71,8 +71,8 @@ pub(crate) struct Message {
     pub role: Role,
     /// Its text (markdown for the assistant).
     pub content: String,
-    /// A reply's payloads (`{"kind","data"}` objects), as they streamed.
-    pub payloads: Array,
+    /// The message as the API sent it (`id`, `kind`, `payloads`, `feedback`, …).
+    pub raw: JsValue,
 }
 
 /// A conversation as created or loaded.
@@ -101,6 +101,15 @@ impl Api {
             embedder: options.parent_origin.clone().unwrap_or_default(),
             user_token: options.user_token.clone(),
         }
+    }
+
+    /// The headers feedback is sent with: the key, the embedder's origin, the user token.
+    pub(crate) fn headers(&self) -> [&str; 3] {
+        [
+            &self.key,
+            &self.embedder,
+            self.user_token.as_deref().unwrap_or_default(),
+        ]
     }
 
     /// Speak for the user of `token` from now on (`None`: anonymously).
@@ -217,18 +226,17 @@ fn conversation(json: &JsValue) -> Result<Conversation, ApiError> {
                 _ => return None,
             };
             let content = field(&m, &["content"])?;
-            let payloads = items(&m, "payloads");
             Some(Message {
                 role,
                 content,
-                payloads,
+                raw: m,
             })
         })
         .collect();
     Ok(Conversation { id, messages })
 }
 
-/// The string at `path` in a parsed JSON value (a number or boolean as its text).
+/// The string at `path` in a parsed JSON value.
 pub(crate) fn field(value: &JsValue, path: &[&str]) -> Option<String> {
     let mut value = value.clone();
     for key in path {
@@ -237,12 +245,7 @@ pub(crate) fn field(value: &JsValue, path: &[&str]) -> Option<String> {
         }
         value = Reflect::get(&value, &JsValue::from_str(key)).ok()?;
     }
-    // A number's text from the browser's JSON: no float formatting code in the download.
-    value.as_string().or_else(|| {
-        (value.as_f64().is_some() || value.as_bool().is_some())
-            .then(|| JSON::stringify(&value).ok()?.as_string())
-            .flatten()
-    })
+    value.as_string()
 }
 
 /// The array under `key` (empty when absent).

@@ -150,14 +150,16 @@ impl Chat {
             match loaded {
                 Ok(conversation) => {
                     storage_set(&key, &conversation.id);
+                    let [api_key, embedder, token] = api.headers();
+                    rich::conversation(&conversation.id, api_key, embedder, token);
                     self.conversation.set_value(Some(conversation.id));
                     let entries = conversation
                         .messages
                         .into_iter()
                         .map(|m| {
                             let entry = self.entry(m.role, m.content, Phase::Done);
-                            if m.payloads.length() > 0 {
-                                rich::show_stored(entry.key, &m.payloads);
+                            if m.role == Role::Assistant {
+                                rich::stored(entry.key, &m.raw);
                             }
                             entry
                         })
@@ -207,7 +209,7 @@ impl Chat {
             return;
         }
         last.text.set(String::new());
-        rich::show(last.key, &Turn::new());
+        rich::event(last.key, "reset", "");
         last.phase.set(Phase::Waiting);
         self.run(last);
     }
@@ -282,7 +284,9 @@ impl Chat {
                 }
             }
             mirror(&turn, entry);
-            rich::show(entry.key, &turn);
+            if turn.phase != Phase::Done {
+                rich::event(entry.key, "end", "");
+            }
             if self.generation.get_value() != generation {
                 return;
             }
@@ -307,7 +311,6 @@ async fn read_stream(
     // Payloads can be large (a 10,000-row table is over 1 MiB); the panel shows a capped
     // part of them, but reads them whole.
     let mut decoder = SseDecoder::with_limits(MAX_EVENT_BYTES, MAX_EVENT_BYTES);
-    let mut shown = turn.rich;
     loop {
         let result = JsFuture::from(reader.read()).await.map_err(|_| ())?;
         let result: ReadableStreamReadResult = result.unchecked_into();
@@ -324,17 +327,23 @@ async fn read_stream(
             let Some(json) = api::parse_json(event.data) else {
                 continue;
             };
-            let field = |path: &[&str]| api::field(&json, path);
-            if let Some(event) = StreamEvent::from_sse(event.event, event.data, field) {
+            if matches!(
+                event.event,
+                "tool_start" | "tool_end" | "progress" | "payload" | "completed"
+            ) {
+                rich::event(entry.key, event.event, event.data);
+            }
+            if let Some(event) = StreamEvent::from_sse(event.event, |path| api::field(&json, path))
+            {
+                let waiting = turn.phase == Phase::Waiting;
                 changed |= turn.apply(event);
+                if waiting && turn.phase == Phase::Streaming {
+                    rich::event(entry.key, "text", "");
+                }
             }
         }
         if changed {
             mirror(turn, entry);
-        }
-        if turn.rich != shown {
-            shown = turn.rich;
-            rich::show(entry.key, turn);
         }
         if result.get_done().unwrap_or(true) {
             turn.end();
@@ -355,9 +364,8 @@ fn mirror(turn: &Turn, entry: Entry) {
     if entry.phase.get_untracked() != turn.phase {
         entry.phase.set(turn.phase);
     }
-    let activity = turn.activity.as_ref().map(|a| &a.0);
-    if entry.activity.with_untracked(|a| a.as_ref() != activity) {
-        entry.activity.set(activity.cloned());
+    if entry.activity.with_untracked(|a| *a != turn.activity) {
+        entry.activity.set(turn.activity.clone());
     }
 }
 

@@ -102,6 +102,9 @@ pub(crate) struct Strings {
     pub follow_ups: &'static str,
     /// Accessible name of the chips answering the assistant's questions.
     pub control: &'static str,
+    /// Feedback on an answer: thumbs up, thumbs down, copy, copied, the comment box, its
+    /// send button, thanks.
+    pub feedback: [&'static str; 7],
 }
 
 static VI: Strings = Strings {
@@ -134,6 +137,15 @@ static VI: Strings = Strings {
     evidence: "Căn cứ",
     follow_ups: "Câu hỏi tiếp theo",
     control: "Chọn câu trả lời",
+    feedback: [
+        "Câu trả lời hữu ích",
+        "Câu trả lời chưa hữu ích",
+        "Sao chép",
+        "Đã sao chép",
+        "Góp ý thêm (không bắt buộc)",
+        "Gửi góp ý",
+        "Cảm ơn quý khách đã góp ý!",
+    ],
 };
 
 static EN: Strings = Strings {
@@ -166,13 +178,22 @@ static EN: Strings = Strings {
     evidence: "Evidence",
     follow_ups: "Follow-up questions",
     control: "Choose an answer",
+    feedback: [
+        "Helpful answer",
+        "Unhelpful answer",
+        "Copy",
+        "Copied",
+        "Add a comment (optional)",
+        "Send comment",
+        "Thank you for your feedback!",
+    ],
 };
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn all(s: &Strings) -> [&'static str; 30] {
+    fn all(s: &Strings) -> [&'static str; 37] {
         [
             s.title,
             s.close,
@@ -204,6 +225,13 @@ mod tests {
             s.sources,
             s.evidence,
             s.follow_ups,
+            s.feedback[0],
+            s.feedback[1],
+            s.feedback[2],
+            s.feedback[3],
+            s.feedback[4],
+            s.feedback[5],
+            s.feedback[6],
         ]
     }
 

@@ -1,8 +1,8 @@
-//! Rich turns: tool rows, a plan's progress bar and the payloads (lists, tables, charts,
-//! sources, evidence, question chips), drawn by `js/rich.js` from a turn's state. The
-//! drawing is plain JS to keep the widget in its download budget; what it draws (and the
-//! safety rules: text only, safe links, caps) is specified there and tested in Chromium
-//! (`tests/tests/e2e/browser_rich.rs`).
+//! Rich turns: tool rows, a plan's progress bar, the payloads (lists, tables, charts,
+//! sources, evidence, question chips), and feedback and copy on each answer, drawn by
+//! `js/rich.js` from the answer's events (or its stored message). Plain JS keeps the widget
+//! in its download budget; what it draws (and the safety rules: text only, safe links,
+//! caps) is specified there and tested in Chromium (`tests/tests/e2e/browser_rich.rs`).
 
 use js_sys::Array;
 use wasm_bindgen::JsValue;
@@ -10,17 +10,22 @@ use wasm_bindgen::prelude::wasm_bindgen;
 use web_sys::Element;
 
 use crate::i18n::{Lang, Strings};
-use crate::turn::Turn;
 
 #[wasm_bindgen(module = "/js/rich.js")]
 extern "C" {
     #[wasm_bindgen(js_name = setup)]
     fn js_setup(words: &Array, lang: &str, origin: &str);
-    /// Payloads are JSON texts (streamed) or objects (history).
-    #[wasm_bindgen(js_name = update)]
-    fn js_update(key: u32, tools: &Array, percent: i32, message: &str, payloads: &Array);
-    /// Message `key` draws into `work` (tool rows, progress) and `rich` (payloads).
+    /// Message `key` draws into `work` (tool rows, progress) and `rich` (payloads,
+    /// feedback and copy).
     pub(crate) fn mount(key: u32, work: &Element, rich: &Element);
+    /// The conversation, and the API headers feedback is sent with.
+    pub(crate) fn conversation(id: &str, key: &str, embedder: &str, token: &str);
+    /// A stored assistant message from history (`{id, kind, payloads, feedback}`).
+    pub(crate) fn stored(key: u32, message: &JsValue);
+    /// An event of message `key`'s answer: `tool_start`, `tool_end`, `progress`, `payload`,
+    /// `completed` (with its JSON data), `text` (the answer's text began), `end` (the
+    /// answer ended without completing) or `reset` (a retry starts over).
+    pub(crate) fn event(key: u32, name: &str, data: &str);
 }
 
 /// The panel's words, language and the embedding page's origin (site-relative links).
@@ -40,43 +45,9 @@ pub(crate) fn setup(strings: &Strings, lang: Lang, origin: Option<&str>) {
         strings.follow_ups,
         strings.control,
     ];
-    js_setup(
-        &strings_array(&words),
-        lang.code(),
-        origin.unwrap_or_default(),
-    );
-}
-
-/// Show `turn`'s tool rows, progress and payloads in message `key`.
-pub(crate) fn show(key: u32, turn: &Turn) {
-    let tools = Array::new();
-    for row in &turn.tools {
-        tools.push(&Array::of2(
-            &JsValue::from_str(&row.name),
-            &JsValue::from(row.state as u32),
-        ));
+    let array = Array::new();
+    for word in words.iter().chain(&strings.feedback) {
+        array.push(&JsValue::from_str(word));
     }
-    let (message, percent) = match &turn.activity {
-        Some((message, Some(percent))) => (message.as_str(), i32::from(*percent)),
-        _ => ("", -1),
-    };
-    js_update(
-        key,
-        &tools,
-        percent,
-        message,
-        &strings_array(&turn.payloads),
-    );
-}
-
-/// Show a stored reply's payloads (`{kind, data}` objects) in message `key`.
-pub(crate) fn show_stored(key: u32, payloads: &Array) {
-    js_update(key, &Array::new(), -1, "", payloads);
-}
-
-fn strings_array<S: AsRef<str>>(items: &[S]) -> Array {
-    items
-        .iter()
-        .map(|s| JsValue::from_str(s.as_ref()))
-        .collect()
+    js_setup(&array, lang.code(), origin.unwrap_or_default());
 }

@@ -13,25 +13,8 @@ pub(crate) enum StreamEvent {
     Started,
     /// An unnamed event: a piece of the answer's text.
     Chunk(String),
-    /// `tool_start`: a tool call began.
-    ToolStart {
-        /// The call's id.
-        id: String,
-        /// The tool's name.
-        name: String,
-    },
-    /// `tool_end`: a tool call ended.
-    ToolEnd {
-        /// The call's id.
-        id: String,
-        /// Whether it succeeded.
-        ok: bool,
-    },
-    /// `progress`: what is going on, and how far along (whole percent, 0 to 100) when
-    /// known.
-    Progress(String, Option<u8>),
-    /// `payload`: structured content, as its JSON text (`{"kind","data"}`).
-    Payload(String),
+    /// `tool_start`, `tool_end`, `progress`: work is going on; `progress` may say what.
+    Activity(Option<String>),
     /// `completed`: the answer is stored; `kind` is `answer`, `clarify`, `warranty`, ….
     Completed {
         /// The stored message's kind.
@@ -45,33 +28,15 @@ pub(crate) enum StreamEvent {
 }
 
 impl StreamEvent {
-    /// Interpret an SSE event: its type, its JSON data as text, and a reader of scalar
-    /// fields of that data as text (`field(&["error", "code"])`; `true`, `42`). `None` for
-    /// unknown types and malformed events.
-    pub(crate) fn from_sse(
-        name: &str,
-        data: &str,
-        field: impl Fn(&[&str]) -> Option<String>,
-    ) -> Option<Self> {
+    /// Interpret an SSE event: its type and a reader of string fields of its JSON data
+    /// (`field(&["error", "code"])`). `None` for events the panel ignores (`payload`,
+    /// unknown types) and for malformed ones.
+    pub(crate) fn from_sse(name: &str, field: impl Fn(&[&str]) -> Option<String>) -> Option<Self> {
         Some(match name {
             "message" => Self::Chunk(field(&["chunk"])?),
             "started" => Self::Started,
-            "tool_start" => Self::ToolStart {
-                id: field(&["call_id"])?,
-                name: field(&["name"])?,
-            },
-            "tool_end" => Self::ToolEnd {
-                id: field(&["call_id"])?,
-                ok: field(&["ok"]).as_deref() == Some("true"),
-            },
-            "progress" => Self::Progress(
-                field(&["message"])?,
-                field(&["percentage"]).and_then(|p| percent(&p)),
-            ),
-            "payload" => {
-                field(&["kind"])?;
-                Self::Payload(data.to_string())
-            }
+            "tool_start" | "tool_end" => Self::Activity(None),
+            "progress" => Self::Activity(field(&["message"])),
             "completed" => Self::Completed {
                 kind: field(&["kind"]).unwrap_or_else(|| "answer".into()),
             },
@@ -81,21 +46,6 @@ impl StreamEvent {
             _ => return None,
         })
     }
-}
-
-/// A JSON number's text as a whole percent, 0 to 100 (no float parsing code in the
-/// download): its leading digits; negative numbers are 0.
-fn percent(text: &str) -> Option<u8> {
-    if text.starts_with('-') {
-        return Some(0);
-    }
-    let mut n: u32 = 0;
-    let mut digits = 0;
-    for b in text.bytes().take_while(u8::is_ascii_digit) {
-        n = (n * 10 + u32::from(b - b'0')).min(1000);
-        digits += 1;
-    }
-    (digits > 0).then(|| n.min(100) as u8)
 }
 
 /// Why an answer failed; picks the words the visitor sees.
@@ -155,31 +105,6 @@ impl Phase {
     }
 }
 
-/// Where a tool call is (as a number: the index of its words in `Strings::tool_states`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ToolState {
-    /// Started, not ended.
-    Working = 0,
-    /// Ended well.
-    Done = 1,
-    /// Ended with an error.
-    Failed = 2,
-}
-
-/// One tool call of an answer, as its row shows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ToolRow {
-    /// The call's id.
-    pub id: String,
-    /// The tool's name, as sent.
-    pub name: String,
-    /// Where it is.
-    pub state: ToolState,
-}
-
-/// A plan's progress: the stage message and how far along (0 to 100) when known.
-pub(crate) type Progress = Option<(String, Option<u8>)>;
-
 /// One assistant answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Turn {
@@ -190,14 +115,7 @@ pub(crate) struct Turn {
     /// The stored message's kind, once completed.
     pub kind: Option<String>,
     /// What the assistant is doing, from `progress`, until text arrives.
-    pub activity: Progress,
-    /// Its tool calls, in the order they started.
-    pub tools: Vec<ToolRow>,
-    /// Its payloads' JSON texts, in order.
-    pub payloads: Vec<String>,
-    /// Bumped whenever the tool rows, the progress or the payloads change (to redraw
-    /// them only then).
-    pub rich: u32,
+    pub activity: Option<String>,
 }
 
 impl Default for Turn {
@@ -214,9 +132,6 @@ impl Turn {
             phase: Phase::Waiting,
             kind: None,
             activity: None,
-            tools: Vec::new(),
-            payloads: Vec::new(),
-            rich: 0,
         }
     }
 
@@ -225,7 +140,6 @@ impl Turn {
         if self.phase.is_over() {
             return false;
         }
-        let redraw = !matches!(event, StreamEvent::Chunk(_)) || self.activity.is_some();
         match event {
             StreamEvent::Started => return false,
             StreamEvent::Chunk(text) => {
@@ -236,33 +150,12 @@ impl Turn {
                 self.activity = None;
                 self.phase = Phase::Streaming;
             }
-            StreamEvent::Progress(message, percentage) => {
-                if !self.text.is_empty() {
+            StreamEvent::Activity(what) => {
+                if what.is_none() || !self.text.is_empty() {
                     return false;
                 }
-                self.activity = Some((message, percentage));
+                self.activity = what;
             }
-            StreamEvent::ToolStart { id, name } => {
-                if self.tools.iter().any(|t| t.id == id) {
-                    return false;
-                }
-                self.tools.push(ToolRow {
-                    id,
-                    name,
-                    state: ToolState::Working,
-                });
-            }
-            StreamEvent::ToolEnd { id, ok } => {
-                let Some(row) = self.tools.iter_mut().find(|t| t.id == id) else {
-                    return false;
-                };
-                row.state = if ok {
-                    ToolState::Done
-                } else {
-                    ToolState::Failed
-                };
-            }
-            StreamEvent::Payload(json) => self.payloads.push(json),
             StreamEvent::Completed { kind } => {
                 self.kind = Some(kind);
                 self.activity = None;
@@ -270,20 +163,7 @@ impl Turn {
             }
             StreamEvent::Failed { .. } => self.fail(Failure::Failed),
         }
-        if redraw {
-            self.rich = self.rich.wrapping_add(1);
-        }
         true
-    }
-
-    /// A turn that ends leaves no tool "working": an unfinished call failed.
-    fn settle_tools(&mut self) {
-        self.rich = self.rich.wrapping_add(1);
-        for row in &mut self.tools {
-            if row.state == ToolState::Working {
-                row.state = ToolState::Failed;
-            }
-        }
     }
 
     /// The input ended: without a terminal event, the answer was interrupted.
@@ -295,7 +175,6 @@ impl Turn {
     pub(crate) fn fail(&mut self, why: Failure) {
         if !self.phase.is_over() {
             self.activity = None;
-            self.settle_tools();
             self.phase = Phase::Failed(why);
         }
     }
@@ -304,7 +183,6 @@ impl Turn {
     pub(crate) fn stop(&mut self) {
         if !self.phase.is_over() {
             self.activity = None;
-            self.settle_tools();
             self.phase = Phase::Stopped;
         }
     }
@@ -378,56 +256,16 @@ mod tests {
         assert!(turn.phase.is_over());
     }
 
-    fn progress(message: &str, pct: Option<u8>) -> StreamEvent {
-        StreamEvent::Progress(message.into(), pct)
-    }
-
     #[test]
     fn progress_shows_until_text_arrives() {
         let mut turn = Turn::new();
-        assert!(turn.apply(progress("Đang tra cứu…", None)));
-        assert_eq!(turn.activity, Some(("Đang tra cứu…".into(), None)));
-        assert!(turn.apply(progress("Bước 2", Some(60))));
-        assert_eq!(turn.activity, Some(("Bước 2".into(), Some(60))));
+        assert!(!turn.apply(StreamEvent::Activity(None)));
+        assert!(turn.apply(StreamEvent::Activity(Some("Đang tra cứu…".into()))));
+        assert_eq!(turn.activity.as_deref(), Some("Đang tra cứu…"));
         assert_eq!(turn.phase, Phase::Waiting);
         turn.apply(chunk("x"));
         assert_eq!(turn.activity, None);
-        assert!(!turn.apply(progress("later", None)));
-    }
-
-    #[test]
-    fn tool_rows_start_working_and_resolve() {
-        let mut turn = Turn::new();
-        let start = |id: &str| StreamEvent::ToolStart {
-            id: id.into(),
-            name: "search_products".into(),
-        };
-        assert!(turn.apply(start("c1")));
-        let drawn = turn.rich;
-        assert!(turn.apply(start("c2")));
-        assert_ne!(turn.rich, drawn, "a new row is drawn");
-        let drawn = turn.rich;
-        turn.apply(chunk("text"));
-        assert_eq!(turn.rich, drawn, "text alone redraws nothing");
-        assert!(!turn.apply(start("c1")), "a repeated start adds no row");
-        assert!(turn.apply(StreamEvent::ToolEnd {
-            id: "c1".into(),
-            ok: true
-        }));
-        assert!(!turn.apply(StreamEvent::ToolEnd {
-            id: "nope".into(),
-            ok: true
-        }));
-        let states: Vec<ToolState> = turn.tools.iter().map(|t| t.state).collect();
-        assert_eq!(states, [ToolState::Done, ToolState::Working]);
-        turn.apply(StreamEvent::Payload("{\"kind\":\"list\"}".into()));
-        turn.end();
-        assert_eq!(
-            turn.tools[1].state,
-            ToolState::Failed,
-            "an unfinished call failed"
-        );
-        assert_eq!(turn.payloads, ["{\"kind\":\"list\"}"]);
+        assert!(!turn.apply(StreamEvent::Activity(Some("later".into()))));
     }
 
     #[test]
@@ -442,60 +280,35 @@ mod tests {
             }
         };
         assert_eq!(
-            StreamEvent::from_sse("message", "", json(&[("chunk", "Xin")])),
+            StreamEvent::from_sse("message", json(&[("chunk", "Xin")])),
             Some(chunk("Xin"))
         );
-        assert_eq!(StreamEvent::from_sse("message", "", json(&[])), None);
+        assert_eq!(StreamEvent::from_sse("message", json(&[])), None);
         assert_eq!(
-            StreamEvent::from_sse("completed", "", json(&[("kind", "warranty")])),
+            StreamEvent::from_sse("completed", json(&[("kind", "warranty")])),
             Some(StreamEvent::Completed {
                 kind: "warranty".into()
             })
         );
         assert_eq!(
-            StreamEvent::from_sse("completed", "", json(&[])),
+            StreamEvent::from_sse("completed", json(&[])),
             Some(completed())
         );
         assert_eq!(
-            StreamEvent::from_sse("failed", "", json(&[("error.code", "upstream_error")])),
+            StreamEvent::from_sse("failed", json(&[("error.code", "upstream_error")])),
             Some(StreamEvent::Failed {
                 code: "upstream_error".into()
             })
         );
         assert_eq!(
-            StreamEvent::from_sse(
-                "progress",
-                "",
-                json(&[("message", "Đang lập kế hoạch"), ("percentage", "40")])
-            ),
-            Some(progress("Đang lập kế hoạch", Some(40)))
-        );
-        assert_eq!(percent("40.5"), Some(40));
-        assert_eq!(percent("140"), Some(100), "clamped");
-        assert_eq!(percent("-3"), Some(0));
-        assert_eq!(percent("-0.5"), Some(0));
-        assert_eq!(percent("x"), None);
-        assert_eq!(
-            StreamEvent::from_sse("tool_start", "", json(&[("call_id", "c"), ("name", "n")])),
-            Some(StreamEvent::ToolStart {
-                id: "c".into(),
-                name: "n".into()
-            })
+            StreamEvent::from_sse("progress", json(&[("message", "Đang lập kế hoạch")])),
+            Some(StreamEvent::Activity(Some("Đang lập kế hoạch".into())))
         );
         assert_eq!(
-            StreamEvent::from_sse("tool_end", "", json(&[("call_id", "c"), ("ok", "false")])),
-            Some(StreamEvent::ToolEnd {
-                id: "c".into(),
-                ok: false
-            })
+            StreamEvent::from_sse("tool_start", json(&[])),
+            Some(StreamEvent::Activity(None))
         );
-        assert_eq!(StreamEvent::from_sse("tool_start", "", json(&[])), None);
-        let data = r#"{"kind":"list","data":{}}"#;
-        assert_eq!(
-            StreamEvent::from_sse("payload", data, json(&[("kind", "list")])),
-            Some(StreamEvent::Payload(data.into()))
-        );
-        assert_eq!(StreamEvent::from_sse("payload", "{}", json(&[])), None);
-        assert_eq!(StreamEvent::from_sse("future_event", "", json(&[])), None);
+        assert_eq!(StreamEvent::from_sse("payload", json(&[])), None);
+        assert_eq!(StreamEvent::from_sse("future_event", json(&[])), None);
     }
 }

@@ -8,6 +8,7 @@ mod admin;
 pub(crate) mod body;
 mod conversations;
 mod debug_script;
+mod feedback;
 mod health;
 mod knowledge;
 mod stream;
@@ -35,6 +36,8 @@ pub(crate) enum Route {
     ConversationMessage,
     ConversationHistory,
     ConversationDelete,
+    MessageFeedback,
+    AdminFeedback,
     WidgetConfig,
     WidgetPanel,
     Preflight,
@@ -64,10 +67,14 @@ impl Route {
             ["admin", "index"] => (Self::KnowledgeReindex, is(Method::Post)),
             ["admin", "knowledge"] => (Self::KnowledgeList, is(Method::Get)),
             ["admin", "search"] => (Self::AdminSearch, is(Method::Post)),
+            ["admin", "feedback"] => (Self::AdminFeedback, is(Method::Get)),
             ["conversations"] => (Self::ConversationCreate, is(Method::Post)),
             ["conversations", _] => (Self::ConversationDelete, is(Method::Delete)),
             ["conversations", _, "messages"] => (Self::ConversationMessage, is(Method::Post)),
             ["conversations", _, "history"] => (Self::ConversationHistory, is(Method::Get)),
+            ["conversations", _, "messages", _, "feedback"] => {
+                (Self::MessageFeedback, is(Method::Post))
+            }
             ["widget", "config"] => (Self::WidgetConfig, is(Method::Get)),
             ["chat"] => (Self::WidgetPanel, is(Method::Get) || is(Method::Head)),
             _ => return Self::NotFound,
@@ -102,6 +109,8 @@ impl Route {
             Self::ConversationMessage => "conversation_message",
             Self::ConversationHistory => "conversation_history",
             Self::ConversationDelete => "conversation_delete",
+            Self::MessageFeedback => "message_feedback",
+            Self::AdminFeedback => "admin_feedback",
             Self::WidgetConfig => "widget_config",
             Self::WidgetPanel => "widget_panel",
             Self::Preflight => "preflight",
@@ -173,6 +182,11 @@ pub(crate) async fn handle(
             let id = segment(&req, 1);
             conversations::delete(req, env, &id).await
         }
+        Route::MessageFeedback => {
+            let (id, message_id) = (segment(&req, 1), segment(&req, 3));
+            feedback::post(req, env, &id, &message_id).await
+        }
+        Route::AdminFeedback => feedback::list(req, env).await,
         Route::WidgetConfig => widget::config(req, env).await,
         Route::WidgetPanel => widget::panel(req, env).await,
         Route::Preflight => preflight(&req, env).await,

@@ -7,6 +7,7 @@ mod browser_rich;
 mod conversations;
 mod dev_command;
 mod faults;
+mod feedback;
 mod hardening_data;
 mod hardening_keys;
 mod hardening_origins;
