@@ -4,7 +4,8 @@
 // (POST /debug/conversations/{id}/script, DEBUG_ROUTES only).
 //
 // Usage: node rich.mjs <scenario> <page_url> <artifact_dir> <profile_dir>
-// Scenarios: tools, list, table, charts, sources.
+// Scenarios: tools, list, table, charts, sources, feedback (thumbs, comment, copy, the
+// launcher's unread badge).
 // Environment: WORKER (the Worker's origin), SECRET_KEY (the site's secret key, to stage
 // scripts), SCRIPT_FILE (JSON {"turns": [script, …]}: one staged before each question).
 // Screenshots: <artifact_dir>/rich-<scenario>-{desktop,phone}.png (and -reloaded).
@@ -101,7 +102,7 @@ async function accessible(frame) {
   const problems = await frame.evaluate(() => {
     const out = [];
     const allowed = new Set(["UL", "OL", "LI", "A", "SPAN", "SMALL", "P", "DIV", "TABLE", "THEAD", "TBODY", "TR", "TH", "TD",
-      "FIGURE", "FIGCAPTION", "svg", "rect", "path", "polyline", "text", "I", "SECTION", "H3", "BUTTON", "PROGRESS"]);
+      "FIGURE", "FIGCAPTION", "svg", "rect", "path", "polyline", "text", "I", "SECTION", "H3", "BUTTON", "PROGRESS", "TEXTAREA"]);
     const rich = [...document.querySelectorAll(".cw-rich, .cw-work")];
     for (const root of rich) {
       for (const el of root.querySelectorAll("*")) {
@@ -114,6 +115,7 @@ async function accessible(frame) {
         if (!a.textContent.trim()) out.push("a link without a name");
       }
       for (const b of root.querySelectorAll("button")) if (!b.textContent.trim()) out.push("a button without a name");
+      for (const t of root.querySelectorAll("textarea")) if (!t.getAttribute("aria-label")) out.push("an unlabelled text box");
       for (const s of root.querySelectorAll("svg")) {
         if (s.getAttribute("role") !== "img" || !s.getAttribute("aria-label")) out.push("a chart without role=img and a name");
       }
@@ -187,7 +189,8 @@ async function run(name, viewport, check) {
   frame = await openPanel(page);
   await frame.waitForFunction((n) => document.querySelectorAll(".cw-msg").length >= n, count);
   assert.equal(await conversationId(frame), conversation);
-  assert.equal(await lastRich(frame), rich, "the stored payloads render the same after a reload");
+  if (check.reloaded) await check.reloaded(frame);
+  else assert.equal(await lastRich(frame), rich, "the stored payloads render the same after a reload");
   await accessible(frame);
   await page.screenshot({ path: `${artifacts}/rich-${name}-${viewport}-reloaded.png` });
   assert.deepEqual(errors, []);
@@ -296,6 +299,57 @@ const scenarios = {
     const reply = await last(frame, ".cw-body").first().evaluate((el) => el.textContent);
     assert.equal(reply, "Dạ, quý khách đổi trả tại cửa hàng.");
   },
+};
+
+/** Thumbs, an optional comment, copy; the vote is stored and shown after a reload; an
+ * answer completing while the panel is closed badges the launcher. */
+scenarios.feedback = async function feedback(frame, { page, conversation }) {
+  assert.equal(await frame.locator(".cw-bot").first().locator(".cw-foot button").count(), 0, "the greeting has no feedback");
+  const votes = last(frame, ".cw-vote");
+  assert.deepEqual(await votes.evaluateAll((bs) => bs.map((b) => [b.getAttribute("aria-label"), b.getAttribute("aria-pressed")])),
+    [["Câu trả lời hữu ích", "false"], ["Câu trả lời chưa hữu ích", "false"]]);
+  await votes.nth(0).click();
+  await frame.waitForFunction(() => [...document.querySelectorAll(".cw-bot")].pop().querySelector(".cw-vote").getAttribute("aria-pressed") === "true");
+  // Changing one's mind replaces the vote; a comment may follow.
+  await last(frame, ".cw-vote").nth(1).click();
+  await frame.waitForFunction(() => [...document.querySelectorAll(".cw-bot")].pop().querySelectorAll(".cw-vote")[1].getAttribute("aria-pressed") === "true");
+  assert.equal(await last(frame, ".cw-vote").nth(0).getAttribute("aria-pressed"), "false");
+  const box = last(frame, ".cw-comment");
+  assert.equal(await box.getAttribute("aria-label"), "Góp ý thêm (không bắt buộc)");
+  await box.fill("Thiếu giờ mở cửa Chủ nhật");
+  await last(frame, ".cw-send-comment").click();
+  await last(frame, '.cw-foot [role="status"]').waitFor();
+  assert.equal(await last(frame, '.cw-foot [role="status"]').textContent(), "Cảm ơn quý khách đã góp ý!");
+
+  // Copy the answer.
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: env.WORKER });
+  await last(frame, ".cw-copy").click();
+  await frame.waitForFunction(() => [...document.querySelectorAll(".cw-bot")].pop().querySelector(".cw-copy").textContent === "Đã sao chép");
+  // Read it back from a top-level page of the panel's origin (the frame may only write).
+  const reader = await context.newPage();
+  await reader.goto(`${env.WORKER}/health`);
+  assert.equal(await reader.evaluate(() => navigator.clipboard.readText()), "Dạ, cửa hàng mở cửa từ 8 đến 21 giờ mỗi ngày.");
+  await reader.close();
+
+  // The launcher shows a badge when an answer completes while the panel is closed.
+  await stage(conversation, TURNS[1]);
+  await send(frame, "Cảm ơn nhé");
+  await frame.click(".cw-close");
+  const launcher = page.locator("[data-concierge] button");
+  await page.waitForFunction(() => document.querySelector("[data-concierge]").shadowRoot.querySelector("button.unread"));
+  assert.match(await launcher.getAttribute("aria-label"), /có trả lời mới/);
+  await page.screenshot({ path: `${artifacts}/rich-feedback-badge-${page.viewportSize().width}.png` });
+  await launcher.click();
+  assert.equal(await launcher.evaluate((b) => b.classList.contains("unread")), false, "opening clears the badge");
+  assert.doesNotMatch(await launcher.getAttribute("aria-label"), /mới/);
+};
+
+/** After a reload: the visitor's vote and comment are back on the first answer. */
+scenarios.feedback.reloaded = async function (frame) {
+  const first = frame.locator(".cw-bot").nth(1);
+  await first.locator(".cw-vote").first().waitFor();
+  assert.deepEqual(await first.locator(".cw-vote").evaluateAll((bs) => bs.map((b) => b.getAttribute("aria-pressed"))), ["false", "true"]);
+  assert.equal(await first.locator(".cw-comment").inputValue(), "Thiếu giờ mở cửa Chủ nhật");
 };
 
 try {

@@ -8,13 +8,18 @@
 use std::process::Command;
 
 use concierge_e2e::upstream::ScriptedUpstream;
-use concierge_e2e::{Worker, repo_root, scratch_dir};
+use concierge_e2e::{TestSite, Worker, repo_root, scratch_dir};
 use serde_json::{Value, json};
 
 use crate::browser::{BROWSER, demo_site};
 
 /// Run scenario `scenario` of `rich.mjs` with `turns` (one script staged per question).
 fn run(scenario: &str, turns: Value) {
+    run_on_site(scenario, turns, |_, _| {});
+}
+
+/// [`run`], then `after(worker, site)`.
+fn run_on_site(scenario: &str, turns: Value, after: impl FnOnce(&Worker, &TestSite)) {
     let worker = Worker::shared();
     let upstream = ScriptedUpstream::start();
     let (site, page) = demo_site(worker, &upstream);
@@ -52,6 +57,7 @@ fn run(scenario: &str, turns: Value) {
         upstream.chat_requests().is_empty(),
         "every answer was scripted"
     );
+    after(worker, &site);
 }
 
 fn chunk(text: &str) -> Value {
@@ -169,4 +175,24 @@ fn sources_evidence_and_chips_that_send_their_question() {
             {"steps": [chunk("Dạ, quý khách đổi trả tại cửa hàng.")]},
         ]),
     );
+}
+
+#[test]
+fn feedback_is_stored_and_shown_after_reload_copy_works_and_the_launcher_badges_unread_answers() {
+    let answer = json!({"steps": [chunk("Dạ, cửa hàng mở cửa từ 8 đến 21 giờ mỗi ngày.")]});
+    let slow = json!({"steps": [wait(1500), chunk("Dạ, không có gì ạ.")]});
+    run_on_site("feedback", json!([answer, slow]), |worker, site| {
+        // One vote per answer per visitor: the up vote was replaced by the down vote.
+        let rows = worker.d1_rows(&format!(
+            "SELECT rating, comment, voter FROM message_feedback WHERE site_id = '{}'",
+            site.id
+        ));
+        let vote =
+            json!({"rating": -1, "comment": "Thiếu giờ mở cửa Chủ nhật", "voter": "anonymous"});
+        assert_eq!(
+            rows,
+            [vote.clone(), vote],
+            "one vote in each viewport's conversation"
+        );
+    });
 }
