@@ -350,6 +350,9 @@ scenarios.feedback.reloaded = async function (frame) {
   await first.locator(".cw-vote").first().waitFor();
   assert.deepEqual(await first.locator(".cw-vote").evaluateAll((bs) => bs.map((b) => b.getAttribute("aria-pressed"))), ["false", "true"]);
   assert.equal(await first.locator(".cw-comment").inputValue(), "Thiếu giờ mở cửa Chủ nhật");
+  // "New conversation" starts over: a new id, the greeting alone, nothing of the old turns.
+  await freshConversation(frame);
+  assert.equal(await frame.locator(".cw-foot button, .cw-tool, .cw-rich li, .cw-comment").count(), 0);
 };
 
 try {

@@ -22,8 +22,8 @@ const TOP = 16;
 const BOTTOM = 48;
 const SIDE = 16;
 
-// [working, done, failed, table, showing×3, sources, evidence, follow-ups, control, up,
-//  down, copy, copied, comment, send comment, thanks]
+// [working, done, failed, table, showing×3, sources, evidence, follow-ups, control, up and
+//  down (names), up and down (visible), copy, copied, comment, send comment, thanks]
 let words = [];
 let format = new Intl.NumberFormat("vi-VN", { maximumFractionDigits: 2 });
 let site = "";
@@ -140,25 +140,25 @@ function footer(key) {
   if (!turn.id) return;
   const rating = turn.feedback && turn.feedback.rating;
   ["up", "down"].forEach((r, i) => {
-    const b = button(foot, "cw-vote", r === "up" ? "👍" : "👎", words[11 + i]);
+    const b = button(foot, "cw-vote", words[13 + i], words[11 + i]);
     b.setAttribute("aria-pressed", String(rating === r));
     b.onclick = () => vote(key, r);
   });
-  const copy = button(foot, "cw-copy", words[13]);
+  const copy = button(foot, "cw-copy", words[15]);
   copy.onclick = () => {
     const body = foot.closest(".cw-msg").querySelector(".cw-body");
-    navigator.clipboard.writeText(body.textContent).then(() => { copy.textContent = words[14]; }, () => {});
+    navigator.clipboard.writeText(body.textContent).then(() => { copy.textContent = words[16]; }, () => {});
   };
   if (turn.thanked) {
-    el(foot, "p", "cw-note", words[17]).setAttribute("role", "status");
+    el(foot, "p", "cw-note", words[19]).setAttribute("role", "status");
   } else if (rating) {
     const box = el(foot, "textarea", "cw-comment");
     box.rows = 1;
     box.maxLength = 1000;
-    box.setAttribute("aria-label", words[15]);
-    box.placeholder = words[15];
+    box.setAttribute("aria-label", words[17]);
+    box.placeholder = words[17];
     box.value = (turn.feedback && turn.feedback.comment) || "";
-    button(foot, "cw-send-comment", words[16]).onclick = () => vote(key, rating, box.value);
+    button(foot, "cw-send-comment", words[18]).onclick = () => vote(key, rating, box.value);
   }
 }
 

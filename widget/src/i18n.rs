@@ -102,9 +102,9 @@ pub(crate) struct Strings {
     pub follow_ups: &'static str,
     /// Accessible name of the chips answering the assistant's questions.
     pub control: &'static str,
-    /// Feedback on an answer: thumbs up, thumbs down, copy, copied, the comment box, its
-    /// send button, thanks.
-    pub feedback: [&'static str; 7],
+    /// Feedback on an answer: thumbs up and down (names, then visible words), copy,
+    /// copied, the comment box, its send button, thanks.
+    pub feedback: [&'static str; 9],
 }
 
 static VI: Strings = Strings {
@@ -140,6 +140,8 @@ static VI: Strings = Strings {
     feedback: [
         "Câu trả lời hữu ích",
         "Câu trả lời chưa hữu ích",
+        "Hữu ích",
+        "Chưa hữu ích",
         "Sao chép",
         "Đã sao chép",
         "Góp ý thêm (không bắt buộc)",
@@ -181,6 +183,8 @@ static EN: Strings = Strings {
     feedback: [
         "Helpful answer",
         "Unhelpful answer",
+        "Helpful",
+        "Not helpful",
         "Copy",
         "Copied",
         "Add a comment (optional)",
@@ -193,7 +197,7 @@ static EN: Strings = Strings {
 mod tests {
     use super::*;
 
-    fn all(s: &Strings) -> [&'static str; 37] {
+    fn all(s: &Strings) -> [&'static str; 39] {
         [
             s.title,
             s.close,
@@ -232,6 +236,8 @@ mod tests {
             s.feedback[4],
             s.feedback[5],
             s.feedback[6],
+            s.feedback[7],
+            s.feedback[8],
         ]
     }
 
