@@ -38,9 +38,12 @@ export function setup(panelWords, lang, origin) {
   site = /^https?:\/\/[^/]+$/i.test(origin) ? origin : "";
 }
 
-/** The conversation and how to call the API on its behalf. */
+/** The conversation (a new one forgets the old one's messages) and how to call the API
+ * on its behalf. */
 export function conversation(id, key, embedder, token) {
   session = { id, key, embedder, token };
+  turns.clear();
+  views.clear();
 }
 
 /** A stored assistant message from history ({id, kind, payloads, feedback}). */
