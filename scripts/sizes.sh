@@ -13,9 +13,13 @@ wasm=$(gz widget/pkg/concierge_widget_bg.wasm)
 glue=$(gz widget/pkg/concierge_widget.js)
 css=$(gz widget/widget.css)
 boot=$(gz widget/boot.js)
-total=$((loader + wasm + glue + css + boot))
-printf 'widget size (gzip -9): loader %s B, wasm %s B, JS glue %s B, boot %s B, CSS %s B, total %s B (%s.%s KB)\n' \
-    "$loader" "$wasm" "$glue" "$boot" "$css" "$total" "$((total / 1000))" "$((total % 1000 / 100))"
+snippets=0
+for js in $(find widget/pkg/snippets -name '*.js' 2>/dev/null); do
+    snippets=$((snippets + $(gz "$js")))
+done
+total=$((loader + wasm + glue + snippets + css + boot))
+printf 'widget size (gzip -9): loader %s B, wasm %s B, JS glue %s B, JS snippets %s B, boot %s B, CSS %s B, total %s B (%s.%s KB)\n' \
+    "$loader" "$wasm" "$glue" "$snippets" "$boot" "$css" "$total" "$((total / 1000))" "$((total % 1000 / 100))"
 printf 'budget: loader %s B <= %s B, total %s B <= %s B\n' "$loader" "$LOADER_BUDGET" "$total" "$TOTAL_BUDGET"
 if [ "$loader" -gt "$LOADER_BUDGET" ] || [ "$total" -gt "$TOTAL_BUDGET" ]; then
     echo "sizes: over budget" >&2

@@ -15,6 +15,7 @@ use crate::ApiError;
 mod assistant;
 mod cache;
 pub(crate) mod endpoint;
+pub(crate) mod scripted;
 pub(crate) mod sealed;
 mod write;
 

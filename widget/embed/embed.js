@@ -18,6 +18,7 @@
 // isOpen(), and events
 // on(name, fn) / off(name, fn) for "opened", "closed", "message" ({role, content, kind}),
 // also dispatched on window as `concierge:opened`, `concierge:closed`, `concierge:message`.
+// The launcher shows an unread badge when an answer completes while the panel is closed.
 //
 // Plain JS, no wasm, no inline <style> (constructable stylesheets), so a strict CSP on
 // the merchant's page needs only `script-src <worker>` and `frame-src <worker>`. The
@@ -41,6 +42,7 @@
   var handlers = {};
   var userToken = data("user-token");
   var frame, root, button, inline, ready, wantFocus, isOpen, resetFirst, resetPending, identifyPending;
+  var label = en ? "Chat with us" : "Trò chuyện với chúng tôi";
 
   // WCAG relative luminance of "#rgb"/"#rrggbb": white text when it reaches 4.5:1.
   function luminance(hex) {
@@ -58,6 +60,8 @@
     "border:0;border-radius:50%;background:" + primary + ";color:" + onPrimary + ";cursor:pointer;" +
     "z-index:2147483000;box-shadow:0 4px 14px rgba(0,0,0,.3);display:grid;place-items:center}" +
     "button:focus-visible{outline:0;box-shadow:0 0 0 3px #fff,0 0 0 6px #1f2328}" +
+    "button.unread::after{content:'';position:absolute;top:2px;right:2px;width:14px;height:14px;" +
+    "border-radius:50%;background:#d1242f;border:2px solid #fff}" +
     "svg{width:28px;height:28px;fill:none;stroke:currentColor;stroke-width:2;" +
     "stroke-linecap:round;stroke-linejoin:round}" +
     "iframe{position:fixed;bottom:88px;" + side + ":20px;width:384px;height:600px;" +
@@ -105,6 +109,7 @@
     frame.id = "concierge-panel";
     frame.title = en ? "Chat window" : "Khung trò chuyện";
     frame.setAttribute("sandbox", "allow-scripts allow-same-origin allow-popups allow-popups-to-escape-sandbox");
+    frame.allow = "clipboard-write"; // the panel's "copy" button
     frame.hidden = !inline;
     if (inline) frame.className = "inline";
     // The Worker serves the panel for the key in the query, framable only by the site's
@@ -132,9 +137,17 @@
     frame.style.top = full ? viewport.offsetTop + "px" : "";
   }
 
+  // The unread badge: an answer completed while the panel was closed (in the launcher's
+  // name too, for screen readers).
+  function unread(on) {
+    button.classList.toggle("unread", on);
+    button.setAttribute("aria-label", on ? label + (en ? " (new reply)" : " (có trả lời mới)") : label);
+  }
+
   function open(focus) {
     if (inline || isOpen) return;
     createFrame();
+    unread(false);
     isOpen = true;
     frame.hidden = false;
     button.setAttribute("aria-expanded", "true");
@@ -190,7 +203,7 @@
     } else {
       button = document.createElement("button");
       button.type = "button";
-      button.setAttribute("aria-label", en ? "Chat with us" : "Trò chuyện với chúng tôi");
+      button.setAttribute("aria-label", label);
       button.setAttribute("aria-controls", "concierge-panel");
       button.setAttribute("aria-expanded", "false");
       button.innerHTML = '<svg viewBox="0 0 24 24" aria-hidden="true">' + icons.chat + "</svg>";
@@ -216,6 +229,7 @@
       } else if (message.concierge === "close") {
         close(true);
       } else if (message.concierge === "message") {
+        if (message.role === "assistant" && !isOpen && button) unread(true);
         emit("message", { role: message.role, content: message.content, kind: message.kind || null });
       }
     });

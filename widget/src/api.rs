@@ -65,16 +65,18 @@ pub(crate) struct SiteConfig {
 }
 
 /// A stored message.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub(crate) struct Message {
     /// Who wrote it.
     pub role: Role,
     /// Its text (markdown for the assistant).
     pub content: String,
+    /// The message as the API sent it (`id`, `kind`, `payloads`, `feedback`, …).
+    pub raw: JsValue,
 }
 
 /// A conversation as created or loaded.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub(crate) struct Conversation {
     /// Its id.
     pub id: String,
@@ -99,6 +101,15 @@ impl Api {
             embedder: options.parent_origin.clone().unwrap_or_default(),
             user_token: options.user_token.clone(),
         }
+    }
+
+    /// The headers feedback is sent with: the key, the embedder's origin, the user token.
+    pub(crate) fn headers(&self) -> [&str; 3] {
+        [
+            &self.key,
+            &self.embedder,
+            self.user_token.as_deref().unwrap_or_default(),
+        ]
     }
 
     /// Speak for the user of `token` from now on (`None`: anonymously).
@@ -215,7 +226,11 @@ fn conversation(json: &JsValue) -> Result<Conversation, ApiError> {
                 _ => return None,
             };
             let content = field(&m, &["content"])?;
-            Some(Message { role, content })
+            Some(Message {
+                role,
+                content,
+                raw: m,
+            })
         })
         .collect();
     Ok(Conversation { id, messages })

@@ -23,7 +23,11 @@ use crate::api::{self, Api, ApiError, Role};
 use crate::host::Host;
 use crate::i18n::{Lang, Strings};
 use crate::options::Options;
+use crate::rich;
 use crate::turn::{Failure, Phase, StreamEvent, Turn};
+
+/// The largest SSE line and event the panel reads (8 MiB).
+const MAX_EVENT_BYTES: usize = 8 << 20;
 
 /// One message on screen.
 #[derive(Debug, Clone, Copy)]
@@ -104,6 +108,8 @@ pub(crate) fn use_chat(options: Options, lang: Lang) -> Chat {
         next_key: StoredValue::new(0),
         options: StoredValue::new(options),
     };
+    chat.options
+        .with_value(|o| rich::setup(chat.strings, lang, o.parent_origin.as_deref()));
     chat.start(chat.options.with_value(|o| o.reset));
     chat
 }
@@ -144,11 +150,19 @@ impl Chat {
             match loaded {
                 Ok(conversation) => {
                     storage_set(&key, &conversation.id);
+                    let [api_key, embedder, token] = api.headers();
+                    rich::conversation(&conversation.id, api_key, embedder, token);
                     self.conversation.set_value(Some(conversation.id));
                     let entries = conversation
                         .messages
                         .into_iter()
-                        .map(|m| self.entry(m.role, m.content, Phase::Done))
+                        .map(|m| {
+                            let entry = self.entry(m.role, m.content, Phase::Done);
+                            if m.role == Role::Assistant {
+                                rich::stored(entry.key, &m.raw);
+                            }
+                            entry
+                        })
                         .collect();
                     self.entries.set(entries);
                     self.status.set(Status::Ready);
@@ -195,6 +209,7 @@ impl Chat {
             return;
         }
         last.text.set(String::new());
+        rich::event(last.key, "reset", "");
         last.phase.set(Phase::Waiting);
         self.run(last);
     }
@@ -269,6 +284,9 @@ impl Chat {
                 }
             }
             mirror(&turn, entry);
+            if turn.phase != Phase::Done {
+                rich::event(entry.key, "end", "");
+            }
             if self.generation.get_value() != generation {
                 return;
             }
@@ -290,7 +308,9 @@ async fn read_stream(
     turn: &mut Turn,
     entry: Entry,
 ) -> Result<(), ()> {
-    let mut decoder = SseDecoder::new();
+    // Payloads can be large (a 10,000-row table is over 1 MiB); the panel shows a capped
+    // part of them, but reads them whole.
+    let mut decoder = SseDecoder::with_limits(MAX_EVENT_BYTES, MAX_EVENT_BYTES);
     loop {
         let result = JsFuture::from(reader.read()).await.map_err(|_| ())?;
         let result: ReadableStreamReadResult = result.unchecked_into();
@@ -307,9 +327,19 @@ async fn read_stream(
             let Some(json) = api::parse_json(event.data) else {
                 continue;
             };
+            if matches!(
+                event.event,
+                "tool_start" | "tool_end" | "progress" | "payload" | "completed"
+            ) {
+                rich::event(entry.key, event.event, event.data);
+            }
             if let Some(event) = StreamEvent::from_sse(event.event, |path| api::field(&json, path))
             {
+                let waiting = turn.phase == Phase::Waiting;
                 changed |= turn.apply(event);
+                if waiting && turn.phase == Phase::Streaming {
+                    rich::event(entry.key, "text", "");
+                }
             }
         }
         if changed {

@@ -88,6 +88,23 @@ pub(crate) struct Strings {
     pub stopped: &'static str,
     /// The panel opened outside a page of the site (not framed): it does not run.
     pub not_embedded: &'static str,
+    /// A tool call's state: working, done, failed.
+    pub tool_states: [&'static str; 3],
+    /// Accessible name of a table's scrolling region.
+    pub table: &'static str,
+    /// Under a capped list or table: the words around how many are shown, and of how many.
+    pub showing: [&'static str; 3],
+    /// Heading of an answer's sources.
+    pub sources: &'static str,
+    /// Heading of an answer's evidence.
+    pub evidence: &'static str,
+    /// Accessible name of the follow-up question chips.
+    pub follow_ups: &'static str,
+    /// Accessible name of the chips answering the assistant's questions.
+    pub control: &'static str,
+    /// Feedback on an answer: thumbs up and down (names, then visible words), copy,
+    /// copied, the comment box, its send button, thanks.
+    pub feedback: [&'static str; 9],
 }
 
 static VI: Strings = Strings {
@@ -113,6 +130,24 @@ static VI: Strings = Strings {
     error_start: "Không thể bắt đầu cuộc trò chuyện.",
     stopped: "Đã dừng.",
     not_embedded: "Khung trò chuyện này chỉ hoạt động trên trang web của cửa hàng.",
+    tool_states: ["đang xử lý…", "xong", "lỗi"],
+    table: "Bảng dữ liệu",
+    showing: ["Đang hiển thị ", " mục đầu tiên trên tổng số ", "."],
+    sources: "Nguồn",
+    evidence: "Căn cứ",
+    follow_ups: "Câu hỏi tiếp theo",
+    control: "Chọn câu trả lời",
+    feedback: [
+        "Câu trả lời hữu ích",
+        "Câu trả lời chưa hữu ích",
+        "Hữu ích",
+        "Chưa hữu ích",
+        "Sao chép",
+        "Đã sao chép",
+        "Góp ý thêm (không bắt buộc)",
+        "Gửi góp ý",
+        "Cảm ơn quý khách đã góp ý!",
+    ],
 };
 
 static EN: Strings = Strings {
@@ -138,13 +173,31 @@ static EN: Strings = Strings {
     error_start: "The conversation could not be started.",
     stopped: "Stopped.",
     not_embedded: "This chat works only on the shop's own website.",
+    tool_states: ["working…", "done", "failed"],
+    table: "Data table",
+    showing: ["Showing the first ", " of ", "."],
+    sources: "Sources",
+    evidence: "Evidence",
+    follow_ups: "Follow-up questions",
+    control: "Choose an answer",
+    feedback: [
+        "Helpful answer",
+        "Unhelpful answer",
+        "Helpful",
+        "Not helpful",
+        "Copy",
+        "Copied",
+        "Add a comment (optional)",
+        "Send comment",
+        "Thank you for your feedback!",
+    ],
 };
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn all(s: &Strings) -> [&'static str; 22] {
+    fn all(s: &Strings) -> [&'static str; 39] {
         [
             s.title,
             s.close,
@@ -168,6 +221,23 @@ mod tests {
             s.error_start,
             s.stopped,
             s.not_embedded,
+            s.tool_states[0],
+            s.tool_states[1],
+            s.tool_states[2],
+            s.table,
+            s.showing[1],
+            s.sources,
+            s.evidence,
+            s.follow_ups,
+            s.feedback[0],
+            s.feedback[1],
+            s.feedback[2],
+            s.feedback[3],
+            s.feedback[4],
+            s.feedback[5],
+            s.feedback[6],
+            s.feedback[7],
+            s.feedback[8],
         ]
     }
 

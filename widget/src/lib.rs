@@ -12,8 +12,11 @@
 //!
 //! The panel greets on first open, streams answers token by token (`fetch` +
 //! `ReadableStream` + an SSE decoder — `EventSource` cannot POST), renders safe markdown,
-//! keeps the conversation across reloads, and offers stop, retry and reset. It is usable
-//! with the keyboard alone and announces replies to screen readers.
+//! keeps the conversation across reloads, and offers stop, retry and reset. Rich turns show
+//! tool calls, a plan's progress and the turn's payloads (lists, tables, charts drawn as
+//! inline SVG, sources, evidence, question chips), live and again from history; each
+//! answer can be voted on (thumbs, optional comment) and copied. It is usable with the
+//! keyboard alone and announces replies to screen readers.
 //!
 //! ## Layout
 //! Pure modules, built and tested on the host (`cargo test -p concierge-widget`):
@@ -29,9 +32,11 @@
 //! serde_json out of the download.
 //!
 //! Browser modules (wasm32 only): `api` (fetch), `dom` (markdown into DOM nodes), `host`
-//! (messages to the loader), `chat` (the conversation controller, a `use_chat` hook) and
-//! one file per component: `app`, `header`, `message_list`, `message`, `starters`,
-//! `composer`.
+//! (messages to the loader), `chat` (the conversation controller, a `use_chat` hook),
+//! `rich` (the bridge to `js/rich.js`, which draws rich turns, feedback and copy in plain
+//! JS to keep the download small) and one file per component: `app`, `header`,
+//! `message_list`, `message`, `starters`, `composer`. The stylesheet is
+//! `style/widget.css` (minified into `www/widget/widget.css` by the build).
 
 // The pure modules serve the wasm app; on the host only their tests use them.
 #![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
@@ -60,6 +65,8 @@ mod host;
 mod message;
 #[cfg(target_arch = "wasm32")]
 mod message_list;
+#[cfg(target_arch = "wasm32")]
+mod rich;
 #[cfg(target_arch = "wasm32")]
 mod starters;
 

@@ -9,6 +9,7 @@ use crate::chat::{Chat, Entry};
 use crate::composer::focus_input;
 use crate::dom;
 use crate::i18n::Strings;
+use crate::rich;
 use crate::turn::{Failure, Phase};
 
 /// One message bubble.
@@ -36,6 +37,28 @@ pub(crate) fn Message(
             }
         });
     });
+    // Tool rows and the progress bar (`work`), payloads (`rich_box`): drawn by `rich`.
+    let work = NodeRef::<Div>::new();
+    let rich_box = NodeRef::<Div>::new();
+    Effect::new(move |_| {
+        if let (Some(work), Some(rich_box)) = (work.get(), rich_box.get()) {
+            rich::mount(entry.key, &work, &rich_box);
+        }
+    });
+    // Chips carry their question; a tap sends it.
+    let chip = move |ev: leptos::ev::MouseEvent| {
+        use wasm_bindgen::JsCast;
+        let question = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            .and_then(|el| el.closest("[data-q]").ok().flatten())
+            .and_then(|el| el.get_attribute("data-q"));
+        if let Some(question) = question
+            && chat.send(&question)
+        {
+            focus_input(input);
+        }
+    };
     let who = if user { strings.you } else { strings.assistant };
     // The parts below are always in the DOM and shown or hidden by phase: cheaper (in
     // wasm size) than swapping views, and `hidden` removes them from the a11y tree too.
@@ -47,6 +70,7 @@ pub(crate) fn Message(
     view! {
         <div class=if user { "cw-msg cw-user" } else { "cw-msg cw-bot" } data-state=move || phase().name()>
             <span class="cw-sr">{who} ": "</span>
+            <div class="cw-work" node_ref=work></div>
             <div class="cw-body" node_ref=body></div>
             <div class="cw-typing" hidden=move || phase() != Phase::Waiting || entry.activity.with(Option::is_some)>
                 <span class="cw-sr">{strings.typing}</span>
@@ -54,9 +78,15 @@ pub(crate) fn Message(
                 <i></i>
                 <i></i>
             </div>
-            <p class="cw-activity" hidden=move || phase() != Phase::Waiting || entry.activity.with(Option::is_none)>
+            <p
+                class="cw-activity"
+                role="status"
+                aria-live="polite"
+                hidden=move || phase() != Phase::Waiting || entry.activity.with(Option::is_none)
+            >
                 {move || entry.activity.get()}
             </p>
+            <div class="cw-rich" node_ref=rich_box on:click=chip></div>
             <div class="cw-failed" hidden=move || !matches!(phase(), Phase::Failed(_))>
                 <p class="cw-error">{failure}</p>
                 <button

@@ -140,7 +140,7 @@ impl Theme {
 mod tests {
     use super::*;
 
-    /// The stylesheet's fixed colours (`www/widget/widget.css`): text on backgrounds.
+    /// The stylesheet's fixed colours (`widget/style/widget.css`): text on backgrounds.
     const FIXED_PAIRS: [(Rgb, Rgb); 4] = [
         (Rgb(0x1f, 0x23, 0x28), WHITE),                 // body text
         (Rgb(0x1f, 0x23, 0x28), Rgb(0xf0, 0xf3, 0xf6)), // assistant bubble

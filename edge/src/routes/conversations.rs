@@ -4,7 +4,7 @@
 //!   `Prefer: respond-async` → 202 `{"message_id"}` and the answer, produced on the turn
 //!   queue, lands in history; `Idempotency-Key` makes either safe to repeat;
 //!   `?format=ai-sdk` streams the turn as the AI SDK's UI message stream instead;
-//! - `GET /conversations/{id}/history`.
+//! - `GET /conversations/{id}/history` (each answer with the caller's vote, `feedback`).
 //!
 //! Identity: a conversation is bound to the identity it was created with (a signed user
 //! token's, or one a secret-key call states in the body of `POST /conversations`), or to
@@ -27,8 +27,8 @@ use crate::ApiError;
 use crate::auth::{self, Caller, Visitor};
 use crate::bindings::services::Services;
 use crate::bindings::turn_queue;
-use crate::routes::body;
 use crate::routes::turn_stream::{self, TurnRun};
+use crate::routes::{body, feedback};
 use crate::site::SiteAssistant;
 
 /// The longest message a visitor may send, in characters.
@@ -191,9 +191,21 @@ pub(crate) async fn history(
         .load_recent_messages(scope, 1_000)
         .await
         .map_err(ApiError::store)?;
+    // The caller's own votes on the answers.
+    let votes = feedback::votes(&services.store, scope, &feedback::voter(&visitor)).await?;
+    let messages: Vec<serde_json::Value> = messages
+        .iter()
+        .map(|message| {
+            let mut json = message_json(message);
+            if let Some(vote) = votes.iter().find(|v| v.message_id == message.id) {
+                json["feedback"] = feedback::feedback_json(vote);
+            }
+            json
+        })
+        .collect();
     let body = serde_json::json!({
         "conversation_id": conversation_id,
-        "messages": messages.iter().map(message_json).collect::<Vec<_>>(),
+        "messages": messages,
     });
     Ok(Response::from_json(&body)?)
 }
@@ -237,7 +249,8 @@ pub(crate) async fn post_message(
     let Caller { site, .. } = caller;
     // The site runs the template it names (an unbuilt one is refused before anything is
     // stored).
-    let assistant = SiteAssistant::for_site(&site)?;
+    // With `DEBUG_ROUTES` on (tests, dev), a staged test script plays instead.
+    let assistant = SiteAssistant::for_site(&site)?.with_debug_scripts(env);
     let services = Services::new(env, &site)?;
     if !matches!(visitor, Visitor::Site) {
         // Only the identity the conversation was created with reaches it; checked before

@@ -8,6 +8,8 @@ mod admin;
 mod ai_sdk;
 pub(crate) mod body;
 mod conversations;
+mod debug_script;
+mod feedback;
 mod health;
 mod knowledge;
 mod mcp;
@@ -22,6 +24,7 @@ mod widget;
 pub(crate) enum Route {
     Health,
     DebugStream,
+    DebugScript,
     AdminCreateSite,
     AdminGetSite,
     AdminUpdateSite,
@@ -37,6 +40,8 @@ pub(crate) enum Route {
     ConversationMessage,
     ConversationHistory,
     ConversationDelete,
+    MessageFeedback,
+    AdminFeedback,
     WidgetConfig,
     WidgetPanel,
     OpenAiModels,
@@ -59,6 +64,7 @@ impl Route {
         let (route, allowed) = match segments.as_slice() {
             ["health"] => (Self::Health, is(Method::Get) || is(Method::Head)),
             ["debug", "stream"] => (Self::DebugStream, is(Method::Get)),
+            ["debug", "conversations", _, "script"] => (Self::DebugScript, is(Method::Post)),
             ["admin", "sites"] => (Self::AdminCreateSite, is(Method::Post)),
             ["admin", "site"] if is(Method::Patch) => (Self::AdminUpdateSite, true),
             ["admin", "site"] => (Self::AdminGetSite, is(Method::Get)),
@@ -72,10 +78,14 @@ impl Route {
             ["admin", "index"] => (Self::KnowledgeReindex, is(Method::Post)),
             ["admin", "knowledge"] => (Self::KnowledgeList, is(Method::Get)),
             ["admin", "search"] => (Self::AdminSearch, is(Method::Post)),
+            ["admin", "feedback"] => (Self::AdminFeedback, is(Method::Get)),
             ["conversations"] => (Self::ConversationCreate, is(Method::Post)),
             ["conversations", _] => (Self::ConversationDelete, is(Method::Delete)),
             ["conversations", _, "messages"] => (Self::ConversationMessage, is(Method::Post)),
             ["conversations", _, "history"] => (Self::ConversationHistory, is(Method::Get)),
+            ["conversations", _, "messages", _, "feedback"] => {
+                (Self::MessageFeedback, is(Method::Post))
+            }
             ["widget", "config"] => (Self::WidgetConfig, is(Method::Get)),
             ["chat"] => (Self::WidgetPanel, is(Method::Get) || is(Method::Head)),
             ["v1", "models"] => (Self::OpenAiModels, is(Method::Get)),
@@ -103,6 +113,7 @@ impl Route {
         match self {
             Self::Health => "health",
             Self::DebugStream => "debug_stream",
+            Self::DebugScript => "debug_script",
             Self::AdminCreateSite => "admin_create_site",
             Self::AdminGetSite => "admin_get_site",
             Self::AdminUpdateSite => "admin_update_site",
@@ -118,6 +129,8 @@ impl Route {
             Self::ConversationMessage => "conversation_message",
             Self::ConversationHistory => "conversation_history",
             Self::ConversationDelete => "conversation_delete",
+            Self::MessageFeedback => "message_feedback",
+            Self::AdminFeedback => "admin_feedback",
             Self::WidgetConfig => "widget_config",
             Self::WidgetPanel => "widget_panel",
             Self::OpenAiModels => "openai_models",
@@ -162,6 +175,10 @@ pub(crate) async fn handle(
     match route {
         Route::Health => health::get(env),
         Route::DebugStream => stream::get(&req, env),
+        Route::DebugScript => {
+            let id = segment(&req, 2);
+            debug_script::stage(req, env, &id).await
+        }
         Route::AdminCreateSite => admin::create_site(req, env).await,
         Route::AdminGetSite => admin::get_site(req, env).await,
         Route::AdminUpdateSite => admin::update_site(req, env).await,
@@ -192,6 +209,11 @@ pub(crate) async fn handle(
             let id = segment(&req, 1);
             conversations::delete(req, env, &id).await
         }
+        Route::MessageFeedback => {
+            let (id, message_id) = (segment(&req, 1), segment(&req, 3));
+            feedback::post(req, env, &id, &message_id).await
+        }
+        Route::AdminFeedback => feedback::list(req, env).await,
         Route::WidgetConfig => widget::config(req, env).await,
         Route::WidgetPanel => widget::panel(req, env).await,
         Route::OpenAiModels => openai::models(req, env).await,

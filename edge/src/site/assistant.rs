@@ -20,6 +20,9 @@ use crate::ApiError;
 pub(crate) enum SiteAssistant {
     /// Seed 000's store assistant.
     Shop(ShopConfig),
+    /// The site's assistant, except that a conversation's staged test script plays first
+    /// ([`super::scripted`]; only while `DEBUG_ROUTES` is on).
+    Scripted(Box<SiteAssistant>),
 }
 
 impl SiteAssistant {
@@ -28,6 +31,16 @@ impl SiteAssistant {
         match site.template {
             Template::Shop => Ok(Self::Shop(shop_config(site))),
             unbuilt => Err(ApiError::TemplateUnavailable(unbuilt)),
+        }
+    }
+
+    /// This assistant, playing staged test scripts first when the Worker's debug routes
+    /// are on (never in production).
+    pub(crate) fn with_debug_scripts(self, env: &worker::Env) -> Self {
+        if crate::var_on(env, super::scripted::FLAG) {
+            Self::Scripted(Box::new(self))
+        } else {
+            self
         }
     }
 }
@@ -53,24 +66,28 @@ impl Assistant for SiteAssistant {
     fn template(&self) -> Template {
         match self {
             Self::Shop(shop) => shop.template(),
+            Self::Scripted(inner) => inner.template(),
         }
     }
 
     fn config(&self) -> &TurnConfig {
         match self {
             Self::Shop(shop) => shop.config(),
+            Self::Scripted(inner) => inner.config(),
         }
     }
 
     fn greeting(&self, language: Language) -> &str {
         match self {
             Self::Shop(shop) => Assistant::greeting(shop, language),
+            Self::Scripted(inner) => inner.greeting(language),
         }
     }
 
     fn stored_intent(&self, reply: &StoredMessage) -> (Option<&'static str>, Option<f32>) {
         match self {
             Self::Shop(shop) => shop.stored_intent(reply),
+            Self::Scripted(inner) => inner.stored_intent(reply),
         }
     }
 
@@ -81,6 +98,10 @@ impl Assistant for SiteAssistant {
     ) -> Result<Answer, Error> {
         match self {
             Self::Shop(shop) => shop.answer(platform, turn).await,
+            Self::Scripted(inner) => match super::scripted::take(platform, turn).await {
+                Some(script) => super::scripted::play(platform, turn, script).await,
+                None => Box::pin(inner.answer(platform, turn)).await,
+            },
         }
     }
 }

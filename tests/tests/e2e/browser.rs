@@ -24,7 +24,8 @@ const ANSWER_MARK: &str = "22.490.000 VND";
 /// A question the shop template classifies as shopping (answered by the model).
 const ASK: &str = "Tôi muốn mua Galaxy S23 Ultra, giá bao nhiêu?";
 
-static BROWSER: Mutex<()> = Mutex::new(());
+/// Held while a Chromium runs (one at a time; see `browser_rich` too).
+pub(crate) static BROWSER: Mutex<()> = Mutex::new(());
 
 /// The answer, a word piece every 60 ms: slow enough to watch it arrive.
 pub(crate) fn slow_answer() -> Reply {

@@ -4,9 +4,11 @@
 
 mod ai_sdk;
 mod browser;
+mod browser_rich;
 mod conversations;
 mod dev_command;
 mod faults;
+mod feedback;
 mod hardening_data;
 mod hardening_keys;
 mod hardening_origins;
@@ -18,4 +20,5 @@ mod mcp_transport;
 mod openai_api;
 mod platform;
 mod real_model;
+mod scripted_turns;
 mod sites;

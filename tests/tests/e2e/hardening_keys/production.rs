@@ -44,6 +44,13 @@ fn production_has_no_debug_stream_no_loopback_endpoints_and_no_unsealed_keys() {
 
     let (status, body) = into_parts(agent().get(&worker.url("/debug/stream")).call());
     assert_eq!((status, error_code(&body).as_str()), (404, "not_found"));
+    // Nor scripted turns (checked before any key).
+    let (status, body) = into_parts(
+        agent()
+            .post(&worker.url("/debug/conversations/c1/script"))
+            .send_json(json!({"steps": [{"type": "chunk", "text": "x"}]})),
+    );
+    assert_eq!((status, error_code(&body).as_str()), (404, "not_found"));
 
     for llm in [
         json!({"base_url": format!("{}/v1", operator.base_url)}),
