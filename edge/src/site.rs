@@ -21,7 +21,7 @@ mod write;
 
 pub(crate) use assistant::SiteAssistant;
 use cache::memo;
-pub(crate) use cache::{find_by_key_hash, uncache};
+pub(crate) use cache::{find_by_id, find_by_key_hash, uncache};
 pub(crate) use write::{read_for_update, replace_keys, save_config};
 
 /// Answers are capped at this many tokens unless the site says otherwise: a chat widget
@@ -291,15 +291,4 @@ pub(crate) fn normalize_origin(origin: &str) -> Option<String> {
     }
     let serialized = url.origin().ascii_serialization();
     (serialized != "null").then_some(serialized)
-}
-
-/// The site with id `id` (for background work that carries a site id, not a key).
-pub(crate) async fn find_by_id(env: &Env, id: &str) -> Result<Option<Site>, ApiError> {
-    let row = env
-        .d1("DB")?
-        .prepare("SELECT id, name, template, config, public_key_hash, secret_key_hash, created_at FROM sites WHERE id = ?1")
-        .bind(&[id.into()])?
-        .first::<SiteRow>(None)
-        .await?;
-    row.map(SiteRow::into_site).transpose()
 }

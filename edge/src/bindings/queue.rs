@@ -96,6 +96,9 @@ pub(crate) async fn consume(batch: MessageBatch<QueueMessage>, env: &Env) -> wor
             .push(body);
     }
     let mut resend: Vec<(u32, QueueMessage)> = Vec::new();
+    // What was indexed, logged in one line for the whole batch (a line per job costs as much
+    // as the job's own database work).
+    let mut indexed: Vec<serde_json::Value> = Vec::new();
     for (site_id, jobs) in by_site {
         let upstream = match site::find_by_id(env, &site_id).await {
             // A site deleted meanwhile ends its jobs.
@@ -114,12 +117,16 @@ pub(crate) async fn consume(batch: MessageBatch<QueueMessage>, env: &Env) -> wor
             .partition(|m| matches!(m.job, IndexJob::Message(_)));
         let outcome = index_messages(&store, &vectors, &upstream, &messages).await;
         for (message, result) in messages.into_iter().zip(outcome) {
-            settle(&store, &retry, message, result, &mut resend).await?;
+            settle(&store, &retry, message, result, &mut resend, &mut indexed).await?;
         }
         for document in documents {
             let result = index_document(&knowledge, &vectors, &upstream, &document.job).await;
-            settle(&store, &retry, document, result, &mut resend).await?;
+            settle(&store, &retry, document, result, &mut resend, &mut indexed).await?;
         }
+    }
+    if !indexed.is_empty() {
+        let line = serde_json::json!({"level": "info", "msg": "indexed", "jobs": indexed});
+        worker::console_log!("{line}");
     }
     // Every job is settled (done, failed for good, or re-sent with its next attempt).
     let mut delays: Vec<u32> = resend.iter().map(|(delay, _)| *delay).collect();
@@ -145,17 +152,24 @@ struct Retry {
     base_delay: u32,
 }
 
-/// Log a job's outcome; queue its retry or, after the last attempt, mark it failed.
+/// Record a job's outcome: add it to `indexed`, or log it and queue its retry or, after the
+/// last attempt, mark it failed.
 async fn settle(
     store: &D1Store,
     retry: &Retry,
     message: QueueMessage,
     result: Result<usize, ApiError>,
     resend: &mut Vec<(u32, QueueMessage)>,
+    indexed: &mut Vec<serde_json::Value>,
 ) -> worker::Result<()> {
     let QueueMessage { job, attempt } = message;
     match result {
-        Ok(chunks) => log("indexed", &job, attempt, &format!("{chunks} chunks")),
+        Ok(chunks) => {
+            let (site, subject) = job.describe();
+            indexed.push(serde_json::json!({
+                "site": site, "subject": subject, "attempt": attempt, "chunks": chunks,
+            }));
+        }
         Err(error) if attempt + 1 < retry.max_attempts => {
             log("index retry", &job, attempt, &error.chain());
             let delay = retry.base_delay.saturating_mul(1 << attempt.min(10));
@@ -176,6 +190,17 @@ async fn settle(
 }
 
 impl IndexJob {
+    /// The job's site, and what it indexes (`message …` or `document …`), for logs.
+    fn describe(&self) -> (&str, String) {
+        match self {
+            Self::Message(job) => (&job.site_id, format!("message {}", job.message_id)),
+            Self::Document {
+                site_id,
+                document_id,
+            } => (site_id, format!("document {document_id}")),
+        }
+    }
+
     fn site_id(&self) -> &str {
         match self {
             Self::Message(job) => &job.site_id,
@@ -348,15 +373,9 @@ async fn mark_failed(db: &D1Database, job: &IndexJob) -> worker::Result<()> {
 }
 
 fn log(msg: &str, job: &IndexJob, attempt: u32, detail: &str) {
-    let (site, subject) = match job {
-        IndexJob::Message(job) => (&job.site_id, format!("message {}", job.message_id)),
-        IndexJob::Document {
-            site_id,
-            document_id,
-        } => (site_id, format!("document {document_id}")),
-    };
+    let (site, subject) = job.describe();
     let line = serde_json::json!({
-        "level": if msg == "indexed" { "info" } else { "warn" },
+        "level": "warn",
         "msg": msg,
         "site": site,
         "subject": subject,

@@ -1,4 +1,5 @@
-//! Sites looked up by key, cached in KV and in this isolate's memory.
+//! Sites looked up by key, cached in KV and in this isolate's memory; sites looked up by
+//! id (background work), cached in this isolate's memory.
 //!
 //! Each copy is stamped with when it was read from D1, and trusted for [`CACHE_TRUST_MS`]
 //! after that read, wherever it is — and, in this isolate, never once the isolate has
@@ -73,12 +74,38 @@ pub(crate) async fn find_by_key_hash(
     Ok(Some(cached.site))
 }
 
+/// The site with id `id`, for background work that carries a site id, not a key (memory,
+/// then D1): trusted like a copy found by key, so a queue consumer does not read the site
+/// row for every batch. Not kept in KV (background work is not latency-bound).
+pub(crate) async fn find_by_id(env: &Env, id: &str) -> Result<Option<Site>, ApiError> {
+    let cache_key = format!("site-by-id:{id}");
+    if let Some(site) = memo::get(&cache_key) {
+        return Ok(Some(site));
+    }
+    let read_at = crate::now_ms();
+    let row = env
+        .d1("DB")?
+        .prepare("SELECT id, name, template, config, public_key_hash, secret_key_hash FROM sites WHERE id = ?1")
+        .bind(&[id.into()])?
+        .first::<SiteRow>(None)
+        .await?;
+    let Some(site) = row.map(SiteRow::into_site).transpose()? else {
+        return Ok(None);
+    };
+    let cached = Cached { read_at, site };
+    if memo::trusted(&cached) {
+        memo::put(&cache_key, &cached);
+    }
+    Ok(Some(cached.site))
+}
+
 /// Forget the cached copies of site `site_id` under the key digests `hashes` (after an
 /// update or key rotation): in KV, and in this isolate, where every copy of the site read
 /// before now stops being trusted. Other isolates and locations drop theirs within
 /// [`CACHE_TRUST_MS`].
 pub(crate) async fn uncache(cache: &KvStore, site_id: &str, hashes: &[&str]) {
     memo::invalidate(site_id);
+    memo::forget(&format!("site-by-id:{site_id}"));
     for hash in hashes {
         let key = format!("site-by-key:{hash}");
         memo::forget(&key);

@@ -11,6 +11,10 @@
 //!   figure includes its background work (the queue consumer embedding the turn's messages);
 //! - the wall time of 50 conversations streaming at once, and whether every token arrived.
 //!
+//! Then the targets, each with PASS/FAIL: CPU per streamed answer as a ratio to the
+//! relay's (target ≤ 2.5×) and the added TTFT median as a difference to the relay's (target
+//! ≤ 5 ms).
+//!
 //! wrangler's local trace collector (its local explorer's observability view) is off for
 //! both, unless `BENCH_LOCAL_TRACES=1`: it is a development tool, not the Worker.
 #![allow(clippy::print_stdout, reason = "a benchmark prints its figures")]
@@ -237,13 +241,33 @@ fn main() {
     row("50 at once, complete with every token", &|f| {
         format!("{}/{CONCURRENT}", f.complete)
     });
-    let concierge_cpu = figures[0].cpu_ms;
     // Let the queue consumer finish before everything stops (its CPU was counted above).
     std::thread::sleep(Duration::from_secs(1));
+    let (ours, floor) = (&figures[0], &figures[1]);
+    let cpu_ratio = ours.cpu_ms / floor.cpu_ms;
     println!(
-        "Concierge CPU over the bare relay: {:.1} ms",
-        concierge_cpu - figures[1].cpu_ms
+        "CPU per streamed answer: {cpu_ratio:.2}\u{d7} relay ({:+.1} ms; target \u{2264} {CPU_RATIO_TARGET}\u{d7}): {}",
+        ours.cpu_ms - floor.cpu_ms,
+        verdict(cpu_ratio <= CPU_RATIO_TARGET)
     );
+    let ttft_over = ours.ttft_median - floor.ttft_median;
+    println!(
+        "added TTFT (median): {ttft_over:+.1} ms over relay (target \u{2264} {TTFT_OVER_TARGET_MS} ms): {}",
+        verdict(ttft_over <= TTFT_OVER_TARGET_MS)
+    );
+    println!(
+        "added TTFT (p90, for information): {:+.1} ms over relay",
+        ours.ttft_p90 - floor.ttft_p90
+    );
+}
+
+/// The targets: Concierge's CPU per streamed answer at most this many times the
+/// relay's, and its added time-to-first-token (median) at most this many ms over the relay's.
+const CPU_RATIO_TARGET: f64 = 2.5;
+const TTFT_OVER_TARGET_MS: f64 = 5.0;
+
+fn verdict(met: bool) -> &'static str {
+    if met { "PASS" } else { "FAIL" }
 }
 
 struct Figures {

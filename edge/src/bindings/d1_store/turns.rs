@@ -274,10 +274,13 @@ impl D1Store {
     ) -> Result<Option<TurnOpening>, ServiceError> {
         let scoped: [JsValue; 2] = [scope.conversation_id.into(), scope.site_id.into()];
         let with = |extra: JsValue| [scoped[0].clone(), scoped[1].clone(), extra];
-        let key = turn.idempotency_key.map_or(JsValue::NULL, JsValue::from);
         let window = num(window as u64);
         let conversation = self.statement(CONVERSATION_SQL, &scoped)?;
-        let repeated = self.statement(REPEATED_SQL, &with(key))?;
+        // Without an idempotency key there is no earlier post to find.
+        let repeated = turn
+            .idempotency_key
+            .map(|key| self.statement(REPEATED_SQL, &with(key.into())))
+            .transpose()?;
         let history = self.statement(HISTORY_SQL, &with(window.clone()))?;
         let retrievable_now = self.statement(
             retrievable_sql!(
@@ -295,31 +298,23 @@ impl D1Store {
             },
         )?;
         let touch = self.touch(scope, turn.message.created_at)?;
-        let results = self
-            .db
-            .batch(vec![
-                conversation,
-                repeated,
-                history,
-                retrievable_now,
-                insert,
-                touch,
-            ])
-            .await
-            .map_err(service_error)?;
-        let [
-            conversation,
-            repeated,
-            history_rows,
-            retrievable_row,
-            insert,
-            ..,
-        ] = results.as_slice()
-        else {
-            return Err(ServiceError::new(
-                ServiceErrorKind::Other,
-                "D1 batch answered too few results",
-            ));
+        let keyed = repeated.is_some();
+        let mut statements = Vec::with_capacity(6);
+        statements.push(conversation);
+        statements.extend(repeated);
+        statements.extend([history, retrievable_now, insert, touch]);
+        let results = self.db.batch(statements).await.map_err(service_error)?;
+        let too_few =
+            || ServiceError::new(ServiceErrorKind::Other, "D1 batch answered too few results");
+        let (conversation, rest) = results.split_first().ok_or_else(too_few)?;
+        let (repeated, rest) = if keyed {
+            let (repeated, rest) = rest.split_first().ok_or_else(too_few)?;
+            (Some(repeated), rest)
+        } else {
+            (None, rest)
+        };
+        let [history_rows, retrievable_row, insert, ..] = rest else {
+            return Err(too_few());
         };
         let Some(conversation) = conversation
             .results::<ConversationRow>()
@@ -330,7 +325,9 @@ impl D1Store {
             // The insert is guarded by the same condition: nothing was stored.
             return Ok(None);
         };
-        if let Some(stored) = first_message(repeated)? {
+        if let Some(repeated) = repeated
+            && let Some(stored) = first_message(repeated)?
+        {
             return Ok(Some(TurnOpening::Repeated(stored.into_message()?)));
         }
         let mut message = turn.message;
