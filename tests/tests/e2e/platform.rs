@@ -111,8 +111,11 @@ fn sse_events_arrive_incrementally_through_workerd() {
         let data: serde_json::Value = serde_json::from_str(&event.data).expect("tick data is JSON");
         assert_eq!(data["seq"], seq);
     }
-    // Each event arrives about one interval after the previous one: delivered as sent,
-    // not buffered into one chunk at the end.
+    // Each event arrives at least about one interval after the previous one: delivered as
+    // sent, not buffered into one chunk at the end. (No per-gap upper bound: a busy machine
+    // — the e2e tests run Chromium and several Workers at once — can stall one delivery for
+    // most of a second without anything being buffered; the whole stream still has a
+    // generous deadline.)
     let gaps: Vec<Duration> = events
         .windows(2)
         .map(|w| w[1].arrived - w[0].arrived)
@@ -123,11 +126,14 @@ fn sse_events_arrive_incrementally_through_workerd() {
             *gap >= interval / 2,
             "events bunched together: gaps {gaps:?}"
         );
-        assert!(*gap <= interval * 4, "events delayed: gaps {gaps:?}");
     }
     let spread = events[5].arrived - events[0].arrived;
     assert!(
         spread >= interval * 4,
         "all events arrived within {spread:?}"
+    );
+    assert!(
+        spread <= interval * 5 + Duration::from_secs(5),
+        "the stream took {spread:?}: gaps {gaps:?}"
     );
 }
