@@ -13,12 +13,14 @@
 //!
 //! Keys are stored as SHA-256 digests and compared in constant time.
 
-use concierge_core::conversation::Conversation;
+use concierge_core::boundary::ConversationStore;
+use concierge_core::conversation::{Conversation, Scope};
 use concierge_core::identity::{self, UserIdentity};
 use sha2::{Digest, Sha256};
 use worker::{Env, Method, Request};
 
 use crate::ApiError;
+use crate::bindings::d1_store::D1Store;
 use crate::site::{self, KeyKind, Site};
 
 /// An authenticated caller.
@@ -330,4 +332,19 @@ pub(crate) fn visitor(req: &Request, env: &Env, caller: &Caller) -> Result<Visit
         (None, KeyKind::Secret) => Ok(Visitor::Site),
         (None, KeyKind::Public) => Ok(Visitor::User(None)),
     }
+}
+
+/// The conversation `scope` names, if it exists on that site and `visitor` may reach it.
+/// Every surface answers "not found" alike for a missing conversation, another site's, and
+/// another identity's.
+pub(crate) async fn reachable_conversation(
+    store: &D1Store,
+    scope: Scope<'_>,
+    visitor: &Visitor,
+) -> Result<Option<Conversation>, ApiError> {
+    let conversation = store
+        .load_conversation(scope)
+        .await
+        .map_err(ApiError::store)?;
+    Ok(conversation.filter(|conversation| visitor.may_access(conversation)))
 }

@@ -179,13 +179,7 @@ pub(crate) async fn history(
     let visitor = auth::visitor(&req, env, &caller)?;
     let services = Services::new(env, &caller.site)?;
     let scope = Scope::new(&caller.site.id, conversation_id);
-    services
-        .store
-        .load_conversation(scope)
-        .await
-        .map_err(ApiError::store)?
-        .filter(|conversation| visitor.may_access(conversation))
-        .ok_or(ApiError::NotFound)?;
+    reachable(&services, &caller.site.id, conversation_id, &visitor).await?;
     let messages = services
         .store
         .load_recent_messages(scope, 1_000)
@@ -392,12 +386,9 @@ pub(crate) async fn reachable(
     conversation_id: &str,
     visitor: &Visitor,
 ) -> Result<(), ApiError> {
-    services
-        .store
-        .load_conversation(Scope::new(site_id, conversation_id))
-        .await
-        .map_err(ApiError::store)?
-        .filter(|conversation| visitor.may_access(conversation))
+    let scope = Scope::new(site_id, conversation_id);
+    auth::reachable_conversation(&services.store, scope, visitor)
+        .await?
         .map(|_| ())
         .ok_or(ApiError::NotFound)
 }

@@ -3,7 +3,7 @@
 //! conversation routes (key, origin, identity); 204 once staged. A 404 unless the var
 //! `DEBUG_ROUTES` is on: it does not exist in production.
 
-use concierge_core::boundary::{ConversationStore, KvCache};
+use concierge_core::boundary::KvCache;
 use concierge_core::conversation::Scope;
 use concierge_core::engine::Platform;
 use worker::{Env, Request, Response};
@@ -28,12 +28,9 @@ pub(crate) async fn stage(
     let caller = auth::site_caller(&req, env, true).await?;
     let visitor = auth::visitor(&req, env, &caller)?;
     let services = Services::new(env, &caller.site)?;
-    services
-        .store
-        .load_conversation(Scope::new(&caller.site.id, conversation_id))
-        .await
-        .map_err(ApiError::store)?
-        .filter(|conversation| visitor.may_access(conversation))
+    let scope = Scope::new(&caller.site.id, conversation_id);
+    auth::reachable_conversation(&services.store, scope, &visitor)
+        .await?
         .ok_or(ApiError::NotFound)?;
     let raw: serde_json::Value =
         body::json_up_to(&mut req, MAX_SCRIPT_BYTES, "The script is over 2 MiB.").await?;

@@ -10,7 +10,6 @@
 //!
 //! History shows each answer's vote by the caller (`feedback` on the message).
 
-use concierge_core::boundary::ConversationStore;
 use concierge_core::conversation::Scope;
 use serde::Deserialize;
 use worker::{Env, Request, Response};
@@ -93,12 +92,8 @@ pub(crate) async fn post(
     }
     let services = Services::new(env, &caller.site)?;
     let scope = Scope::new(&caller.site.id, conversation_id);
-    services
-        .store
-        .load_conversation(scope)
-        .await
-        .map_err(ApiError::store)?
-        .filter(|conversation| visitor.may_access(conversation))
+    auth::reachable_conversation(&services.store, scope, &visitor)
+        .await?
         .ok_or(ApiError::NotFound)?;
     let stored = services
         .store

@@ -83,13 +83,8 @@ async fn outcome(cx: &ToolContext<'_>, call: ToolCall) -> Result<Value, ApiError
         }
         ToolCall::GetConversation { conversation_id } => {
             let scope = Scope::new(site_id, &conversation_id);
-            let Some(conversation) = services
-                .store
-                .load_conversation(scope)
-                .await
-                .map_err(ApiError::store)?
-                .filter(|c| cx.visitor.may_access(c))
-            else {
+            let reachable = crate::auth::reachable_conversation(&services.store, scope, cx.visitor);
+            let Some(conversation) = reachable.await? else {
                 return Ok(tools::error(NO_CONVERSATION));
             };
             let messages = services
@@ -162,13 +157,8 @@ async fn send(
         );
     };
     let scope = Scope::new(&site_id, &conversation_id);
-    let reachable = services
-        .store
-        .load_conversation(scope)
-        .await
-        .map_err(ApiError::store)?
-        .is_some_and(|c| cx.visitor.may_access(&c));
-    if !reachable {
+    let reachable = crate::auth::reachable_conversation(&services.store, scope, cx.visitor);
+    if reachable.await?.is_none() {
         return Ok(tools::error(NO_CONVERSATION));
     }
     let input = TurnInput {

@@ -116,12 +116,8 @@ async fn reachable(
     id: &str,
     visitor: &Visitor,
 ) -> Result<Conversation, ApiError> {
-    services
-        .store
-        .load_conversation(Scope::new(site_id, id))
-        .await
-        .map_err(ApiError::store)?
-        .filter(|conversation| visitor.may_access(conversation))
+    auth::reachable_conversation(&services.store, Scope::new(site_id, id), visitor)
+        .await?
         .ok_or(ApiError::UnknownConversation)
 }
 
