@@ -81,6 +81,8 @@ pub struct Recorded {
     pub authorization: Option<String>,
     /// The JSON body.
     pub body: Value,
+    /// When its body had been read.
+    pub received: std::time::Instant,
 }
 
 #[derive(Debug, Default)]
@@ -207,6 +209,7 @@ fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
             path: path.clone(),
             authorization,
             body: body.clone(),
+            received: std::time::Instant::now(),
         });
         let embed_delay = state
             .embed_delay

@@ -16,7 +16,7 @@ use futures_channel::oneshot;
 use worker::{Context, Response, ResponseBody};
 
 use crate::ApiError;
-use crate::bindings::js_stream::BodyWriter;
+use crate::bindings::js_stream::{BodyWriter, Coalescing};
 use crate::bindings::services::Services;
 use crate::site::SiteAssistant;
 
@@ -69,6 +69,8 @@ pub(crate) async fn respond<E: TurnEncoder + 'static>(
 ) -> Result<Response, ApiError> {
     // Frames go straight into the response body.
     let (writer, body) = BodyWriter::new()?;
+    // Text chunks are grouped into fewer writes; every other event is written at once.
+    let writer = Coalescing::new(writer);
     let (started_tx, started_rx) = oneshot::channel::<Result<(), ApiError>>();
     let request_id = request_id.to_string();
     let turn = async move {
@@ -90,8 +92,12 @@ pub(crate) async fn respond<E: TurnEncoder + 'static>(
             }
             out.clear();
             let _ = encoder.encode(&event, &mut out);
-            if !out.is_empty() {
-                writer.write(out.as_bytes());
+            if out.is_empty() {
+                return;
+            }
+            match event {
+                TurnEvent::Chunk { .. } => writer.write_soon(out.as_bytes()),
+                _ => writer.write_now(out.as_bytes()),
             }
         };
         let result = run.run(&services, &assistant, &mut sink).await;
@@ -104,7 +110,7 @@ pub(crate) async fn respond<E: TurnEncoder + 'static>(
         }
         let mut tail = String::new();
         if encoder.close(&mut tail) {
-            writer.write(tail.as_bytes());
+            writer.write_now(tail.as_bytes());
         }
         writer.close();
         if let Err(error) = result {

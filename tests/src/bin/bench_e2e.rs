@@ -5,7 +5,7 @@
 //! Prints, for the Concierge Worker and — as the floor on the same machine, measured the
 //! same way — a bare pass-through relay Worker (`tests/bench/relay/`):
 //! - added time-to-first-token over calling the upstream directly, paired per round
-//!   (median and p90 of `ROUNDS` rounds);
+//!   (median and p90 of 60 rounds);
 //! - CPU time per streamed answer, read from all of the Worker's workerd processes'
 //!   `/proc/<pid>/stat` (user + system) around a run of sequential turns; the Concierge
 //!   figure includes its background work (the queue consumer embedding the turn's messages);
@@ -14,6 +14,8 @@
 //! Then the targets, each with PASS/FAIL: CPU per streamed answer as a ratio to the
 //! relay's (target ≤ 2.5×) and the added TTFT median as a difference to the relay's (target
 //! ≤ 5 ms).
+//!
+//! The Worker runs with the tests' vars except `DEBUG_ROUTES`, which is off as in production.
 //!
 //! wrangler's local trace collector (its local explorer's observability view) is off for
 //! both, unless `BENCH_LOCAL_TRACES=1`: it is a development tool, not the Worker.
@@ -32,9 +34,28 @@ use concierge_e2e::{
 };
 use serde_json::{Value, json};
 
-const ROUNDS: usize = 60;
-const CPU_TURNS: usize = 40;
-const CONCURRENT: usize = 50;
+/// Paired TTFT rounds (`BENCH_ROUNDS`).
+fn rounds() -> usize {
+    count("BENCH_ROUNDS", 60)
+}
+
+/// Sequential turns whose CPU is counted (`BENCH_CPU_TURNS`).
+fn cpu_turns() -> usize {
+    count("BENCH_CPU_TURNS", 40)
+}
+
+/// Conversations streaming at once (`BENCH_CONCURRENT`).
+fn concurrent() -> usize {
+    count("BENCH_CONCURRENT", 50)
+}
+
+/// `n`, or the env var `name` when set (quicker runs while working: `BENCH_ROUNDS=20 …`).
+fn count(name: &str, n: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(n)
+}
 const TOKENS: usize = 50;
 const QUESTION: &str = "Tư vấn cấu hình PC chơi game 20 triệu, card đồ họa nào hợp lý?";
 
@@ -48,8 +69,9 @@ fn reply() -> Reply {
 
 /// What a benchmark streams through: the Concierge Worker or the bare relay.
 trait Target: Sync {
-    /// Time to the first token, and the number of tokens, of one streamed answer.
-    fn turn(&self) -> (Duration, usize);
+    /// When one streamed answer was asked for, its time to the first token, and its number
+    /// of tokens.
+    fn turn(&self) -> (Instant, Duration, usize);
     /// Every process the target started.
     fn processes(&self) -> Vec<u32>;
     /// Get ready for `n` turns outside the measurement (the Worker's conversations).
@@ -71,7 +93,7 @@ impl Target for Concierge {
         self.ready.lock().expect("lock").extend(created);
     }
 
-    fn turn(&self) -> (Duration, usize) {
+    fn turn(&self) -> (Instant, Duration, usize) {
         let ready = self.ready.lock().expect("lock").pop();
         let conversation = ready.unwrap_or_else(|| new_conversation(&self.worker, &self.site));
         let started = Instant::now();
@@ -94,7 +116,7 @@ impl Target for Concierge {
             }
         });
         assert!(completed, "the turn completed");
-        (first, chunks)
+        (started, first, chunks)
     }
 
     fn processes(&self) -> Vec<u32> {
@@ -146,7 +168,7 @@ impl Relay {
 }
 
 impl Target for Relay {
-    fn turn(&self) -> (Duration, usize) {
+    fn turn(&self) -> (Instant, Duration, usize) {
         let started = Instant::now();
         let response = agent()
             .post(&self.url)
@@ -162,7 +184,7 @@ impl Target for Relay {
             }
         });
         assert!(done, "the relayed stream ended");
-        (first, chunks)
+        (started, first, chunks)
     }
 
     fn processes(&self) -> Vec<u32> {
@@ -200,14 +222,17 @@ fn read_stream(
 fn main() {
     let local_traces = std::env::var("BENCH_LOCAL_TRACES").is_ok_and(|v| v == "1");
     println!(
-        "wrangler dev, local trace collector {}; {ROUNDS} paired rounds, {CPU_TURNS} turns for CPU, {CONCURRENT} at once",
-        if local_traces { "on" } else { "off" }
+        "wrangler dev, local trace collector {}; {} paired rounds, {} turns for CPU, {} at once",
+        if local_traces { "on" } else { "off" },
+        rounds(),
+        cpu_turns(),
+        concurrent()
     );
     let upstream = ScriptedUpstream::start();
     upstream.set_default(reply());
 
     let worker = Worker::start(&WorkerOptions {
-        vars: test_vars(),
+        vars: bench_vars(),
         local_traces,
         ..WorkerOptions::default()
     });
@@ -232,6 +257,9 @@ fn main() {
         format!("{:.2}", f.ttft_median)
     });
     row("added TTFT, p90 (ms)", &|f| format!("{:.2}", f.ttft_p90));
+    row("request to model asked, median (ms)", &|f| {
+        format!("{:.2}", f.asked_median)
+    });
     row("CPU per streamed answer (ms)", &|f| {
         format!("{:.1}", f.cpu_ms)
     });
@@ -239,7 +267,7 @@ fn main() {
         format!("{:.3}", f.concurrent_s)
     });
     row("50 at once, complete with every token", &|f| {
-        format!("{}/{CONCURRENT}", f.complete)
+        format!("{}/{}", f.complete, concurrent())
     });
     // Let the queue consumer finish before everything stops (its CPU was counted above).
     std::thread::sleep(Duration::from_secs(1));
@@ -273,6 +301,8 @@ fn verdict(met: bool) -> &'static str {
 struct Figures {
     ttft_median: f64,
     ttft_p90: f64,
+    /// Median time from sending the request to the upstream having the chat request.
+    asked_median: f64,
     cpu_ms: f64,
     concurrent_s: f64,
     complete: usize,
@@ -283,32 +313,40 @@ fn measure(target: &dyn Target, upstream: &ScriptedUpstream) -> Figures {
     for _ in 0..3 {
         target.turn();
     }
-    let mut added = Vec::with_capacity(ROUNDS);
-    target.prepare(ROUNDS);
-    for _ in 0..ROUNDS {
+    let mut added = Vec::with_capacity(rounds());
+    let mut asked = Vec::with_capacity(rounds());
+    target.prepare(rounds());
+    for _ in 0..rounds() {
         let direct = direct_ttft(upstream);
-        let (through, tokens) = target.turn();
+        let (started, through, tokens) = target.turn();
         assert_eq!(tokens, TOKENS, "every token arrives");
         added.push(through.as_secs_f64() * 1e3 - direct.as_secs_f64() * 1e3);
+        // The turn's own chat request is the last one the upstream received.
+        let request = upstream
+            .chat_requests()
+            .pop()
+            .expect("the upstream was asked");
+        asked.push(request.received.duration_since(started).as_secs_f64() * 1e3);
     }
     added.sort_by(f64::total_cmp);
+    asked.sort_by(f64::total_cmp);
 
     // Background work of the turns (the queue consumer) is part of a turn's cost: wait for
     // the previous turns' work to end, then count until this run's work has ended too.
-    target.prepare(CPU_TURNS);
+    target.prepare(cpu_turns());
     std::thread::sleep(Duration::from_secs(2));
     let before = workerd_cpu_ms(&target.processes());
-    for _ in 0..CPU_TURNS {
+    for _ in 0..cpu_turns() {
         target.turn();
     }
     std::thread::sleep(Duration::from_secs(2));
     let cpu = workerd_cpu_ms(&target.processes()) - before;
 
-    target.prepare(CONCURRENT);
+    target.prepare(concurrent());
     let started = Instant::now();
     let complete = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..CONCURRENT)
-            .map(|_| scope.spawn(|| target.turn().1))
+        let handles: Vec<_> = (0..concurrent())
+            .map(|_| scope.spawn(|| target.turn().2))
             .collect();
         handles
             .into_iter()
@@ -319,10 +357,24 @@ fn measure(target: &dyn Target, upstream: &ScriptedUpstream) -> Figures {
     Figures {
         ttft_median: percentile(&added, 0.5),
         ttft_p90: percentile(&added, 0.9),
-        cpu_ms: cpu / CPU_TURNS as f64,
+        asked_median: percentile(&asked, 0.5),
+        cpu_ms: cpu / cpu_turns() as f64,
         concurrent_s: started.elapsed().as_secs_f64(),
         complete,
     }
+}
+
+/// The tests' vars, with the debug routes off as in production (`wrangler.toml`): with
+/// them on, every turn first looks for a staged test script (a KV read), which production
+/// never does.
+fn bench_vars() -> Vec<(String, String)> {
+    test_vars()
+        .into_iter()
+        .map(|(name, value)| match name.as_str() {
+            "DEBUG_ROUTES" => (name, "off".to_string()),
+            _ => (name, value),
+        })
+        .collect()
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
