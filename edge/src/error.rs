@@ -195,6 +195,7 @@ fn core_status(class: ErrorClass) -> u16 {
         ErrorClass::Unprocessable => 422,
         ErrorClass::Upstream => 502,
         ErrorClass::Unavailable => 503,
+        ErrorClass::RateLimited => 429,
     }
 }
 
@@ -270,6 +271,7 @@ impl From<concierge_core::error::Error> for ApiError {
         match error {
             // The same 404 as any other resource this caller cannot see.
             concierge_core::error::Error::ConversationNotFound => Self::NotFound,
+            concierge_core::error::Error::RateLimited => Self::RateLimited,
             error => Self::Core(error),
         }
     }

@@ -122,6 +122,8 @@ pub enum ErrorClass {
     Upstream,
     /// A backend (store, index, records) or the engine failed (HTTP 503).
     Unavailable,
+    /// The caller is over its rate limit (HTTP 429).
+    RateLimited,
 }
 
 /// Everything that can make a turn or a conversation creation fail.
@@ -135,6 +137,8 @@ pub enum Error {
     /// The idempotency key was already used in this conversation for a different message;
     /// nothing was stored.
     IdempotencyKeyReused,
+    /// The caller's admission check (its rate limit) refused the turn; nothing was stored.
+    RateLimited,
     /// The conversation store failed.
     Store(ServiceError),
     /// The embedder failed.
@@ -158,6 +162,7 @@ impl Error {
             Self::InvalidMessage(_) => ErrorClass::Invalid,
             Self::ConversationNotFound => ErrorClass::NotFound,
             Self::IdempotencyKeyReused => ErrorClass::Unprocessable,
+            Self::RateLimited => ErrorClass::RateLimited,
             Self::Store(ServiceError {
                 kind: ServiceErrorKind::Conflict,
                 ..
@@ -180,6 +185,7 @@ impl Error {
             Self::InvalidMessage(InvalidMessage::History) => "invalid_history",
             Self::ConversationNotFound => "conversation_not_found",
             Self::IdempotencyKeyReused => "idempotency_key_reused",
+            Self::RateLimited => "rate_limited",
             Self::Store(ServiceError {
                 kind: ServiceErrorKind::Conflict,
                 ..
@@ -208,6 +214,7 @@ impl Error {
             Self::IdempotencyKeyReused => {
                 "This idempotency key was already used for a different message."
             }
+            Self::RateLimited => "Too many requests; try again shortly.",
             Self::ChatModel(_) | Self::EmptyAnswer => {
                 "The assistant could not answer right now. Please try again."
             }
@@ -228,6 +235,7 @@ impl Error {
             Self::Store(error) => error.kind != ServiceErrorKind::Conflict,
             Self::ChatModel(_)
             | Self::EmptyAnswer
+            | Self::RateLimited
             | Self::Records(_)
             | Self::Embedder(_)
             | Self::VectorIndex(_) => true,
@@ -245,6 +253,7 @@ impl fmt::Display for Error {
             Self::InvalidMessage(reason) => write!(f, "invalid message: {reason:?}"),
             Self::ConversationNotFound => f.write_str("conversation not found"),
             Self::IdempotencyKeyReused => f.write_str("idempotency key reused"),
+            Self::RateLimited => f.write_str("rate limited"),
             Self::Store(e) => write!(f, "store: {e}"),
             Self::Embedder(e) => write!(f, "embedder: {e}"),
             Self::VectorIndex(e) => write!(f, "vector index: {e}"),
@@ -272,6 +281,7 @@ impl std::error::Error for Error {
             Self::InvalidMessage(_)
             | Self::ConversationNotFound
             | Self::IdempotencyKeyReused
+            | Self::RateLimited
             | Self::EmptyAnswer => None,
         }
     }

@@ -284,7 +284,7 @@ fn chat(out: &mut TcpStream, reply: Reply, ollama: bool, model: &str) -> std::io
         Reply::Stall(duration) => {
             write!(
                 out,
-                "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ntransfer-encoding: chunked\r\n\r\n"
+                "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n"
             )?;
             out.flush()?;
             thread::sleep(duration);
@@ -297,7 +297,7 @@ fn chat(out: &mut TcpStream, reply: Reply, ollama: bool, model: &str) -> std::io
         } => {
             write!(
                 out,
-                "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ntransfer-encoding: chunked\r\n\r\n"
+                "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n"
             )?;
             out.flush()?;
             thread::sleep(first_token_after);
@@ -316,7 +316,7 @@ fn chat(out: &mut TcpStream, reply: Reply, ollama: bool, model: &str) -> std::io
     if !pieces.is_empty() || malformed || !finish {
         write!(
             out,
-            "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ntransfer-encoding: chunked\r\n\r\n"
+            "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n"
         )?;
         for token in pieces {
             chunk(out, &delta_line(ollama, model, &token))?;

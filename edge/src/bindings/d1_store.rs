@@ -5,7 +5,8 @@
 //! visitor's message's reply id and idempotency key) are in [`turns`].
 
 use concierge_core::boundary::{
-    ConversationStore, NewTurn, TurnOpening, TurnResume, WarrantyRecord, WarrantyRecords,
+    ConversationStore, NewTurn, TurnContext, TurnOpening, TurnResume, WarrantyRecord,
+    WarrantyRecords,
 };
 use concierge_core::conversation::{
     Conversation, EmbeddingStatus, Language, MessageKind, Metadata, Role, Scope, StoredMessage,
@@ -261,6 +262,22 @@ impl ConversationStore for D1Store {
         window: usize,
     ) -> Result<Option<TurnOpening>, ServiceError> {
         self.open_turn(scope, turn, window).await
+    }
+
+    async fn read_turn(
+        &self,
+        scope: Scope<'_>,
+        window: usize,
+    ) -> Result<Option<TurnContext>, ServiceError> {
+        self.read_context(scope, window).await
+    }
+
+    async fn insert_turn(
+        &self,
+        scope: Scope<'_>,
+        turn: NewTurn<'_>,
+    ) -> Result<Option<u64>, ServiceError> {
+        self.insert_visitor(scope, turn).await
     }
 
     async fn resume_turn(

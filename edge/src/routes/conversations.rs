@@ -222,7 +222,7 @@ pub(crate) async fn post_message(
     conversation_id: &str,
     request_id: &str,
 ) -> Result<Response, ApiError> {
-    let caller = auth::site_caller(&req, env, true).await?;
+    let (caller, admission) = auth::admitted_caller(&req, env, true).await?;
     let visitor = auth::visitor(&req, env, &caller)?;
     let ai_sdk = ai_sdk_format(&req)?;
     let respond_async = req.headers().get("prefer").ok().flatten().is_some_and(|p| {
@@ -246,11 +246,18 @@ pub(crate) async fn post_message(
     // With `DEBUG_ROUTES` on (tests, dev), a staged test script plays instead.
     let assistant = SiteAssistant::for_site(&site)?.with_debug_scripts(env);
     let services = Services::new(env, &site)?;
-    if !matches!(visitor, Visitor::Site) {
-        // Only the identity the conversation was created with reaches it; checked before
-        // anything is stored (its identity never changes).
-        reachable(&services, &site.id, conversation_id, &visitor).await?;
-    }
+    // The rate limits are counted while the turn reads the conversation…
+    let admission = if matches!(visitor, Visitor::Site) {
+        Some(admission)
+    } else {
+        // … or, for a visitor, while checking that only the identity the conversation was
+        // created with reaches it: before anything is stored (its identity never changes).
+        let reached = reachable(&services, &site.id, conversation_id, &visitor);
+        let (admitted, reached) = futures_util::future::join(admission.check(), reached).await;
+        admitted?;
+        reached?;
+        None
+    };
     // No separate existence check: the turn loads the conversation itself, and a turn that
     // fails before the visitor's message is stored (unknown conversation, another site's,
     // invalid message or key) is answered below with an HTTP error instead of a stream.
@@ -261,13 +268,19 @@ pub(crate) async fn post_message(
         idempotency_key,
     };
     if respond_async {
-        accept(env, ctx, &services, &assistant, &input).await
-    } else if ai_sdk {
-        let run = TurnRun::Stored(input);
+        if let Some(limits) = admission {
+            limits.check().await?;
+        }
+        return accept(env, ctx, &services, &assistant, &input).await;
+    }
+    let run = match admission {
+        Some(limits) => TurnRun::Admitted(input, limits),
+        None => TurnRun::Stored(input),
+    };
+    if ai_sdk {
         turn_stream::respond_ai_sdk(ctx, services, assistant, run, request_id).await
     } else {
         let encoder = NativeEncoder::new().with_request_id(request_id.to_string());
-        let run = TurnRun::Stored(input);
         turn_stream::respond(ctx, services, assistant, run, encoder, request_id).await
     }
 }

@@ -16,6 +16,7 @@ use futures_channel::oneshot;
 use worker::{Context, Response, ResponseBody};
 
 use crate::ApiError;
+use crate::auth::Admission;
 use crate::bindings::js_stream::{BodyWriter, Coalescing};
 use crate::bindings::services::Services;
 use crate::site::SiteAssistant;
@@ -25,6 +26,9 @@ use crate::site::SiteAssistant;
 pub(crate) enum TurnRun {
     /// A stored conversation's turn.
     Stored(TurnInput),
+    /// A stored conversation's turn behind the caller's rate limits, checked while the
+    /// turn reads the conversation.
+    Admitted(TurnInput, Admission),
     /// A stateless turn (the caller sent the whole history).
     Stateless(StatelessInput),
 }
@@ -32,14 +36,14 @@ pub(crate) enum TurnRun {
 impl TurnRun {
     fn site_id(&self) -> &str {
         match self {
-            Self::Stored(input) => &input.site_id,
+            Self::Stored(input) | Self::Admitted(input, _) => &input.site_id,
             Self::Stateless(input) => &input.site_id,
         }
     }
 
     fn conversation_id(&self) -> &str {
         match self {
-            Self::Stored(input) => &input.conversation_id,
+            Self::Stored(input) | Self::Admitted(input, _) => &input.conversation_id,
             Self::Stateless(_) => "",
         }
     }
@@ -53,6 +57,10 @@ impl TurnRun {
     ) -> Result<TurnOutcome, Error> {
         match self {
             Self::Stored(input) => engine::run_turn(services, assistant, &input, sink).await,
+            Self::Admitted(input, admission) => {
+                let admitted = async { admission.admit().await };
+                engine::run_admitted_turn(services, assistant, &input, admitted, sink).await
+            }
             Self::Stateless(input) => engine::run_stateless(services, assistant, input, sink).await,
         }
     }
@@ -72,6 +80,10 @@ pub(crate) async fn respond<E: TurnEncoder + 'static>(
     // Text chunks are grouped into fewer writes; every other event is written at once.
     let writer = Coalescing::new(writer);
     let (started_tx, started_rx) = oneshot::channel::<Result<(), ApiError>>();
+    let refusal = match &run {
+        TurnRun::Admitted(_, admission) => Some(admission.refusal()),
+        _ => None,
+    };
     let request_id = request_id.to_string();
     let turn = async move {
         let (site_id, conversation_id) =
@@ -102,7 +114,9 @@ pub(crate) async fn respond<E: TurnEncoder + 'static>(
         };
         let result = run.run(&services, &assistant, &mut sink).await;
         if let Some(tx) = started.take() {
+            let refused = refusal.and_then(|r| r.borrow_mut().take());
             let early = match &result {
+                Err(_) if refused.is_some() => refused.unwrap_or(ApiError::RateLimited),
                 Err(error) => ApiError::from(error.clone()),
                 Ok(_) => ApiError::Internal(worker::Error::RustError("turn never started".into())),
             };

@@ -22,6 +22,18 @@ pub struct TurnStart {
     pub retrievable: bool,
 }
 
+/// What a turn starts from before its visitor's message is stored (see
+/// [`ConversationStore::read_turn`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnContext {
+    /// The conversation.
+    pub conversation: Conversation,
+    /// Its last messages, oldest first (at most the requested window).
+    pub history: Vec<StoredMessage>,
+    /// As [`TurnStart::retrievable`].
+    pub retrievable: bool,
+}
+
 /// A visitor's message that starts a turn (see [`ConversationStore::start_turn`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewTurn<'a> {
@@ -115,6 +127,28 @@ pub trait ConversationStore {
         turn: NewTurn<'_>,
         window: usize,
     ) -> Result<Option<TurnOpening>, ServiceError>;
+
+    /// Reads what a turn without an idempotency key starts from — the conversation and
+    /// its last `window` messages — storing nothing; `None` when the conversation does not
+    /// exist on this site. The engine then stores the visitor's message with
+    /// [`insert_turn`](Self::insert_turn) while the answer is already being prepared.
+    async fn read_turn(
+        &self,
+        scope: Scope<'_>,
+        window: usize,
+    ) -> Result<Option<TurnContext>, ServiceError>;
+
+    /// Appends a turn's visitor message (read by [`read_turn`](Self::read_turn)) after the
+    /// conversation's last message, with its reply id and idempotency key as
+    /// [`start_turn`](Self::start_turn) does; returns its `seq`, or `None`, with nothing
+    /// stored, when the conversation is gone. A key already used in the conversation is a
+    /// [`ServiceErrorKind::Conflict`](crate::error::ServiceErrorKind::Conflict): a turn with
+    /// a key starts with [`start_turn`](Self::start_turn) instead.
+    async fn insert_turn(
+        &self,
+        scope: Scope<'_>,
+        turn: NewTurn<'_>,
+    ) -> Result<Option<u64>, ServiceError>;
 
     /// Loads the turn of the stored visitor message `message_id`: the conversation, the
     /// last `window` messages before it, the message, its reply id and what is stored

@@ -17,8 +17,11 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use core::future::Future;
+
+use super::gate::{Gate, Gated, Held, HeldSink, alongside, both};
 use super::{Answer, Assistant, Platform, Turn, TurnMode, TurnOutcome};
-use crate::boundary::{ConversationStore, LogRecord, NewTurn, TurnOpening, TurnStart};
+use crate::boundary::{ConversationStore, LogRecord, NewTurn, TurnContext, TurnOpening, TurnStart};
 use crate::chat::Role;
 use crate::conversation::{
     EmbedJob, EmbeddingStatus, MessageKind, Metadata, Scope, StoredMessage, embedding_policy,
@@ -145,7 +148,20 @@ pub async fn run_turn<P: Platform, A: Assistant>(
     input: &TurnInput,
     sink: &mut dyn TurnSink,
 ) -> Result<TurnOutcome, Error> {
-    let result = streamed(platform, assistant, input, sink).await;
+    run_admitted_turn(platform, assistant, input, async { true }, sink).await
+}
+
+/// [`run_turn`] behind the caller's admission check (a rate limit): `admission` runs while
+/// the turn's history is read, and a `false` ends the turn with
+/// [`Error::RateLimited`] before anything is stored.
+pub async fn run_admitted_turn<P: Platform, A: Assistant>(
+    platform: &P,
+    assistant: &A,
+    input: &TurnInput,
+    admission: impl Future<Output = bool>,
+    sink: &mut dyn TurnSink,
+) -> Result<TurnOutcome, Error> {
+    let result = streamed(platform, assistant, input, admission, sink).await;
     finish(result, sink)
 }
 
@@ -153,8 +169,16 @@ async fn streamed<P: Platform, A: Assistant>(
     platform: &P,
     assistant: &A,
     input: &TurnInput,
+    admission: impl Future<Output = bool>,
     sink: &mut dyn TurnSink,
 ) -> Result<TurnOutcome, Error> {
+    if input.idempotency_key.is_none() {
+        return streamed_at_once(platform, assistant, input, admission, sink).await;
+    }
+    valid_text(assistant, &input.text)?;
+    if !admission.await {
+        return Err(Error::RateLimited);
+    }
     let received = receive(platform, assistant, input).await?;
     sink.emit(TurnEvent::Started {
         conversation_id: input.conversation_id.clone(),
@@ -189,6 +213,95 @@ async fn streamed<P: Platform, A: Assistant>(
     if let Err(error) = &result {
         let scope = Scope::new(&input.site_id, &input.conversation_id);
         mark_failed(platform, scope, &message_id, &reply_id, error).await;
+    }
+    result
+}
+
+/// A streamed turn without an idempotency key (nothing to find again): its history is
+/// read, then its visitor's message is stored while the answer is already under way (see
+/// [`gate`](super::gate)), so the model is not kept waiting for the write. `Started` is
+/// emitted once the message is stored, before any of the answer's events; a message that
+/// cannot be stored fails the turn before it started, the answer dropped unfinished.
+async fn streamed_at_once<P: Platform, A: Assistant>(
+    platform: &P,
+    assistant: &A,
+    input: &TurnInput,
+    admission: impl Future<Output = bool>,
+    sink: &mut dyn TurnSink,
+) -> Result<TurnOutcome, Error> {
+    let text = valid_text(assistant, &input.text)?;
+    let scope = Scope::new(&input.site_id, &input.conversation_id);
+    let store = platform.store();
+    let read = store.read_turn(scope, assistant.config().history_window);
+    let (context, admitted) = both(read, admission).await;
+    if !admitted {
+        return Err(Error::RateLimited);
+    }
+    let TurnContext {
+        conversation,
+        history,
+        retrievable,
+    } = context
+        .map_err(Error::Store)?
+        .ok_or(Error::ConversationNotFound)?;
+    let message = StoredMessage {
+        role: Role::User,
+        ..assistant_message(
+            platform.ids().new_id(),
+            MessageKind::Text,
+            text.into(),
+            platform.clock().now_ms(),
+        )
+    };
+    let reply_id = platform.ids().new_id();
+    let started = TurnEvent::Started {
+        conversation_id: input.conversation_id.clone(),
+        user_message_id: message.id.clone(),
+        message_id: reply_id.clone(),
+    };
+    let gate = Gate::default();
+    let held = HeldSink::new(sink);
+    let store_message = async {
+        let turn = NewTurn {
+            message: message.clone(),
+            reply_id: &reply_id,
+            idempotency_key: None,
+        };
+        let stored = store.insert_turn(scope, turn).await;
+        gate.settle(matches!(stored, Ok(Some(_))));
+        match stored {
+            Ok(Some(seq)) => {
+                queue_embedding(
+                    platform,
+                    scope,
+                    &StoredMessage {
+                        seq,
+                        ..message.clone()
+                    },
+                );
+                held.borrow_mut().release(started);
+                Ok(())
+            }
+            Ok(None) => Err(Error::ConversationNotFound),
+            Err(error) => Err(Error::Store(error)),
+        }
+    };
+    // The answer sees the message without its `seq` (taken by the write).
+    let pending = PendingTurn {
+        start: TurnStart {
+            conversation,
+            history,
+            message: message.clone(),
+            retrievable,
+        },
+        reply_id: reply_id.clone(),
+    };
+    let gated = Gated::new(platform, &gate);
+    let mut events = Held(&held);
+    let answering = answer(&gated, assistant, pending, TurnMode::Streamed, &mut events);
+    let ((), result) = alongside(store_message, answering).await?;
+    if let Err(error) = &result {
+        mark_failed(platform, scope, &message.id, &reply_id, error).await;
     }
     result
 }

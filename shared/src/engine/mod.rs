@@ -29,6 +29,7 @@
 //! ([`run_stateless`]: history from the caller, nothing stored), with the same events.
 
 mod create;
+mod gate;
 pub mod lifecycle;
 pub mod respond;
 mod stateless;
@@ -37,7 +38,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 pub use create::{CreatedConversation, NewConversation, create_conversation};
-pub use lifecycle::{PendingTurn, Received, answer_job, receive, run_turn};
+pub use lifecycle::{PendingTurn, Received, answer_job, receive, run_admitted_turn, run_turn};
 pub use respond::{StreamedAnswer, react_answer, store_reply, stream_answer};
 pub use stateless::{StatelessInput, run_stateless};
 

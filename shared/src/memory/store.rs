@@ -4,8 +4,12 @@ use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::{Cell, RefCell};
+use core::future::poll_fn;
+use core::task::Poll;
 
-use crate::boundary::{ConversationStore, NewTurn, TurnOpening, TurnResume, TurnStart};
+use crate::boundary::{
+    ConversationStore, NewTurn, TurnContext, TurnOpening, TurnResume, TurnStart,
+};
 use crate::conversation::{
     ANSWER_FAILED, Conversation, EmbeddingStatus, Language, Role, Scope, StoredMessage, Summary,
     embedding_policy,
@@ -64,6 +68,8 @@ pub struct MemoryStore {
     entries: RefCell<BTreeMap<(String, String), Entry>>,
     unavailable: Cell<bool>,
     language_unavailable: Cell<bool>,
+    insert_unavailable: Cell<bool>,
+    insert_polls: Cell<u32>,
 }
 
 fn key(scope: Scope<'_>) -> (String, String) {
@@ -79,6 +85,18 @@ impl MemoryStore {
     /// Makes every later call fail with `Unavailable` (or work again).
     pub fn set_unavailable(&self, unavailable: bool) {
         self.unavailable.set(unavailable);
+    }
+
+    /// Makes every later [`insert_turn`](ConversationStore::insert_turn) (a streamed turn's
+    /// visitor message) fail with `Unavailable`, reads still working (or work again).
+    pub fn set_insert_unavailable(&self, unavailable: bool) {
+        self.insert_unavailable.set(unavailable);
+    }
+
+    /// Makes every later [`insert_turn`](ConversationStore::insert_turn) let other work run
+    /// `polls` times before it writes, as a database round trip does (0: at once).
+    pub fn set_insert_polls(&self, polls: u32) {
+        self.insert_polls.set(polls);
     }
 
     /// Makes every later language update fail with `Unavailable` (or work again).
@@ -256,6 +274,72 @@ impl ConversationStore for MemoryStore {
             message,
             retrievable: true,
         })))
+    }
+
+    async fn read_turn(
+        &self,
+        scope: Scope<'_>,
+        window: usize,
+    ) -> Result<Option<TurnContext>, ServiceError> {
+        self.check()?;
+        let entries = self.entries.borrow();
+        let Some(entry) = entries.get(&key(scope)) else {
+            return Ok(None);
+        };
+        let start = entry.messages.len().saturating_sub(window);
+        Ok(Some(TurnContext {
+            conversation: entry.conversation.clone(),
+            history: entry.messages[start..].to_vec(),
+            retrievable: true,
+        }))
+    }
+
+    async fn insert_turn(
+        &self,
+        scope: Scope<'_>,
+        turn: NewTurn<'_>,
+    ) -> Result<Option<u64>, ServiceError> {
+        self.check()?;
+        let mut polls = self.insert_polls.get();
+        poll_fn(|cx| {
+            if polls == 0 {
+                return Poll::Ready(());
+            }
+            polls -= 1;
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        })
+        .await;
+        if self.insert_unavailable.get() {
+            return Err(ServiceError::new(
+                ServiceErrorKind::Unavailable,
+                "message writes set unavailable",
+            ));
+        }
+        let mut entries = self.entries.borrow_mut();
+        let Some(entry) = entries.get_mut(&key(scope)) else {
+            return Ok(None);
+        };
+        if let Some(wanted) = turn.idempotency_key
+            && entry
+                .turns
+                .values()
+                .any(|t| t.idempotency_key.as_deref() == Some(wanted))
+        {
+            return Err(ServiceError::new(
+                ServiceErrorKind::Conflict,
+                "idempotency key already used in this conversation",
+            ));
+        }
+        let message = entry.append(&turn.message)?;
+        entry.turns.insert(
+            message.id.clone(),
+            Turn {
+                reply_id: turn.reply_id.into(),
+                idempotency_key: turn.idempotency_key.map(Into::into),
+            },
+        );
+        Ok(Some(message.seq))
     }
 
     async fn resume_turn(

@@ -2,7 +2,7 @@
 //! message's turn (its reply id and idempotency key, `migrations/0006_turns.sql`), claims
 //! of a turn by a retry, and failure marks. Every statement is bound and names its site.
 
-use concierge_core::boundary::{NewTurn, TurnOpening, TurnResume, TurnStart};
+use concierge_core::boundary::{NewTurn, TurnContext, TurnOpening, TurnResume, TurnStart};
 use concierge_core::conversation::{ANSWER_FAILED, Scope, StoredMessage, embedding_policy};
 use concierge_core::error::{ServiceError, ServiceErrorKind};
 use serde::Deserialize;
@@ -343,6 +343,72 @@ impl D1Store {
             message,
             retrievable: retrievable(retrievable_row)?,
         })))
+    }
+
+    /// One read-only batch: the conversation, its last `window` messages, and whether
+    /// retrieval could find anything.
+    pub(super) async fn read_context(
+        &self,
+        scope: Scope<'_>,
+        window: usize,
+    ) -> Result<Option<TurnContext>, ServiceError> {
+        let scoped: [JsValue; 2] = [scope.conversation_id.into(), scope.site_id.into()];
+        let windowed = [scoped[0].clone(), scoped[1].clone(), num(window as u64)];
+        let statements = vec![
+            self.statement(CONVERSATION_SQL, &scoped)?,
+            self.statement(HISTORY_SQL, &windowed)?,
+            self.statement(
+                retrievable_sql!(
+                    "(SELECT COALESCE(MAX(seq), 0) FROM messages \
+                     WHERE conversation_id = ?1 AND site_id = ?2)"
+                ),
+                &windowed,
+            )?,
+        ];
+        let results = self.db.batch(statements).await.map_err(service_error)?;
+        let [conversation, history_rows, retrievable_row] = &results[..] else {
+            return Err(ServiceError::new(
+                ServiceErrorKind::Other,
+                "D1 batch answered too few results",
+            ));
+        };
+        let Some(conversation) = conversation
+            .results::<ConversationRow>()
+            .map_err(service_error)?
+            .into_iter()
+            .next()
+        else {
+            return Ok(None);
+        };
+        Ok(Some(TurnContext {
+            conversation: conversation.into_conversation()?,
+            history: messages_in(history_rows)?,
+            retrievable: retrievable(retrievable_row)?,
+        }))
+    }
+
+    /// One batch: the visitor's message (guarded by its conversation's existence) and the
+    /// conversation's last activity.
+    pub(super) async fn insert_visitor(
+        &self,
+        scope: Scope<'_>,
+        turn: NewTurn<'_>,
+    ) -> Result<Option<u64>, ServiceError> {
+        let insert = self.insert_message(
+            scope,
+            &turn.message,
+            Insert::Visitor {
+                reply_id: turn.reply_id,
+                idempotency_key: turn.idempotency_key,
+            },
+        )?;
+        let touch = self.touch(scope, turn.message.created_at)?;
+        let results = self
+            .db
+            .batch(vec![insert, touch])
+            .await
+            .map_err(service_error)?;
+        inserted_seq(results.first())
     }
 
     /// One batch: the claim (when asked), the conversation, the visitor's message, the

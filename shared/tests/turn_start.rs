@@ -1,0 +1,220 @@
+//! A streamed turn without an idempotency key asks the model while its visitor's message
+//! is still being stored: `Started` still comes first, the rows are the same, and a message
+//! that cannot be stored fails the turn before it started, with nothing stored.
+#![allow(clippy::unwrap_used)]
+
+use core::cell::RefCell;
+
+use concierge_core::boundary::{ChatModel, ChatRequest, ChatSink};
+use concierge_core::chat::Role;
+use concierge_core::conversation::Scope;
+use concierge_core::engine::{self, NewConversation};
+use concierge_core::error::{ChatModelError, Error};
+use concierge_core::flows::shop::ShopConfig;
+use concierge_core::graph::block_on;
+use concierge_core::memory::{MemoryBackend, MemoryStore, ScriptedChatModel};
+use concierge_core::turn::{TurnEvent, TurnInput};
+
+const SITE: &str = "site-1";
+const QUESTION: &str = "Tư vấn cấu hình PC chơi game 20 triệu, card đồ họa nào hợp lý?";
+
+/// The scripted model, noting how many messages the conversation had stored each time it
+/// was asked.
+struct Watching<'a> {
+    model: ScriptedChatModel,
+    store: &'a MemoryStore,
+    conversation_id: String,
+    stored_when_asked: RefCell<Vec<usize>>,
+}
+
+impl ChatModel for Watching<'_> {
+    async fn stream(
+        &self,
+        request: &ChatRequest,
+        sink: &mut dyn ChatSink,
+    ) -> Result<(), ChatModelError> {
+        let scope = Scope::new(SITE, &self.conversation_id);
+        let stored = self.store.messages(scope).len();
+        self.stored_when_asked.borrow_mut().push(stored);
+        self.model.stream(request, sink).await
+    }
+}
+
+fn conversation(backend: &MemoryBackend, shop: &ShopConfig) -> String {
+    let new = NewConversation {
+        site_id: SITE.into(),
+        ..NewConversation::default()
+    };
+    let created = block_on(engine::create_conversation(backend, shop, new)).unwrap();
+    created.conversation.id
+}
+
+fn watching<'a>(backend: &'a MemoryBackend, conversation_id: &str) -> Watching<'a> {
+    let model = ScriptedChatModel::new();
+    model.reply(&["Dạ, ", "anh/chị ", "tham khảo ạ."]);
+    Watching {
+        model,
+        store: &backend.store,
+        conversation_id: conversation_id.into(),
+        stored_when_asked: RefCell::new(Vec::new()),
+    }
+}
+
+fn input(conversation_id: &str, idempotency_key: Option<&str>) -> TurnInput {
+    TurnInput {
+        site_id: SITE.into(),
+        conversation_id: conversation_id.into(),
+        text: QUESTION.into(),
+        idempotency_key: idempotency_key.map(Into::into),
+    }
+}
+
+#[test]
+fn the_model_is_asked_while_the_message_is_stored_and_started_still_comes_first() {
+    let (backend, shop) = (MemoryBackend::default(), ShopConfig::default());
+    let id = conversation(&backend, &shop);
+    // The write takes a few round trips, as D1's does.
+    backend.store.set_insert_polls(3);
+    let model = watching(&backend, &id);
+    let platform = backend.with_model(&model);
+    let mut events = Vec::new();
+    let outcome = block_on(engine::run_turn(
+        &platform,
+        &shop,
+        &input(&id, None),
+        &mut events,
+    ));
+    let outcome = outcome.unwrap();
+
+    // Asked when only the greeting was stored: the write had not finished.
+    assert_eq!(*model.stored_when_asked.borrow(), [1]);
+    let TurnEvent::Started {
+        user_message_id,
+        message_id,
+        ..
+    } = &events[0]
+    else {
+        panic!("the first event is `started`: {events:?}");
+    };
+    assert!(matches!(events.last(), Some(TurnEvent::Completed { .. })));
+    let text: String = events
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::Chunk { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(text, "Dạ, anh/chị tham khảo ạ.");
+
+    // The same rows as ever: the greeting, the visitor's message, then the reply.
+    let stored = backend.store.messages(Scope::new(SITE, &id));
+    let roles: Vec<Role> = stored.iter().map(|m| m.role).collect();
+    assert_eq!(roles, [Role::Assistant, Role::User, Role::Assistant]);
+    assert_eq!(&stored[1].id, user_message_id);
+    assert_eq!(stored[1].content, QUESTION);
+    assert_eq!(&stored[2].id, message_id);
+    assert_eq!(stored[2].content, "Dạ, anh/chị tham khảo ạ.");
+    assert!(stored[0].seq < stored[1].seq && stored[1].seq < stored[2].seq);
+    assert_eq!(outcome.reply.id, *message_id);
+    // The visitor's message is queued for embedding first, then the reply.
+    let queued: Vec<String> = backend
+        .queue
+        .jobs()
+        .into_iter()
+        .map(|j| j.message_id)
+        .collect();
+    assert_eq!(queued, [user_message_id.clone(), message_id.clone()]);
+}
+
+#[test]
+fn a_message_that_cannot_be_stored_fails_the_turn_before_it_started() {
+    let (backend, shop) = (MemoryBackend::default(), ShopConfig::default());
+    let id = conversation(&backend, &shop);
+    backend.store.set_insert_polls(3);
+    backend.store.set_insert_unavailable(true);
+    let model = watching(&backend, &id);
+    let platform = backend.with_model(&model);
+    let mut events = Vec::new();
+    let outcome = block_on(engine::run_turn(
+        &platform,
+        &shop,
+        &input(&id, None),
+        &mut events,
+    ));
+
+    assert!(matches!(outcome, Err(Error::Store(_))), "{outcome:?}");
+    // One event, `failed`: no `started`, nothing the answer produced meanwhile.
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert!(matches!(&events[0], TurnEvent::Failed { code, .. } if *code == "store_unavailable"));
+    // Nothing stored but the greeting, nothing queued.
+    assert_eq!(backend.store.messages(Scope::new(SITE, &id)).len(), 1);
+    assert!(backend.queue.jobs().is_empty());
+}
+
+#[test]
+fn a_turn_with_an_idempotency_key_stores_its_message_before_the_model_is_asked() {
+    let (backend, shop) = (MemoryBackend::default(), ShopConfig::default());
+    let id = conversation(&backend, &shop);
+    backend.store.set_insert_polls(3);
+    let model = watching(&backend, &id);
+    let platform = backend.with_model(&model);
+    let mut events = Vec::new();
+    let turn = input(&id, Some("post-1"));
+    block_on(engine::run_turn(&platform, &shop, &turn, &mut events)).unwrap();
+
+    // The key is looked up and the message stored in one unit, then the model is asked.
+    assert_eq!(*model.stored_when_asked.borrow(), [2]);
+    assert!(matches!(events[0], TurnEvent::Started { .. }));
+}
+
+#[test]
+fn a_turn_its_admission_refuses_stores_nothing_and_asks_no_model() {
+    for key in [None, Some("post-1")] {
+        let (backend, shop) = (MemoryBackend::default(), ShopConfig::default());
+        let id = conversation(&backend, &shop);
+        let model = watching(&backend, &id);
+        let platform = backend.with_model(&model);
+        let mut events = Vec::new();
+        let refused = async { false };
+        let turn = input(&id, key);
+        let outcome = block_on(engine::run_admitted_turn(
+            &platform,
+            &shop,
+            &turn,
+            refused,
+            &mut events,
+        ));
+
+        assert_eq!(outcome.unwrap_err(), Error::RateLimited, "key {key:?}");
+        assert_eq!(events.len(), 1, "{events:?}");
+        assert!(matches!(&events[0], TurnEvent::Failed { code, .. } if *code == "rate_limited"));
+        assert_eq!(backend.store.messages(Scope::new(SITE, &id)).len(), 1);
+        assert!(
+            model.stored_when_asked.borrow().is_empty(),
+            "the model was asked"
+        );
+        assert!(backend.queue.jobs().is_empty());
+    }
+}
+
+#[test]
+fn an_admitted_turn_runs_as_any_other() {
+    let (backend, shop) = (MemoryBackend::default(), ShopConfig::default());
+    let id = conversation(&backend, &shop);
+    let model = watching(&backend, &id);
+    let platform = backend.with_model(&model);
+    let mut events = Vec::new();
+    let turn = input(&id, None);
+    let admitted = async { true };
+    block_on(engine::run_admitted_turn(
+        &platform,
+        &shop,
+        &turn,
+        admitted,
+        &mut events,
+    ))
+    .unwrap();
+    assert!(matches!(events[0], TurnEvent::Started { .. }));
+    assert!(matches!(events.last(), Some(TurnEvent::Completed { .. })));
+    assert_eq!(backend.store.messages(Scope::new(SITE, &id)).len(), 3);
+}
