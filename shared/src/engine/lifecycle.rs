@@ -49,6 +49,16 @@ pub enum Received {
         /// The stored reply.
         reply: StoredMessage,
     },
+    /// The template refused the message before storing it ([`Assistant::screen`]): the
+    /// refusal is the answer, and neither is stored (their ids are minted, not stored).
+    Refused {
+        /// The id announced for the visitor's (unstored) message.
+        user_message_id: String,
+        /// The refusal, as an unstored [`MessageKind::Refusal`] reply.
+        reply: StoredMessage,
+        /// The language of the refusal.
+        language: crate::conversation::Language,
+    },
 }
 
 impl Received {
@@ -57,6 +67,9 @@ impl Received {
         match self {
             Self::Pending(pending) => &pending.start.message.id,
             Self::Answered { start, .. } => &start.message.id,
+            Self::Refused {
+                user_message_id, ..
+            } => user_message_id,
         }
     }
 
@@ -64,7 +77,7 @@ impl Received {
     pub fn reply_id(&self) -> &str {
         match self {
             Self::Pending(pending) => &pending.reply_id,
-            Self::Answered { reply, .. } => &reply.id,
+            Self::Answered { reply, .. } | Self::Refused { reply, .. } => &reply.id,
         }
     }
 }
@@ -86,6 +99,9 @@ pub async fn receive<P: Platform, A: Assistant>(
     let window = assistant.config().history_window;
     let scope = Scope::new(&input.site_id, &input.conversation_id);
     let store = platform.store();
+    if let Some(refusal) = assistant.screen(platform, input, text).await? {
+        return refused(platform, scope, refusal).await;
+    }
     let message = StoredMessage {
         role: Role::User,
         ..assistant_message(
@@ -130,6 +146,32 @@ pub async fn receive<P: Platform, A: Assistant>(
             start: resumed.start,
             reply_id: resumed.reply_id,
         }),
+    })
+}
+
+/// A refused message's answer, once its conversation is known to exist on the site.
+async fn refused<P: Platform>(
+    platform: &P,
+    scope: Scope<'_>,
+    refusal: super::Refusal,
+) -> Result<Received, Error> {
+    platform
+        .store()
+        .load_conversation(scope)
+        .await
+        .map_err(Error::Store)?
+        .ok_or(Error::ConversationNotFound)?;
+    let now = platform.clock().now_ms();
+    let reply = assistant_message(
+        platform.ids().new_id(),
+        MessageKind::Refusal,
+        refusal.text,
+        now,
+    );
+    Ok(Received::Refused {
+        user_message_id: platform.ids().new_id(),
+        reply,
+        language: refusal.language,
     })
 }
 
@@ -178,6 +220,24 @@ async fn streamed<P: Platform, A: Assistant>(
                 confidence,
                 language: start.conversation.language,
                 route: Vec::new(),
+                usage: None,
+                reply,
+            });
+        }
+        Received::Refused {
+            user_message_id,
+            reply,
+            language,
+        } => {
+            sink.emit(TurnEvent::Chunk {
+                text: reply.content.clone(),
+            });
+            return Ok(TurnOutcome {
+                user_message_id,
+                intent: None,
+                confidence: None,
+                language,
+                route: alloc::vec!["refuse"],
                 usage: None,
                 reply,
             });
