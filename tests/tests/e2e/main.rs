@@ -9,6 +9,7 @@ mod conversations;
 mod dev_command;
 mod faults;
 mod feedback;
+mod guarded;
 mod hardening_data;
 mod hardening_keys;
 mod hardening_origins;
