@@ -18,19 +18,29 @@ use serde_json::{Value, json};
 use worker::{Env, Request, Response};
 
 use crate::ApiError;
-use crate::auth::{self, Caller};
+use crate::auth;
 use crate::bindings::d1_memory::{self, MemoryRow};
 use crate::bindings::services::Services;
-use crate::site::KeyKind;
+use crate::site::{KeyKind, Site};
 
 /// Longest message `add_message` stores, in characters.
 const MAX_CONTENT_CHARS: usize = 32_000;
 
 /// A JSON-RPC error.
-struct RpcError {
+pub(crate) struct RpcError {
     code: i64,
     message: &'static str,
     data: Option<Value>,
+}
+
+impl RpcError {
+    /// The error as a sentence (an MCP tool error's text).
+    pub(crate) fn describe(&self) -> String {
+        match self.data.as_ref().and_then(|d| d["reason"].as_str()) {
+            Some(reason) => format!("{}: {reason}", self.message),
+            None => self.message.to_string(),
+        }
+    }
 }
 
 fn invalid_params(reason: &str) -> RpcError {
@@ -76,8 +86,8 @@ pub(crate) async fn handle(mut req: Request, env: &Env) -> Result<Response, ApiE
             let valid = request.get("jsonrpc").and_then(Value::as_str) == Some("2.0");
             let params = request.get("params").cloned().unwrap_or_else(|| json!({}));
             let result = match method {
-                Some(method) if valid && (params.is_object()) => {
-                    call(env, &caller, method, &params).await
+                Some(method) if valid && params.is_object() => {
+                    call(env, &caller.site, method, &params).await
                 }
                 _ => Err(RpcError {
                     code: -32600,
@@ -112,8 +122,13 @@ fn string_param<'a>(params: &'a Value, name: &str) -> Result<&'a str, RpcError> 
         .ok_or_else(|| invalid_params(&format!("`{name}` must be a non-empty string")))
 }
 
-async fn call(env: &Env, caller: &Caller, method: &str, params: &Value) -> Result<Value, RpcError> {
-    let site = &caller.site;
+/// Runs the seed's `method` for `site` (also the `guarded` MCP tools).
+pub(crate) async fn call(
+    env: &Env,
+    site: &Site,
+    method: &str,
+    params: &Value,
+) -> Result<Value, RpcError> {
     let services = Services::new(env, site).map_err(internal)?;
     let db = env.d1("DB").map_err(internal)?;
     // The conversation a method names, on this site only.

@@ -12,7 +12,7 @@ mod debug_script;
 mod feedback;
 mod guarded_admin;
 mod health;
-mod jsonrpc;
+pub(crate) mod jsonrpc;
 mod knowledge;
 mod mcp;
 mod mcp_tools;
