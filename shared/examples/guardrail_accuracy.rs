@@ -48,12 +48,14 @@ fn main() {
             .collect();
         let body = json!({"model": model, "messages": messages, "temperature": 0,
                           "max_tokens": request.max_tokens, "stream": false});
-        let reply: Value = agent
+        let response = agent
             .post(&format!("{base}/chat/completions"))
-            .send_json(body)
+            .set("content-type", "application/json")
+            .send_string(&body.to_string())
             .unwrap_or_else(|e| panic!("the model at {base}: {e}"))
-            .into_json()
-            .expect("JSON answer");
+            .into_string()
+            .expect("an answer");
+        let reply: Value = serde_json::from_str(&response).expect("JSON answer");
         let answer = reply["choices"][0]["message"]["content"].as_str().unwrap_or_default();
         let verdict = parse_verdict(answer);
         let ok = verdict == expected;
