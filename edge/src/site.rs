@@ -14,8 +14,8 @@ use crate::ApiError;
 
 mod assistant;
 mod cache;
-pub(crate) mod guarded;
 pub(crate) mod endpoint;
+pub(crate) mod guarded;
 pub(crate) mod scripted;
 pub(crate) mod sealed;
 mod write;
@@ -120,7 +120,10 @@ impl Site {
         let legacy = config.llm.api_key.take().is_some();
         let has_key = config.llm.api_key_sealed.take().is_some() || legacy;
         let has_token_secret = config.user_token_secret_sealed.take().is_some();
-        let search_key = config.guarded.as_mut().map(|g| g.search.api_key_sealed.take());
+        let search_key = config
+            .guarded
+            .as_mut()
+            .map(|g| g.search.api_key_sealed.take());
         let has_search_key = search_key.flatten().is_some();
         serde_json::json!({
             "id": self.id,

@@ -88,7 +88,12 @@ fn an_off_domain_question_is_refused_in_its_language_and_not_stored() {
     assert_eq!(outcome.unwrap().reply.kind, MessageKind::Refusal);
     assert!(matches!(events.last(), Some(TurnEvent::Completed { .. })));
     backend.model.reply(&["No."]);
-    let (shown, _, _) = say(&backend, &config, &id, "What is the weather in Paris today?");
+    let (shown, _, _) = say(
+        &backend,
+        &config,
+        &id,
+        "What is the weather in Paris today?",
+    );
     assert_eq!(shown, config.en.refusal);
     // Only the guardrail ran: two requests, both the YES/NO prompt; nothing searched.
     let requests = backend.model.requests();
@@ -97,7 +102,10 @@ fn an_off_domain_question_is_refused_in_its_language_and_not_stored() {
     assert!(backend.search.queries().is_empty());
     assert!(stored(&backend, &id).is_empty());
     let lines = backend.logger.lines().join("\n");
-    assert!(lines.contains("Question rejected - NOT saved to memory"), "{lines}");
+    assert!(
+        lines.contains("Question rejected - NOT saved to memory"),
+        "{lines}"
+    );
     assert!(lines.contains("Guardrail result: REJECTED"), "{lines}");
 }
 
@@ -108,9 +116,17 @@ fn answers_carry_sources_and_the_summary_accumulates() {
     let id = open(&backend, &config);
     for n in 1..=3 {
         backend.model.reply(&["YES"]);
-        backend.model.reply(&[&format!("Trả lời {n} về sâu răng."), "\n\nNguồn tham khảo:\n1. x"]);
+        backend.model.reply(&[
+            &format!("Trả lời {n} về sâu răng."),
+            "\n\nNguồn tham khảo:\n1. x",
+        ]);
         backend.model.reply(&[&format!("Summary {n}")]);
-        let (shown, _, outcome) = say(&backend, &config, &id, &format!("Câu {n}: vì sao bị sâu răng?"));
+        let (shown, _, outcome) = say(
+            &backend,
+            &config,
+            &id,
+            &format!("Câu {n}: vì sao bị sâu răng?"),
+        );
         let expected = format!(
             "Trả lời {n} về sâu răng.\n\nNguồn tham khảo:\n\n\
              1. Sâu răng: nguyên nhân và cách điều trị - https://nhakhoa.example/sau-rang\n\
@@ -120,16 +136,25 @@ fn answers_carry_sources_and_the_summary_accumulates() {
         assert_eq!(outcome.unwrap().reply.content, expected);
     }
     let scope = Scope::new(SITE, &id);
-    let summary = block_on(backend.store.load_summary(scope)).unwrap().unwrap();
+    let summary = block_on(backend.store.load_summary(scope))
+        .unwrap()
+        .unwrap();
     assert_eq!(summary.content, "Summary 1\n\nSummary 2\n\nSummary 3");
     backend.model.reply(&["YES"]);
     backend.model.reply(&["Trả lời 4."]);
     backend.model.reply(&["Summary 4"]);
-    let _ = say(&backend, &config, &id, "Câu 4: fluor có tác dụng gì cho răng?");
+    let _ = say(
+        &backend,
+        &config,
+        &id,
+        "Câu 4: fluor có tác dụng gì cho răng?",
+    );
     let requests = backend.model.requests();
     let fourth = &requests[requests.len() - 2].messages[1].content;
     assert!(
-        fourth.starts_with("\n\nTóm tắt cuộc trò chuyện trước:\nSummary 1\n\nSummary 2\n\nSummary 3\n"),
+        fourth.starts_with(
+            "\n\nTóm tắt cuộc trò chuyện trước:\nSummary 1\n\nSummary 2\n\nSummary 3\n"
+        ),
         "{fourth}"
     );
     // The 6 recent messages are Q1..A3 — and the greeting is not among them.
@@ -137,7 +162,10 @@ fn answers_carry_sources_and_the_summary_accumulates() {
     assert!(fourth.contains("Trợ lý: Trả lời 3"), "{fourth}");
     assert!(!fourth.contains("Xin chào"), "{fourth}");
     assert!(fourth.contains("Title: Sâu răng"), "{fourth}");
-    assert!(fourth.contains("Link: https://nhakhoa.example/fluor"), "{fourth}");
+    assert!(
+        fourth.contains("Link: https://nhakhoa.example/fluor"),
+        "{fourth}"
+    );
     assert_eq!(stored(&backend, &id).len(), 8);
 }
 
@@ -155,7 +183,11 @@ fn search_and_model_failures_fail_once_and_keep_the_message() {
         .filter(|e| matches!(e, TurnEvent::Completed { .. } | TurnEvent::Failed { .. }))
         .count();
     assert_eq!(terminal, 1);
-    assert_eq!(backend.model.requests().len(), 1, "the answer model was not called");
+    assert_eq!(
+        backend.model.requests().len(),
+        1,
+        "the answer model was not called"
+    );
     backend.search.set_unavailable(false);
     backend.model.reply(&["YES"]);
     // No answer script left: the model is unreachable.

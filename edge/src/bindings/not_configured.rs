@@ -3,9 +3,7 @@
 //! then a call fails as an unavailable service, so a template that reached it would
 //! degrade or fail visibly, never silently. (Web search: [`super::web_search`].)
 
-use concierge_core::boundary::{
-    ReadOnlyQuery, SqlReader, SqlRows, SqlScope, TableSchema,
-};
+use concierge_core::boundary::{ReadOnlyQuery, SqlReader, SqlRows, SqlScope, TableSchema};
 use concierge_core::error::{ServiceError, ServiceErrorKind};
 
 /// A boundary this deployment does not provide.

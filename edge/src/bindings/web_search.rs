@@ -91,8 +91,8 @@ impl WebSearch for SiteSearch {
         let results = match self {
             Self::Local { db, site_id } => local(db, site_id, query).await?,
             Self::SearXng { url, timeout } => {
-                let mut target = Url::parse(&format!("{url}/search"))
-                    .map_err(|e| unavailable(e.to_string()))?;
+                let mut target =
+                    Url::parse(&format!("{url}/search")).map_err(|e| unavailable(e.to_string()))?;
                 target
                     .query_pairs_mut()
                     .append_pair("q", query)
@@ -114,8 +114,8 @@ impl WebSearch for SiteSearch {
             }
             Self::Tavily { key, timeout } => {
                 let request = serde_json::json!({"query": query, "max_results": max_results});
-                let body = post_json("https://api.tavily.com/search", key, &request, *timeout)
-                    .await?;
+                let body =
+                    post_json("https://api.tavily.com/search", key, &request, *timeout).await?;
                 parse_results(&body["results"], "content", "published_date")
             }
             Self::Broken(why) => return Err(unavailable(*why)),
@@ -259,7 +259,11 @@ struct PageRow {
 /// The local provider: the site's pages scored by the query's words found in their
 /// `query_pattern`, title and content (a page whose `query_pattern` appears in the query
 /// ranks first); pages with no hit are not found.
-async fn local(db: &D1Database, site_id: &str, query: &str) -> Result<Vec<WebSource>, ServiceError> {
+async fn local(
+    db: &D1Database,
+    site_id: &str,
+    query: &str,
+) -> Result<Vec<WebSource>, ServiceError> {
     let service = |e: worker::Error| unavailable(e.to_string());
     let rows: Vec<PageRow> = db
         .prepare(

@@ -33,7 +33,9 @@ struct PageBody {
 pub(crate) async fn put_search_pages(mut req: Request, env: &Env) -> Result<Response, ApiError> {
     let caller = auth::site_caller(&req, env, false).await?;
     if caller.kind != KeyKind::Secret {
-        return Err(ApiError::Forbidden("This route takes the site's secret key."));
+        return Err(ApiError::Forbidden(
+            "This route takes the site's secret key.",
+        ));
     }
     let body: PagesBody = body::json(&mut req).await?;
     if body.pages.len() > MAX_LOCAL_PAGES {
@@ -59,7 +61,12 @@ pub(crate) async fn put_search_pages(mut req: Request, env: &Env) -> Result<Resp
         }
         let title = page.title.trim().to_string();
         let pattern = page.query_pattern.trim().to_string();
-        pages.push((pattern, title, page.content.trim().to_string(), url.to_string()));
+        pages.push((
+            pattern,
+            title,
+            page.content.trim().to_string(),
+            url.to_string(),
+        ));
     }
     let count = pages.len();
     replace_local_pages(&env.d1("DB")?, &caller.site.id, &pages).await?;

@@ -52,7 +52,8 @@ fn invalid_params(reason: &str) -> RpcError {
 }
 
 fn internal(detail: impl std::fmt::Display) -> RpcError {
-    let line = json!({"level": "error", "msg": "jsonrpc internal error", "detail": detail.to_string()});
+    let line =
+        json!({"level": "error", "msg": "jsonrpc internal error", "detail": detail.to_string()});
     worker::console_error!("{line}");
     RpcError {
         code: -32603,
@@ -147,31 +148,47 @@ pub(crate) async fn call(
             let wanted = params.get("conversation_id").and_then(Value::as_str);
             if let Some(id) = wanted.filter(|id| !id.is_empty()) {
                 let scope = Scope::new(&site.id, id);
-                if let Some(found) = services.store.load_conversation(scope).await.map_err(internal)? {
+                if let Some(found) = services
+                    .store
+                    .load_conversation(scope)
+                    .await
+                    .map_err(internal)?
+                {
                     return Ok(json!({ "conversation_id": found.id }));
                 }
             }
             // A new, server-minted id (a client-chosen id is never adopted).
             let conversation = Conversation {
-                id: services_id(&services),
+                id: services_id(services),
                 site_id: site.id.clone(),
                 user_id: None,
                 identity: None,
                 language: Language::default(),
                 created_at: crate::now_ms(),
             };
-            services.store.create_conversation(&conversation).await.map_err(internal)?;
+            services
+                .store
+                .create_conversation(&conversation)
+                .await
+                .map_err(internal)?;
             Ok(json!({ "conversation_id": conversation.id }))
         }
         "memory-server/memory/get_context" => {
             let conversation = known("conversation_id").await?;
             let max = params
                 .get("max_messages")
-                .map(|v| v.as_u64().ok_or_else(|| invalid_params("`max_messages` must be a non-negative integer")))
+                .map(|v| {
+                    v.as_u64().ok_or_else(|| {
+                        invalid_params("`max_messages` must be a non-negative integer")
+                    })
+                })
                 .transpose()?
                 .unwrap_or(KEEP_RECENT_MESSAGES as u64) as usize;
             let rows = memory(&db, &conversation).await?;
-            let live: Vec<&MemoryRow> = rows.iter().filter(|r| r.is_dialogue() && !r.is_compressed()).collect();
+            let live: Vec<&MemoryRow> = rows
+                .iter()
+                .filter(|r| r.is_dialogue() && !r.is_compressed())
+                .collect();
             let take = max.min(KEEP_RECENT_MESSAGES);
             let recent = &live[live.len().saturating_sub(take)..];
             Ok(json!({ "messages": recent.iter().map(|r| brief(r)).collect::<Vec<_>>() }))
@@ -180,7 +197,11 @@ pub(crate) async fn call(
             let conversation = known("conversation_id").await?;
             let rows = memory(&db, &conversation).await?;
             let dialogue: Vec<&MemoryRow> = rows.iter().filter(|r| r.is_dialogue()).collect();
-            let live: Vec<&MemoryRow> = dialogue.iter().copied().filter(|r| !r.is_compressed()).collect();
+            let live: Vec<&MemoryRow> = dialogue
+                .iter()
+                .copied()
+                .filter(|r| !r.is_compressed())
+                .collect();
             let old = &live[..live.len().saturating_sub(KEEP_RECENT_MESSAGES)];
             Ok(json!({
                 "old_messages": old.iter().map(|r| brief(r)).collect::<Vec<_>>(),
@@ -202,7 +223,11 @@ pub(crate) async fn call(
         }
         "memory-server/memory/get_summary" => {
             let conversation = known("conversation_id").await?;
-            let summary = services.store.load_summary(conversation.scope()).await.map_err(internal)?;
+            let summary = services
+                .store
+                .load_summary(conversation.scope())
+                .await
+                .map_err(internal)?;
             Ok(json!({ "summary": summary.map(|s| s.content).unwrap_or_default() }))
         }
         "memory-server/memory/add_message" => {
@@ -216,9 +241,13 @@ pub(crate) async fn call(
             if content.chars().count() > MAX_CONTENT_CHARS {
                 return Err(invalid_params("`content` is over 32000 characters"));
             }
-            let kind = if role == Role::User { MessageKind::Text } else { MessageKind::Answer };
+            let kind = if role == Role::User {
+                MessageKind::Text
+            } else {
+                MessageKind::Answer
+            };
             let message = StoredMessage {
-                id: services_id(&services),
+                id: services_id(services),
                 seq: 0,
                 role,
                 kind,
@@ -228,7 +257,11 @@ pub(crate) async fn call(
                 tool_steps: Vec::new(),
                 payloads: Vec::new(),
             };
-            services.store.append_message(conversation.scope(), &message).await.map_err(internal)?;
+            services
+                .store
+                .append_message(conversation.scope(), &message)
+                .await
+                .map_err(internal)?;
             Ok(json!({ "message_id": message.id }))
         }
         "memory-server/memory/set_summary" => {
@@ -250,11 +283,17 @@ pub(crate) async fn call(
                 updated_at: crate::now_ms(),
             };
             let scope = conversation.scope();
-            services.store.save_summary(scope, &record).await.map_err(internal)?;
+            services
+                .store
+                .save_summary(scope, &record)
+                .await
+                .map_err(internal)?;
             let mut compressed = 0;
             if compress && COMPRESS_AFTER_SUMMARY {
-                let live: Vec<&MemoryRow> =
-                    rows.iter().filter(|r| r.is_dialogue() && !r.is_compressed()).collect();
+                let live: Vec<&MemoryRow> = rows
+                    .iter()
+                    .filter(|r| r.is_dialogue() && !r.is_compressed())
+                    .collect();
                 if live.len() > KEEP_RECENT_MESSAGES {
                     let first_kept = live[live.len() - KEEP_RECENT_MESSAGES].seq;
                     let delete = site.guarded().compression_deletes;
@@ -267,7 +306,9 @@ pub(crate) async fn call(
         }
         "tool-server/tools/call" => {
             if params.get("name").and_then(Value::as_str) != Some(SEARCH_TOOL) {
-                return Err(invalid_params("unknown tool (the tool is \"duckduckgo_search\")"));
+                return Err(invalid_params(
+                    "unknown tool (the tool is \"duckduckgo_search\")",
+                ));
             }
             let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
             let query = string_param(&arguments, "query")?;
@@ -289,8 +330,13 @@ fn services_id(services: &Services) -> String {
     services.ids().new_id()
 }
 
-async fn memory(db: &worker::D1Database, conversation: &Conversation) -> Result<Vec<MemoryRow>, RpcError> {
-    d1_memory::messages(db, conversation.scope()).await.map_err(internal)
+async fn memory(
+    db: &worker::D1Database,
+    conversation: &Conversation,
+) -> Result<Vec<MemoryRow>, RpcError> {
+    d1_memory::messages(db, conversation.scope())
+        .await
+        .map_err(internal)
 }
 
 fn brief(row: &MemoryRow) -> Value {

@@ -128,10 +128,12 @@ async fn outcome(cx: &ToolContext<'_>, call: ToolCall) -> Result<Value, ApiError
                     "This tool takes the site's secret key without a user token.",
                 ));
             }
-            Ok(match super::jsonrpc::call(cx.env, cx.site, method, &params).await {
-                Ok(result) => tools::result(result),
-                Err(error) => tools::error(&error.describe()),
-            })
+            Ok(
+                match super::jsonrpc::call(cx.env, cx.site, method, &params).await {
+                    Ok(result) => tools::result(result),
+                    Err(error) => tools::error(&error.describe()),
+                },
+            )
         }
     }
 }

@@ -28,11 +28,11 @@ use concierge_core::error::Error;
 use concierge_core::openai_api::{
     ChatCompletion, ChatCompletionBody, ChatTarget, NEW_CHAT, assistant_id,
 };
-use concierge_core::template::Template;
-use serde::Deserialize;
 use concierge_core::stream::openai_out::OpenAiChunkEncoder;
+use concierge_core::template::Template;
 use concierge_core::turn::{TurnEvent, TurnInput};
 use futures_channel::oneshot;
+use serde::Deserialize;
 use serde_json::json;
 use worker::{Context, Env, Request, Response};
 

@@ -36,7 +36,9 @@ impl SiteAssistant {
             Template::Shop => Ok(Self::Shop(shop_config(site))),
             Template::Guarded => {
                 let max_tokens = site.config.llm.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
-                Ok(Self::Guarded(super::guarded::guarded_config(site, max_tokens)))
+                Ok(Self::Guarded(super::guarded::guarded_config(
+                    site, max_tokens,
+                )))
             }
             unbuilt => Err(ApiError::TemplateUnavailable(unbuilt)),
         }

@@ -134,7 +134,10 @@ impl GuardedPatch {
         site_id: &str,
         old: Option<&GuardedSettings>,
     ) -> Result<GuardedSettings, ApiError> {
-        let chat_model = self.chat_model.as_deref().map(|m| model_name("chat_model", m));
+        let chat_model = self
+            .chat_model
+            .as_deref()
+            .map(|m| model_name("chat_model", m));
         let guardrail = self.guardrail_model.as_deref();
         let guardrail_model = guardrail.map(|m| model_name("guardrail_model", m));
         if self.allowed_models.len() > 20 {
@@ -208,7 +211,10 @@ impl SearchPatch {
             }
             _ => None,
         };
-        if self.timeout_ms.is_some_and(|ms| !(500..=30_000).contains(&ms)) {
+        if self
+            .timeout_ms
+            .is_some_and(|ms| !(500..=30_000).contains(&ms))
+        {
             return Err(ApiError::bad_request(
                 "`guarded.search.timeout_ms` must be 500 to 30000.",
             ));
@@ -248,7 +254,13 @@ impl Site {
 
     /// The search provider's key in the clear, if the site has one that opens.
     pub(crate) fn search_key(&self, env: &Env) -> Option<String> {
-        let sealed_key = self.config.guarded.as_ref()?.search.api_key_sealed.as_ref()?;
+        let sealed_key = self
+            .config
+            .guarded
+            .as_ref()?
+            .search
+            .api_key_sealed
+            .as_ref()?;
         match sealed::open(env, &self.id, sealed_key) {
             Ok(key) => Some(key),
             Err(err) => {

@@ -12,7 +12,14 @@ use super::tools::{MAX_ID_CHARS, MAX_QUERY_CHARS, ToolCall};
 /// The longest message `memory_add_message` stores, in characters.
 pub const MAX_CONTENT_CHARS: usize = 32_000;
 
-fn tool(name: &str, title: &str, description: &str, properties: Value, required: &[&str], read_only: bool) -> Value {
+fn tool(
+    name: &str,
+    title: &str,
+    description: &str,
+    properties: Value,
+    required: &[&str],
+    read_only: bool,
+) -> Value {
     json!({
         "name": name,
         "title": title,
@@ -92,7 +99,9 @@ pub fn parse(name: &str, arguments: Map<String, Value>) -> Result<ToolCall, Stri
     }
     let string = |key: &str, max: usize| match arguments.get(key) {
         Some(Value::String(s)) if !s.trim().is_empty() && s.chars().count() <= max => Ok(s.clone()),
-        _ => Err(invalid(&format!("`{key}` must be a string of 1 to {max} characters."))),
+        _ => Err(invalid(&format!(
+            "`{key}` must be a string of 1 to {max} characters."
+        ))),
     };
     let (method, params) = match name {
         "duckduckgo_search" => (

@@ -188,7 +188,11 @@ pub fn parse_call(
     if !known {
         return Err(format!("Unknown tool: {name}"));
     }
-    if template == Template::Guarded && super::guarded_tools::list().iter().any(|t| t["name"] == name) {
+    if template == Template::Guarded
+        && super::guarded_tools::list()
+            .iter()
+            .any(|t| t["name"] == name)
+    {
         return super::guarded_tools::parse(name, arguments);
     }
     let invalid = |why: String| format!("Invalid arguments for {name}: {why}");

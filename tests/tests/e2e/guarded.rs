@@ -6,13 +6,17 @@
 //! model failures give one `failed` with the message stored; per-request models outside
 //! the allow-list are refused; the seed's JSON-RPC methods and errors.
 
-use concierge_e2e::api::{create_conversation, fixed_sentence, history, send, streamed_text, terminal};
+use concierge_e2e::api::{
+    create_conversation, fixed_sentence, history, send, streamed_text, terminal,
+};
 use concierge_e2e::upstream::{Reply, ScriptedUpstream};
 use concierge_e2e::{TestSite, Worker, agent, free_port, into_parts};
 use serde_json::{Value, json};
 
-const GUARDRAIL_VI: &str = "Câu hỏi có liên quan đến NHA KHOA không? Trả lời CHỈ một từ: YES hoặc NO";
-const GUARDRAIL_EN: &str = "Is the question related to DENTISTRY? Answer with ONLY one word: YES or NO";
+const GUARDRAIL_VI: &str =
+    "Câu hỏi có liên quan đến NHA KHOA không? Trả lời CHỈ một từ: YES hoặc NO";
+const GUARDRAIL_EN: &str =
+    "Is the question related to DENTISTRY? Answer with ONLY one word: YES or NO";
 
 fn refusal(file: &str, domain: &str) -> String {
     fixed_sentence(file, "refusal").replace("{domain}", domain)
@@ -52,7 +56,12 @@ fn system_prompts(upstream: &ScriptedUpstream) -> Vec<String> {
     upstream
         .chat_requests()
         .iter()
-        .map(|r| r.body["messages"][0]["content"].as_str().unwrap_or_default().to_string())
+        .map(|r| {
+            r.body["messages"][0]["content"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
         .collect()
 }
 
@@ -79,35 +88,68 @@ fn off_domain_questions_are_refused_unstored_and_in_domain_ones_cite_sources() {
     let (conversation, _) = create_conversation(worker, &site, json!({}));
 
     upstream.push(Reply::text("NO"));
-    let (status, events) = send(worker, &site.secret_key, &conversation, "Giá vàng hôm nay bao nhiêu?");
+    let (status, events) = send(
+        worker,
+        &site.secret_key,
+        &conversation,
+        "Giá vàng hôm nay bao nhiêu?",
+    );
     assert_eq!(status, 200);
-    assert_eq!(streamed_text(&events), refusal("guarded_fixed_vi.md", "nha khoa"));
+    assert_eq!(
+        streamed_text(&events),
+        refusal("guarded_fixed_vi.md", "nha khoa")
+    );
     let (kind, data) = terminal(&events);
-    assert_eq!((kind.as_str(), data["kind"].as_str()), ("completed", Some("refusal")));
+    assert_eq!(
+        (kind.as_str(), data["kind"].as_str()),
+        ("completed", Some("refusal"))
+    );
 
     upstream.push(Reply::text("No."));
-    let (_, events) = send(worker, &site.secret_key, &conversation, "What is the weather in Paris today?");
-    assert_eq!(streamed_text(&events), refusal("guarded_fixed_en.md", "dentistry"));
+    let (_, events) = send(
+        worker,
+        &site.secret_key,
+        &conversation,
+        "What is the weather in Paris today?",
+    );
+    assert_eq!(
+        streamed_text(&events),
+        refusal("guarded_fixed_en.md", "dentistry")
+    );
     // Only the guardrail was called (the test fails if the answer model was).
     assert_eq!(system_prompts(&upstream), [GUARDRAIL_VI, GUARDRAIL_EN]);
     let stored = history(worker, &site.secret_key, &conversation);
     assert_eq!(stored.len(), 1, "only the greeting: {stored:?}");
 
     upstream.push(Reply::text("YES"));
-    upstream.push(Reply::text("Chải răng hai lần mỗi ngày với kem có fluor.\n\nNguồn tham khảo:\n1. x"));
+    upstream.push(Reply::text(
+        "Chải răng hai lần mỗi ngày với kem có fluor.\n\nNguồn tham khảo:\n1. x",
+    ));
     upstream.push(Reply::text("Người dùng hỏi cách ngừa sâu răng."));
-    let (_, events) = send(worker, &site.secret_key, &conversation, "Làm sao để ngừa sâu răng?");
+    let (_, events) = send(
+        worker,
+        &site.secret_key,
+        &conversation,
+        "Làm sao để ngừa sâu răng?",
+    );
     let expected = format!("Chải răng hai lần mỗi ngày với kem có fluor.{SOURCES_VI}");
     assert_eq!(streamed_text(&events), expected);
     assert_eq!(terminal(&events).0, "completed");
-    assert!(events.iter().any(|e| e.event == "tool_start" && e.data.contains("duckduckgo_search")));
+    assert!(
+        events
+            .iter()
+            .any(|e| e.event == "tool_start" && e.data.contains("duckduckgo_search"))
+    );
     let stored = history(worker, &site.secret_key, &conversation);
     assert_eq!(stored.len(), 3, "{stored:?}");
     assert_eq!(stored[2]["content"], expected.as_str());
     let prompt = &upstream.chat_requests()[3].body["messages"][1]["content"];
     let prompt = prompt.as_str().expect("prompt");
     assert!(prompt.contains("Title: Sâu răng: nguyên nhân"), "{prompt}");
-    assert!(prompt.contains("Link: https://nhakhoa.example/fluor"), "{prompt}");
+    assert!(
+        prompt.contains("Link: https://nhakhoa.example/fluor"),
+        "{prompt}"
+    );
 }
 
 #[test]
@@ -130,7 +172,9 @@ fn the_summary_accumulates_and_compression_keeps_the_display_history() {
         );
         assert_eq!(status, 200, "{body}");
         let json: Value = serde_json::from_str(&body).expect("JSON");
-        let content = json["choices"][0]["message"]["content"].as_str().expect("content");
+        let content = json["choices"][0]["message"]["content"]
+            .as_str()
+            .expect("content");
         assert_eq!(content, format!("Trả lời {n} về sâu răng.{SOURCES_VI}"));
         if n == 1 {
             assert_ne!(json["chat_id"], "chat_client_chosen", "a server-minted id");
@@ -142,14 +186,22 @@ fn the_summary_accumulates_and_compression_keeps_the_display_history() {
         .expect("prompt")
         .to_string();
     assert!(
-        fourth.starts_with("\n\nTóm tắt cuộc trò chuyện trước:\nSummary 1\n\nSummary 2\n\nSummary 3\n"),
+        fourth.starts_with(
+            "\n\nTóm tắt cuộc trò chuyện trước:\nSummary 1\n\nSummary 2\n\nSummary 3\n"
+        ),
         "{fourth}"
     );
     for n in 1..=3 {
-        assert!(fourth.contains(&format!("Người dùng: Câu {n}:")), "{fourth}");
+        assert!(
+            fourth.contains(&format!("Người dùng: Câu {n}:")),
+            "{fourth}"
+        );
         assert!(fourth.contains(&format!("Trợ lý: Trả lời {n}")), "{fourth}");
     }
-    assert!(!fourth.contains("Xin chào"), "the greeting is not a recent message: {fourth}");
+    assert!(
+        !fourth.contains("Xin chào"),
+        "the greeting is not a recent message: {fourth}"
+    );
     let read = |path: &str| {
         let (status, body) = into_parts(
             agent()
@@ -167,16 +219,37 @@ fn the_summary_accumulates_and_compression_keeps_the_display_history() {
     );
     let key = &site.secret_key;
     let params = json!({"conversation_id": chat_id});
-    let old = rpc(worker, key, "memory-server/memory/get_old_messages", params.clone());
+    let old = rpc(
+        worker,
+        key,
+        "memory-server/memory/get_old_messages",
+        params.clone(),
+    );
     assert_eq!(old["result"]["total_count"], 8);
-    assert_eq!(old["result"]["old_messages"].as_array().map(Vec::len), Some(2));
-    let set = rpc(worker, key, "memory-server/memory/set_summary",
-        json!({"conversation_id": chat_id, "summary": "Tóm tắt", "compress": true}));
+    assert_eq!(
+        old["result"]["old_messages"].as_array().map(Vec::len),
+        Some(2)
+    );
+    let set = rpc(
+        worker,
+        key,
+        "memory-server/memory/set_summary",
+        json!({"conversation_id": chat_id, "summary": "Tóm tắt", "compress": true}),
+    );
     assert_eq!(set["result"], json!({"ok": true, "compressed": 2}));
-    let old = rpc(worker, key, "memory-server/memory/get_old_messages", params.clone());
+    let old = rpc(
+        worker,
+        key,
+        "memory-server/memory/get_old_messages",
+        params.clone(),
+    );
     assert_eq!(old["result"]["old_messages"], json!([]));
-    let context = rpc(worker, key, "memory-server/memory/get_context",
-        json!({"conversation_id": chat_id, "max_messages": 20}));
+    let context = rpc(
+        worker,
+        key,
+        "memory-server/memory/get_context",
+        json!({"conversation_id": chat_id, "max_messages": 20}),
+    );
     let recent = context["result"]["messages"].as_array().expect("messages");
     assert_eq!(recent.len(), 6);
     assert_eq!(recent[0]["content"], "Câu 2: sâu răng có nguy hiểm không?");
@@ -193,16 +266,29 @@ fn search_and_model_failures_fail_once_and_keep_the_message() {
     let upstream = ScriptedUpstream::start();
     // A SearXNG instance nobody listens on.
     let closed = format!("http://127.0.0.1:{}", free_port());
-    let site = guarded_site(worker, &upstream, json!({"provider": "searxng", "url": closed}));
+    let site = guarded_site(
+        worker,
+        &upstream,
+        json!({"provider": "searxng", "url": closed}),
+    );
     let (conversation, _) = create_conversation(worker, &site, json!({}));
     upstream.push(Reply::text("YES"));
-    let (_, events) = send(worker, &site.secret_key, &conversation, "Răng khôn mọc lệch phải làm sao?");
+    let (_, events) = send(
+        worker,
+        &site.secret_key,
+        &conversation,
+        "Răng khôn mọc lệch phải làm sao?",
+    );
     let (kind, data) = terminal(&events);
     assert_eq!(
         (kind.as_str(), data["error"]["code"].as_str()),
         ("failed", Some("search_unavailable"))
     );
-    assert_eq!(upstream.chat_requests().len(), 1, "no answer without search results");
+    assert_eq!(
+        upstream.chat_requests().len(),
+        1,
+        "no answer without search results"
+    );
 
     let upstream = ScriptedUpstream::start();
     let site = guarded_site(worker, &upstream, json!({"provider": "local"}));
@@ -211,7 +297,12 @@ fn search_and_model_failures_fail_once_and_keep_the_message() {
     upstream.push(Reply::text("YES"));
     upstream.push(Reply::Status(500));
     upstream.push(Reply::Status(500));
-    let (_, events) = send(worker, &site.secret_key, &conversation, "Sâu răng có lây không?");
+    let (_, events) = send(
+        worker,
+        &site.secret_key,
+        &conversation,
+        "Sâu răng có lây không?",
+    );
     assert_eq!(terminal(&events).0, "failed");
     let stored = history(worker, &site.secret_key, &conversation);
     assert_eq!(stored.len(), 2, "{stored:?}");
@@ -244,7 +335,10 @@ fn per_request_models_come_only_from_the_allow_list() {
         "ollama_guardrail_model": "qwen2.5:3b-instruct"}));
     assert_eq!(status, 200, "{body}");
     let json: Value = serde_json::from_str(&body).expect("JSON");
-    assert_eq!(json["choices"][0]["message"]["content"], refusal("guarded_fixed_vi.md", "nha khoa"));
+    assert_eq!(
+        json["choices"][0]["message"]["content"],
+        refusal("guarded_fixed_vi.md", "nha khoa")
+    );
     assert_eq!(json["choices"][0]["finish_reason"], "stop");
     let requests = upstream.chat_requests();
     assert_eq!(requests.len(), 1);
@@ -258,38 +352,107 @@ fn json_rpc_serves_the_seed_methods_with_its_errors() {
     let site = guarded_site(worker, &upstream, json!({"provider": "local"}));
     put_pages(worker, &site);
     let key = &site.secret_key;
-    let created = rpc(worker, key, "memory-server/memory/get_or_create", json!({"conversation_id": "mine"}));
-    let id = created["result"]["conversation_id"].as_str().expect("id").to_string();
+    let created = rpc(
+        worker,
+        key,
+        "memory-server/memory/get_or_create",
+        json!({"conversation_id": "mine"}),
+    );
+    let id = created["result"]["conversation_id"]
+        .as_str()
+        .expect("id")
+        .to_string();
     assert_ne!(id, "mine");
-    let again = rpc(worker, key, "memory-server/memory/get_or_create", json!({"conversation_id": id}));
+    let again = rpc(
+        worker,
+        key,
+        "memory-server/memory/get_or_create",
+        json!({"conversation_id": id}),
+    );
     assert_eq!(again["result"]["conversation_id"], id.as_str());
     for n in 0..8 {
         let role = if n % 2 == 0 { "user" } else { "assistant" };
-        let added = rpc(worker, key, "memory-server/memory/add_message",
-            json!({"conversation_id": id, "role": role, "content": format!("m{n}")}));
+        let added = rpc(
+            worker,
+            key,
+            "memory-server/memory/add_message",
+            json!({"conversation_id": id, "role": role, "content": format!("m{n}")}),
+        );
         assert!(added["result"]["message_id"].is_string(), "{added}");
     }
-    let context = rpc(worker, key, "memory-server/memory/get_context", json!({"conversation_id": id, "max_messages": 20}));
-    let contents: Vec<&str> = context["result"]["messages"].as_array().expect("messages")
-        .iter().map(|m| m["content"].as_str().unwrap_or_default()).collect();
+    let context = rpc(
+        worker,
+        key,
+        "memory-server/memory/get_context",
+        json!({"conversation_id": id, "max_messages": 20}),
+    );
+    let contents: Vec<&str> = context["result"]["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .map(|m| m["content"].as_str().unwrap_or_default())
+        .collect();
     assert_eq!(contents, ["m2", "m3", "m4", "m5", "m6", "m7"]);
-    let old = rpc(worker, key, "memory-server/memory/get_old_messages", json!({"conversation_id": id}));
-    assert_eq!(old["result"]["old_messages"], json!([{"role": "user", "content": "m0"}, {"role": "assistant", "content": "m1"}]));
+    let old = rpc(
+        worker,
+        key,
+        "memory-server/memory/get_old_messages",
+        json!({"conversation_id": id}),
+    );
+    assert_eq!(
+        old["result"]["old_messages"],
+        json!([{"role": "user", "content": "m0"}, {"role": "assistant", "content": "m1"}])
+    );
     assert_eq!(old["result"]["total_count"], 8);
-    let summary = rpc(worker, key, "memory-server/memory/get_summary", json!({"conversation_id": id}));
+    let summary = rpc(
+        worker,
+        key,
+        "memory-server/memory/get_summary",
+        json!({"conversation_id": id}),
+    );
     assert_eq!(summary["result"], json!({"summary": ""}));
-    rpc(worker, key, "memory-server/memory/set_summary", json!({"conversation_id": id, "summary": "S", "compress": false}));
-    let summary = rpc(worker, key, "memory-server/memory/get_summary", json!({"conversation_id": id}));
+    rpc(
+        worker,
+        key,
+        "memory-server/memory/set_summary",
+        json!({"conversation_id": id, "summary": "S", "compress": false}),
+    );
+    let summary = rpc(
+        worker,
+        key,
+        "memory-server/memory/get_summary",
+        json!({"conversation_id": id}),
+    );
     assert_eq!(summary["result"], json!({"summary": "S"}));
-    let all = rpc(worker, key, "memory-server/memory/get_all_messages", json!({"conversation_id": id}));
+    let all = rpc(
+        worker,
+        key,
+        "memory-server/memory/get_all_messages",
+        json!({"conversation_id": id}),
+    );
     assert_eq!(all["result"]["messages"].as_array().map(Vec::len), Some(8));
-    let tool = rpc(worker, key, "tool-server/tools/call",
-        json!({"name": "duckduckgo_search", "arguments": {"query": "sâu răng"}}));
+    let tool = rpc(
+        worker,
+        key,
+        "tool-server/tools/call",
+        json!({"name": "duckduckgo_search", "arguments": {"query": "sâu răng"}}),
+    );
     let content = tool["result"]["content"].as_str().expect("content");
-    assert!(content.starts_with("Title: Sâu răng: nguyên nhân và cách phòng ngừa\nContent: "), "{content}");
-    assert!(content.contains("\nLink: https://nhakhoa.example/sau-rang\n\nTitle: \n"), "{content}");
+    assert!(
+        content.starts_with("Title: Sâu răng: nguyên nhân và cách phòng ngừa\nContent: "),
+        "{content}"
+    );
+    assert!(
+        content.contains("\nLink: https://nhakhoa.example/sau-rang\n\nTitle: \n"),
+        "{content}"
+    );
 
-    let error = rpc(worker, key, "memory-server/memory/add_message", json!({"conversation_id": id, "role": "system", "content": "x"}));
+    let error = rpc(
+        worker,
+        key,
+        "memory-server/memory/add_message",
+        json!({"conversation_id": id, "role": "system", "content": "x"}),
+    );
     assert_eq!(error["error"]["code"], -32602);
     assert_eq!(error["error"]["message"], "Invalid params");
     let error = rpc(worker, key, "memory-server/memory/get_context", json!({}));
@@ -299,9 +462,18 @@ fn json_rpc_serves_the_seed_methods_with_its_errors() {
     // Another site's conversation id: an error, and nothing of it.
     let other_upstream = ScriptedUpstream::start();
     let other = guarded_site(worker, &other_upstream, json!({"provider": "local"}));
-    for method in ["get_context", "get_all_messages", "get_summary", "get_old_messages"] {
-        let error = rpc(worker, &other.secret_key, &format!("memory-server/memory/{method}"),
-            json!({"conversation_id": id, "max_messages": 6}));
+    for method in [
+        "get_context",
+        "get_all_messages",
+        "get_summary",
+        "get_old_messages",
+    ] {
+        let error = rpc(
+            worker,
+            &other.secret_key,
+            &format!("memory-server/memory/{method}"),
+            json!({"conversation_id": id, "max_messages": 6}),
+        );
         assert_eq!(error["error"]["code"], -32602, "{error}");
         assert_eq!(error["error"]["data"]["reason"], "unknown conversation_id");
         assert!(error.get("result").is_none());

@@ -70,8 +70,20 @@ pub struct GuardedTexts {
 impl GuardedTexts {
     fn new(language: Language, domain: &str) -> Self {
         let (guardrail, sentences, system, summarize, key) = match language {
-            Language::Vi => (GUARDRAIL_VI, SENTENCES_VI, SYSTEM_VI, SUMMARIZE_VI, "DOMAIN_VI"),
-            Language::En => (GUARDRAIL_EN, SENTENCES_EN, SYSTEM_EN, SUMMARIZE_EN, "DOMAIN_EN"),
+            Language::Vi => (
+                GUARDRAIL_VI,
+                SENTENCES_VI,
+                SYSTEM_VI,
+                SUMMARIZE_VI,
+                "DOMAIN_VI",
+            ),
+            Language::En => (
+                GUARDRAIL_EN,
+                SENTENCES_EN,
+                SYSTEM_EN,
+                SUMMARIZE_EN,
+                "DOMAIN_EN",
+            ),
         };
         let prose = prose_domain(domain);
         let values = [(key, domain.trim()), ("domain", prose.as_str())];
@@ -192,6 +204,11 @@ mod tests {
             config.en.guardrail,
             "Is the question related to DENTISTRY? Answer with ONLY one word: YES or NO"
         );
-        assert!(config.vi.system.starts_with("Bạn là chuyên gia tư vấn nha khoa"));
+        assert!(
+            config
+                .vi
+                .system
+                .starts_with("Bạn là chuyên gia tư vấn nha khoa")
+        );
     }
 }

@@ -8,9 +8,7 @@ use super::config::{GuardedConfig, KEEP_RECENT_MESSAGES, MAX_SEARCH_RESULTS, SEA
 use super::guardrail::{Verdict, parse_verdict};
 use super::prompt::{self, PromptParts};
 use super::sources::{SourcesCut, extract_sources, results_text, sources_section};
-use crate::boundary::{
-    ChatModel, ChatRequest, ConversationStore, LogRecord, Logger, WebSearch,
-};
+use crate::boundary::{ChatModel, ChatRequest, ConversationStore, LogRecord, Logger, WebSearch};
 use crate::chat::{ChatEvent, FinishReason, Role, Usage};
 use crate::conversation::{Language, MessageKind, Metadata, StoredMessage, Summary};
 use crate::engine::{Answer, Platform, Refusal, Turn, TurnMode, store_reply};
@@ -69,7 +67,12 @@ async fn complete<P: Platform>(
         _ => {}
     };
     match model {
-        Some(model) => platform.model().stream_with_model(model, request, &mut sink).await,
+        Some(model) => {
+            platform
+                .model()
+                .stream_with_model(model, request, &mut sink)
+                .await
+        }
         None => platform.model().stream(request, &mut sink).await,
     }
     .map_err(Error::ChatModel)?;
@@ -111,7 +114,12 @@ pub(super) async fn screen<P: Platform>(
     if verdict == Verdict::Passed {
         return Ok(None);
     }
-    step(logger, conversation_id, "2.3", "Question rejected - NOT saved to memory");
+    step(
+        logger,
+        conversation_id,
+        "2.3",
+        "Question rejected - NOT saved to memory",
+    );
     Ok(Some(Refusal {
         text: config.texts(language).refusal.clone(),
         language,
@@ -150,10 +158,16 @@ pub(super) async fn answer<P: Platform>(
     }
     log("3.1", &format!("Conversation ID: {conversation_id}"));
     let recent = recent_window(&history);
-    log("4.1", &format!("Retrieved {} messages from memory", recent.len()));
+    log(
+        "4.1",
+        &format!("Retrieved {} messages from memory", recent.len()),
+    );
     let summary = load_summary(platform, turn).await;
     if summary.is_empty() {
-        log("4.1", "No existing summary (first question in conversation)");
+        log(
+            "4.1",
+            "No existing summary (first question in conversation)",
+        );
     } else if config.debug_log {
         log("4.1", &format!("Found existing summary: {summary}"));
     } else {
@@ -161,13 +175,22 @@ pub(super) async fn answer<P: Platform>(
         log("4.1", &format!("Found existing summary: {n} characters"));
     }
     let total = recent.len() + 1;
-    log("5.1", &format!("Context built. Total messages in context: {total}"));
+    log(
+        "5.1",
+        &format!("Context built. Total messages in context: {total}"),
+    );
     let results = search(platform, turn, &question).await?;
     let n = results.chars().count();
-    log("6.1", &format!("Search completed. Results length: {n} characters"));
+    log(
+        "6.1",
+        &format!("Search completed. Results length: {n} characters"),
+    );
     if !summary.is_empty() {
         let n = summary.chars().count();
-        log("7.2", &format!("Using existing summary as context. Summary length: {n} characters"));
+        log(
+            "7.2",
+            &format!("Using existing summary as context. Summary length: {n} characters"),
+        );
     }
     let parts = PromptParts {
         language,
@@ -180,13 +203,29 @@ pub(super) async fn answer<P: Platform>(
     let n = prompt::prompt_chars(&request);
     log("7.4", &format!("Prompt built. Length: {n} characters"));
     if config.debug_log {
-        let body: Vec<&str> = request.messages.iter().map(|m| m.content.as_str()).collect();
-        log("7.4", &format!("--- PROMPT START ---\n{}\n--- PROMPT END ---", body.join("\n")));
+        let body: Vec<&str> = request
+            .messages
+            .iter()
+            .map(|m| m.content.as_str())
+            .collect();
+        log(
+            "7.4",
+            &format!(
+                "--- PROMPT START ---\n{}\n--- PROMPT END ---",
+                body.join("\n")
+            ),
+        );
     }
-    log("8", &format!("Generating response with LLM provider: {}", config.provider));
+    log(
+        "8",
+        &format!("Generating response with LLM provider: {}", config.provider),
+    );
     let (text, usage) = generate(config, platform, turn, &request).await?;
     if config.debug_log {
-        log("8.1", &format!("--- RESPONSE START ---\n{text}\n--- RESPONSE END ---"));
+        log(
+            "8.1",
+            &format!("--- RESPONSE START ---\n{text}\n--- RESPONSE END ---"),
+        );
     }
     let sources = extract_sources(&results);
     let section = sources_section(language, &sources);
@@ -196,11 +235,16 @@ pub(super) async fn answer<P: Platform>(
         });
     }
     let formatted = format!("{text}{section}");
-    log("8.2", &format!("Formatted response. Sources: {}", sources.len()));
+    log(
+        "8.2",
+        &format!("Formatted response. Sources: {}", sources.len()),
+    );
     if config.debug_log {
         log(
             "8.2",
-            &format!("--- FORMATTED RESPONSE START ---\n{formatted}\n--- FORMATTED RESPONSE END ---"),
+            &format!(
+                "--- FORMATTED RESPONSE START ---\n{formatted}\n--- FORMATTED RESPONSE END ---"
+            ),
         );
     }
     let mut metadata = Metadata::new();
@@ -215,7 +259,10 @@ pub(super) async fn answer<P: Platform>(
     )
     .await?;
     if turn.mode != TurnMode::Stateless {
-        update_summary(config, platform, turn, &summary, &question, &text, reply.seq).await;
+        update_summary(
+            config, platform, turn, &summary, &question, &text, reply.seq,
+        )
+        .await;
     }
     let route = [
         "guardrail",
@@ -349,7 +396,10 @@ async fn generate<P: Platform>(
         metadata.insert("incomplete".into(), true.into());
         metadata.insert("error".into(), error.code().into());
         if let Some(reason) = finish.filter(|r| *r != FinishReason::Stop) {
-            metadata.insert("finish_reason".into(), serde_json::to_value(reason).unwrap_or_default());
+            metadata.insert(
+                "finish_reason".into(),
+                serde_json::to_value(reason).unwrap_or_default(),
+            );
         }
         // Best effort: the turn fails with the model's error whatever happens here.
         let kind = MessageKind::Answer;

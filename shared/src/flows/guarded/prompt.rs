@@ -23,7 +23,11 @@ pub fn summary_block(language: Language, summary: &str) -> String {
 
 /// The guardrail's request: its YES/NO prompt as the system message, the question alone as
 /// the user's (the seed's guardrail sees only the current message).
-pub fn guardrail_request(config: &GuardedConfig, language: Language, question: &str) -> ChatRequest {
+pub fn guardrail_request(
+    config: &GuardedConfig,
+    language: Language,
+    question: &str,
+) -> ChatRequest {
     ChatRequest {
         messages: vec![
             ChatMessage::system(config.texts(language).guardrail.clone()),

@@ -261,7 +261,10 @@ mod tests {
     #[test]
     fn a_model_written_sources_list_is_cut_and_trailing_space_dropped() {
         let (streamed, kept) = run(&[
-            "Đánh răng 2 lần", " mỗi ngày.\n\n", "**Nguồn", " tham khảo:**\n1. x",
+            "Đánh răng 2 lần",
+            " mỗi ngày.\n\n",
+            "**Nguồn",
+            " tham khảo:**\n1. x",
         ]);
         assert_eq!(streamed, "Đánh răng 2 lần mỗi ngày.");
         assert_eq!(kept, streamed);
