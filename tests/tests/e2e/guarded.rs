@@ -4,7 +4,7 @@
 //! the seed's sources list; the summary accumulates and the fourth prompt carries it with
 //! only the 6 recent messages; compression keeps the full display history; search and
 //! model failures give one `failed` with the message stored; per-request models outside
-//! the allow-list are refused; the seed's JSON-RPC methods and errors.
+//! the allow-list are refused. (The JSON-RPC and MCP surfaces: `guarded_rpc`.)
 
 use concierge_e2e::api::{
     create_conversation, fixed_sentence, history, send, streamed_text, terminal,
@@ -18,11 +18,15 @@ const GUARDRAIL_VI: &str =
 const GUARDRAIL_EN: &str =
     "Is the question related to DENTISTRY? Answer with ONLY one word: YES or NO";
 
-fn refusal(file: &str, domain: &str) -> String {
+pub(crate) fn refusal(file: &str, domain: &str) -> String {
     fixed_sentence(file, "refusal").replace("{domain}", domain)
 }
 
-fn guarded_site(worker: &Worker, upstream: &ScriptedUpstream, search: Value) -> TestSite {
+pub(crate) fn guarded_site(
+    worker: &Worker,
+    upstream: &ScriptedUpstream,
+    search: Value,
+) -> TestSite {
     worker.create_site(json!({
         "name": "Nha khoa test",
         "template": "guarded",
@@ -33,7 +37,7 @@ fn guarded_site(worker: &Worker, upstream: &ScriptedUpstream, search: Value) -> 
     }))
 }
 
-fn put_pages(worker: &Worker, site: &TestSite) {
+pub(crate) fn put_pages(worker: &Worker, site: &TestSite) {
     let (status, body) = into_parts(
         agent()
             .put(&worker.url("/admin/search-pages"))
@@ -65,7 +69,7 @@ fn system_prompts(upstream: &ScriptedUpstream) -> Vec<String> {
         .collect()
 }
 
-fn rpc(worker: &Worker, key: &str, method: &str, params: Value) -> Value {
+pub(crate) fn rpc(worker: &Worker, key: &str, method: &str, params: Value) -> Value {
     let (status, body) = into_parts(
         agent()
             .post(&worker.url("/jsonrpc"))
@@ -343,157 +347,4 @@ fn per_request_models_come_only_from_the_allow_list() {
     let requests = upstream.chat_requests();
     assert_eq!(requests.len(), 1);
     assert_eq!(requests[0].body["model"], "qwen2.5:3b-instruct");
-}
-
-#[test]
-fn json_rpc_serves_the_seed_methods_with_its_errors() {
-    let worker = Worker::shared();
-    let upstream = ScriptedUpstream::start();
-    let site = guarded_site(worker, &upstream, json!({"provider": "local"}));
-    put_pages(worker, &site);
-    let key = &site.secret_key;
-    let created = rpc(
-        worker,
-        key,
-        "memory-server/memory/get_or_create",
-        json!({"conversation_id": "mine"}),
-    );
-    let id = created["result"]["conversation_id"]
-        .as_str()
-        .expect("id")
-        .to_string();
-    assert_ne!(id, "mine");
-    let again = rpc(
-        worker,
-        key,
-        "memory-server/memory/get_or_create",
-        json!({"conversation_id": id}),
-    );
-    assert_eq!(again["result"]["conversation_id"], id.as_str());
-    for n in 0..8 {
-        let role = if n % 2 == 0 { "user" } else { "assistant" };
-        let added = rpc(
-            worker,
-            key,
-            "memory-server/memory/add_message",
-            json!({"conversation_id": id, "role": role, "content": format!("m{n}")}),
-        );
-        assert!(added["result"]["message_id"].is_string(), "{added}");
-    }
-    let context = rpc(
-        worker,
-        key,
-        "memory-server/memory/get_context",
-        json!({"conversation_id": id, "max_messages": 20}),
-    );
-    let contents: Vec<&str> = context["result"]["messages"]
-        .as_array()
-        .expect("messages")
-        .iter()
-        .map(|m| m["content"].as_str().unwrap_or_default())
-        .collect();
-    assert_eq!(contents, ["m2", "m3", "m4", "m5", "m6", "m7"]);
-    let old = rpc(
-        worker,
-        key,
-        "memory-server/memory/get_old_messages",
-        json!({"conversation_id": id}),
-    );
-    assert_eq!(
-        old["result"]["old_messages"],
-        json!([{"role": "user", "content": "m0"}, {"role": "assistant", "content": "m1"}])
-    );
-    assert_eq!(old["result"]["total_count"], 8);
-    let summary = rpc(
-        worker,
-        key,
-        "memory-server/memory/get_summary",
-        json!({"conversation_id": id}),
-    );
-    assert_eq!(summary["result"], json!({"summary": ""}));
-    rpc(
-        worker,
-        key,
-        "memory-server/memory/set_summary",
-        json!({"conversation_id": id, "summary": "S", "compress": false}),
-    );
-    let summary = rpc(
-        worker,
-        key,
-        "memory-server/memory/get_summary",
-        json!({"conversation_id": id}),
-    );
-    assert_eq!(summary["result"], json!({"summary": "S"}));
-    let all = rpc(
-        worker,
-        key,
-        "memory-server/memory/get_all_messages",
-        json!({"conversation_id": id}),
-    );
-    assert_eq!(all["result"]["messages"].as_array().map(Vec::len), Some(8));
-    let tool = rpc(
-        worker,
-        key,
-        "tool-server/tools/call",
-        json!({"name": "duckduckgo_search", "arguments": {"query": "sâu răng"}}),
-    );
-    let content = tool["result"]["content"].as_str().expect("content");
-    assert!(
-        content.starts_with("Title: Sâu răng: nguyên nhân và cách phòng ngừa\nContent: "),
-        "{content}"
-    );
-    assert!(
-        content.contains("\nLink: https://nhakhoa.example/sau-rang\n\nTitle: \n"),
-        "{content}"
-    );
-
-    let error = rpc(
-        worker,
-        key,
-        "memory-server/memory/add_message",
-        json!({"conversation_id": id, "role": "system", "content": "x"}),
-    );
-    assert_eq!(error["error"]["code"], -32602);
-    assert_eq!(error["error"]["message"], "Invalid params");
-    let error = rpc(worker, key, "memory-server/memory/get_context", json!({}));
-    assert_eq!(error["error"]["code"], -32602);
-    let error = rpc(worker, key, "memory-server/memory/forget", json!({}));
-    assert_eq!(error["error"]["code"], -32601);
-    // Another site's conversation id: an error, and nothing of it.
-    let other_upstream = ScriptedUpstream::start();
-    let other = guarded_site(worker, &other_upstream, json!({"provider": "local"}));
-    for method in [
-        "get_context",
-        "get_all_messages",
-        "get_summary",
-        "get_old_messages",
-    ] {
-        let error = rpc(
-            worker,
-            &other.secret_key,
-            &format!("memory-server/memory/{method}"),
-            json!({"conversation_id": id, "max_messages": 6}),
-        );
-        assert_eq!(error["error"]["code"], -32602, "{error}");
-        assert_eq!(error["error"]["data"]["reason"], "unknown conversation_id");
-        assert!(error.get("result").is_none());
-        assert!(!error.to_string().contains("m7"));
-    }
-    // The public key is refused.
-    let (status, _) = into_parts(
-        agent()
-            .post(&worker.url("/jsonrpc"))
-            .set("x-api-key", &site.public_key)
-            .send_json(json!({"jsonrpc": "2.0", "method": "memory-server/memory/get_summary", "params": {"conversation_id": id}, "id": 1})),
-    );
-    assert!(status == 401 || status == 403, "{status}");
-    let (status, body) = into_parts(
-        agent()
-            .post(&worker.url("/jsonrpc"))
-            .set("x-api-key", key)
-            .set("content-type", "application/json")
-            .send_string("{not json"),
-    );
-    assert_eq!(status, 200);
-    assert!(body.contains("-32700"), "{body}");
 }

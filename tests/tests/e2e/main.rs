@@ -10,6 +10,7 @@ mod dev_command;
 mod faults;
 mod feedback;
 mod guarded;
+mod guarded_rpc;
 mod hardening_data;
 mod hardening_keys;
 mod hardening_origins;

@@ -4,13 +4,14 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::config::{GuardedConfig, KEEP_RECENT_MESSAGES, MAX_SEARCH_RESULTS, SEARCH_TOOL};
+use super::config::{GuardedConfig, KEEP_RECENT_MESSAGES};
 use super::guardrail::{Verdict, parse_verdict};
 use super::prompt::{self, PromptParts};
-use super::sources::{SourcesCut, extract_sources, results_text, sources_section};
-use crate::boundary::{ChatModel, ChatRequest, ConversationStore, LogRecord, Logger, WebSearch};
-use crate::chat::{ChatEvent, FinishReason, Role, Usage};
-use crate::conversation::{Language, MessageKind, Metadata, StoredMessage, Summary};
+use super::sources::{extract_sources, sources_section};
+use super::steps;
+use crate::boundary::{ChatModel, ChatRequest, LogRecord, Logger};
+use crate::chat::{ChatEvent, Role, Usage};
+use crate::conversation::{Language, MessageKind, Metadata, StoredMessage};
 use crate::engine::{Answer, Platform, Refusal, Turn, TurnMode, store_reply};
 use crate::error::{ChatModelError, ChatModelErrorKind, Error};
 use crate::language;
@@ -45,7 +46,7 @@ pub fn accumulate_summary(existing: &str, new: &str) -> String {
     }
 }
 
-fn step(logger: &dyn Logger, conversation_id: &str, step: &'static str, msg: &str) {
+pub(super) fn step(logger: &dyn Logger, conversation_id: &str, step: &'static str, msg: &str) {
     logger.log(&LogRecord::Step {
         conversation_id,
         step,
@@ -54,7 +55,7 @@ fn step(logger: &dyn Logger, conversation_id: &str, step: &'static str, msg: &st
 }
 
 /// Runs `request` on `model` (the site's when `None`) and collects its text.
-async fn complete<P: Platform>(
+pub(super) async fn complete<P: Platform>(
     platform: &P,
     model: Option<&str>,
     request: &ChatRequest,
@@ -82,7 +83,7 @@ async fn complete<P: Platform>(
     }
 }
 
-fn upstream_error(message: &str) -> Error {
+pub(super) fn upstream_error(message: &str) -> Error {
     Error::ChatModel(ChatModelError::new(ChatModelErrorKind::Upstream, message))
 }
 
@@ -162,7 +163,7 @@ pub(super) async fn answer<P: Platform>(
         "4.1",
         &format!("Retrieved {} messages from memory", recent.len()),
     );
-    let summary = load_summary(platform, turn).await;
+    let summary = steps::load_summary(platform, turn).await;
     if summary.is_empty() {
         log(
             "4.1",
@@ -179,7 +180,7 @@ pub(super) async fn answer<P: Platform>(
         "5.1",
         &format!("Context built. Total messages in context: {total}"),
     );
-    let results = search(platform, turn, &question).await?;
+    let results = steps::search(platform, turn, &question).await?;
     let n = results.chars().count();
     log(
         "6.1",
@@ -220,7 +221,7 @@ pub(super) async fn answer<P: Platform>(
         "8",
         &format!("Generating response with LLM provider: {}", config.provider),
     );
-    let (text, usage) = generate(config, platform, turn, &request).await?;
+    let (text, usage) = steps::generate(config, platform, turn, &request).await?;
     if config.debug_log {
         log(
             "8.1",
@@ -259,7 +260,7 @@ pub(super) async fn answer<P: Platform>(
     )
     .await?;
     if turn.mode != TurnMode::Stateless {
-        update_summary(
+        steps::update_summary(
             config, platform, turn, &summary, &question, &text, reply.seq,
         )
         .await;
@@ -283,170 +284,5 @@ fn done(reply: StoredMessage, usage: Option<Usage>, route: &[&'static str]) -> A
         confidence: None,
         usage,
         route: route.to_vec(),
-    }
-}
-
-/// The accumulated summary, `""` when there is none; a read error degrades to `""`
-/// (seed: "continue without memory"), logged.
-async fn load_summary<P: Platform>(platform: &P, turn: &Turn<'_>) -> String {
-    if turn.mode == TurnMode::Stateless {
-        return String::new();
-    }
-    match platform.store().load_summary(turn.scope()).await {
-        Ok(summary) => summary.map(|s| s.content).unwrap_or_default(),
-        Err(error) => {
-            platform.logger().log(&LogRecord::Warning {
-                conversation_id: &turn.conversation.id,
-                code: "memory_unavailable",
-                detail: &error.detail,
-            });
-            String::new()
-        }
-    }
-}
-
-/// Step 9: the code-driven `duckduckgo_search`, shown as a tool call; an error fails the
-/// turn (seed: no fallback).
-async fn search<P: Platform>(
-    platform: &P,
-    turn: &mut Turn<'_>,
-    question: &str,
-) -> Result<String, Error> {
-    let call_id = format!("{}-search", turn.reply_id);
-    turn.sink.emit(TurnEvent::ToolStart {
-        call_id: call_id.clone(),
-        name: SEARCH_TOOL.into(),
-        input: serde_json::json!({ "query": question }),
-    });
-    let found = platform.search().search(question, MAX_SEARCH_RESULTS).await;
-    let (ok, output) = match &found {
-        Ok(results) => {
-            let links: Vec<_> = results
-                .iter()
-                .map(|r| serde_json::json!({ "title": r.title, "url": r.url }))
-                .collect();
-            (true, serde_json::json!({ "results": links }))
-        }
-        Err(_) => (false, serde_json::json!({ "error": "search_unavailable" })),
-    };
-    turn.sink.emit(TurnEvent::ToolEnd {
-        call_id,
-        name: SEARCH_TOOL.into(),
-        ok,
-        output,
-    });
-    let mut results = found.map_err(Error::Search)?;
-    results.truncate(MAX_SEARCH_RESULTS);
-    Ok(results_text(&results))
-}
-
-/// Step 12: the answer, streamed through [`SourcesCut`]. On a model failure the text the
-/// visitor saw is stored marked incomplete (a streamed turn), and the turn fails.
-async fn generate<P: Platform>(
-    config: &GuardedConfig,
-    platform: &P,
-    turn: &mut Turn<'_>,
-    request: &ChatRequest,
-) -> Result<(String, Option<Usage>), Error> {
-    let mut cut = SourcesCut::new();
-    let mut upstream = None;
-    let mut usage = None;
-    let mut finish = None;
-    let streamed = {
-        let sink = &mut *turn.sink;
-        let mut on_event = |event: ChatEvent| match event {
-            ChatEvent::TextDelta(delta) if upstream.is_none() => {
-                let text = cut.push(&delta);
-                if !text.is_empty() {
-                    sink.emit(TurnEvent::Chunk { text });
-                }
-            }
-            ChatEvent::Finish {
-                reason,
-                usage: reported,
-            } => {
-                finish = Some(reason);
-                usage = reported;
-            }
-            ChatEvent::Error(error) if upstream.is_none() => upstream = Some(error),
-            _ => {}
-        };
-        let model = platform.model();
-        match config.chat_model.as_deref() {
-            Some(name) => model.stream_with_model(name, request, &mut on_event).await,
-            None => model.stream(request, &mut on_event).await,
-        }
-    };
-    let rest = cut.finish();
-    if !rest.is_empty() && upstream.is_none() && streamed.is_ok() {
-        turn.sink.emit(TurnEvent::Chunk { text: rest });
-    }
-    let text = String::from(cut.kept());
-    let failure = match (streamed, upstream) {
-        (Err(error), _) => Some(Error::ChatModel(error)),
-        (Ok(()), Some(error)) => Some(upstream_error(&error.message)),
-        (Ok(()), None) if text.trim().is_empty() => Some(Error::EmptyAnswer),
-        (Ok(()), None) => None,
-    };
-    let Some(error) = failure else {
-        return Ok((text, usage));
-    };
-    if !text.is_empty() && turn.mode == TurnMode::Streamed {
-        let mut metadata = Metadata::new();
-        metadata.insert("incomplete".into(), true.into());
-        metadata.insert("error".into(), error.code().into());
-        if let Some(reason) = finish.filter(|r| *r != FinishReason::Stop) {
-            metadata.insert(
-                "finish_reason".into(),
-                serde_json::to_value(reason).unwrap_or_default(),
-            );
-        }
-        // Best effort: the turn fails with the model's error whatever happens here.
-        let kind = MessageKind::Answer;
-        let _ = store_reply(platform, turn, kind, text, metadata, Vec::new()).await;
-    }
-    Err(error)
-}
-
-/// Step 14: the answer summarised and appended to the summary. Best effort: every failure
-/// is logged and the shown answer stands.
-async fn update_summary<P: Platform>(
-    config: &GuardedConfig,
-    platform: &P,
-    turn: &Turn<'_>,
-    existing: &str,
-    question: &str,
-    answer: &str,
-    upto_seq: u64,
-) {
-    let logger = platform.logger();
-    let conversation_id = turn.conversation.id.as_str();
-    let request = prompt::summarize_request(config, turn.language, question, answer);
-    let model = config.chat_model.as_deref();
-    let result = match complete(platform, model, &request).await {
-        Ok(new) if !new.trim().is_empty() => {
-            let content = accumulate_summary(existing, new.trim());
-            let summary = Summary {
-                content,
-                upto_seq,
-                updated_at: platform.clock().now_ms(),
-            };
-            let saved = platform.store().save_summary(turn.scope(), &summary).await;
-            saved.map(|()| summary.content).map_err(|e| e.detail)
-        }
-        Ok(_) => Err(String::from("the model returned an empty summary")),
-        Err(error) => Err(format!("{error}")),
-    };
-    match result {
-        Ok(content) => {
-            let n = content.chars().count();
-            let msg = format!("Summary updated. New summary length: {n} characters");
-            step(logger, conversation_id, "9.4", &msg);
-        }
-        Err(detail) => logger.log(&LogRecord::Warning {
-            conversation_id,
-            code: "summary_not_updated",
-            detail: &detail,
-        }),
     }
 }

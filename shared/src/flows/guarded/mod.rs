@@ -24,6 +24,7 @@ mod flow;
 mod guardrail;
 mod prompt;
 mod sources;
+mod steps;
 
 pub use config::{
     COMPRESS_AFTER_SUMMARY, GUARDRAIL_EN, GUARDRAIL_VI, GuardedConfig, GuardedTexts,
