@@ -75,3 +75,26 @@ pub(crate) async fn compress(
         .await?;
     Ok(result.meta()?.and_then(|m| m.changes).unwrap_or(0))
 }
+
+/// Compresses the dialogue messages older than the `keep_recent` most recent uncompressed
+/// ones, when the conversation holds more than `above` dialogue messages; how many.
+pub(crate) async fn compress_old(
+    db: &D1Database,
+    scope: Scope<'_>,
+    keep_recent: usize,
+    above: usize,
+    delete: bool,
+) -> worker::Result<usize> {
+    let rows = messages(db, scope).await?;
+    let dialogue: Vec<&MemoryRow> = rows.iter().filter(|r| r.is_dialogue()).collect();
+    let live: Vec<&MemoryRow> = dialogue
+        .iter()
+        .copied()
+        .filter(|r| !r.is_compressed())
+        .collect();
+    if dialogue.len() <= above || live.len() <= keep_recent {
+        return Ok(0);
+    }
+    let first_kept = live[live.len() - keep_recent].seq;
+    compress(db, scope, first_kept, delete).await
+}

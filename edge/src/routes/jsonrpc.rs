@@ -290,17 +290,10 @@ pub(crate) async fn call(
                 .map_err(internal)?;
             let mut compressed = 0;
             if compress && COMPRESS_AFTER_SUMMARY {
-                let live: Vec<&MemoryRow> = rows
-                    .iter()
-                    .filter(|r| r.is_dialogue() && !r.is_compressed())
-                    .collect();
-                if live.len() > KEEP_RECENT_MESSAGES {
-                    let first_kept = live[live.len() - KEEP_RECENT_MESSAGES].seq;
-                    let delete = site.guarded().compression_deletes;
-                    compressed = d1_memory::compress(&db, scope, first_kept, delete)
-                        .await
-                        .map_err(internal)?;
-                }
+                let delete = site.guarded().compression_deletes;
+                compressed = d1_memory::compress_old(&db, scope, KEEP_RECENT_MESSAGES, 0, delete)
+                    .await
+                    .map_err(internal)?;
             }
             Ok(json!({ "ok": true, "compressed": compressed }))
         }

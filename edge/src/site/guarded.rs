@@ -59,6 +59,10 @@ pub(crate) struct GuardedSettings {
     /// uses the seed's `dental-duckduckgo`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub assistant_id: Option<String>,
+    /// After each summary update, compress old messages once a conversation holds more
+    /// than `SUMMARIZE_THRESHOLD` (10) messages (default off, as the seed's chat flow).
+    #[serde(default)]
+    pub auto_compress: bool,
     /// Compression deletes old messages instead of flagging them (default off: full
     /// history stays for display).
     #[serde(default)]
@@ -86,6 +90,8 @@ pub(crate) struct GuardedPatch {
     #[serde(default)]
     allowed_models: Vec<String>,
     assistant_id: Option<String>,
+    #[serde(default)]
+    auto_compress: bool,
     #[serde(default)]
     compression_deletes: bool,
     #[serde(default)]
@@ -172,6 +178,7 @@ impl GuardedPatch {
             guardrail_model: guardrail_model.transpose()?,
             allowed_models,
             assistant_id,
+            auto_compress: self.auto_compress,
             compression_deletes: self.compression_deletes,
             debug_log: self.debug_log,
             search,
@@ -293,6 +300,8 @@ pub(crate) fn guarded_config(site: &Site, max_tokens: u32) -> GuardedConfig {
         .provider
         .clone()
         .unwrap_or_else(|| "openai".into());
+    config.auto_compress = settings.auto_compress;
+    config.compression_deletes = settings.compression_deletes;
     config.debug_log = settings.debug_log;
     config.turn.max_tokens = Some(max_tokens);
     config

@@ -348,3 +348,70 @@ fn per_request_models_come_only_from_the_allow_list() {
     assert_eq!(requests.len(), 1);
     assert_eq!(requests[0].body["model"], "qwen2.5:3b-instruct");
 }
+
+#[test]
+fn auto_compression_starts_above_the_threshold_and_keeps_the_display_history() {
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    let site = worker.create_site(json!({
+        "name": "Nha khoa nén",
+        "template": "guarded",
+        "llm": {"provider": "openai", "base_url": format!("{}/v1", upstream.base_url),
+                "model": "scripted", "embed_model": "scripted-embed"},
+        "guarded": {"auto_compress": true, "search": {"provider": "local"}},
+    }));
+    put_pages(worker, &site);
+    let key = &site.secret_key;
+    let mut chat_id = String::from("new");
+    let old_count = |chat_id: &str| {
+        let old = rpc(
+            worker,
+            key,
+            "memory-server/memory/get_old_messages",
+            json!({"conversation_id": chat_id}),
+        );
+        old["result"]["old_messages"].as_array().map_or(0, Vec::len)
+    };
+    for n in 1..=6 {
+        upstream.push(Reply::text("YES"));
+        upstream.push(Reply::text(&format!("Trả lời {n}.")));
+        upstream.push(Reply::text(&format!("Summary {n}")));
+        let (status, body) = into_parts(
+            agent()
+                .post(&worker.url("/v1/chat/completions"))
+                .set("authorization", &format!("Bearer {key}"))
+                .send_json(
+                    json!({"model": format!("concierge-{}", site.id), "chat_id": chat_id,
+                    "messages": [{"role": "user", "content": format!("Câu {n} về sâu răng?")}]}),
+                ),
+        );
+        assert_eq!(status, 200, "{body}");
+        let json: Value = serde_json::from_str(&body).expect("JSON");
+        chat_id = json["chat_id"].as_str().expect("chat_id").to_string();
+        if n == 5 {
+            // 10 messages: not above SUMMARIZE_THRESHOLD yet.
+            assert_eq!(old_count(&chat_id), 4);
+        }
+    }
+    // 12 messages: everything before the 6 recent is compressed.
+    assert_eq!(old_count(&chat_id), 0);
+    let context = rpc(
+        worker,
+        key,
+        "memory-server/memory/get_context",
+        json!({"conversation_id": chat_id, "max_messages": 20}),
+    );
+    assert_eq!(
+        context["result"]["messages"][0]["content"],
+        "Câu 4 về sâu răng?"
+    );
+    let all = rpc(
+        worker,
+        key,
+        "memory-server/memory/get_all_messages",
+        json!({"conversation_id": chat_id}),
+    );
+    let all = all["result"]["messages"].as_array().expect("messages");
+    assert_eq!(all.len(), 13, "greeting + 12, compressed ones included");
+    assert_eq!(all.iter().filter(|m| m["compressed"] == true).count(), 6);
+}

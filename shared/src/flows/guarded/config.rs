@@ -40,8 +40,8 @@ pub const SENTENCE_KEYS: &[&str] = &[
 
 /// `KEEP_RECENT_MESSAGES` (seed): the recent messages a prompt carries.
 pub const KEEP_RECENT_MESSAGES: usize = 6;
-/// `SUMMARIZE_THRESHOLD` (seed; its use is unspecified: the chat flow never compresses,
-/// as the seed's passes `compress=false`).
+/// `SUMMARIZE_THRESHOLD` (seed): with `auto_compress`, old messages are compressed once a
+/// conversation holds more than this many.
 pub const SUMMARIZE_THRESHOLD: usize = 10;
 /// `COMPRESS_AFTER_SUMMARY` (seed): `set_summary{compress:true}` compresses old messages.
 pub const COMPRESS_AFTER_SUMMARY: bool = true;
@@ -129,6 +129,12 @@ pub struct GuardedConfig {
     pub guardrail_model: Option<String>,
     /// What the step-8 log line names as the provider (`ollama`, `openai`, …).
     pub provider: String,
+    /// After each summary update, compress old messages once a conversation holds more
+    /// than [`SUMMARIZE_THRESHOLD`] (TEMPLATES §4.6.3; default off: the seed's chat flow
+    /// passes `compress=false`).
+    pub auto_compress: bool,
+    /// Compression deletes old messages instead of flagging them (default off).
+    pub compression_deletes: bool,
     /// Log prompts and responses (they hold visitor text; default off).
     pub debug_log: bool,
     /// The settings every template shares (history window: the recent messages plus a
@@ -158,6 +164,8 @@ impl GuardedConfig {
             chat_model: None,
             guardrail_model: None,
             provider: "openai".into(),
+            auto_compress: false,
+            compression_deletes: false,
             debug_log: false,
             turn,
         }

@@ -5,7 +5,9 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::config::{GuardedConfig, MAX_SEARCH_RESULTS, SEARCH_TOOL};
+use super::config::{
+    GuardedConfig, KEEP_RECENT_MESSAGES, MAX_SEARCH_RESULTS, SEARCH_TOOL, SUMMARIZE_THRESHOLD,
+};
 use super::flow::{complete, step, upstream_error};
 use super::prompt;
 use super::sources::{SourcesCut, results_text};
@@ -174,11 +176,42 @@ pub(super) async fn update_summary<P: Platform>(
             let n = content.chars().count();
             let msg = format!("Summary updated. New summary length: {n} characters");
             step(logger, conversation_id, "9.4", &msg);
+            if config.auto_compress {
+                compress(config, platform, turn).await;
+            }
         }
         Err(detail) => logger.log(&LogRecord::Warning {
             conversation_id,
             code: "summary_not_updated",
             detail: &detail,
+        }),
+    }
+}
+
+/// The optional compression after a summary update (`auto_compress`): messages older than
+/// the recent window leave memory once the conversation holds more than
+/// [`SUMMARIZE_THRESHOLD`]. Best effort, like the summary.
+async fn compress<P: Platform>(config: &GuardedConfig, platform: &P, turn: &Turn<'_>) {
+    let compressed = platform
+        .store()
+        .compress_messages(
+            turn.scope(),
+            KEEP_RECENT_MESSAGES,
+            SUMMARIZE_THRESHOLD,
+            config.compression_deletes,
+        )
+        .await;
+    let conversation_id = turn.conversation.id.as_str();
+    match compressed {
+        Ok(0) => {}
+        Ok(n) => {
+            let msg = format!("Compressed {n} old messages");
+            step(platform.logger(), conversation_id, "9.5", &msg);
+        }
+        Err(error) => platform.logger().log(&LogRecord::Warning {
+            conversation_id,
+            code: "compression_failed",
+            detail: &error.detail,
         }),
     }
 }
