@@ -197,3 +197,46 @@ fn search_and_model_failures_fail_once_and_keep_the_message() {
     assert_eq!(messages.len(), 2);
     assert!(messages.iter().all(|(role, _)| *role == Role::User));
 }
+
+#[test]
+fn a_stateless_turn_is_screened_too_and_stores_no_summary() {
+    use concierge_core::engine::StatelessInput;
+    let backend = backend();
+    let config = GuardedConfig::default();
+    let run = |text: &str| {
+        let input = StatelessInput {
+            site_id: SITE.into(),
+            messages: vec![(Role::User, text.into())],
+            identity: None,
+        };
+        let mut events = Vec::new();
+        let outcome = block_on(engine::run_stateless(&backend, &config, input, &mut events));
+        (events, outcome.unwrap())
+    };
+    backend.model.reply(&["NO"]);
+    let (_, outcome) = run("What is the price of gold today?");
+    assert_eq!(outcome.reply.kind, MessageKind::Refusal);
+    assert_eq!(outcome.reply.content, config.en.refusal);
+    backend.model.reply(&["YES"]);
+    backend
+        .model
+        .reply(&["Brush twice a day with fluoride toothpaste."]);
+    let (events, outcome) = run("How do I prevent tooth decay with fluor?");
+    assert!(
+        outcome.reply.content.starts_with("Brush twice a day"),
+        "{}",
+        outcome.reply.content
+    );
+    assert!(
+        outcome.reply.content.contains("\n\nSources:\n\n1. "),
+        "{}",
+        outcome.reply.content
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, TurnEvent::ToolStart { name, .. } if name == "duckduckgo_search"))
+    );
+    // No summary call: three requests in all (guardrail, guardrail, answer).
+    assert_eq!(backend.model.requests().len(), 3);
+}

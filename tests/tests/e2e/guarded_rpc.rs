@@ -349,3 +349,69 @@ fn the_searxng_provider_reads_its_json_api_capped_at_five_safe_links() {
         "{line}"
     );
 }
+
+#[test]
+fn a_streamed_completion_names_its_new_chat_and_ends_with_the_sources() {
+    use std::io::Read;
+    let worker = Worker::shared();
+    let upstream = concierge_e2e::upstream::ScriptedUpstream::start();
+    let site = guarded_site(worker, &upstream, json!({"provider": "local"}));
+    put_pages(worker, &site);
+    upstream.push(concierge_e2e::upstream::Reply::text("YES"));
+    upstream.push(concierge_e2e::upstream::Reply::text(
+        "Dùng kem có fluor mỗi ngày.",
+    ));
+    upstream.push(concierge_e2e::upstream::Reply::text("Hỏi về fluor."));
+    let response = agent()
+        .post(&worker.url("/v1/chat/completions"))
+        .set("authorization", &format!("Bearer {}", site.secret_key))
+        .set("x-chat-id", "not-a-known-chat")
+        .send_json(json!({"model": "dental-duckduckgo", "stream": true,
+            "messages": [{"role": "user", "content": "Fluor có giúp ngừa sâu răng không?"}]}))
+        .expect("200");
+    let header_chat = response.header("x-concierge-chat-id").map(str::to_string);
+    let mut body = String::new();
+    response
+        .into_reader()
+        .read_to_string(&mut body)
+        .expect("body");
+    let chunks: Vec<Value> = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter(|d| *d != "[DONE]")
+        .map(|d| serde_json::from_str(d).expect("chunk JSON"))
+        .collect();
+    assert!(body.trim_end().ends_with("data: [DONE]"), "{body}");
+    let chat_id = chunks[0]["chat_id"]
+        .as_str()
+        .expect("chat_id on the first chunk");
+    assert_ne!(chat_id, "not-a-known-chat", "a server-minted id");
+    assert_eq!(header_chat.as_deref(), Some(chat_id));
+    assert_eq!(chunks[0]["choices"][0]["delta"]["role"], "assistant");
+    let deltas: Vec<&str> = chunks
+        .iter()
+        .filter_map(|c| c["choices"][0]["delta"]["content"].as_str())
+        .collect();
+    assert_eq!(
+        deltas.concat(),
+        "Dùng kem có fluor mỗi ngày.\n\nNguồn tham khảo:\n\n\
+         1. Sâu răng: nguyên nhân và cách phòng ngừa - https://nhakhoa.example/sau-rang\n\
+         2. https://nhakhoa.example/fluor"
+    );
+    assert!(
+        deltas
+            .last()
+            .is_some_and(|d| d.starts_with("\n\nNguồn tham khảo:")),
+        "{deltas:?}"
+    );
+    // The conversation exists under the minted id, with the summary.
+    let (status, text) = into_parts(
+        agent()
+            .get(&worker.url(&format!("/v1/conversations/{chat_id}")))
+            .set("authorization", &format!("Bearer {}", site.secret_key))
+            .call(),
+    );
+    assert_eq!(status, 200, "{text}");
+    let conversation: Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(conversation["summary"], "Hỏi về fluor.");
+}
