@@ -1,12 +1,8 @@
 //! `guarded`'s machine surfaces end to end: the seed's JSON-RPC 2.0 methods and errors
-//! (`POST /jsonrpc`), the same tools on the MCP server, and the SearXNG search provider
-//! against a stub instance speaking its JSON API.
+//! (`POST /jsonrpc`), the same tools on the MCP server, and the chat flow's optional
+//! compression as the memory methods see it.
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
-use std::sync::{Arc, Mutex};
-
-use concierge_e2e::upstream::ScriptedUpstream;
+use concierge_e2e::upstream::{Reply, ScriptedUpstream};
 use concierge_e2e::{Worker, agent, into_parts};
 use serde_json::{Value, json};
 
@@ -276,142 +272,69 @@ fn the_mcp_server_offers_the_seed_tools_on_a_guarded_site() {
     assert_eq!(bad["isError"], true, "{bad}");
 }
 
-/// A stub SearXNG instance: answers every request with `body`, recording request lines.
-fn searxng_stub(body: Value) -> (String, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let url = format!(
-        "http://127.0.0.1:{}",
-        listener.local_addr().expect("addr").port()
-    );
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let recorded = Arc::clone(&seen);
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let mut reader = BufReader::new(stream);
-            let mut line = String::new();
-            let _ = reader.read_line(&mut line);
-            recorded.lock().expect("lock").push(line.trim().to_string());
-            let mut header = String::new();
-            while reader.read_line(&mut header).is_ok_and(|n| n > 2) {
-                header.clear();
-            }
-            let text = body.to_string();
-            let mut stream = reader.into_inner();
-            let _ = write!(
-                stream,
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
-                text.len()
-            );
-            let _ = stream.flush();
-            let _ = stream.shutdown(std::net::Shutdown::Write);
-        }
-    });
-    (url, seen)
-}
-
 #[test]
-fn the_searxng_provider_reads_its_json_api_capped_at_five_safe_links() {
+fn auto_compression_starts_above_the_threshold_and_keeps_the_display_history() {
     let worker = Worker::shared();
-    let mut results = vec![
-        json!({"title": "<span class=\"highlight\">Implant</span> nha khoa", "url": "https://a.example/implant",
-               "content": "Trụ titan thay chân răng.", "publishedDate": null}),
-        json!({"title": "Bad", "url": "javascript:alert(1)", "content": "x"}),
-        json!({"title": "Dup", "url": "https://a.example/implant", "content": "y"}),
-    ];
-    for n in 0..6 {
-        results.push(json!({"title": format!("R{n}"), "url": format!("https://b.example/{n}"), "content": "z"}));
-    }
-    let (url, seen) = searxng_stub(json!({"query": "implant", "results": results}));
     let upstream = ScriptedUpstream::start();
-    let site = guarded_site(
-        worker,
-        &upstream,
-        json!({"provider": "searxng", "url": url}),
-    );
-    let tool = rpc(
-        worker,
-        &site.secret_key,
-        "tool-server/tools/call",
-        json!({"name": "duckduckgo_search", "arguments": {"query": "trồng răng implant"}}),
-    );
-    let content = tool["result"]["content"].as_str().expect("content");
-    assert!(content.starts_with("Title: Implant nha khoa\nContent: Trụ titan thay chân răng.\nLink: https://a.example/implant"), "{content}");
-    assert_eq!(content.matches("Link: ").count(), 5, "{content}");
-    assert!(!content.contains("javascript:"), "{content}");
-    let line = seen
-        .lock()
-        .expect("lock")
-        .first()
-        .cloned()
-        .unwrap_or_default();
-    assert!(
-        line.starts_with("GET /search?q=tr%E1%BB%93ng+r%C4%83ng+implant&format=json "),
-        "{line}"
-    );
-}
-
-#[test]
-fn a_streamed_completion_names_its_new_chat_and_ends_with_the_sources() {
-    use std::io::Read;
-    let worker = Worker::shared();
-    let upstream = concierge_e2e::upstream::ScriptedUpstream::start();
-    let site = guarded_site(worker, &upstream, json!({"provider": "local"}));
+    let site = worker.create_site(json!({
+        "name": "Nha khoa nén",
+        "template": "guarded",
+        "llm": {"provider": "openai", "base_url": format!("{}/v1", upstream.base_url),
+                "model": "scripted", "embed_model": "scripted-embed"},
+        "guarded": {"auto_compress": true, "search": {"provider": "local"}},
+    }));
     put_pages(worker, &site);
-    upstream.push(concierge_e2e::upstream::Reply::text("YES"));
-    upstream.push(concierge_e2e::upstream::Reply::text(
-        "Dùng kem có fluor mỗi ngày.",
-    ));
-    upstream.push(concierge_e2e::upstream::Reply::text("Hỏi về fluor."));
-    let response = agent()
-        .post(&worker.url("/v1/chat/completions"))
-        .set("authorization", &format!("Bearer {}", site.secret_key))
-        .set("x-chat-id", "not-a-known-chat")
-        .send_json(json!({"model": "dental-duckduckgo", "stream": true,
-            "messages": [{"role": "user", "content": "Fluor có giúp ngừa sâu răng không?"}]}))
-        .expect("200");
-    let header_chat = response.header("x-concierge-chat-id").map(str::to_string);
-    let mut body = String::new();
-    response
-        .into_reader()
-        .read_to_string(&mut body)
-        .expect("body");
-    let chunks: Vec<Value> = body
-        .lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .filter(|d| *d != "[DONE]")
-        .map(|d| serde_json::from_str(d).expect("chunk JSON"))
-        .collect();
-    assert!(body.trim_end().ends_with("data: [DONE]"), "{body}");
-    let chat_id = chunks[0]["chat_id"]
-        .as_str()
-        .expect("chat_id on the first chunk");
-    assert_ne!(chat_id, "not-a-known-chat", "a server-minted id");
-    assert_eq!(header_chat.as_deref(), Some(chat_id));
-    assert_eq!(chunks[0]["choices"][0]["delta"]["role"], "assistant");
-    let deltas: Vec<&str> = chunks
-        .iter()
-        .filter_map(|c| c["choices"][0]["delta"]["content"].as_str())
-        .collect();
+    let key = &site.secret_key;
+    let mut chat_id = String::from("new");
+    let old_count = |chat_id: &str| {
+        let old = rpc(
+            worker,
+            key,
+            "memory-server/memory/get_old_messages",
+            json!({"conversation_id": chat_id}),
+        );
+        old["result"]["old_messages"].as_array().map_or(0, Vec::len)
+    };
+    for n in 1..=6 {
+        upstream.push(Reply::text("YES"));
+        upstream.push(Reply::text(&format!("Trả lời {n}.")));
+        upstream.push(Reply::text(&format!("Summary {n}")));
+        let (status, body) = into_parts(
+            agent()
+                .post(&worker.url("/v1/chat/completions"))
+                .set("authorization", &format!("Bearer {key}"))
+                .send_json(
+                    json!({"model": format!("concierge-{}", site.id), "chat_id": chat_id,
+                    "messages": [{"role": "user", "content": format!("Câu {n} về sâu răng?")}]}),
+                ),
+        );
+        assert_eq!(status, 200, "{body}");
+        let json: Value = serde_json::from_str(&body).expect("JSON");
+        chat_id = json["chat_id"].as_str().expect("chat_id").to_string();
+        if n == 5 {
+            // 10 messages: not above SUMMARIZE_THRESHOLD yet.
+            assert_eq!(old_count(&chat_id), 4);
+        }
+    }
+    // 12 messages: everything before the 6 recent is compressed.
+    assert_eq!(old_count(&chat_id), 0);
+    let context = rpc(
+        worker,
+        key,
+        "memory-server/memory/get_context",
+        json!({"conversation_id": chat_id, "max_messages": 20}),
+    );
     assert_eq!(
-        deltas.concat(),
-        "Dùng kem có fluor mỗi ngày.\n\nNguồn tham khảo:\n\n\
-         1. Sâu răng: nguyên nhân và cách phòng ngừa - https://nhakhoa.example/sau-rang\n\
-         2. https://nhakhoa.example/fluor"
+        context["result"]["messages"][0]["content"],
+        "Câu 4 về sâu răng?"
     );
-    assert!(
-        deltas
-            .last()
-            .is_some_and(|d| d.starts_with("\n\nNguồn tham khảo:")),
-        "{deltas:?}"
+    let all = rpc(
+        worker,
+        key,
+        "memory-server/memory/get_all_messages",
+        json!({"conversation_id": chat_id}),
     );
-    // The conversation exists under the minted id, with the summary.
-    let (status, text) = into_parts(
-        agent()
-            .get(&worker.url(&format!("/v1/conversations/{chat_id}")))
-            .set("authorization", &format!("Bearer {}", site.secret_key))
-            .call(),
-    );
-    assert_eq!(status, 200, "{text}");
-    let conversation: Value = serde_json::from_str(&text).expect("JSON");
-    assert_eq!(conversation["summary"], "Hỏi về fluor.");
+    let all = all["result"]["messages"].as_array().expect("messages");
+    assert_eq!(all.len(), 13, "greeting + 12, compressed ones included");
+    assert_eq!(all.iter().filter(|m| m["compressed"] == true).count(), 6);
 }

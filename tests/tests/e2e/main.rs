@@ -11,6 +11,7 @@ mod faults;
 mod feedback;
 mod guarded;
 mod guarded_rpc;
+mod guarded_wire;
 mod hardening_data;
 mod hardening_keys;
 mod hardening_origins;
