@@ -85,7 +85,8 @@ impl Received {
 /// Receiving on its own: validates the visitor's message and stores it with its turn
 /// (queuing its embedding), or — when its idempotency key was used before in the
 /// conversation — finds the stored one again: answered, or claimed for a new attempt under
-/// a new reply id.
+/// a new reply id. A message the template's [`Assistant::screen`] refuses is never stored
+/// ([`Received::Refused`]).
 pub async fn receive<P: Platform, A: Assistant>(
     platform: &P,
     assistant: &A,

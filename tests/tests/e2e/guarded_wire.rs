@@ -92,6 +92,15 @@ fn a_streamed_completion_names_its_new_chat_and_ends_with_the_sources() {
     let upstream = ScriptedUpstream::start();
     let site = guarded_site(worker, &upstream, json!({"provider": "local"}));
     put_pages(worker, &site);
+    let (status, models) = into_parts(
+        agent()
+            .get(&worker.url("/v1/models"))
+            .set("authorization", &format!("Bearer {}", site.secret_key))
+            .call(),
+    );
+    assert_eq!(status, 200, "{models}");
+    let models: Value = serde_json::from_str(&models).expect("JSON");
+    assert_eq!(models["data"][0]["id"], "dental-duckduckgo");
     upstream.push(Reply::text("YES"));
     upstream.push(Reply::text("Dùng kem có fluor mỗi ngày."));
     upstream.push(Reply::text("Hỏi về fluor."));
