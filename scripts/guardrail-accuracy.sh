@@ -5,6 +5,8 @@
 #   scripts/guardrail-accuracy.sh                    (starts llama-server on a free port)
 #   GUARDRAIL_BASE_URL=https://…/v1 GUARDRAIL_MODEL=qwen2.5:3b-instruct scripts/guardrail-accuracy.sh
 #                                                   (any OpenAI-compatible endpoint instead)
+#   GUARDRAIL_DOMAIN_VI='NHA KHOA (RĂNG, NƯỚU, MIỆNG)' GUARDRAIL_DOMAIN_EN='DENTISTRY (TEETH, GUMS, MOUTH)' \
+#       scripts/guardrail-accuracy.sh               (compare a domain's wording)
 set -eu
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"

@@ -8,6 +8,8 @@
 //!     http://127.0.0.1:8080/v1 [model] [questions.tsv]
 //! ```
 //! `scripts/guardrail-accuracy.sh` starts the small llama.cpp model and runs this.
+//! `GUARDRAIL_DOMAIN_VI` / `GUARDRAIL_DOMAIN_EN` set the domain's wording (default
+//! `NHA KHOA` / `DENTISTRY`).
 #![allow(
     clippy::print_stdout,
     clippy::print_stderr,
@@ -36,7 +38,13 @@ fn main() {
         .into()
     });
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let config = GuardedConfig::default();
+    // The domain as a merchant names it (`GUARDRAIL_DOMAIN_VI` / `GUARDRAIL_DOMAIN_EN`),
+    // to compare wordings.
+    let domain = |name: &str, default: &str| std::env::var(name).unwrap_or_else(|_| default.into());
+    let config = GuardedConfig::with_domain(
+        &domain("GUARDRAIL_DOMAIN_VI", "NHA KHOA"),
+        &domain("GUARDRAIL_DOMAIN_EN", "DENTISTRY"),
+    );
     let agent = ureq::AgentBuilder::new()
         .timeout(std::time::Duration::from_secs(120))
         .build();
