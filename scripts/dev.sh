@@ -127,6 +127,8 @@ cat <<MSG
     demo shop page   http://127.0.0.1:$PORT/
     health           http://127.0.0.1:$PORT/health
     demo site keys   public pk_demo, secret sk_demo_local_only (local only)
+    dental (guarded) public pk_dental_demo, secret sk_dental_local_only (local only);
+                     OpenAI-compatible model "dental-duckduckgo" at /v1/chat/completions
     try              curl -s -X POST -H 'x-api-key: sk_demo_local_only' http://127.0.0.1:$PORT/conversations
   Ctrl-C stops everything.
 

@@ -46,3 +46,37 @@ INSERT INTO knowledge_documents (site_id, id, title, content, updated_at, index_
      || 'Đổi trả trong 7 ngày nếu sản phẩm còn nguyên hộp và phụ kiện.',
      0, 'pending')
 ON CONFLICT (site_id, id) DO UPDATE SET title = excluded.title, content = excluded.content;
+
+-- The `guarded` demo (seed 004): a dental advisor in Vietnamese, searching the site's own
+-- pages (the `local` provider). Local-only keys: public pk_dental_demo, secret
+-- sk_dental_local_only. Its OpenAI-compatible model id is the seed's `dental-duckduckgo`.
+INSERT INTO sites (id, name, template, config, public_key_hash, secret_key_hash, created_at, updated_at)
+VALUES (
+    'site_dental', 'Nha khoa Mẫu', 'guarded',
+    '{"language":"vi","title":"Tư vấn nha khoa","starter_prompts":["Làm sao để ngừa sâu răng?","Răng khôn mọc lệch có cần nhổ không?","Bao lâu nên cạo vôi răng một lần?"],"guarded":{"domain_vi":"NHA KHOA","domain_en":"DENTISTRY","assistant_id":"dental-duckduckgo","search":{"provider":"local"}}}',
+    '7c7716cb634d71dffba607570010cdab814d43f10dbb9447c65937d32b31264d',
+    '548dce515f6133f05dcdf5d8d164916c8f64c517e59f84caaf281a8fe73d646b',
+    0, 0)
+ON CONFLICT (id) DO NOTHING;
+
+INSERT INTO search_fixtures (site_id, position, query_pattern, title, content, url) VALUES
+    ('site_dental', 0, 'sâu răng', 'Sâu răng: nguyên nhân, dấu hiệu và cách phòng ngừa',
+     'Sâu răng hình thành khi vi khuẩn trong mảng bám chuyển hóa đường thành axit làm mòn men răng. Dấu hiệu sớm là đốm trắng đục, sau đó là lỗ sâu màu nâu đen và ê buốt khi ăn ngọt. Phòng ngừa: chải răng hai lần mỗi ngày với kem có fluor, dùng chỉ nha khoa, hạn chế đồ ngọt và khám răng định kỳ 6 tháng một lần.',
+     'https://nhakhoa-demo.example/kien-thuc/sau-rang'),
+    ('site_dental', 1, 'răng khôn', 'Răng khôn mọc lệch: khi nào cần nhổ?',
+     'Răng khôn (răng số 8) thường mọc từ 17 đến 25 tuổi. Răng mọc lệch, mọc ngầm hoặc gây viêm lợi trùm, sâu răng số 7 bên cạnh thường được chỉ định nhổ. Bác sĩ sẽ chụp phim X-quang để đánh giá vị trí răng và dây thần kinh trước khi tiểu phẫu.',
+     'https://nhakhoa-demo.example/kien-thuc/rang-khon'),
+    ('site_dental', 2, 'cạo vôi', 'Cạo vôi răng định kỳ: bao lâu một lần?',
+     'Vôi răng là mảng bám đã khoáng hóa, không thể làm sạch bằng bàn chải. Nên cạo vôi răng 6 tháng một lần, hoặc 3 đến 4 tháng với người hút thuốc, bị viêm nướu hay đang niềng răng. Cạo vôi đúng kỹ thuật không làm mòn men răng.',
+     'https://nhakhoa-demo.example/dich-vu/cao-voi-rang'),
+    ('site_dental', 3, 'chảy máu chân răng', 'Chảy máu chân răng và viêm nướu',
+     'Chảy máu khi chải răng thường là dấu hiệu viêm nướu do mảng bám tích tụ ở viền nướu. Chải răng nhẹ nhàng bằng bàn chải lông mềm, dùng chỉ nha khoa và cạo vôi răng giúp nướu hồi phục sau 1 đến 2 tuần. Nếu kéo dài, cần khám để loại trừ viêm nha chu.',
+     'https://nhakhoa-demo.example/kien-thuc/viem-nuou'),
+    ('site_dental', 4, 'implant', 'Trồng răng implant: quy trình và chăm sóc',
+     'Implant là trụ titan đặt vào xương hàm thay chân răng đã mất, sau 3 đến 6 tháng tích hợp xương thì gắn mão sứ. Thủ thuật được gây tê nên ít đau. Cần vệ sinh kỹ quanh implant và tái khám định kỳ để implant bền lâu.',
+     'https://nhakhoa-demo.example/dich-vu/trong-rang-implant'),
+    ('site_dental', 5, 'ê buốt', 'Răng ê buốt khi ăn uống đồ lạnh',
+     'Ê buốt xảy ra khi ngà răng bị lộ do mòn men, tụt nướu hoặc sâu răng. Dùng kem đánh răng chống ê buốt, tránh chải răng quá mạnh và hạn chế đồ uống có axit. Nha sĩ có thể bôi vecni fluor hoặc trám phủ vùng cổ răng bị mòn.',
+     'https://nhakhoa-demo.example/kien-thuc/e-buot')
+ON CONFLICT (site_id, position) DO UPDATE SET query_pattern = excluded.query_pattern,
+    title = excluded.title, content = excluded.content, url = excluded.url;

@@ -15,6 +15,7 @@ use crate::ApiError;
 mod assistant;
 mod cache;
 pub(crate) mod endpoint;
+pub(crate) mod guarded;
 pub(crate) mod scripted;
 pub(crate) mod sealed;
 mod write;
@@ -92,6 +93,9 @@ pub(crate) struct SiteConfig {
     /// `POST /admin/site/user-token-secret`. Never returned by the API.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_token_secret_sealed: Option<String>,
+    /// The `guarded` template's settings ([`guarded`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guarded: Option<guarded::GuardedSettings>,
 }
 
 /// A site as loaded for a request.
@@ -116,6 +120,11 @@ impl Site {
         let legacy = config.llm.api_key.take().is_some();
         let has_key = config.llm.api_key_sealed.take().is_some() || legacy;
         let has_token_secret = config.user_token_secret_sealed.take().is_some();
+        let search_key = config
+            .guarded
+            .as_mut()
+            .map(|g| g.search.api_key_sealed.take());
+        let has_search_key = search_key.flatten().is_some();
         serde_json::json!({
             "id": self.id,
             "name": self.name,
@@ -123,6 +132,7 @@ impl Site {
             "config": config,
             "llm_api_key_set": has_key,
             "user_token_secret_set": has_token_secret,
+            "search_api_key_set": has_search_key,
         })
     }
 

@@ -147,6 +147,8 @@ pub enum Error {
     VectorIndex(ServiceError),
     /// A record lookup (e.g. warranty records) failed.
     Records(ServiceError),
+    /// Web search failed (the provider could not be reached or refused).
+    Search(ServiceError),
     /// The chat model failed (before or during streaming).
     ChatModel(ChatModelError),
     /// The chat model finished without producing any text.
@@ -172,6 +174,7 @@ impl Error {
             | Self::Embedder(_)
             | Self::VectorIndex(_)
             | Self::Records(_)
+            | Self::Search(_)
             | Self::Graph(_) => ErrorClass::Unavailable,
         }
     }
@@ -193,6 +196,7 @@ impl Error {
             Self::Store(_) => "store_unavailable",
             Self::Embedder(_) | Self::VectorIndex(_) => "retrieval_unavailable",
             Self::Records(_) => "records_unavailable",
+            Self::Search(_) => "search_unavailable",
             Self::ChatModel(_) => "model_failed",
             Self::EmptyAnswer => "empty_answer",
             Self::Graph(_) => "internal",
@@ -222,6 +226,7 @@ impl Error {
             | Self::Embedder(_)
             | Self::VectorIndex(_)
             | Self::Records(_)
+            | Self::Search(_)
             | Self::Graph(_) => "Something went wrong. Please try again.",
         }
     }
@@ -237,6 +242,7 @@ impl Error {
             | Self::EmptyAnswer
             | Self::RateLimited
             | Self::Records(_)
+            | Self::Search(_)
             | Self::Embedder(_)
             | Self::VectorIndex(_) => true,
             Self::InvalidMessage(_)
@@ -258,6 +264,7 @@ impl fmt::Display for Error {
             Self::Embedder(e) => write!(f, "embedder: {e}"),
             Self::VectorIndex(e) => write!(f, "vector index: {e}"),
             Self::Records(e) => write!(f, "records: {e}"),
+            Self::Search(e) => write!(f, "web search: {e}"),
             Self::ChatModel(e) => write!(f, "chat model: {e}"),
             Self::EmptyAnswer => f.write_str("chat model produced no text"),
             Self::Graph(e) => write!(f, "graph: {e}"),
@@ -275,7 +282,11 @@ impl From<GraphError> for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Self::Store(e) | Self::Embedder(e) | Self::VectorIndex(e) | Self::Records(e) => Some(e),
+            Self::Store(e)
+            | Self::Embedder(e)
+            | Self::VectorIndex(e)
+            | Self::Records(e)
+            | Self::Search(e) => Some(e),
             Self::ChatModel(e) => Some(e),
             Self::Graph(e) => Some(e),
             Self::InvalidMessage(_)

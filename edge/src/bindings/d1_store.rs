@@ -387,6 +387,18 @@ impl ConversationStore for D1Store {
             .map_err(service_error)?;
         Ok(())
     }
+
+    async fn compress_messages(
+        &self,
+        scope: Scope<'_>,
+        keep_recent: usize,
+        above: usize,
+        delete: bool,
+    ) -> Result<usize, ServiceError> {
+        super::d1_memory::compress_old(&self.db, scope, keep_recent, above, delete)
+            .await
+            .map_err(service_error)
+    }
 }
 
 impl WarrantyRecords for D1Store {

@@ -4,6 +4,7 @@
 
 pub(crate) mod d1_admin;
 pub(crate) mod d1_feedback;
+pub(crate) mod d1_memory;
 pub(crate) mod d1_store;
 pub(crate) mod documents;
 pub(crate) mod js_stream;
@@ -17,3 +18,4 @@ pub(crate) mod timer;
 pub(crate) mod turn_queue;
 pub(crate) mod upstream;
 pub(crate) mod vectors;
+pub(crate) mod web_search;

@@ -1,11 +1,9 @@
-//! The boundaries the Worker does not provide yet: read-only SQL over a site's own data and
-//! web search. No built template uses them (`analyst`, `rental` and `knowledge` bring the
-//! D1 reader and a search provider with them); until then a call fails as an unavailable
-//! service, so a template that reached one would degrade or fail visibly, never silently.
+//! The boundary the Worker does not provide yet: read-only SQL over a site's own data. No
+//! built template uses it (`analyst` and `rental` bring the D1 reader with them); until
+//! then a call fails as an unavailable service, so a template that reached it would
+//! degrade or fail visibly, never silently. (Web search: [`super::web_search`].)
 
-use concierge_core::boundary::{
-    ReadOnlyQuery, SqlReader, SqlRows, SqlScope, TableSchema, WebSearch, WebSource,
-};
+use concierge_core::boundary::{ReadOnlyQuery, SqlReader, SqlRows, SqlScope, TableSchema};
 use concierge_core::error::{ServiceError, ServiceErrorKind};
 
 /// A boundary this deployment does not provide.
@@ -31,15 +29,5 @@ impl SqlReader for NotConfigured {
 
     async fn schema(&self, _scope: SqlScope<'_>) -> Result<Vec<TableSchema>, ServiceError> {
         Err(unavailable("read-only SQL"))
-    }
-}
-
-impl WebSearch for NotConfigured {
-    async fn search(
-        &self,
-        _query: &str,
-        _max_results: usize,
-    ) -> Result<Vec<WebSource>, ServiceError> {
-        Err(unavailable("web search"))
     }
 }

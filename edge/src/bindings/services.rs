@@ -16,6 +16,7 @@ use super::queue::{IndexJob, QueueMessage};
 use super::timer::WorkerTimer;
 use super::upstream::Upstream;
 use super::vectors::Vectors;
+use super::web_search::SiteSearch;
 use crate::site::Site;
 
 /// Time-ordered unique ids: 48 bits of milliseconds, then 80 random bits, in hex.
@@ -71,6 +72,7 @@ pub(crate) struct Services {
     pub store: D1Store,
     pub upstream: Upstream,
     pub vectors: Vectors,
+    pub search: SiteSearch,
     ids: RandomIds,
     clock: WorkerClock,
     timer: WorkerTimer,
@@ -86,6 +88,7 @@ impl Services {
             store: D1Store::new(env.d1("DB")?),
             upstream: Upstream::resolve(site, env),
             vectors: Vectors::from_env(env)?,
+            search: SiteSearch::for_site(env, site)?,
             ids: RandomIds,
             clock: WorkerClock,
             timer: WorkerTimer,
@@ -123,7 +126,7 @@ impl Platform for Services {
     type Records = D1Store;
     type Timer = WorkerTimer;
     type Sql = NotConfigured;
-    type Search = NotConfigured;
+    type Search = SiteSearch;
     type Cache = WorkerKvCache;
 
     fn model(&self) -> &Upstream {
@@ -147,8 +150,8 @@ impl Platform for Services {
     fn sql(&self) -> &NotConfigured {
         &NotConfigured
     }
-    fn search(&self) -> &NotConfigured {
-        &NotConfigured
+    fn search(&self) -> &SiteSearch {
+        &self.search
     }
     fn cache(&self) -> &WorkerKvCache {
         &self.cache

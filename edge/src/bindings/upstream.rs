@@ -328,6 +328,27 @@ impl ChatModel for Upstream {
         request: &ChatRequest,
         sink: &mut dyn ChatSink,
     ) -> Result<(), ChatModelError> {
+        self.stream_on(&self.model, request, sink).await
+    }
+
+    async fn stream_with_model(
+        &self,
+        model: &str,
+        request: &ChatRequest,
+        sink: &mut dyn ChatSink,
+    ) -> Result<(), ChatModelError> {
+        self.stream_on(model, request, sink).await
+    }
+}
+
+impl Upstream {
+    /// [`ChatModel::stream`] on the provider's model `model`.
+    async fn stream_on(
+        &self,
+        model: &str,
+        request: &ChatRequest,
+        sink: &mut dyn ChatSink,
+    ) -> Result<(), ChatModelError> {
         if self.base_url.is_empty() {
             return Err(unreachable(
                 "no LLM endpoint is configured (LLM_BASE_URL or the site's llm.base_url)",
@@ -336,7 +357,7 @@ impl ChatModel for Upstream {
         let body = match self.provider {
             Provider::OpenAi => {
                 let mut builder =
-                    openai::ChatRequestBuilder::new(&self.model, &request.messages).stream(true);
+                    openai::ChatRequestBuilder::new(model, &request.messages).stream(true);
                 if !request.tools.is_empty() {
                     builder = builder.tools(&request.tools);
                 }
@@ -350,7 +371,7 @@ impl ChatModel for Upstream {
             }
             Provider::Ollama => {
                 let mut builder =
-                    ollama::OllamaChatRequest::new(&self.model, &request.messages).stream(true);
+                    ollama::OllamaChatRequest::new(model, &request.messages).stream(true);
                 if !request.tools.is_empty() {
                     builder = builder.tools(&request.tools);
                 }

@@ -10,6 +10,7 @@ use worker::{Env, Request, Response};
 use crate::auth::{self, Caller};
 use crate::bindings::d1_store::D1Store;
 use crate::routes::body;
+use crate::site::guarded::GuardedPatch;
 use crate::site::{self, KeyKind, LlmSettings, Site, SiteConfig, endpoint, sealed};
 use crate::{ApiError, now_ms};
 
@@ -25,6 +26,7 @@ pub(crate) struct SitePatch {
     allowed_origins: Option<Vec<String>>,
     starter_prompts: Option<Vec<String>>,
     title: Option<String>,
+    guarded: Option<GuardedPatch>,
 }
 
 /// `llm` in a site body: replaces the site's LLM settings. `api_key` is write-only and
@@ -235,6 +237,9 @@ pub(crate) async fn create_site(mut req: Request, env: &Env) -> Result<Response,
         .map(|llm| llm.check(env, &site.id))
         .transpose()?;
     patch.apply(&mut site, llm.as_ref())?;
+    if let Some(guarded) = &patch.guarded {
+        site.config.guarded = Some(guarded.check(env, &site.id, None)?);
+    }
     site::insert(&env.d1("DB")?, &site, now).await?;
     let body = serde_json::json!({"site": site.public_view(), "public_key": public_key, "secret_key": secret_key});
     Ok(Response::from_json(&body)?.with_status(201))
@@ -282,6 +287,10 @@ pub(crate) async fn update_site(mut req: Request, env: &Env) -> Result<Response,
         }
         let mut site = current.site.clone();
         patch.apply(&mut site, llm.as_ref())?;
+        if let Some(guarded) = &patch.guarded {
+            let old = site.config.guarded.take();
+            site.config.guarded = Some(guarded.check(env, id, old.as_ref())?);
+        }
         site.seal_legacy_key(env);
         if site::save_config(&db, &current, &site, now_ms()).await? {
             let hashes = [site.public_key_hash.as_str(), site.secret_key_hash.as_str()];

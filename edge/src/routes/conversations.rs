@@ -310,6 +310,16 @@ async fn accept(
     input: &TurnInput,
 ) -> Result<Response, ApiError> {
     let received = engine::receive(services, assistant, input).await?;
+    if let Received::Refused { reply, .. } = &received {
+        // Refused before anything was stored (`guarded`'s guardrail): nothing to queue,
+        // the refusal is the answer.
+        let refused = serde_json::json!({
+            "conversation_id": input.conversation_id,
+            "refused": true,
+            "message": {"role": "assistant", "kind": reply.kind.as_str(), "content": reply.content},
+        });
+        return Ok(Response::from_json(&refused)?);
+    }
     // The visitor's message's embedding.
     ctx.wait_until(services.queue_flush());
     if let Received::Pending(pending) = &received {

@@ -40,6 +40,7 @@ pub(crate) async fn run(cx: &ToolContext<'_>, call: ToolCall) -> Value {
         ToolCall::GetConversation { .. } => "get_conversation",
         ToolCall::SendMessage { .. } => "send_message",
         ToolCall::LookupWarranty { .. } => "lookup_warranty",
+        ToolCall::Guarded { method, .. } => method,
     };
     match outcome(cx, call).await {
         Ok(result) => result,
@@ -118,6 +119,21 @@ async fn outcome(cx: &ToolContext<'_>, call: ToolCall) -> Result<Value, ApiError
                 }),
                 None => json!({"found": false, "serial": serial}),
             }))
+        }
+        // `guarded`'s memory and search tools: the seed's JSON-RPC methods, which read and
+        // write any conversation of the site, so only the site's own server may call them.
+        ToolCall::Guarded { method, params } => {
+            if !matches!(cx.visitor, Visitor::Site) {
+                return Ok(tools::error(
+                    "This tool takes the site's secret key without a user token.",
+                ));
+            }
+            Ok(
+                match super::jsonrpc::call(cx.env, cx.site, method, &params).await {
+                    Ok(result) => tools::result(result),
+                    Err(error) => tools::error(&error.describe()),
+                },
+            )
         }
     }
 }

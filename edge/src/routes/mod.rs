@@ -10,7 +10,9 @@ pub(crate) mod body;
 mod conversations;
 mod debug_script;
 mod feedback;
+mod guarded_admin;
 mod health;
+pub(crate) mod jsonrpc;
 mod knowledge;
 mod mcp;
 mod mcp_tools;
@@ -36,6 +38,8 @@ pub(crate) enum Route {
     KnowledgeReindex,
     KnowledgeList,
     AdminSearch,
+    AdminSearchPages,
+    JsonRpc,
     ConversationCreate,
     ConversationMessage,
     ConversationHistory,
@@ -78,6 +82,8 @@ impl Route {
             ["admin", "index"] => (Self::KnowledgeReindex, is(Method::Post)),
             ["admin", "knowledge"] => (Self::KnowledgeList, is(Method::Get)),
             ["admin", "search"] => (Self::AdminSearch, is(Method::Post)),
+            ["admin", "search-pages"] => (Self::AdminSearchPages, is(Method::Put)),
+            ["jsonrpc"] => (Self::JsonRpc, is(Method::Post)),
             ["admin", "feedback"] => (Self::AdminFeedback, is(Method::Get)),
             ["conversations"] => (Self::ConversationCreate, is(Method::Post)),
             ["conversations", _] => (Self::ConversationDelete, is(Method::Delete)),
@@ -125,6 +131,8 @@ impl Route {
             Self::KnowledgeReindex => "knowledge_reindex",
             Self::KnowledgeList => "knowledge_list",
             Self::AdminSearch => "admin_search",
+            Self::AdminSearchPages => "admin_search_pages",
+            Self::JsonRpc => "jsonrpc",
             Self::ConversationCreate => "conversation_create",
             Self::ConversationMessage => "conversation_message",
             Self::ConversationHistory => "conversation_history",
@@ -196,6 +204,8 @@ pub(crate) async fn handle(
         Route::KnowledgeReindex => knowledge::reindex(req, env).await,
         Route::KnowledgeList => knowledge::list(req, env).await,
         Route::AdminSearch => knowledge::search(req, env).await,
+        Route::AdminSearchPages => guarded_admin::put_search_pages(req, env).await,
+        Route::JsonRpc => jsonrpc::handle(req, env).await,
         Route::ConversationCreate => conversations::create(req, env, rc.ctx).await,
         Route::ConversationMessage => {
             let id = segment(&req, 1);

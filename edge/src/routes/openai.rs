@@ -25,10 +25,14 @@ use concierge_core::boundary::ConversationStore;
 use concierge_core::conversation::{Conversation, Scope, StoredMessage};
 use concierge_core::engine::{self, NewConversation, StatelessInput, TurnOutcome};
 use concierge_core::error::Error;
-use concierge_core::openai_api::{ChatCompletion, ChatCompletionBody, ChatTarget, assistant_id};
+use concierge_core::openai_api::{
+    ChatCompletion, ChatCompletionBody, ChatTarget, NEW_CHAT, assistant_id,
+};
 use concierge_core::stream::openai_out::OpenAiChunkEncoder;
+use concierge_core::template::Template;
 use concierge_core::turn::{TurnEvent, TurnInput};
 use futures_channel::oneshot;
+use serde::Deserialize;
 use serde_json::json;
 use worker::{Context, Env, Request, Response};
 
@@ -46,10 +50,22 @@ const CHAT_ID_HEADER: &str = "x-concierge-chat-id";
 /// time (the engine keeps its last messages, up to the template's history window).
 const MAX_COMPLETION_BODY_BYTES: usize = 256 * 1024;
 
+/// The id `model` names the site's assistant by: `guarded.assistant_id` when a `guarded`
+/// site sets one (the seed's `dental-duckduckgo`), else [`assistant_id`].
+fn site_model_id(site: &Site) -> String {
+    match &site.config.guarded {
+        Some(settings) if site.template == Template::Guarded => settings
+            .assistant_id
+            .clone()
+            .unwrap_or_else(|| assistant_id(&site.id)),
+        _ => assistant_id(&site.id),
+    }
+}
+
 /// The site's assistant as a model object.
 fn model_json(site: &Site) -> serde_json::Value {
     json!({
-        "id": assistant_id(&site.id),
+        "id": site_model_id(site),
         "object": "model",
         "created": site.created_at / 1000,
         "owned_by": site.name,
@@ -67,7 +83,7 @@ pub(crate) async fn models(req: Request, env: &Env) -> Result<Response, ApiError
 /// `GET /v1/models/{id}`.
 pub(crate) async fn model(req: Request, env: &Env, id: &str) -> Result<Response, ApiError> {
     let caller = auth::site_caller(&req, env, false).await?;
-    if id != assistant_id(&caller.site.id) {
+    if id != site_model_id(&caller.site) {
         return Err(ApiError::UnknownModel);
     }
     Ok(Response::from_json(&model_json(&caller.site))?)
@@ -84,6 +100,11 @@ pub(crate) async fn conversation(req: Request, env: &Env, id: &str) -> Result<Re
         .load_recent_messages(conversation.scope(), 1_000)
         .await
         .map_err(ApiError::store)?;
+    let summary = services
+        .store
+        .load_summary(conversation.scope())
+        .await
+        .map_err(ApiError::store)?;
     let body = json!({
         "id": conversation.id,
         "object": "conversation",
@@ -93,6 +114,7 @@ pub(crate) async fn conversation(req: Request, env: &Env, id: &str) -> Result<Re
             "template": caller.site.template,
         },
         "messages": messages.iter().map(message_json).collect::<Vec<_>>(),
+        "summary": summary.map(|s| s.content).unwrap_or_default(),
     });
     Ok(Response::from_json(&body)?)
 }
@@ -131,21 +153,33 @@ pub(crate) async fn chat_completions(
     let caller = auth::site_caller(&req, env, false).await?;
     let visitor = auth::visitor(&req, env, &caller)?;
     let idempotency_key = req.headers().get("idempotency-key").ok().flatten();
-    let body: ChatCompletionBody = body::json_up_to(
+    let header_chat_id = req.headers().get("x-chat-id").ok().flatten();
+    let raw: serde_json::Value = body::json_up_to(
         &mut req,
         MAX_COMPLETION_BODY_BYTES,
         "The request body is over 256 KB.",
     )
     .await?;
+    let mut body = ChatCompletionBody::deserialize(&raw)
+        .map_err(|e| ApiError::bad_request(format!("Invalid body: {e}")))?;
+    let site = caller.site;
+    let guarded = site.template == Template::Guarded;
+    if guarded && body.chat_id.is_none() {
+        // The seed's frontend always names its conversation (`chat_id`, or `X-Chat-Id`);
+        // without one a new conversation is opened.
+        body.chat_id = Some(header_chat_id.unwrap_or_else(|| NEW_CHAT.to_string()));
+    }
     let request = body
         .validate()
         .map_err(|why| ApiError::BadField(why.param(), why.to_string()))?;
-    let site = caller.site;
-    let model = assistant_id(&site.id);
+    let model = site_model_id(&site);
     if request.model != model {
         return Err(ApiError::UnknownModel);
     }
-    let assistant = SiteAssistant::for_site(&site)?;
+    let mut assistant = SiteAssistant::for_site(&site)?;
+    if let SiteAssistant::Guarded(config) = &mut assistant {
+        guarded_models(&site, &raw, config)?;
+    }
     let services = Services::new(env, &site)?;
     let identity = match &visitor {
         Visitor::User(identity) => identity.clone(),
@@ -170,11 +204,24 @@ pub(crate) async fn chat_completions(
             };
             (TurnRun::Stateless(input), None, false)
         }
-        ChatTarget::Continue { chat_id, text } => {
+        ChatTarget::Continue { chat_id, text } if !guarded => {
             reachable(&services, &site.id, &chat_id, &visitor).await?;
             (stored(chat_id.clone(), text), Some(chat_id), false)
         }
-        ChatTarget::New { text } => {
+        // `guarded` (seed): an unknown `chat_id` opens a new conversation, under a
+        // server-minted id (a client-chosen id is never adopted).
+        ChatTarget::Continue { chat_id, text }
+            if auth::reachable_conversation(
+                &services.store,
+                Scope::new(&site.id, &chat_id),
+                &visitor,
+            )
+            .await?
+            .is_some() =>
+        {
+            (stored(chat_id.clone(), text), Some(chat_id), false)
+        }
+        ChatTarget::Continue { text, .. } | ChatTarget::New { text } => {
             let new = NewConversation {
                 site_id: site.id.clone(),
                 user_id: identity.as_ref().map(|i| i.sub.clone()),
@@ -267,4 +314,33 @@ async fn complete(
         (ApiError::Internal(error), true)
     })?;
     result.map_err(|error| (ApiError::from(error), started))
+}
+
+/// `guarded`'s per-request models (the seed's user config, `ollama_model` and
+/// `ollama_guardrail_model`): accepted only from the site's `guarded.allowed_models`,
+/// otherwise 400 (a visitor must not pick a costly model).
+fn guarded_models(
+    site: &Site,
+    raw: &serde_json::Value,
+    config: &mut concierge_core::flows::guarded::GuardedConfig,
+) -> Result<(), ApiError> {
+    let allowed = site.guarded().allowed_models;
+    for (field, slot) in [
+        ("ollama_model", &mut config.chat_model),
+        ("ollama_guardrail_model", &mut config.guardrail_model),
+    ] {
+        let Some(value) = raw.get(field).filter(|v| !v.is_null()) else {
+            continue;
+        };
+        match value.as_str() {
+            Some(model) if allowed.iter().any(|m| m == model) => *slot = Some(model.to_string()),
+            _ => {
+                return Err(ApiError::BadField(
+                    field,
+                    format!("`{field}` must be one of the site's allowed models."),
+                ));
+            }
+        }
+    }
+    Ok(())
 }

@@ -6,11 +6,13 @@
 //! another.
 
 use concierge_core::conversation::{Language, StoredMessage};
-use concierge_core::engine::{Answer, Assistant, Platform, Turn, TurnConfig};
+use concierge_core::engine::{Answer, Assistant, Platform, Refusal, Turn, TurnConfig};
 use concierge_core::error::Error;
+use concierge_core::flows::guarded::GuardedConfig;
 use concierge_core::flows::shop::ShopConfig;
 use concierge_core::prompt::Persona;
 use concierge_core::template::Template;
+use concierge_core::turn::TurnInput;
 
 use super::{DEFAULT_MAX_TOKENS, Site};
 use crate::ApiError;
@@ -20,6 +22,8 @@ use crate::ApiError;
 pub(crate) enum SiteAssistant {
     /// Seed 000's store assistant.
     Shop(ShopConfig),
+    /// Seed 004's domain-restricted advisor.
+    Guarded(GuardedConfig),
     /// The site's assistant, except that a conversation's staged test script plays first
     /// ([`super::scripted`]; only while `DEBUG_ROUTES` is on).
     Scripted(Box<SiteAssistant>),
@@ -30,6 +34,12 @@ impl SiteAssistant {
     pub(crate) fn for_site(site: &Site) -> Result<Self, ApiError> {
         match site.template {
             Template::Shop => Ok(Self::Shop(shop_config(site))),
+            Template::Guarded => {
+                let max_tokens = site.config.llm.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
+                Ok(Self::Guarded(super::guarded::guarded_config(
+                    site, max_tokens,
+                )))
+            }
             unbuilt => Err(ApiError::TemplateUnavailable(unbuilt)),
         }
     }
@@ -66,6 +76,7 @@ impl Assistant for SiteAssistant {
     fn template(&self) -> Template {
         match self {
             Self::Shop(shop) => shop.template(),
+            Self::Guarded(guarded) => guarded.template(),
             Self::Scripted(inner) => inner.template(),
         }
     }
@@ -73,6 +84,7 @@ impl Assistant for SiteAssistant {
     fn config(&self) -> &TurnConfig {
         match self {
             Self::Shop(shop) => shop.config(),
+            Self::Guarded(guarded) => guarded.config(),
             Self::Scripted(inner) => inner.config(),
         }
     }
@@ -80,6 +92,7 @@ impl Assistant for SiteAssistant {
     fn greeting(&self, language: Language) -> &str {
         match self {
             Self::Shop(shop) => Assistant::greeting(shop, language),
+            Self::Guarded(guarded) => guarded.greeting(language),
             Self::Scripted(inner) => inner.greeting(language),
         }
     }
@@ -87,7 +100,21 @@ impl Assistant for SiteAssistant {
     fn stored_intent(&self, reply: &StoredMessage) -> (Option<&'static str>, Option<f32>) {
         match self {
             Self::Shop(shop) => shop.stored_intent(reply),
+            Self::Guarded(guarded) => guarded.stored_intent(reply),
             Self::Scripted(inner) => inner.stored_intent(reply),
+        }
+    }
+
+    async fn screen<P: Platform>(
+        &self,
+        platform: &P,
+        input: &TurnInput,
+        text: &str,
+    ) -> Result<Option<Refusal>, Error> {
+        match self {
+            Self::Shop(shop) => shop.screen(platform, input, text).await,
+            Self::Guarded(guarded) => guarded.screen(platform, input, text).await,
+            Self::Scripted(inner) => Box::pin(inner.screen(platform, input, text)).await,
         }
     }
 
@@ -98,6 +125,7 @@ impl Assistant for SiteAssistant {
     ) -> Result<Answer, Error> {
         match self {
             Self::Shop(shop) => shop.answer(platform, turn).await,
+            Self::Guarded(guarded) => guarded.answer(platform, turn).await,
             Self::Scripted(inner) => match super::scripted::take(platform, turn).await {
                 Some(script) => super::scripted::play(platform, turn, script).await,
                 None => Box::pin(inner.answer(platform, turn)).await,

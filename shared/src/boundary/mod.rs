@@ -72,6 +72,16 @@ pub enum LogRecord<'a> {
         /// Detail for operators.
         detail: &'a str,
     },
+    /// One step of a template's flow, as its seed names it (e.g. `guarded`'s
+    /// `[STEP 2.1] Guardrail result: PASSED`).
+    Step {
+        /// The conversation.
+        conversation_id: &'a str,
+        /// The seed's step number, e.g. `"2.1"`.
+        step: &'static str,
+        /// The step's message.
+        msg: &'a str,
+    },
 }
 
 impl LogRecord<'_> {
@@ -81,6 +91,9 @@ impl LogRecord<'_> {
             Self::Classification(log) => log.to_json_line(),
             Self::Warning { conversation_id, code, detail } => {
                 serde_json::json!({ "warning": code, "conversation_id": conversation_id, "detail": detail }).to_string()
+            }
+            Self::Step { conversation_id, step, msg } => {
+                serde_json::json!({ "step": step, "msg": msg, "conversation_id": conversation_id }).to_string()
             }
         }
     }

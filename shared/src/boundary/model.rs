@@ -46,4 +46,17 @@ pub trait ChatModel {
         request: &ChatRequest,
         sink: &mut dyn ChatSink,
     ) -> Result<(), ChatModelError>;
+
+    /// Runs `request` on the provider's model named `model` instead of the configured one
+    /// (a template with a model per step, e.g. `guarded`'s small guardrail model). Models
+    /// that cannot switch keep the default: they run their own model.
+    async fn stream_with_model(
+        &self,
+        model: &str,
+        request: &ChatRequest,
+        sink: &mut dyn ChatSink,
+    ) -> Result<(), ChatModelError> {
+        let _ = model;
+        self.stream(request, sink).await
+    }
 }

@@ -196,4 +196,23 @@ pub trait ConversationStore {
 
     /// Replaces the conversation's summary.
     async fn save_summary(&self, scope: Scope<'_>, summary: &Summary) -> Result<(), ServiceError>;
+
+    /// Memory compression (seed 004): when the conversation holds more than `above`
+    /// dialogue messages (the visitor's and the assistant's, not the greeting), the ones
+    /// older than its `keep_recent` most recent uncompressed ones are compressed — flagged,
+    /// kept for display but left out of memory views — or deleted when `delete`. How many.
+    /// Stores that cannot compress keep the default: unavailable.
+    async fn compress_messages(
+        &self,
+        scope: Scope<'_>,
+        keep_recent: usize,
+        above: usize,
+        delete: bool,
+    ) -> Result<usize, ServiceError> {
+        let _ = (scope, keep_recent, above, delete);
+        Err(ServiceError::new(
+            crate::error::ServiceErrorKind::Unavailable,
+            "this store does not compress messages",
+        ))
+    }
 }

@@ -52,6 +52,16 @@ pub enum Received {
         /// The stored reply.
         reply: StoredMessage,
     },
+    /// The template refused the message before storing it ([`Assistant::screen`]): the
+    /// refusal is the answer, and neither is stored (their ids are minted, not stored).
+    Refused {
+        /// The id announced for the visitor's (unstored) message.
+        user_message_id: String,
+        /// The refusal, as an unstored [`MessageKind::Refusal`] reply.
+        reply: StoredMessage,
+        /// The language of the refusal.
+        language: crate::conversation::Language,
+    },
 }
 
 impl Received {
@@ -60,6 +70,9 @@ impl Received {
         match self {
             Self::Pending(pending) => &pending.start.message.id,
             Self::Answered { start, .. } => &start.message.id,
+            Self::Refused {
+                user_message_id, ..
+            } => user_message_id,
         }
     }
 
@@ -67,7 +80,7 @@ impl Received {
     pub fn reply_id(&self) -> &str {
         match self {
             Self::Pending(pending) => &pending.reply_id,
-            Self::Answered { reply, .. } => &reply.id,
+            Self::Answered { reply, .. } | Self::Refused { reply, .. } => &reply.id,
         }
     }
 }
@@ -75,7 +88,8 @@ impl Received {
 /// Receiving on its own: validates the visitor's message and stores it with its turn
 /// (queuing its embedding), or — when its idempotency key was used before in the
 /// conversation — finds the stored one again: answered, or claimed for a new attempt under
-/// a new reply id.
+/// a new reply id. A message the template's [`Assistant::screen`] refuses is never stored
+/// ([`Received::Refused`]).
 pub async fn receive<P: Platform, A: Assistant>(
     platform: &P,
     assistant: &A,
@@ -89,6 +103,9 @@ pub async fn receive<P: Platform, A: Assistant>(
     let window = assistant.config().history_window;
     let scope = Scope::new(&input.site_id, &input.conversation_id);
     let store = platform.store();
+    if let Some(refusal) = assistant.screen(platform, input, text).await? {
+        return refused(platform, scope, refusal).await;
+    }
     let message = StoredMessage {
         role: Role::User,
         ..assistant_message(
@@ -133,6 +150,32 @@ pub async fn receive<P: Platform, A: Assistant>(
             start: resumed.start,
             reply_id: resumed.reply_id,
         }),
+    })
+}
+
+/// A refused message's answer, once its conversation is known to exist on the site.
+async fn refused<P: Platform>(
+    platform: &P,
+    scope: Scope<'_>,
+    refusal: super::Refusal,
+) -> Result<Received, Error> {
+    platform
+        .store()
+        .load_conversation(scope)
+        .await
+        .map_err(Error::Store)?
+        .ok_or(Error::ConversationNotFound)?;
+    let now = platform.clock().now_ms();
+    let reply = assistant_message(
+        platform.ids().new_id(),
+        MessageKind::Refusal,
+        refusal.text,
+        now,
+    );
+    Ok(Received::Refused {
+        user_message_id: platform.ids().new_id(),
+        reply,
+        language: refusal.language,
     })
 }
 
@@ -202,6 +245,24 @@ async fn streamed<P: Platform, A: Assistant>(
                 confidence,
                 language: start.conversation.language,
                 route: Vec::new(),
+                usage: None,
+                reply,
+            });
+        }
+        Received::Refused {
+            user_message_id,
+            reply,
+            language,
+        } => {
+            sink.emit(TurnEvent::Chunk {
+                text: reply.content.clone(),
+            });
+            return Ok(TurnOutcome {
+                user_message_id,
+                intent: None,
+                confidence: None,
+                language,
+                route: alloc::vec!["refuse"],
                 usage: None,
                 reply,
             });

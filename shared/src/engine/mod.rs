@@ -53,7 +53,7 @@ use crate::identity::UserIdentity;
 use crate::payload::Payload;
 use crate::retrieval::RetrievalOptions;
 use crate::template::Template;
-use crate::turn::{TurnEvent, TurnSink};
+use crate::turn::{TurnEvent, TurnInput, TurnSink};
 
 /// The boundaries a turn reaches the world through, as one type.
 ///
@@ -167,9 +167,31 @@ pub trait Assistant {
         (None, None)
     }
 
+    /// Screens the visitor's (valid, trimmed) `text` *before* it is stored: `Ok(Some(_))`
+    /// refuses it — the refusal is streamed as the answer and nothing is stored — and an
+    /// error fails the turn with nothing stored. Templates without a guardrail keep the
+    /// default: every message goes on to be stored and answered.
+    async fn screen<P: Platform>(
+        &self,
+        _platform: &P,
+        _input: &TurnInput,
+        _text: &str,
+    ) -> Result<Option<Refusal>, Error> {
+        Ok(None)
+    }
+
     /// Answers the turn's visitor message, whose reply id is already announced.
     async fn answer<P: Platform>(&self, platform: &P, turn: &mut Turn<'_>)
     -> Result<Answer, Error>;
+}
+
+/// A visitor's message refused by [`Assistant::screen`]: answered with `text`, never stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// The refusal, in the visitor's language.
+    pub text: String,
+    /// The language the message was detected in.
+    pub language: Language,
 }
 
 /// How a turn keeps what it produces.

@@ -2,8 +2,10 @@
 //! the [`Flow`](crate::graph::Flow) that runs them.
 //!
 //! - [`shop`] — the store assistant (seed 000).
+//! - [`guarded`] — a domain-restricted advisor with a guardrail (seed 004).
 //!
-//! `analyst` (seed 001), `rental` (002), `knowledge` (003) and `guarded` (004) come next;
+//! `analyst` (seed 001), `rental` (002) and `knowledge` (003) come next;
 //! the crate docs show how each maps onto the engine.
 
+pub mod guarded;
 pub mod shop;

@@ -56,6 +56,13 @@ pub enum ToolCall {
         /// The serial, trimmed.
         serial: String,
     },
+    /// A `guarded` tool ([`super::guarded_tools`]): the seed's JSON-RPC method it runs.
+    Guarded {
+        /// The JSON-RPC method, e.g. `memory-server/memory/get_context`.
+        method: &'static str,
+        /// Its params.
+        params: Value,
+    },
 }
 
 /// The tools a site running `template` offers, as `tools/list` lists them.
@@ -120,6 +127,9 @@ pub fn list(template: Template) -> Vec<Value> {
             true,
         ));
     }
+    if template == Template::Guarded {
+        tools.extend(super::guarded_tools::list());
+    }
     tools
 }
 
@@ -177,6 +187,13 @@ pub fn parse_call(
         .any(|tool| tool["name"].as_str() == Some(name));
     if !known {
         return Err(format!("Unknown tool: {name}"));
+    }
+    if template == Template::Guarded
+        && super::guarded_tools::list()
+            .iter()
+            .any(|t| t["name"] == name)
+    {
+        return super::guarded_tools::parse(name, arguments);
     }
     let invalid = |why: String| format!("Invalid arguments for {name}: {why}");
     let mut take = |key: &str| arguments.remove(key);

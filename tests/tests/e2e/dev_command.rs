@@ -1,11 +1,12 @@
 //! `make dev` as a newcomer runs it: `scripts/dev.sh` with the LLM endpoint given in the
 //! environment (`LLM_BASE_URL=… make dev`) and other settings in a vars file (`.dev.vars`).
 //! The demo site must answer from that endpoint, with the vars file's model, and embed
-//! through the same endpoint (the embeddings default is `LLM_BASE_URL`).
+//! through the same endpoint (the embeddings default is `LLM_BASE_URL`); the `guarded`
+//! demo (a dental advisor) answers with its seeded search pages as sources.
 
 use std::time::Duration;
 
-use concierge_e2e::api::{eventually, streamed_text, terminal};
+use concierge_e2e::api::{eventually, fixed_sentence, streamed_text, terminal};
 use concierge_e2e::upstream::{Reply, ScriptedUpstream};
 use concierge_e2e::{
     agent, free_port, into_parts, read_events, repo_root, scratch_dir, supervise_command,
@@ -94,6 +95,50 @@ fn make_dev_takes_the_llm_endpoint_from_the_environment_and_the_vars_file() {
         .find(|r| r.path == "/v1/embeddings")
         .expect("embeddings request");
     assert_eq!(embed.body["model"], "embed-from-vars-file");
+    guarded_demo(&base, &upstream, dev_log);
+}
+
+/// The `guarded` demo `make dev` seeds (a Vietnamese dental advisor, keys printed): the
+/// seed's model id `dental-duckduckgo` answers an in-domain question with the seeded local
+/// search pages as sources, and refuses an off-domain one.
+fn guarded_demo(base: &str, upstream: &ScriptedUpstream, dev_log: impl Fn() -> String) {
+    eventually(
+        Duration::from_secs(30),
+        "the dental demo's keys printed",
+        || dev_log().contains("sk_dental_local_only").then_some(()),
+    );
+    let complete = |question: &str| {
+        let (status, body) = into_parts(
+            agent()
+                .post(&format!("{base}/v1/chat/completions"))
+                .set("authorization", "Bearer sk_dental_local_only")
+                .send_json(json!({"model": "dental-duckduckgo",
+                    "messages": [{"role": "user", "content": question}]})),
+        );
+        assert_eq!(status, 200, "{body}");
+        let json: Value = serde_json::from_str(&body).expect("JSON");
+        json["choices"][0]["message"]["content"]
+            .as_str()
+            .expect("content")
+            .to_string()
+    };
+    upstream.push(Reply::text("YES"));
+    upstream.push(Reply::text("Bạn nên cạo vôi răng 6 tháng một lần."));
+    upstream.push(Reply::text("Hỏi về cạo vôi răng."));
+    let answer = complete("Bao lâu nên cạo vôi răng một lần?");
+    assert!(
+        answer.starts_with("Bạn nên cạo vôi răng 6 tháng một lần.\n\nNguồn tham khảo:\n\n1. "),
+        "{answer}"
+    );
+    assert!(
+        answer.contains(
+            "Cạo vôi răng định kỳ: bao lâu một lần? - https://nhakhoa-demo.example/dich-vu/cao-voi-rang"
+        ),
+        "{answer}"
+    );
+    upstream.push(Reply::text("NO"));
+    let refusal = fixed_sentence("guarded_fixed_vi.md", "refusal").replace("{domain}", "nha khoa");
+    assert_eq!(complete("Giá vàng hôm nay bao nhiêu?"), refusal);
 }
 
 /// Stops `make dev` (its whole process group) when the test ends.

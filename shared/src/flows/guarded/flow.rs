@@ -1,0 +1,288 @@
+//! The steps of a `guarded` turn (see the module docs of [`super`]).
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use super::config::{GuardedConfig, KEEP_RECENT_MESSAGES};
+use super::guardrail::{Verdict, parse_verdict};
+use super::prompt::{self, PromptParts};
+use super::sources::{extract_sources, sources_section};
+use super::steps;
+use crate::boundary::{ChatModel, ChatRequest, LogRecord, Logger};
+use crate::chat::{ChatEvent, Role, Usage};
+use crate::conversation::{Language, MessageKind, Metadata, StoredMessage};
+use crate::engine::{Answer, Platform, Refusal, Turn, TurnMode, store_reply};
+use crate::error::{ChatModelError, ChatModelErrorKind, Error};
+use crate::language;
+use crate::turn::TurnEvent;
+
+/// The turn's language, detected once from the visitor's message (an explicit request such
+/// as "answer in English" wins) and reused by the guardrail, the refusal and the prompt.
+pub fn turn_language(text: &str) -> Language {
+    language::requested(text).unwrap_or_else(|| language::detect(text))
+}
+
+/// The recent window (step 6): the last [`KEEP_RECENT_MESSAGES`] messages of `history`
+/// (the messages *before* the visitor's), leaving out the greeting and partial replies of
+/// failed turns.
+pub fn recent_window(history: &[StoredMessage]) -> Vec<StoredMessage> {
+    let kept: Vec<&StoredMessage> = history
+        .iter()
+        .filter(|m| m.kind != MessageKind::Greeting && !m.is_incomplete())
+        .filter(|m| matches!(m.role, Role::User | Role::Assistant))
+        .collect();
+    let skip = kept.len().saturating_sub(KEEP_RECENT_MESSAGES);
+    kept.into_iter().skip(skip).cloned().collect()
+}
+
+/// The seed's accumulation: `existing + "\n\n" + new`, or just `new` when there is no
+/// summary yet.
+pub fn accumulate_summary(existing: &str, new: &str) -> String {
+    if existing.trim().is_empty() {
+        String::from(new)
+    } else {
+        format!("{existing}\n\n{new}")
+    }
+}
+
+pub(super) fn step(logger: &dyn Logger, conversation_id: &str, step: &'static str, msg: &str) {
+    logger.log(&LogRecord::Step {
+        conversation_id,
+        step,
+        msg,
+    });
+}
+
+/// Runs `request` on `model` (the site's when `None`) and collects its text.
+pub(super) async fn complete<P: Platform>(
+    platform: &P,
+    model: Option<&str>,
+    request: &ChatRequest,
+) -> Result<String, Error> {
+    let mut text = String::new();
+    let mut upstream = None;
+    let mut sink = |event: ChatEvent| match event {
+        ChatEvent::TextDelta(delta) => text.push_str(&delta),
+        ChatEvent::Error(error) => upstream = Some(error),
+        _ => {}
+    };
+    match model {
+        Some(model) => {
+            platform
+                .model()
+                .stream_with_model(model, request, &mut sink)
+                .await
+        }
+        None => platform.model().stream(request, &mut sink).await,
+    }
+    .map_err(Error::ChatModel)?;
+    match upstream {
+        Some(error) => Err(upstream_error(&error.message)),
+        None => Ok(text),
+    }
+}
+
+pub(super) fn upstream_error(message: &str) -> Error {
+    Error::ChatModel(ChatModelError::new(ChatModelErrorKind::Upstream, message))
+}
+
+/// The guardrail (seed step 4): `Some(refusal)` for an off-domain question. A model
+/// failure is an error, not a rejection.
+pub(super) async fn screen<P: Platform>(
+    config: &GuardedConfig,
+    platform: &P,
+    conversation_id: &str,
+    text: &str,
+) -> Result<Option<Refusal>, Error> {
+    let logger = platform.logger();
+    let language = turn_language(text);
+    let extracted = if config.debug_log {
+        format!("Extracted user message: {text}")
+    } else {
+        format!(
+            "Extracted user message: {} characters ({})",
+            text.chars().count(),
+            language.as_str()
+        )
+    };
+    step(logger, conversation_id, "1.2", &extracted);
+    let request = prompt::guardrail_request(config, language, text);
+    let reply = complete(platform, config.guardrail_model.as_deref(), &request).await?;
+    let verdict = parse_verdict(&reply);
+    let result = format!("Guardrail result: {}", verdict.as_str());
+    step(logger, conversation_id, "2.1", &result);
+    if verdict == Verdict::Passed {
+        return Ok(None);
+    }
+    step(
+        logger,
+        conversation_id,
+        "2.3",
+        "Question rejected - NOT saved to memory",
+    );
+    Ok(Some(Refusal {
+        text: config.texts(language).refusal.clone(),
+        language,
+    }))
+}
+
+/// Steps 5–14 for a passed, stored question.
+pub(super) async fn answer<P: Platform>(
+    config: &GuardedConfig,
+    platform: &P,
+    turn: &mut Turn<'_>,
+) -> Result<Answer, Error> {
+    let logger = platform.logger();
+    let mut history = core::mem::take(&mut turn.history);
+    let question = history.pop().map(|m| m.content).unwrap_or_default();
+    let language = turn_language(&question);
+    turn.language = language;
+    let conversation_id = turn.conversation.id.clone();
+    let log = |id: &'static str, msg: &str| step(logger, &conversation_id, id, msg);
+    if turn.mode == TurnMode::Stateless
+        && let Some(refusal) = screen(config, platform, &conversation_id, &question).await?
+    {
+        turn.sink.emit(TurnEvent::Chunk {
+            text: refusal.text.clone(),
+        });
+        let reply = store_reply(
+            platform,
+            turn,
+            MessageKind::Refusal,
+            refusal.text,
+            Metadata::new(),
+            Vec::new(),
+        )
+        .await?;
+        return Ok(done(reply, None, &["guardrail", "refuse"]));
+    }
+    log("3.1", &format!("Conversation ID: {conversation_id}"));
+    let recent = recent_window(&history);
+    log(
+        "4.1",
+        &format!("Retrieved {} messages from memory", recent.len()),
+    );
+    let summary = steps::load_summary(platform, turn).await;
+    if summary.is_empty() {
+        log(
+            "4.1",
+            "No existing summary (first question in conversation)",
+        );
+    } else if config.debug_log {
+        log("4.1", &format!("Found existing summary: {summary}"));
+    } else {
+        let n = summary.chars().count();
+        log("4.1", &format!("Found existing summary: {n} characters"));
+    }
+    let total = recent.len() + 1;
+    log(
+        "5.1",
+        &format!("Context built. Total messages in context: {total}"),
+    );
+    let results = steps::search(platform, turn, &question).await?;
+    let n = results.chars().count();
+    log(
+        "6.1",
+        &format!("Search completed. Results length: {n} characters"),
+    );
+    if !summary.is_empty() {
+        let n = summary.chars().count();
+        log(
+            "7.2",
+            &format!("Using existing summary as context. Summary length: {n} characters"),
+        );
+    }
+    let parts = PromptParts {
+        language,
+        summary: &summary,
+        recent: &recent,
+        question: &question,
+        results: &results,
+    };
+    let request = prompt::answer_request(config, parts);
+    let n = prompt::prompt_chars(&request);
+    log("7.4", &format!("Prompt built. Length: {n} characters"));
+    if config.debug_log {
+        let body: Vec<&str> = request
+            .messages
+            .iter()
+            .map(|m| m.content.as_str())
+            .collect();
+        log(
+            "7.4",
+            &format!(
+                "--- PROMPT START ---\n{}\n--- PROMPT END ---",
+                body.join("\n")
+            ),
+        );
+    }
+    log(
+        "8",
+        &format!("Generating response with LLM provider: {}", config.provider),
+    );
+    let (text, usage) = steps::generate(config, platform, turn, &request).await?;
+    if config.debug_log {
+        log(
+            "8.1",
+            &format!("--- RESPONSE START ---\n{text}\n--- RESPONSE END ---"),
+        );
+    }
+    let sources = extract_sources(&results);
+    let section = sources_section(language, &sources);
+    if !section.is_empty() {
+        turn.sink.emit(TurnEvent::Chunk {
+            text: section.clone(),
+        });
+    }
+    let formatted = format!("{text}{section}");
+    log(
+        "8.2",
+        &format!("Formatted response. Sources: {}", sources.len()),
+    );
+    if config.debug_log {
+        log(
+            "8.2",
+            &format!(
+                "--- FORMATTED RESPONSE START ---\n{formatted}\n--- FORMATTED RESPONSE END ---"
+            ),
+        );
+    }
+    let mut metadata = Metadata::new();
+    metadata.insert("sources".into(), sources.len().into());
+    let reply = store_reply(
+        platform,
+        turn,
+        MessageKind::Answer,
+        formatted,
+        metadata,
+        Vec::new(),
+    )
+    .await?;
+    if turn.mode != TurnMode::Stateless {
+        steps::update_summary(
+            config, platform, turn, &summary, &question, &text, reply.seq,
+        )
+        .await;
+    }
+    let route = [
+        "guardrail",
+        "memory_load",
+        "search",
+        "build_prompt",
+        "generate",
+        "format",
+        "save",
+    ];
+    Ok(done(reply, usage, &route))
+}
+
+fn done(reply: StoredMessage, usage: Option<Usage>, route: &[&'static str]) -> Answer {
+    Answer {
+        reply,
+        intent: None,
+        confidence: None,
+        usage,
+        route: route.to_vec(),
+    }
+}

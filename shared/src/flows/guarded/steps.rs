@@ -1,0 +1,217 @@
+//! Steps 6, 9, 12 and 14 of a `guarded` turn: the summary read, the search, the streamed
+//! answer and the summary update.
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use super::config::{
+    GuardedConfig, KEEP_RECENT_MESSAGES, MAX_SEARCH_RESULTS, SEARCH_TOOL, SUMMARIZE_THRESHOLD,
+};
+use super::flow::{complete, step, upstream_error};
+use super::prompt;
+use super::sources::{SourcesCut, results_text};
+use crate::boundary::{ChatModel, ChatRequest, ConversationStore, LogRecord, WebSearch};
+use crate::chat::{ChatEvent, FinishReason, Usage};
+use crate::conversation::{MessageKind, Metadata, Summary};
+use crate::engine::{Platform, Turn, TurnMode, store_reply};
+use crate::error::Error;
+use crate::turn::TurnEvent;
+
+use super::flow::accumulate_summary;
+
+/// The accumulated summary, `""` when there is none; a read error degrades to `""`
+/// (seed: "continue without memory"), logged.
+pub(super) async fn load_summary<P: Platform>(platform: &P, turn: &Turn<'_>) -> String {
+    if turn.mode == TurnMode::Stateless {
+        return String::new();
+    }
+    match platform.store().load_summary(turn.scope()).await {
+        Ok(summary) => summary.map(|s| s.content).unwrap_or_default(),
+        Err(error) => {
+            platform.logger().log(&LogRecord::Warning {
+                conversation_id: &turn.conversation.id,
+                code: "memory_unavailable",
+                detail: &error.detail,
+            });
+            String::new()
+        }
+    }
+}
+
+/// Step 9: the code-driven `duckduckgo_search`, shown as a tool call; an error fails the
+/// turn (seed: no fallback).
+pub(super) async fn search<P: Platform>(
+    platform: &P,
+    turn: &mut Turn<'_>,
+    question: &str,
+) -> Result<String, Error> {
+    let call_id = format!("{}-search", turn.reply_id);
+    turn.sink.emit(TurnEvent::ToolStart {
+        call_id: call_id.clone(),
+        name: SEARCH_TOOL.into(),
+        input: serde_json::json!({ "query": question }),
+    });
+    let found = platform.search().search(question, MAX_SEARCH_RESULTS).await;
+    let (ok, output) = match &found {
+        Ok(results) => {
+            let links: Vec<_> = results
+                .iter()
+                .map(|r| serde_json::json!({ "title": r.title, "url": r.url }))
+                .collect();
+            (true, serde_json::json!({ "results": links }))
+        }
+        Err(_) => (false, serde_json::json!({ "error": "search_unavailable" })),
+    };
+    turn.sink.emit(TurnEvent::ToolEnd {
+        call_id,
+        name: SEARCH_TOOL.into(),
+        ok,
+        output,
+    });
+    let mut results = found.map_err(Error::Search)?;
+    results.truncate(MAX_SEARCH_RESULTS);
+    Ok(results_text(&results))
+}
+
+/// Step 12: the answer, streamed through [`SourcesCut`]. On a model failure the text the
+/// visitor saw is stored marked incomplete (a streamed turn), and the turn fails.
+pub(super) async fn generate<P: Platform>(
+    config: &GuardedConfig,
+    platform: &P,
+    turn: &mut Turn<'_>,
+    request: &ChatRequest,
+) -> Result<(String, Option<Usage>), Error> {
+    let mut cut = SourcesCut::new();
+    let mut upstream = None;
+    let mut usage = None;
+    let mut finish = None;
+    let streamed = {
+        let sink = &mut *turn.sink;
+        let mut on_event = |event: ChatEvent| match event {
+            ChatEvent::TextDelta(delta) if upstream.is_none() => {
+                let text = cut.push(&delta);
+                if !text.is_empty() {
+                    sink.emit(TurnEvent::Chunk { text });
+                }
+            }
+            ChatEvent::Finish {
+                reason,
+                usage: reported,
+            } => {
+                finish = Some(reason);
+                usage = reported;
+            }
+            ChatEvent::Error(error) if upstream.is_none() => upstream = Some(error),
+            _ => {}
+        };
+        let model = platform.model();
+        match config.chat_model.as_deref() {
+            Some(name) => model.stream_with_model(name, request, &mut on_event).await,
+            None => model.stream(request, &mut on_event).await,
+        }
+    };
+    let rest = cut.finish();
+    if !rest.is_empty() && upstream.is_none() && streamed.is_ok() {
+        turn.sink.emit(TurnEvent::Chunk { text: rest });
+    }
+    let text = String::from(cut.kept());
+    let failure = match (streamed, upstream) {
+        (Err(error), _) => Some(Error::ChatModel(error)),
+        (Ok(()), Some(error)) => Some(upstream_error(&error.message)),
+        (Ok(()), None) if text.trim().is_empty() => Some(Error::EmptyAnswer),
+        (Ok(()), None) => None,
+    };
+    let Some(error) = failure else {
+        return Ok((text, usage));
+    };
+    if !text.is_empty() && turn.mode == TurnMode::Streamed {
+        let mut metadata = Metadata::new();
+        metadata.insert("incomplete".into(), true.into());
+        metadata.insert("error".into(), error.code().into());
+        if let Some(reason) = finish.filter(|r| *r != FinishReason::Stop) {
+            metadata.insert(
+                "finish_reason".into(),
+                serde_json::to_value(reason).unwrap_or_default(),
+            );
+        }
+        // Best effort: the turn fails with the model's error whatever happens here.
+        let kind = MessageKind::Answer;
+        let _ = store_reply(platform, turn, kind, text, metadata, Vec::new()).await;
+    }
+    Err(error)
+}
+
+/// Step 14: the answer summarised and appended to the summary. Best effort: every failure
+/// is logged and the shown answer stands.
+pub(super) async fn update_summary<P: Platform>(
+    config: &GuardedConfig,
+    platform: &P,
+    turn: &Turn<'_>,
+    existing: &str,
+    question: &str,
+    answer: &str,
+    upto_seq: u64,
+) {
+    let logger = platform.logger();
+    let conversation_id = turn.conversation.id.as_str();
+    let request = prompt::summarize_request(config, turn.language, question, answer);
+    let model = config.chat_model.as_deref();
+    let result = match complete(platform, model, &request).await {
+        Ok(new) if !new.trim().is_empty() => {
+            let content = accumulate_summary(existing, new.trim());
+            let summary = Summary {
+                content,
+                upto_seq,
+                updated_at: platform.clock().now_ms(),
+            };
+            let saved = platform.store().save_summary(turn.scope(), &summary).await;
+            saved.map(|()| summary.content).map_err(|e| e.detail)
+        }
+        Ok(_) => Err(String::from("the model returned an empty summary")),
+        Err(error) => Err(format!("{error}")),
+    };
+    match result {
+        Ok(content) => {
+            let n = content.chars().count();
+            let msg = format!("Summary updated. New summary length: {n} characters");
+            step(logger, conversation_id, "9.4", &msg);
+            if config.auto_compress {
+                compress(config, platform, turn).await;
+            }
+        }
+        Err(detail) => logger.log(&LogRecord::Warning {
+            conversation_id,
+            code: "summary_not_updated",
+            detail: &detail,
+        }),
+    }
+}
+
+/// The optional compression after a summary update (`auto_compress`): messages older than
+/// the recent window leave memory once the conversation holds more than
+/// [`SUMMARIZE_THRESHOLD`]. Best effort, like the summary.
+async fn compress<P: Platform>(config: &GuardedConfig, platform: &P, turn: &Turn<'_>) {
+    let compressed = platform
+        .store()
+        .compress_messages(
+            turn.scope(),
+            KEEP_RECENT_MESSAGES,
+            SUMMARIZE_THRESHOLD,
+            config.compression_deletes,
+        )
+        .await;
+    let conversation_id = turn.conversation.id.as_str();
+    match compressed {
+        Ok(0) => {}
+        Ok(n) => {
+            let msg = format!("Compressed {n} old messages");
+            step(platform.logger(), conversation_id, "9.5", &msg);
+        }
+        Err(error) => platform.logger().log(&LogRecord::Warning {
+            conversation_id,
+            code: "compression_failed",
+            detail: &error.detail,
+        }),
+    }
+}
