@@ -362,4 +362,17 @@ impl<S: ConversationStore> ConversationStore for GatedStore<'_, S> {
         self.gate.pass().await?;
         self.store.save_summary(scope, summary).await
     }
+
+    async fn compress_messages(
+        &self,
+        scope: Scope<'_>,
+        keep_recent: usize,
+        above: usize,
+        delete: bool,
+    ) -> Result<usize, ServiceError> {
+        self.gate.pass().await?;
+        self.store
+            .compress_messages(scope, keep_recent, above, delete)
+            .await
+    }
 }

@@ -165,6 +165,19 @@ async fn refused<P: Platform>(
         .await
         .map_err(Error::Store)?
         .ok_or(Error::ConversationNotFound)?;
+    let (user_message_id, reply, language) = refusal_reply(platform, refusal);
+    Ok(Received::Refused {
+        user_message_id,
+        reply,
+        language,
+    })
+}
+
+/// A refused message's id and answer, and its language (neither message is stored).
+fn refusal_reply<P: Platform>(
+    platform: &P,
+    refusal: super::Refusal,
+) -> (String, StoredMessage, crate::conversation::Language) {
     let now = platform.clock().now_ms();
     let reply = assistant_message(
         platform.ids().new_id(),
@@ -172,11 +185,28 @@ async fn refused<P: Platform>(
         refusal.text,
         now,
     );
-    Ok(Received::Refused {
-        user_message_id: platform.ids().new_id(),
+    (platform.ids().new_id(), reply, refusal.language)
+}
+
+/// Streams a refusal (after `Started`): its text, nothing stored.
+fn refusal_answered(
+    user_message_id: String,
+    reply: StoredMessage,
+    language: crate::conversation::Language,
+    sink: &mut dyn TurnSink,
+) -> TurnOutcome {
+    sink.emit(TurnEvent::Chunk {
+        text: reply.content.clone(),
+    });
+    TurnOutcome {
+        user_message_id,
+        intent: None,
+        confidence: None,
+        language,
+        route: alloc::vec!["refuse"],
+        usage: None,
         reply,
-        language: refusal.language,
-    })
+    }
 }
 
 /// Runs one streamed turn: [`receive`], `Started`, the template's answer, one terminal
@@ -253,20 +283,7 @@ async fn streamed<P: Platform, A: Assistant>(
             user_message_id,
             reply,
             language,
-        } => {
-            sink.emit(TurnEvent::Chunk {
-                text: reply.content.clone(),
-            });
-            return Ok(TurnOutcome {
-                user_message_id,
-                intent: None,
-                confidence: None,
-                language,
-                route: alloc::vec!["refuse"],
-                usage: None,
-                reply,
-            });
-        }
+        } => return Ok(refusal_answered(user_message_id, reply, language, sink)),
         Received::Pending(pending) => pending,
     };
     let (message_id, reply_id) = (pending.start.message.id.clone(), pending.reply_id.clone());
@@ -305,6 +322,15 @@ async fn streamed_at_once<P: Platform, A: Assistant>(
     } = context
         .map_err(Error::Store)?
         .ok_or(Error::ConversationNotFound)?;
+    if let Some(refusal) = assistant.screen(platform, input, text).await? {
+        let (user_message_id, reply, language) = refusal_reply(platform, refusal);
+        sink.emit(TurnEvent::Started {
+            conversation_id: input.conversation_id.clone(),
+            user_message_id: user_message_id.clone(),
+            message_id: reply.id.clone(),
+        });
+        return Ok(refusal_answered(user_message_id, reply, language, sink));
+    }
     let message = StoredMessage {
         role: Role::User,
         ..assistant_message(
