@@ -2,8 +2,10 @@
 //! the [`Flow`](crate::graph::Flow) that runs them.
 //!
 //! - [`shop`] — the store assistant (seed 000).
+//! - [`rental`] — the rental marketplace assistant (seed 002): generated, validated SQL.
 //!
 //! `analyst` (seed 001), `rental` (002), `knowledge` (003) and `guarded` (004) come next;
 //! the crate docs show how each maps onto the engine.
 
+pub mod rental;
 pub mod shop;
