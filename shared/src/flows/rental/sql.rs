@@ -412,3 +412,25 @@ fn check_operator(op: &BinaryOperator) -> Step {
         other => deny(format!("the operator {other} is not allowed")),
     }
 }
+
+/// The first table a (validated) statement reads, for the entity of its rows.
+pub fn first_table(sql: &str) -> Option<String> {
+    struct First(Option<String>);
+    impl Visitor for First {
+        type Break = ();
+        fn pre_visit_relation(&mut self, relation: &sqlparser::ast::ObjectName) -> ControlFlow<()> {
+            if self.0.is_none() {
+                self.0 = relation
+                    .0
+                    .last()
+                    .and_then(|p| p.as_ident())
+                    .map(|i| i.value.clone());
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let statement = parse_one(sql).ok()?;
+    let mut first = First(None);
+    let _ = statement.visit(&mut first);
+    first.0
+}
