@@ -62,6 +62,8 @@ env_files="$env_files $from_env"
 echo "dev: applying D1 migrations (local)"
 wrangler d1 migrations apply DB --local --persist-to "$STATE" >"$LOGS/migrations.log" 2>&1 ||
     { cat "$LOGS/migrations.log"; exit 1; }
+wrangler d1 migrations apply LISTINGS --local --persist-to "$STATE" >>"$LOGS/migrations.log" 2>&1 ||
+    { cat "$LOGS/migrations.log"; exit 1; }
 echo "dev: seeding demo data"
 # The demo site allows this server's own origins (the demo page embeds the widget).
 sed "s/:8787/:$PORT/g" scripts/seed.sql >"$LOGS/seed.sql"

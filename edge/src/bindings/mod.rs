@@ -4,6 +4,8 @@
 
 pub(crate) mod d1_admin;
 pub(crate) mod d1_feedback;
+pub(crate) mod d1_listings;
+pub(crate) mod d1_rental;
 pub(crate) mod d1_store;
 pub(crate) mod documents;
 pub(crate) mod js_stream;

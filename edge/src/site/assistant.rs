@@ -8,6 +8,7 @@
 use concierge_core::conversation::{Language, StoredMessage};
 use concierge_core::engine::{Answer, Assistant, Platform, Turn, TurnConfig};
 use concierge_core::error::Error;
+use concierge_core::flows::rental::RentalConfig;
 use concierge_core::flows::shop::ShopConfig;
 use concierge_core::prompt::Persona;
 use concierge_core::template::Template;
@@ -20,6 +21,8 @@ use crate::ApiError;
 pub(crate) enum SiteAssistant {
     /// Seed 000's store assistant.
     Shop(ShopConfig),
+    /// Seed 002's rental marketplace assistant.
+    Rental(Box<RentalConfig>),
     /// The site's assistant, except that a conversation's staged test script plays first
     /// ([`super::scripted`]; only while `DEBUG_ROUTES` is on).
     Scripted(Box<SiteAssistant>),
@@ -30,6 +33,7 @@ impl SiteAssistant {
     pub(crate) fn for_site(site: &Site) -> Result<Self, ApiError> {
         match site.template {
             Template::Shop => Ok(Self::Shop(shop_config(site))),
+            Template::Rental => Ok(Self::Rental(Box::new(rental_config(site)))),
             unbuilt => Err(ApiError::TemplateUnavailable(unbuilt)),
         }
     }
@@ -62,10 +66,26 @@ fn shop_config(site: &Site) -> ShopConfig {
     config
 }
 
+/// `rental`'s settings: the template's defaults with the site's schema, labels, row cap
+/// and answer token cap.
+fn rental_config(site: &Site) -> RentalConfig {
+    let mut config = RentalConfig::default();
+    config.turn.max_tokens = Some(site.config.llm.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS));
+    config.schema = super::RentalSettings::schema_of(&site.config);
+    if let Some(settings) = &site.config.rental {
+        config.show_role_label = settings.show_role_label.unwrap_or(true);
+        if let Some(cap) = settings.row_cap {
+            config.row_cap = cap as usize;
+        }
+    }
+    config
+}
+
 impl Assistant for SiteAssistant {
     fn template(&self) -> Template {
         match self {
             Self::Shop(shop) => shop.template(),
+            Self::Rental(rental) => rental.template(),
             Self::Scripted(inner) => inner.template(),
         }
     }
@@ -73,6 +93,7 @@ impl Assistant for SiteAssistant {
     fn config(&self) -> &TurnConfig {
         match self {
             Self::Shop(shop) => shop.config(),
+            Self::Rental(rental) => rental.config(),
             Self::Scripted(inner) => inner.config(),
         }
     }
@@ -80,6 +101,7 @@ impl Assistant for SiteAssistant {
     fn greeting(&self, language: Language) -> &str {
         match self {
             Self::Shop(shop) => Assistant::greeting(shop, language),
+            Self::Rental(rental) => Assistant::greeting(rental.as_ref(), language),
             Self::Scripted(inner) => inner.greeting(language),
         }
     }
@@ -87,6 +109,7 @@ impl Assistant for SiteAssistant {
     fn stored_intent(&self, reply: &StoredMessage) -> (Option<&'static str>, Option<f32>) {
         match self {
             Self::Shop(shop) => shop.stored_intent(reply),
+            Self::Rental(rental) => rental.stored_intent(reply),
             Self::Scripted(inner) => inner.stored_intent(reply),
         }
     }
@@ -98,6 +121,7 @@ impl Assistant for SiteAssistant {
     ) -> Result<Answer, Error> {
         match self {
             Self::Shop(shop) => shop.answer(platform, turn).await,
+            Self::Rental(rental) => Box::pin(rental.answer(platform, turn)).await,
             Self::Scripted(inner) => match super::scripted::take(platform, turn).await {
                 Some(script) => super::scripted::play(platform, turn, script).await,
                 None => Box::pin(inner.answer(platform, turn)).await,
