@@ -16,6 +16,7 @@ mod mcp;
 mod mcp_tools;
 mod openai;
 mod rental_admin;
+pub(crate) mod rental_chat;
 mod stream;
 pub(crate) mod turn_stream;
 mod widget;
@@ -52,6 +53,7 @@ pub(crate) enum Route {
     Mcp,
     AiSdkChat,
     AiSdkResume,
+    RentalChat,
     RentalUsers,
     RentalQaList,
     RentalQaDelete,
@@ -103,6 +105,7 @@ impl Route {
             ["mcp"] => (Self::Mcp, true),
             ["api", "chat"] => (Self::AiSdkChat, is(Method::Post)),
             ["api", "chat", _, "stream"] => (Self::AiSdkResume, is(Method::Get)),
+            ["ai", "chat"] => (Self::RentalChat, is(Method::Post)),
             ["admin", "rental", "users"] => (Self::RentalUsers, is(Method::Put)),
             ["admin", "rental", "qa"] => (Self::RentalQaList, is(Method::Get)),
             ["admin", "rental", "qa", _] => (Self::RentalQaDelete, is(Method::Delete)),
@@ -151,6 +154,7 @@ impl Route {
             Self::Mcp => "mcp",
             Self::AiSdkChat => "ai_sdk_chat",
             Self::AiSdkResume => "ai_sdk_resume",
+            Self::RentalChat => "rental_chat",
             Self::RentalUsers => "rental_users",
             Self::RentalQaList => "rental_qa_list",
             Self::RentalQaDelete => "rental_qa_delete",
@@ -247,6 +251,7 @@ pub(crate) async fn handle(
         Route::Mcp => mcp::handle(req, env, rc.ctx).await,
         Route::AiSdkChat => ai_sdk::chat(req, env, rc.ctx, rc.request_id).await,
         Route::AiSdkResume => ai_sdk::resume(req, env).await,
+        Route::RentalChat => rental_chat::chat(req, env).await,
         Route::RentalUsers => rental_admin::put_users(req, env).await,
         Route::RentalQaList => rental_admin::list_qa(req, env).await,
         Route::RentalQaDelete => {
