@@ -69,6 +69,12 @@ echo "dev: seeding demo data"
 sed "s/:8787/:$PORT/g" scripts/seed.sql >"$LOGS/seed.sql"
 wrangler d1 execute DB --local --persist-to "$STATE" --file "$LOGS/seed.sql" >"$LOGS/seed.log" 2>&1 ||
     { cat "$LOGS/seed.log"; exit 1; }
+# The `rental` demo site, and its 5,000 generated listings in the LISTINGS database.
+sed "s/:8787/:$PORT/g" scripts/seed-rental.sql >"$LOGS/seed-rental.sql"
+node scripts/seed-rental.mjs site_rental_demo >"$LOGS/seed-listings.sql"
+{ wrangler d1 execute DB --local --persist-to "$STATE" --file "$LOGS/seed-rental.sql" &&
+    wrangler d1 execute LISTINGS --local --persist-to "$STATE" --file "$LOGS/seed-listings.sql"; } \
+    >>"$LOGS/seed.log" 2>&1 || { cat "$LOGS/seed.log"; exit 1; }
 
 pids=""
 cleanup() {
@@ -129,6 +135,7 @@ cat <<MSG
     demo shop page   http://127.0.0.1:$PORT/
     health           http://127.0.0.1:$PORT/health
     demo site keys   public pk_demo, secret sk_demo_local_only (local only)
+    rental demo      public pk_rental_demo, secret sk_rental_demo_local_only (5,000 listings)
     try              curl -s -X POST -H 'x-api-key: sk_demo_local_only' http://127.0.0.1:$PORT/conversations
   Ctrl-C stops everything.
 

@@ -39,6 +39,8 @@ struct SqlOutcome {
     attempts: usize,
     canonical: Option<&'static str>,
     reused: Option<String>,
+    /// How long the statement that answered took to run (ms).
+    sql_ms: u64,
 }
 
 struct Run<'p, 't, 'x, P: Platform> {
@@ -325,6 +327,7 @@ impl<P: Platform> Run<'_, '_, '_, P> {
             outcome.canonical.map_or(Value::Null, Value::from),
         );
         meta.insert("valid".into(), valid.into());
+        meta.insert("sql_ms".into(), outcome.sql_ms.into());
         self.turn.payload(payload);
         self.store("DATA", RequestType::Query, message, meta).await
     }
@@ -372,6 +375,7 @@ impl<P: Platform> Run<'_, '_, '_, P> {
                         attempts: 0,
                         canonical: Some("hard"),
                         reused: Some(record.id),
+                        sql_ms: rows.2,
                     }));
                 }
                 hint = format!(
@@ -398,13 +402,14 @@ impl<P: Platform> Run<'_, '_, '_, P> {
             let text = complete(self.platform.model(), &self.request(system, true)).await?;
             let written = extract_sql(&text);
             match self.run_sql(&written, tables).await {
-                Ok((sql, rows)) => {
+                Ok((sql, rows, sql_ms)) => {
                     return Ok(Some(SqlOutcome {
                         sql,
                         rows,
                         attempts: attempt,
                         canonical,
                         reused: None,
+                        sql_ms,
                     }));
                 }
                 Err(why) => {
@@ -421,17 +426,24 @@ impl<P: Platform> Run<'_, '_, '_, P> {
         Ok(None)
     }
 
-    /// Validates and runs one statement; returns the statement that ran and its rows.
-    async fn run_sql(&self, written: &str, tables: &[&str]) -> Result<(String, SqlRows), String> {
+    /// Validates and runs one statement; returns the statement that ran, its rows and how
+    /// long it took (ms).
+    async fn run_sql(
+        &self,
+        written: &str,
+        tables: &[&str],
+    ) -> Result<(String, SqlRows, u64), String> {
         let valid = validate(written, tables).map_err(|r| r.0)?;
         let query = ReadOnlyQuery::new(valid.sql());
+        let started = self.platform.clock().now_ms();
         let rows = self
             .platform
             .sql()
             .query(self.scope(), &query, self.config.row_cap)
             .await
             .map_err(|e| e.to_string())?;
-        Ok((valid.sql().to_string(), rows))
+        let took = self.platform.clock().now_ms().saturating_sub(started);
+        Ok((valid.sql().to_string(), rows, took))
     }
 
     /// Agent 3, streamed through the `---END` gate and the label gate.
