@@ -73,7 +73,7 @@ proptest! {
         let text = if delimited { format!("{message}\n---END\nLIST: null {tail}") } else { message.clone() };
         let expected = enforce_label(&parse(&text).message, Some("[TENANT]"));
         let shown = stream(&text, &cuts, Some("[TENANT]"));
-        prop_assert_eq!(shown.trim_end(), expected.trim_end());
+        prop_assert_eq!(&shown, &expected);
         if delimited {
             prop_assert!(!shown.contains("---END") && !shown.contains("LIST:"));
         }

@@ -87,7 +87,7 @@ fn text(value: &Value) -> String {
         Value::String(s) => s.clone(),
         Value::Null => String::new(),
         Value::Number(n) => match n.as_f64() {
-            Some(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
+            Some(f) if f > -1e15 && f < 1e15 && (f as i64) as f64 == f => format!("{}", f as i64),
             _ => n.to_string(),
         },
         other => other.to_string(),

@@ -73,7 +73,8 @@ pub struct EndGate {
 }
 
 impl EndGate {
-    /// Takes the next delta; returns what may be shown now.
+    /// Takes the next delta; returns what may be shown now. Trailing whitespace is held
+    /// back too (the message is trimmed before `---END` and at its end).
     pub fn push(&mut self, delta: &str) -> String {
         if self.closed {
             return String::new();
@@ -81,27 +82,30 @@ impl EndGate {
         self.held.push_str(delta);
         if let Some(at) = self.held.find(END) {
             self.closed = true;
-            let out = self.held[..at].to_string();
+            let out = self.held[..at].trim_end().to_string();
             self.held.clear();
             return out;
         }
-        // Hold back the longest suffix that is a proper prefix of `---END`.
+        // Hold back the longest suffix that is a proper prefix of `---END`, and the
+        // whitespace before it.
         let keep = (1..END.len())
             .rev()
             .find(|n| self.held.ends_with(&END[..*n]))
             .unwrap_or(0);
-        let cut = self.held.len() - keep;
+        let cut = self.held[..self.held.len() - keep].trim_end().len();
         let out = self.held[..cut].to_string();
         self.held.drain(..cut);
         out
     }
 
-    /// The stream ended: returns what was held back (it was not the delimiter).
+    /// The stream ended: returns what was held back (it was not the delimiter), without
+    /// trailing whitespace.
     pub fn finish(&mut self) -> String {
         if self.closed {
             return String::new();
         }
-        core::mem::take(&mut self.held)
+        let held = core::mem::take(&mut self.held);
+        held.trim_end().to_string()
     }
 }
 
