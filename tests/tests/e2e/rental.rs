@@ -179,6 +179,14 @@ fn a_list_answer_with_links_then_a_canonical_hit_without_the_sql_model() {
             marker("rental_response.md")
         ]
     );
+    let messages = history(r.worker, &r.site.secret_key, &conversation);
+    let reply = messages.last().expect("reply");
+    assert_eq!(reply["metadata"]["canonical"], "hard");
+    assert_eq!(reply["metadata"]["sql_attempts"], 0);
+    assert!(
+        !reply.to_string().contains("SELECT"),
+        "the SQL never reaches the visitor"
+    );
     assert_eq!(r.learned()[0]["hits"], 1);
 }
 
@@ -427,6 +435,11 @@ fn bench_a_canonical_hit_and_a_filtered_query_over_5000_listings() {
             "Phòng rẻ còn trống ở quận 1",
         );
         hits.push(started.elapsed().as_millis());
+        let messages = history(r.worker, &r.site.secret_key, &conversation);
+        assert_eq!(
+            messages.last().expect("reply")["metadata"]["canonical"],
+            "hard"
+        );
     }
     let median = |v: &mut Vec<u128>| {
         v.sort_unstable();
