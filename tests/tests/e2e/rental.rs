@@ -12,6 +12,8 @@ use concierge_e2e::upstream::{Reply, ScriptedUpstream};
 use concierge_e2e::{ReceivedEvent, TestSite, Worker, agent, into_parts, read_events};
 use serde_json::{Value, json};
 
+mod admin;
+mod bench;
 mod schema;
 
 /// First lines of the four agents' prompts (what each upstream request starts with).
@@ -21,13 +23,13 @@ fn marker(file: &str) -> String {
     text.lines().next().unwrap_or_default().to_string()
 }
 
-struct Rental {
-    worker: &'static Worker,
-    upstream: ScriptedUpstream,
-    site: TestSite,
+pub(crate) struct Rental {
+    pub(crate) worker: &'static Worker,
+    pub(crate) upstream: ScriptedUpstream,
+    pub(crate) site: TestSite,
 }
 
-fn rental_site(name: &str) -> Rental {
+pub(crate) fn rental_site(name: &str) -> Rental {
     let worker = Worker::shared();
     let upstream = ScriptedUpstream::start();
     let site = site_with_upstream(worker, name, &upstream.base_url, false);
@@ -58,23 +60,28 @@ fn rental_site(name: &str) -> Rental {
 }
 
 impl Rental {
-    fn conversation(&self, body: Value) -> String {
+    pub(crate) fn conversation(&self, body: Value) -> String {
         create_conversation(self.worker, &self.site, body).0
     }
 
-    fn reply(&self, text: &str) -> &Self {
+    pub(crate) fn reply(&self, text: &str) -> &Self {
         self.upstream.push(Reply::text(text));
         self
     }
 
-    fn orchestrate(&self, kind: &str, ready: bool, mode: &str, message: &str) -> &Self {
+    pub(crate) fn orchestrate(&self, kind: &str, ready: bool, mode: &str, message: &str) -> &Self {
         let reply = json!({"message": message, "requestType": kind, "readyForSql": ready,
             "intentModeHint": mode, "entityHint": "room"});
         self.reply(&reply.to_string())
     }
 
     /// One turn: the chunks' text, the payload events, and the terminal event.
-    fn ask(&self, key: &str, conversation: &str, question: &str) -> (String, Vec<Value>, String) {
+    pub(crate) fn ask(
+        &self,
+        key: &str,
+        conversation: &str,
+        question: &str,
+    ) -> (String, Vec<Value>, String) {
         let (status, events) = send(self.worker, key, conversation, question);
         assert_eq!(status, 200);
         let (terminal, _) = terminal(&events);
@@ -85,7 +92,7 @@ impl Rental {
         (streamed_text(&events), payloads, terminal)
     }
 
-    fn markers(&self) -> Vec<String> {
+    pub(crate) fn markers(&self) -> Vec<String> {
         self.upstream
             .chat_requests()
             .iter()
@@ -98,7 +105,7 @@ impl Rental {
             .collect()
     }
 
-    fn learned(&self) -> Vec<Value> {
+    pub(crate) fn learned(&self) -> Vec<Value> {
         let (status, body) = into_parts(
             agent()
                 .get(&self.worker.url("/admin/rental/qa"))
@@ -121,7 +128,7 @@ fn payloads(events: &[ReceivedEvent]) -> Vec<Value> {
         .collect()
 }
 
-const Q1_SQL: &str =
+pub(crate) const Q1_SQL: &str =
     "SELECT id, title, price FROM rooms WHERE district = 'Quận 1' ORDER BY price ASC";
 
 #[test]
@@ -363,101 +370,4 @@ fn a_model_failure_mid_answer_ends_with_one_failed_event() {
         .count();
     assert_eq!(terminals, 1);
     assert_eq!(terminal(&events).0, "failed");
-}
-
-/// Benchmark (issue 14): a canonical-hit turn and a filtered query over 5,000 listings,
-/// under `wrangler dev` with the scripted upstream (its replies take ~10 ms). Prints the
-/// figures; run with `scripts/bench-rental.sh` (or `-- --ignored --nocapture`).
-#[test]
-#[ignore = "benchmark: run explicitly"]
-#[allow(clippy::print_stdout)]
-fn bench_a_canonical_hit_and_a_filtered_query_over_5000_listings() {
-    use std::time::Instant;
-    let r = rental_site("Rental bench");
-    let districts = ["Quận 1", "Quận 3", "Gò Vấp", "Cầu Giấy", "Đống Đa"];
-    for batch in 0..5 {
-        let rows: Vec<Value> = (0..1000)
-            .map(|i| {
-                let n = batch * 1000 + i;
-                json!({"id": format!("b{n}"), "title": format!("Phòng {n}"), "price": 1_000_000 + (n * 7919) % 5_000_000,
-                    "area_m2": 10 + n % 40, "district": districts[n % 5], "city": "TP.HCM",
-                    "status": if n % 4 == 0 { "rented" } else { "available" }, "created_at": "2026-10-01"})
-            })
-            .collect();
-        let (status, body) = into_parts(
-            agent()
-                .put(&r.worker.url("/admin/rental/room"))
-                .set("x-api-key", &r.site.secret_key)
-                .send_json(json!({"rows": rows})),
-        );
-        assert_eq!(status, 200, "{body}");
-    }
-    let conversation = r.conversation(json!({}));
-    let filtered = "SELECT id, title, price FROM rooms WHERE district = 'Quận 1' AND status = 'available' \
-                    AND price < 3000000 ORDER BY price ASC LIMIT 20";
-    let (mut cold, mut sql) = (Vec::new(), Vec::new());
-    for round in 0..5 {
-        r.orchestrate("QUERY", true, "LIST", "");
-        r.reply(filtered);
-        r.reply("Đây là các phòng\n---END\nLIST: null TABLE: null CHART: null");
-        r.reply("{\"isValid\": false}");
-        let started = Instant::now();
-        let (_, payloads, end) = r.ask(
-            &r.site.secret_key,
-            &conversation,
-            &format!("Phòng rẻ quận 1 lần {round}"),
-        );
-        cold.push(started.elapsed().as_millis());
-        assert_eq!(end, "completed");
-        assert_eq!(payloads[0]["data"]["total"], 20);
-        let messages = history(r.worker, &r.site.secret_key, &conversation);
-        let last = messages.last().expect("reply");
-        sql.push(last["metadata"]["sql_ms"].as_u64().expect("sql_ms") as u128);
-    }
-    // Learn one question, then time its canonical reuse.
-    r.orchestrate("QUERY", true, "LIST", "");
-    r.reply(filtered);
-    r.reply("Đây là các phòng");
-    r.reply("{\"isValid\": true}");
-    r.ask(
-        &r.site.secret_key,
-        &conversation,
-        "Phòng rẻ còn trống ở quận 1",
-    );
-    let mut hits = Vec::new();
-    for _ in 0..5 {
-        r.orchestrate("QUERY", true, "LIST", "");
-        r.reply("Đây là các phòng");
-        let started = Instant::now();
-        r.ask(
-            &r.site.secret_key,
-            &conversation,
-            "Phòng rẻ còn trống ở quận 1",
-        );
-        hits.push(started.elapsed().as_millis());
-        let messages = history(r.worker, &r.site.secret_key, &conversation);
-        assert_eq!(
-            messages.last().expect("reply")["metadata"]["canonical"],
-            "hard"
-        );
-    }
-    let median = |v: &mut Vec<u128>| {
-        v.sort_unstable();
-        v[v.len() / 2]
-    };
-    println!(
-        "rental bench: generated-SQL turn over 5,000 listings (4 model calls): median {} ms of {:?}",
-        median(&mut cold),
-        cold
-    );
-    println!(
-        "rental bench: the filtered query itself on D1 (5,000 listings, site-scoped CTEs): median {} ms of {:?}",
-        median(&mut sql),
-        sql
-    );
-    println!(
-        "rental bench: canonical-hit turn (2 model calls, SQL reused): median {} ms of {:?}",
-        median(&mut hits),
-        hits
-    );
 }
