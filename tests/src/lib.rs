@@ -225,6 +225,8 @@ impl Worker {
             "--show-interactive-dev-session=false",
             "--log-level",
             "log",
+            // Serves `/__scheduled?cron=…`, so tests can fire the Cron Trigger.
+            "--test-scheduled",
         ]
         .iter()
         .map(ToString::to_string)

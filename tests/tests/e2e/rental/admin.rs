@@ -155,3 +155,54 @@ fn the_seed_endpoint_answers_a_chat_response_on_a_session() {
     );
     assert_eq!(status, 400);
 }
+
+#[test]
+fn the_cron_trigger_deletes_idle_seed_sessions_with_their_conversations() {
+    let r = rental_site("Rental cron");
+    r.orchestrate("GREETING", false, "LIST", "Chào bạn");
+    let (status, body) = into_parts(
+        agent()
+            .post(&r.worker.url("/ai/chat"))
+            .set("x-api-key", &r.site.secret_key)
+            .send_json(json!({"query": "Chào"})),
+    );
+    assert_eq!(status, 200, "{body}");
+    let site = &r.site.id;
+    let sessions = r.worker.d1_rows(&format!(
+        "SELECT conversation_id FROM rental_sessions WHERE site_id = '{site}'"
+    ));
+    assert_eq!(sessions.len(), 1);
+    let conversation = sessions[0]["conversation_id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    // Sessions of the site, the conversation, and its messages, in one query.
+    let left = || {
+        let sql = format!(
+            "SELECT (SELECT count(*) FROM rental_sessions WHERE site_id = '{site}') AS sessions, \
+             (SELECT count(*) FROM conversations WHERE id = '{conversation}') AS conversations, \
+             (SELECT count(*) FROM messages WHERE conversation_id = '{conversation}') AS messages"
+        );
+        let row = r.worker.d1_rows(&sql).remove(0);
+        let n = |key: &str| row[key].as_u64().unwrap_or(99);
+        (n("sessions"), n("conversations"), n("messages"))
+    };
+    let fire = || {
+        let url = r.worker.url("/__scheduled?cron=*/10+*+*+*+*");
+        let (status, body) = into_parts(agent().get(&url).call());
+        assert_eq!(status, 200, "{body}");
+    };
+    // A fresh session survives the cron; one idle for over 30 minutes does not, and its
+    // conversation and messages go with it.
+    fire();
+    assert_eq!(left(), (1, 1, 3), "greeting, question, answer");
+    r.worker.d1_rows(&format!(
+        "UPDATE rental_sessions SET last_active_at = 0 WHERE site_id = '{site}'"
+    ));
+    fire();
+    concierge_e2e::api::eventually(
+        std::time::Duration::from_secs(20),
+        "the idle session deleted",
+        || (left() == (0, 0, 0)).then_some(()),
+    );
+}
