@@ -202,13 +202,15 @@ fn my_rooms_holds_only_the_signed_in_users_rooms() {
 /// Pieces statements are built from: allowed and forbidden tables, harmless and hostile
 /// predicates, comments, set operations, CTEs.
 fn table() -> impl Strategy<Value = &'static str> {
-    prop::sample::select(vec![
+    let allowed = prop::sample::select(vec![
         "rooms",
         "posts",
         "room_seeking_posts",
         "my_rooms",
         "ROOMS",
         "\"rooms\"",
+    ]);
+    let forbidden = prop::sample::select(vec![
         "rental_rows",
         "sqlite_master",
         "sites",
@@ -216,7 +218,8 @@ fn table() -> impl Strategy<Value = &'static str> {
         "main.rooms",
         "pragma_table_info('rooms')",
         "json_each('[1]')",
-    ])
+    ]);
+    prop_oneof![4 => allowed, 1 => forbidden]
 }
 
 fn predicate() -> BoxedStrategy<String> {
@@ -292,7 +295,7 @@ fn statement() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(400))]
+    #![proptest_config(ProptestConfig::with_cases(600))]
 
     /// Any accepted statement, executed, returns only the site's rows.
     #[test]
@@ -315,4 +318,28 @@ proptest! {
 fn the_scoping_check_catches_a_statement_that_reaches_other_sites() {
     let (full, alone) = (database(true), database(false));
     assert_scoped("SELECT data FROM rental_rows", &full, &alone);
+}
+
+/// The property above is not vacuous: a good share of the generated statements is accepted
+/// (and executed), and a good share refused.
+#[test]
+fn the_generated_statements_exercise_both_verdicts() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let tables = tables();
+    let tables: Vec<&str> = tables.iter().map(String::as_str).collect();
+    let mut runner = TestRunner::deterministic();
+    let strategy = statement();
+    let (mut accepted, total) = (0, 400);
+    for _ in 0..total {
+        let sql = strategy.new_tree(&mut runner).unwrap().current();
+        if validate(&sql, &tables).is_ok() {
+            accepted += 1;
+        }
+    }
+    assert!(
+        accepted >= total / 5 && accepted <= total * 9 / 10,
+        "{accepted} of {total} accepted"
+    );
+    println!("generated statements: {accepted} of {total} accepted");
 }

@@ -7,5 +7,6 @@
 //! `analyst` (seed 001), `rental` (002), `knowledge` (003) and `guarded` (004) come next;
 //! the crate docs show how each maps onto the engine.
 
+#[cfg(feature = "rental")]
 pub mod rental;
 pub mod shop;
