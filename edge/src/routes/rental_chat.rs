@@ -40,9 +40,31 @@ fn seed_payload(reply: &StoredMessage) -> Option<Value> {
     reply.payloads.iter().find_map(|payload| match payload {
         Payload::List(list) => Some(json!({"mode": "LIST", "list": list})),
         Payload::Table(table) => Some(json!({"mode": "TABLE", "table": table})),
-        Payload::Chart(chart) => Some(json!({"mode": "CHART", "chart": chart})),
+        Payload::Chart(chart) => Some(json!({"mode": "CHART", "chart": seed_chart(chart)})),
         Payload::Control(control) => Some(serde_json::to_value(control).unwrap_or_default()),
         _ => None,
+    })
+}
+
+/// The seed's chart object (`mimeType`, QuickChart `url`, `width`, `height`, `alt`) for
+/// fidelity, plus `spec` (the chart's data, which the widget draws inline). The URL is built,
+/// never fetched by the Worker.
+fn seed_chart(chart: &concierge_core::payload::ChartPayload) -> Value {
+    let kind = serde_json::to_value(chart.chart).unwrap_or_default();
+    let datasets: Vec<Value> = chart
+        .series
+        .iter()
+        .map(|s| json!({"label": s.name, "data": s.values}))
+        .collect();
+    let config = json!({"type": kind, "data": {"labels": chart.labels, "datasets": datasets}});
+    let encoded = String::from(js_sys::encode_uri_component(&config.to_string()));
+    json!({
+        "mimeType": "image/png",
+        "url": format!("https://quickchart.io/chart?c={encoded}&w=500&h=300"),
+        "width": 500,
+        "height": 300,
+        "alt": chart.alt,
+        "spec": chart,
     })
 }
 

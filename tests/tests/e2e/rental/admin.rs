@@ -146,6 +146,27 @@ fn the_seed_endpoint_answers_a_chat_response_on_a_session() {
     let last = requests.last().expect("request").body.to_string();
     assert!(last.contains("Tìm phòng trọ giá rẻ ở quận 1"), "{last}");
 
+    // A chart keeps the seed's fields (a QuickChart URL built, never fetched) plus `spec`.
+    r.orchestrate("QUERY", true, "CHART", "");
+    r.reply(
+        "SELECT district, avg(price) AS avg_price FROM rooms GROUP BY district ORDER BY district",
+    );
+    r.reply("Giá trung bình theo quận");
+    r.reply("{\"isValid\": true}");
+    let third = ask("Thống kê giá trung bình theo quận");
+    let chart = &third["payload"]["chart"];
+    assert_eq!(third["payload"]["mode"], "CHART");
+    assert_eq!(
+        (&chart["mimeType"], &chart["width"], &chart["height"]),
+        (&json!("image/png"), &json!(500), &json!(300))
+    );
+    let url = chart["url"].as_str().unwrap_or_default();
+    assert!(
+        url.starts_with("https://quickchart.io/chart?c=") && url.ends_with("&w=500&h=300"),
+        "{url}"
+    );
+    assert_eq!(chart["spec"]["labels"], json!(["Gò Vấp", "Quận 1"]));
+
     let (status, _) = into_parts(
         agent()
             .post(&r.worker.url("/ai/chat"))
