@@ -455,3 +455,49 @@ fn the_list_payload_round_trips_through_the_typed_payload() {
         "an unreadable verdict counts as valid"
     );
 }
+
+fn message(
+    seq: u64,
+    role: concierge_core::chat::Role,
+    at_minutes: u64,
+) -> concierge_core::conversation::StoredMessage {
+    concierge_core::conversation::StoredMessage {
+        id: format!("m{seq}"),
+        seq,
+        role,
+        kind: concierge_core::conversation::MessageKind::Text,
+        content: format!("message {seq}"),
+        metadata: Default::default(),
+        created_at: at_minutes * 60_000,
+        tool_steps: Vec::new(),
+        payloads: Vec::new(),
+    }
+}
+
+#[test]
+fn the_session_context_is_the_last_20_messages_after_a_30_minute_idle_gap() {
+    use concierge_core::chat::Role;
+    use concierge_core::flows::rental::session_context;
+    let role = |i: u64| {
+        if i % 2 == 0 {
+            Role::User
+        } else {
+            Role::Assistant
+        }
+    };
+    // 30 messages a minute apart, then the new question: the system prompt + the last 20.
+    let mut history: Vec<_> = (0..30).map(|i| message(i, role(i), i)).collect();
+    history.push(message(30, Role::User, 30));
+    let context = session_context(&history);
+    assert_eq!(context.len(), 21);
+    assert_eq!(context[0].role, Role::System);
+    assert_eq!(context[1].content, "message 10");
+    assert_eq!(context[20].content, "message 29");
+    // A gap of more than 30 minutes resets the context (the display history is kept).
+    let mut idle: Vec<_> = (0..4).map(|i| message(i, role(i), i)).collect();
+    idle.push(message(4, Role::User, 3 + 31));
+    assert_eq!(session_context(&idle).len(), 1, "only the system prompt");
+    let mut within: Vec<_> = (0..4).map(|i| message(i, role(i), i)).collect();
+    within.push(message(4, Role::User, 3 + 30));
+    assert_eq!(session_context(&within).len(), 5);
+}
