@@ -479,7 +479,7 @@ fn the_session_context_is_the_last_20_messages_after_a_30_minute_idle_gap() {
     use concierge_core::chat::Role;
     use concierge_core::flows::rental::session_context;
     let role = |i: u64| {
-        if i % 2 == 0 {
+        if i.is_multiple_of(2) {
             Role::User
         } else {
             Role::Assistant
