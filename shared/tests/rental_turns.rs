@@ -501,3 +501,28 @@ fn the_session_context_is_the_last_20_messages_after_a_30_minute_idle_gap() {
     within.push(message(4, Role::User, 3 + 30));
     assert_eq!(session_context(&within).len(), 5);
 }
+
+#[test]
+fn a_similar_learned_question_is_a_hint_in_the_sql_prompt() {
+    let backend = backend();
+    let id = conversation(&backend, None);
+    orchestrator(&backend, "QUERY", true, "LIST", "");
+    backend.model.reply(&[CHEAP_Q1]);
+    backend.model.reply(&["Đây là các phòng"]);
+    backend.model.reply(&["{\"isValid\": true}"]);
+    say(&backend, &id, "phòng giá rẻ ở quận 1").1.unwrap();
+
+    orchestrator(&backend, "QUERY", true, "LIST", "");
+    backend.model.reply(&[CHEAP_Q1]);
+    backend.model.reply(&["Đây là các phòng cho sinh viên"]);
+    backend.model.reply(&["{\"isValid\": true}"]);
+    let (_, outcome) = say(&backend, &id, "phòng giá rẻ ở quận 1 cho sinh viên");
+    assert_eq!(outcome.unwrap().reply.metadata["canonical"], "soft");
+    let requests = backend.model.requests();
+    let sql_prompt = &requests[5].messages[0].content;
+    assert!(sql_prompt.starts_with(&marker(SQL_PROMPT)));
+    assert!(
+        sql_prompt.contains(CHEAP_Q1) && sql_prompt.contains("phòng giá rẻ ở quận 1"),
+        "{sql_prompt}"
+    );
+}
