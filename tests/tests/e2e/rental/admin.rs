@@ -175,6 +175,16 @@ fn the_seed_endpoint_answers_a_chat_response_on_a_session() {
             .send_json(json!({"query": "  "})),
     );
     assert_eq!(status, 400);
+
+    // The payload schema is published by the Worker's static assets.
+    let (status, body) = into_parts(
+        agent()
+            .get(&r.worker.url("/schemas/rental-payload.json"))
+            .call(),
+    );
+    assert_eq!(status, 200);
+    let served: Value = serde_json::from_str(&body).expect("schema JSON");
+    assert_eq!(served["$id"], "/schemas/rental-payload.json");
 }
 
 #[test]
