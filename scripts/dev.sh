@@ -62,11 +62,19 @@ env_files="$env_files $from_env"
 echo "dev: applying D1 migrations (local)"
 wrangler d1 migrations apply DB --local --persist-to "$STATE" >"$LOGS/migrations.log" 2>&1 ||
     { cat "$LOGS/migrations.log"; exit 1; }
+wrangler d1 migrations apply LISTINGS --local --persist-to "$STATE" >>"$LOGS/migrations.log" 2>&1 ||
+    { cat "$LOGS/migrations.log"; exit 1; }
 echo "dev: seeding demo data"
 # The demo site allows this server's own origins (the demo page embeds the widget).
 sed "s/:8787/:$PORT/g" scripts/seed.sql >"$LOGS/seed.sql"
 wrangler d1 execute DB --local --persist-to "$STATE" --file "$LOGS/seed.sql" >"$LOGS/seed.log" 2>&1 ||
     { cat "$LOGS/seed.log"; exit 1; }
+# The `rental` demo site, and its 5,000 generated listings in the LISTINGS database.
+sed "s/:8787/:$PORT/g" scripts/seed-rental.sql >"$LOGS/seed-rental.sql"
+node scripts/seed-rental.mjs site_rental_demo >"$LOGS/seed-listings.sql"
+{ wrangler d1 execute DB --local --persist-to "$STATE" --file "$LOGS/seed-rental.sql" &&
+    wrangler d1 execute LISTINGS --local --persist-to "$STATE" --file "$LOGS/seed-listings.sql"; } \
+    >>"$LOGS/seed.log" 2>&1 || { cat "$LOGS/seed.log"; exit 1; }
 
 pids=""
 cleanup() {
@@ -129,6 +137,7 @@ cat <<MSG
     demo site keys   public pk_demo, secret sk_demo_local_only (local only)
     dental (guarded) public pk_dental_demo, secret sk_dental_local_only (local only);
                      OpenAI-compatible model "dental-duckduckgo" at /v1/chat/completions
+    rental demo      public pk_rental_demo, secret sk_rental_demo_local_only (5,000 listings)
     try              curl -s -X POST -H 'x-api-key: sk_demo_local_only' http://127.0.0.1:$PORT/conversations
   Ctrl-C stops everything.
 

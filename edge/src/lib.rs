@@ -7,7 +7,7 @@
 //! static assets before this code runs, except the chat panel page (`/chat`), which this
 //! code serves with its site's framing policy.
 
-use worker::{Context, Date, Env, Request, Response, event};
+use worker::{Context, Date, Env, Request, Response, ScheduleContext, ScheduledEvent, event};
 
 mod auth;
 mod bindings;
@@ -74,6 +74,21 @@ async fn queue(
         _ => return bindings::queue::consume(batch, &env).await,
     }
     Ok(())
+}
+
+/// The Cron Trigger (`*/10 * * * *`): `rental`'s idle seed-endpoint sessions (over 30
+/// minutes) are deleted with their conversations.
+#[event(scheduled)]
+async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
+    let line = match routes::rental_chat::cleanup(&env).await {
+        Ok(deleted) => {
+            serde_json::json!({"level": "info", "msg": "rental sessions cleaned", "deleted": deleted})
+        }
+        Err(error) => {
+            serde_json::json!({"level": "error", "msg": "rental session cleanup failed", "error": error.chain()})
+        }
+    };
+    worker::console_log!("{line}");
 }
 
 /// Whether the Worker var `name` is on (`on`, `true` or `1`). Flags default to off.

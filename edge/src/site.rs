@@ -96,6 +96,49 @@ pub(crate) struct SiteConfig {
     /// The `guarded` template's settings ([`guarded`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guarded: Option<guarded::GuardedSettings>,
+    /// The `rental` template's settings (its listings schema, role labels, row cap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rental: Option<RentalSettings>,
+}
+
+/// `rental`'s settings in a site's config; unset fields keep the template's defaults.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RentalSettings {
+    /// The logical listings schema (entities, paths, columns); default: rooms, posts,
+    /// room-seeking posts (TEMPLATES.md §2.3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<concierge_core::flows::rental::schema::RentalSchema>,
+    /// Role labels at the start of answers (default on, as the seed says).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub show_role_label: Option<bool>,
+    /// Rows one query may return (default 100, at most 500).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row_cap: Option<u32>,
+}
+
+impl RentalSettings {
+    /// Checks merchant-supplied settings.
+    pub(crate) fn check(&self) -> Result<(), String> {
+        if let Some(schema) = &self.schema {
+            schema.check()?;
+        }
+        if self.row_cap.is_some_and(|cap| cap == 0 || cap > 500) {
+            return Err("`rental.row_cap` must be 1 to 500.".into());
+        }
+        Ok(())
+    }
+
+    /// The site's listings schema.
+    pub(crate) fn schema_of(
+        config: &SiteConfig,
+    ) -> concierge_core::flows::rental::schema::RentalSchema {
+        config
+            .rental
+            .as_ref()
+            .and_then(|r| r.schema.clone())
+            .unwrap_or_default()
+    }
 }
 
 /// A site as loaded for a request.

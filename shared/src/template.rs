@@ -85,7 +85,7 @@ impl Template {
     ];
 
     /// The templates that can run today.
-    pub const BUILT: [Self; 2] = [Self::Shop, Self::Guarded];
+    pub const BUILT: [Self; 3] = [Self::Shop, Self::Rental, Self::Guarded];
 
     /// The stored and public name.
     pub fn as_str(self) -> &'static str {
@@ -145,11 +145,15 @@ mod tests {
     }
 
     #[test]
-    fn unbuilt_templates_are_refused_by_name() {
-        assert_eq!(Template::BUILT, [Template::Shop, Template::Guarded]);
+    fn built_templates_are_chosen_and_others_are_refused_by_name() {
+        assert_eq!(
+            Template::BUILT,
+            [Template::Shop, Template::Rental, Template::Guarded]
+        );
         assert_eq!(Template::choose("shop"), Ok(Template::Shop));
+        assert_eq!(Template::choose("rental"), Ok(Template::Rental));
         assert_eq!(Template::choose("guarded"), Ok(Template::Guarded));
-        for name in ["analyst", "rental", "knowledge"] {
+        for name in ["analyst", "knowledge"] {
             let err = Template::choose(name).unwrap_err();
             assert_eq!(
                 err,
@@ -162,12 +166,12 @@ mod tests {
         assert_eq!(Template::choose(""), Err(TemplateChoiceError::Unknown));
         assert_eq!(
             TemplateChoiceError::Unknown.to_string(),
-            "`template` must be one of: shop, guarded (coming: analyst, rental, knowledge)."
+            "`template` must be one of: shop, rental, guarded (coming: analyst, knowledge)."
         );
         assert_eq!(
             TemplateChoiceError::NotBuilt(Template::Analyst).to_string(),
-            "`template` \"analyst\" is not built yet; choose one that is: shop, guarded \
-             (coming: analyst, rental, knowledge)."
+            "`template` \"analyst\" is not built yet; choose one that is: shop, rental, \
+             guarded (coming: analyst, knowledge)."
         );
     }
 }

@@ -165,6 +165,23 @@ impl Worker {
         .status()
         .expect("run wrangler d1 migrations apply");
         assert!(status.success(), "wrangler d1 migrations apply failed");
+        // `rental`'s listings database (its own binding and migrations directory).
+        let status = wrangler(&[
+            "d1",
+            "migrations",
+            "apply",
+            "LISTINGS",
+            "--local",
+            "--persist-to",
+            &persist,
+        ])
+        .stdout(Stdio::null())
+        .status()
+        .expect("run wrangler d1 migrations apply LISTINGS");
+        assert!(
+            status.success(),
+            "wrangler d1 migrations apply LISTINGS failed"
+        );
         let mut seed_files = options.seed_files.clone();
         if options.demo_site {
             // The demo data allows the dev server's origins (port 8787): use this port.
@@ -208,6 +225,8 @@ impl Worker {
             "--show-interactive-dev-session=false",
             "--log-level",
             "log",
+            // Serves `/__scheduled?cron=…`, so tests can fire the Cron Trigger.
+            "--test-scheduled",
         ]
         .iter()
         .map(ToString::to_string)

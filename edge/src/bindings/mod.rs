@@ -4,13 +4,14 @@
 
 pub(crate) mod d1_admin;
 pub(crate) mod d1_feedback;
+pub(crate) mod d1_listings;
 pub(crate) mod d1_memory;
+pub(crate) mod d1_rental;
 pub(crate) mod d1_store;
 pub(crate) mod documents;
 pub(crate) mod js_stream;
 pub(crate) mod kv_cache;
 pub(crate) mod mcp_sessions;
-pub(crate) mod not_configured;
 pub(crate) mod queue;
 pub(crate) mod rate_limit;
 pub(crate) mod services;

@@ -9,9 +9,10 @@ use concierge_core::conversation::EmbedJob;
 use concierge_core::engine::Platform;
 use worker::{Date, Env};
 
+use super::d1_listings::ListingsSql;
+use super::d1_rental::D1Rental;
 use super::d1_store::D1Store;
 use super::kv_cache::WorkerKvCache;
-use super::not_configured::NotConfigured;
 use super::queue::{IndexJob, QueueMessage};
 use super::timer::WorkerTimer;
 use super::upstream::Upstream;
@@ -79,6 +80,8 @@ pub(crate) struct Services {
     cache: WorkerKvCache,
     embeds: PendingEmbeds,
     logger: ConsoleLogger,
+    listings: ListingsSql,
+    rental: D1Rental,
 }
 
 impl Services {
@@ -86,6 +89,8 @@ impl Services {
         Ok(Self {
             env: env.clone(),
             store: D1Store::new(env.d1("DB")?),
+            listings: ListingsSql::new(env, crate::site::RentalSettings::schema_of(&site.config)),
+            rental: D1Rental::new(env.d1("DB")?),
             upstream: Upstream::resolve(site, env),
             vectors: Vectors::from_env(env)?,
             search: SiteSearch::for_site(env, site)?,
@@ -125,8 +130,8 @@ impl Platform for Services {
     type Index = Vectors;
     type Records = D1Store;
     type Timer = WorkerTimer;
-    type Sql = NotConfigured;
     type Search = SiteSearch;
+    type Sql = ListingsSql;
     type Cache = WorkerKvCache;
 
     fn model(&self) -> &Upstream {
@@ -147,8 +152,8 @@ impl Platform for Services {
     fn timer(&self) -> &WorkerTimer {
         &self.timer
     }
-    fn sql(&self) -> &NotConfigured {
-        &NotConfigured
+    fn sql(&self) -> &ListingsSql {
+        &self.listings
     }
     fn search(&self) -> &SiteSearch {
         &self.search
@@ -167,5 +172,8 @@ impl Platform for Services {
     }
     fn logger(&self) -> &dyn Logger {
         &self.logger
+    }
+    fn rental(&self) -> Option<&dyn concierge_core::boundary::RentalData> {
+        Some(&self.rental)
     }
 }

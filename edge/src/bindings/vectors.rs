@@ -336,9 +336,14 @@ async fn live(
             _ => None,
         }
     };
+    // Learned `rental` Q&A: the template reads its row (site-scoped) before reusing it,
+    // so a purged one is never reused; they pass here as they are.
+    let (mut kept, matches): (Vec<VectorMatch>, Vec<VectorMatch>) = matches
+        .into_iter()
+        .partition(|m| m.metadata.get("source").and_then(|v| v.as_str()) == Some("rental_qa"));
     let wanted: Vec<(&'static str, String)> = matches.iter().filter_map(parent).collect();
     if wanted.is_empty() {
-        return Ok(Vec::new());
+        return Ok(kept);
     }
     let mut statements = Vec::new();
     for (source, table) in [
@@ -377,11 +382,8 @@ async fn live(
                 .map(|row| (row.source, row.id)),
         );
     }
-    Ok(matches
-        .into_iter()
-        .filter(|m| {
-            parent(m)
-                .is_some_and(|(source, id)| present.iter().any(|(s, i)| s == source && *i == id))
-        })
-        .collect())
+    kept.extend(matches.into_iter().filter(|m| {
+        parent(m).is_some_and(|(source, id)| present.iter().any(|(s, i)| s == source && *i == id))
+    }));
+    Ok(kept)
 }

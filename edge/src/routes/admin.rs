@@ -27,6 +27,7 @@ pub(crate) struct SitePatch {
     starter_prompts: Option<Vec<String>>,
     title: Option<String>,
     guarded: Option<GuardedPatch>,
+    rental: Option<site::RentalSettings>,
 }
 
 /// `llm` in a site body: replaces the site's LLM settings. `api_key` is write-only and
@@ -207,6 +208,10 @@ impl SitePatch {
         }
         if let Some(title) = &self.title {
             config.title = Some(title.clone()).filter(|t| !t.trim().is_empty());
+        }
+        if let Some(rental) = &self.rental {
+            rental.check().map_err(ApiError::bad_request)?;
+            config.rental = Some(rental.clone());
         }
         Ok(())
     }

@@ -17,6 +17,8 @@ mod knowledge;
 mod mcp;
 mod mcp_tools;
 mod openai;
+mod rental_admin;
+pub(crate) mod rental_chat;
 mod stream;
 pub(crate) mod turn_stream;
 mod widget;
@@ -55,6 +57,12 @@ pub(crate) enum Route {
     Mcp,
     AiSdkChat,
     AiSdkResume,
+    RentalChat,
+    RentalUsers,
+    RentalQaList,
+    RentalQaDelete,
+    RentalUpsert,
+    RentalDelete,
     Preflight,
     MethodNotAllowed,
     NotFound,
@@ -103,6 +111,12 @@ impl Route {
             ["mcp"] => (Self::Mcp, true),
             ["api", "chat"] => (Self::AiSdkChat, is(Method::Post)),
             ["api", "chat", _, "stream"] => (Self::AiSdkResume, is(Method::Get)),
+            ["ai", "chat"] => (Self::RentalChat, is(Method::Post)),
+            ["admin", "rental", "users"] => (Self::RentalUsers, is(Method::Put)),
+            ["admin", "rental", "qa"] => (Self::RentalQaList, is(Method::Get)),
+            ["admin", "rental", "qa", _] => (Self::RentalQaDelete, is(Method::Delete)),
+            ["admin", "rental", _] => (Self::RentalUpsert, is(Method::Put)),
+            ["admin", "rental", _, _] => (Self::RentalDelete, is(Method::Delete)),
             _ => return Self::NotFound,
         };
         if is(Method::Options) {
@@ -148,6 +162,12 @@ impl Route {
             Self::Mcp => "mcp",
             Self::AiSdkChat => "ai_sdk_chat",
             Self::AiSdkResume => "ai_sdk_resume",
+            Self::RentalChat => "rental_chat",
+            Self::RentalUsers => "rental_users",
+            Self::RentalQaList => "rental_qa_list",
+            Self::RentalQaDelete => "rental_qa_delete",
+            Self::RentalUpsert => "rental_upsert",
+            Self::RentalDelete => "rental_delete",
             Self::Preflight => "preflight",
             Self::MethodNotAllowed => "method_not_allowed",
             Self::NotFound => "not_found",
@@ -241,6 +261,21 @@ pub(crate) async fn handle(
         Route::Mcp => mcp::handle(req, env, rc.ctx).await,
         Route::AiSdkChat => ai_sdk::chat(req, env, rc.ctx, rc.request_id).await,
         Route::AiSdkResume => ai_sdk::resume(req, env).await,
+        Route::RentalChat => rental_chat::chat(req, env).await,
+        Route::RentalUsers => rental_admin::put_users(req, env).await,
+        Route::RentalQaList => rental_admin::list_qa(req, env).await,
+        Route::RentalQaDelete => {
+            let id = segment(&req, 3);
+            rental_admin::delete_qa(req, env, &id).await
+        }
+        Route::RentalUpsert => {
+            let entity = segment(&req, 2);
+            rental_admin::upsert(req, env, &entity).await
+        }
+        Route::RentalDelete => {
+            let (entity, id) = (segment(&req, 2), segment(&req, 3));
+            rental_admin::delete(req, env, &entity, &id).await
+        }
         Route::Preflight => preflight(&req, env).await,
         Route::MethodNotAllowed => Err(ApiError::MethodNotAllowed),
         Route::NotFound => Err(ApiError::NotFound),

@@ -9,6 +9,7 @@ use concierge_core::conversation::{Language, StoredMessage};
 use concierge_core::engine::{Answer, Assistant, Platform, Refusal, Turn, TurnConfig};
 use concierge_core::error::Error;
 use concierge_core::flows::guarded::GuardedConfig;
+use concierge_core::flows::rental::RentalConfig;
 use concierge_core::flows::shop::ShopConfig;
 use concierge_core::prompt::Persona;
 use concierge_core::template::Template;
@@ -24,6 +25,8 @@ pub(crate) enum SiteAssistant {
     Shop(ShopConfig),
     /// Seed 004's domain-restricted advisor.
     Guarded(GuardedConfig),
+    /// Seed 002's rental marketplace assistant.
+    Rental(Box<RentalConfig>),
     /// The site's assistant, except that a conversation's staged test script plays first
     /// ([`super::scripted`]; only while `DEBUG_ROUTES` is on).
     Scripted(Box<SiteAssistant>),
@@ -40,6 +43,7 @@ impl SiteAssistant {
                     site, max_tokens,
                 )))
             }
+            Template::Rental => Ok(Self::Rental(Box::new(rental_config(site)))),
             unbuilt => Err(ApiError::TemplateUnavailable(unbuilt)),
         }
     }
@@ -72,11 +76,27 @@ fn shop_config(site: &Site) -> ShopConfig {
     config
 }
 
+/// `rental`'s settings: the template's defaults with the site's schema, labels, row cap
+/// and answer token cap.
+fn rental_config(site: &Site) -> RentalConfig {
+    let mut config = RentalConfig::default();
+    config.turn.max_tokens = Some(site.config.llm.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS));
+    config.schema = super::RentalSettings::schema_of(&site.config);
+    if let Some(settings) = &site.config.rental {
+        config.show_role_label = settings.show_role_label.unwrap_or(true);
+        if let Some(cap) = settings.row_cap {
+            config.row_cap = cap as usize;
+        }
+    }
+    config
+}
+
 impl Assistant for SiteAssistant {
     fn template(&self) -> Template {
         match self {
             Self::Shop(shop) => shop.template(),
             Self::Guarded(guarded) => guarded.template(),
+            Self::Rental(rental) => rental.template(),
             Self::Scripted(inner) => inner.template(),
         }
     }
@@ -85,6 +105,7 @@ impl Assistant for SiteAssistant {
         match self {
             Self::Shop(shop) => shop.config(),
             Self::Guarded(guarded) => guarded.config(),
+            Self::Rental(rental) => rental.config(),
             Self::Scripted(inner) => inner.config(),
         }
     }
@@ -93,6 +114,7 @@ impl Assistant for SiteAssistant {
         match self {
             Self::Shop(shop) => Assistant::greeting(shop, language),
             Self::Guarded(guarded) => guarded.greeting(language),
+            Self::Rental(rental) => Assistant::greeting(rental.as_ref(), language),
             Self::Scripted(inner) => inner.greeting(language),
         }
     }
@@ -101,6 +123,7 @@ impl Assistant for SiteAssistant {
         match self {
             Self::Shop(shop) => shop.stored_intent(reply),
             Self::Guarded(guarded) => guarded.stored_intent(reply),
+            Self::Rental(rental) => rental.stored_intent(reply),
             Self::Scripted(inner) => inner.stored_intent(reply),
         }
     }
@@ -114,6 +137,7 @@ impl Assistant for SiteAssistant {
         match self {
             Self::Shop(shop) => shop.screen(platform, input, text).await,
             Self::Guarded(guarded) => guarded.screen(platform, input, text).await,
+            Self::Rental(rental) => rental.screen(platform, input, text).await,
             Self::Scripted(inner) => Box::pin(inner.screen(platform, input, text)).await,
         }
     }
@@ -126,6 +150,7 @@ impl Assistant for SiteAssistant {
         match self {
             Self::Shop(shop) => shop.answer(platform, turn).await,
             Self::Guarded(guarded) => guarded.answer(platform, turn).await,
+            Self::Rental(rental) => Box::pin(rental.answer(platform, turn)).await,
             Self::Scripted(inner) => match super::scripted::take(platform, turn).await {
                 Some(script) => super::scripted::play(platform, turn, script).await,
                 None => Box::pin(inner.answer(platform, turn)).await,

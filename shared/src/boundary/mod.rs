@@ -12,6 +12,7 @@
 mod cache;
 mod model;
 mod records;
+mod rental;
 mod search;
 mod sql;
 mod store;
@@ -23,6 +24,7 @@ use alloc::string::{String, ToString};
 pub use cache::{CACHE_KEY_PREFIX, CacheKey, KvCache, MIN_TTL_SECONDS};
 pub use model::{ChatModel, ChatRequest, ChatSink};
 pub use records::{CalendarDate, WarrantyRecord, WarrantyRecords};
+pub use rental::{QaRecord, RentalData, RentalFuture};
 pub use search::{WebSearch, WebSource, is_web_url};
 pub use sql::{
     ColumnSchema, ColumnType, ReadOnlyQuery, SqlReader, SqlRows, SqlScope, SqlValue, TableSchema,

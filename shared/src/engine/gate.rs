@@ -15,8 +15,8 @@ use core::task::{Poll, Waker};
 
 use super::Platform;
 use crate::boundary::{
-    Clock, ConversationStore, EmbedQueue, Ids, Logger, NewTurn, TurnContext, TurnOpening,
-    TurnResume,
+    Clock, ConversationStore, EmbedQueue, Ids, Logger, NewTurn, RentalData, TurnContext,
+    TurnOpening, TurnResume,
 };
 use crate::conversation::{Conversation, EmbeddingStatus, Language, Scope, StoredMessage, Summary};
 use crate::error::{ServiceError, ServiceErrorKind};
@@ -231,6 +231,9 @@ impl<'a, P: Platform> Platform for Gated<'a, P> {
     }
     fn logger(&self) -> &dyn Logger {
         self.platform.logger()
+    }
+    fn rental(&self) -> Option<&dyn RentalData> {
+        self.platform.rental()
     }
 }
 

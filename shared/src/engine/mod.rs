@@ -43,8 +43,8 @@ pub use respond::{StreamedAnswer, react_answer, store_reply, stream_answer};
 pub use stateless::{StatelessInput, run_stateless};
 
 use crate::boundary::{
-    ChatModel, Clock, ConversationStore, EmbedQueue, Embedder, Ids, KvCache, Logger, SqlReader,
-    Timer, VectorIndex, WarrantyRecords, WebSearch,
+    ChatModel, Clock, ConversationStore, EmbedQueue, Embedder, Ids, KvCache, Logger, RentalData,
+    SqlReader, Timer, VectorIndex, WarrantyRecords, WebSearch,
 };
 use crate::chat::Usage;
 use crate::conversation::{Conversation, Language, Scope, StoredMessage};
@@ -105,6 +105,11 @@ pub trait Platform {
     fn queue(&self) -> &dyn EmbedQueue;
     /// Where log records go.
     fn logger(&self) -> &dyn Logger;
+    /// The `rental` template's roles and learned Q&A, where the platform keeps them
+    /// (default: none — the template then treats everyone as a guest and learns nothing).
+    fn rental(&self) -> Option<&dyn RentalData> {
+        None
+    }
 }
 
 /// The settings every template shares; a template's own config embeds one.
@@ -346,5 +351,8 @@ impl<P: Platform> Platform for &P {
     }
     fn logger(&self) -> &dyn Logger {
         (**self).logger()
+    }
+    fn rental(&self) -> Option<&dyn RentalData> {
+        (**self).rental()
     }
 }

@@ -5,6 +5,7 @@
 
 mod cache;
 mod model;
+mod rental;
 mod search;
 mod sql;
 mod store;
@@ -19,6 +20,7 @@ use core::cell::{Cell, RefCell};
 
 pub use cache::{ManualClock, MemoryCache};
 pub use model::{Script, ScriptedChatModel};
+pub use rental::MemoryRental;
 pub use search::{MemoryPage, MemorySearch};
 pub use sql::{MemorySql, MemoryTable};
 pub use store::MemoryStore;
@@ -230,6 +232,8 @@ pub struct MemoryBackend {
     pub search: MemorySearch,
     /// The key-value cache (its own manual clock).
     pub cache: MemoryCache,
+    /// Rental roles and learned Q&A.
+    pub rental: MemoryRental,
 }
 
 impl MemoryBackend {
@@ -310,6 +314,9 @@ impl Platform for MemoryBackend {
     fn logger(&self) -> &dyn Logger {
         &self.logger
     }
+    fn rental(&self) -> Option<&dyn crate::boundary::RentalData> {
+        Some(&self.rental)
+    }
 }
 
 /// A [`MemoryBackend`] with another chat model ([`MemoryBackend::with_model`]).
@@ -368,5 +375,8 @@ impl<M: ChatModel> Platform for WithModel<'_, M> {
     }
     fn logger(&self) -> &dyn Logger {
         &self.backend.logger
+    }
+    fn rental(&self) -> Option<&dyn crate::boundary::RentalData> {
+        Some(&self.backend.rental)
     }
 }

@@ -23,5 +23,6 @@ mod mcp_transport;
 mod openai_api;
 mod platform;
 mod real_model;
+mod rental;
 mod scripted_turns;
 mod sites;

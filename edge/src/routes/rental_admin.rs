@@ -1,0 +1,198 @@
+//! The `rental` merchant admin (secret key): bulk upsert and delete of listings, roles of
+//! known users, and the learned Q&A (inspect, purge). The logical schema is set with
+//! `PATCH /admin/site` (`config.rental.schema`).
+
+use concierge_core::boundary::VectorIndex;
+use concierge_core::flows::rental::qa_vector_id;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use worker::{Env, Request, Response};
+
+use super::body;
+use crate::auth::{self, Caller};
+use crate::bindings::d1_listings::{self, BINDING};
+use crate::bindings::d1_rental::D1Rental;
+use crate::bindings::vectors::Vectors;
+use crate::site::RentalSettings;
+use crate::{ApiError, now_ms};
+
+/// Listings per upsert.
+const MAX_ROWS: usize = 1000;
+/// Upsert bodies may be larger than the default cap.
+const MAX_UPSERT_BYTES: usize = 2 * 1024 * 1024;
+
+async fn secret(req: &Request, env: &Env) -> Result<Caller, ApiError> {
+    auth::site_caller(req, env, false).await
+}
+
+/// A listing id: 1 to 64 letters, digits, `-`, `_` or `.` (it goes into link paths).
+fn valid_id(id: &str) -> bool {
+    (1..=64).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Upsert {
+    rows: Vec<Map<String, Value>>,
+}
+
+/// `PUT /admin/rental/{entity}`: upsert up to 1000 listings of one entity (all or nothing).
+/// Each row has an `id` and the schema's columns (scalars; others absent = `NULL`).
+pub(crate) async fn upsert(
+    mut req: Request,
+    env: &Env,
+    entity: &str,
+) -> Result<Response, ApiError> {
+    let caller = secret(&req, env).await?;
+    let schema = RentalSettings::schema_of(&caller.site.config);
+    let Some(entity) = schema.entity(entity) else {
+        return Err(ApiError::NotFound);
+    };
+    let body: Upsert =
+        body::json_up_to(&mut req, MAX_UPSERT_BYTES, "The request body is over 2 MB.").await?;
+    if body.rows.is_empty() || body.rows.len() > MAX_ROWS {
+        return Err(ApiError::bad_request(
+            "`rows` must hold 1 to 1000 listings.",
+        ));
+    }
+    let mut rows = Vec::with_capacity(body.rows.len());
+    for (i, row) in body.rows.into_iter().enumerate() {
+        let id = match row.get("id") {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Number(n)) => n.to_string(),
+            _ => String::new(),
+        };
+        if !valid_id(&id) {
+            return Err(ApiError::bad_request(format!(
+                "rows[{i}].id must be 1 to 64 letters, digits, '-', '_' or '.'."
+            )));
+        }
+        let mut data = Map::new();
+        for (key, value) in row {
+            if key == "id" {
+                continue;
+            }
+            if !entity.columns.iter().any(|c| c.name == key) {
+                return Err(ApiError::bad_request(format!(
+                    "rows[{i}].{key} is not a column of {} (see config.rental.schema).",
+                    entity.table()
+                )));
+            }
+            if value.is_array() || value.is_object() {
+                return Err(ApiError::bad_request(format!(
+                    "rows[{i}].{key} must be a scalar."
+                )));
+            }
+            data.insert(key, value);
+        }
+        rows.push((id, Value::Object(data).to_string()));
+    }
+    let db = env.d1(BINDING)?;
+    d1_listings::upsert(&db, &caller.site.id, &entity.entity, &rows, now_ms())
+        .await
+        .map_err(ApiError::store)?;
+    Ok(Response::from_json(
+        &serde_json::json!({"upserted": rows.len()}),
+    )?)
+}
+
+/// `DELETE /admin/rental/{entity}/{id}`: 204, or 404 when there was no such listing.
+pub(crate) async fn delete(
+    req: Request,
+    env: &Env,
+    entity: &str,
+    id: &str,
+) -> Result<Response, ApiError> {
+    let caller = secret(&req, env).await?;
+    let schema = RentalSettings::schema_of(&caller.site.config);
+    let Some(entity) = schema.entity(entity) else {
+        return Err(ApiError::NotFound);
+    };
+    let db = env.d1(BINDING)?;
+    let existed = d1_listings::delete(&db, &caller.site.id, &entity.entity, id)
+        .await
+        .map_err(ApiError::store)?;
+    if !existed {
+        return Err(ApiError::NotFound);
+    }
+    Ok(Response::empty()?.with_status(204))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UserRole {
+    user_id: String,
+    role: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Users {
+    users: Vec<UserRole>,
+}
+
+/// `PUT /admin/rental/users`: roles of known users (`TENANT`, `LANDLORD`, or `null` to
+/// remove), up to 500 at once.
+pub(crate) async fn put_users(mut req: Request, env: &Env) -> Result<Response, ApiError> {
+    let caller = secret(&req, env).await?;
+    let body: Users = body::json(&mut req).await?;
+    if body.users.is_empty() || body.users.len() > 500 {
+        return Err(ApiError::bad_request("`users` must hold 1 to 500 entries."));
+    }
+    let mut roles = Vec::with_capacity(body.users.len());
+    for (i, user) in body.users.into_iter().enumerate() {
+        let id = user.user_id.trim();
+        if id.is_empty() || id.chars().count() > 128 {
+            return Err(ApiError::bad_request(format!(
+                "users[{i}].user_id must be 1 to 128 characters."
+            )));
+        }
+        let role = match user.role.as_deref() {
+            None => None,
+            Some(r @ ("TENANT" | "LANDLORD")) => Some(r.to_string()),
+            Some(_) => {
+                return Err(ApiError::bad_request(format!(
+                    "users[{i}].role must be \"TENANT\", \"LANDLORD\" or null."
+                )));
+            }
+        };
+        roles.push((id.to_string(), role));
+    }
+    D1Rental::new(env.d1("DB")?)
+        .set_roles(&caller.site.id, &roles)
+        .await
+        .map_err(ApiError::store)?;
+    Ok(Response::from_json(
+        &serde_json::json!({"updated": roles.len()}),
+    )?)
+}
+
+/// `GET /admin/rental/qa`: the learned Q&A, newest first (question, SQL, mode, hits).
+pub(crate) async fn list_qa(req: Request, env: &Env) -> Result<Response, ApiError> {
+    let caller = secret(&req, env).await?;
+    let qa = D1Rental::new(env.d1("DB")?)
+        .list_qa(&caller.site.id)
+        .await
+        .map_err(ApiError::store)?;
+    Ok(Response::from_json(&serde_json::json!({"qa": qa}))?)
+}
+
+/// `DELETE /admin/rental/qa/{id}`: forget a learned Q&A (row and vector); 204 or 404.
+pub(crate) async fn delete_qa(req: Request, env: &Env, id: &str) -> Result<Response, ApiError> {
+    let caller = secret(&req, env).await?;
+    let existed = D1Rental::new(env.d1("DB")?)
+        .delete_qa(&caller.site.id, id)
+        .await
+        .map_err(ApiError::store)?;
+    if !existed {
+        return Err(ApiError::NotFound);
+    }
+    // The row is gone, so a lagging vector can no longer be reused; remove it too.
+    if let Ok(vectors) = Vectors::from_env(env) {
+        let _ = vectors.delete(&[qa_vector_id(id)]).await;
+    }
+    Ok(Response::empty()?.with_status(204))
+}

@@ -1,0 +1,52 @@
+//! The `rental` template's own data (TEMPLATES.md §2.3): the roles a merchant uploaded for
+//! known users, and the learned Q&A (validated questions with their SQL) reused by
+//! canonical lookup. Listings themselves are read through [`SqlReader`](super::SqlReader).
+//!
+//! Object-safe (boxed futures), so a [`Platform`](crate::engine::Platform) offers it with a
+//! default method and platforms without rental data need not change.
+
+use alloc::boxed::Box;
+use alloc::string::String;
+use core::future::Future;
+use core::pin::Pin;
+use serde::{Deserialize, Serialize};
+
+use crate::error::ServiceError;
+
+/// A future borrowed from the store (single-threaded: no `Send`).
+pub type RentalFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, ServiceError>> + 'a>>;
+
+/// One learned question and the SQL that answered it (stored only when the result
+/// validator said valid).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QaRecord {
+    /// Its id (also its vector's id suffix).
+    pub id: String,
+    /// The visitor's question.
+    pub question: String,
+    /// The validated, re-serialised statement (identity-free).
+    pub sql: String,
+    /// The orchestrator's request type (`QUERY`).
+    pub request_type: String,
+    /// The answer's mode (`LIST`, `TABLE`, `CHART`).
+    pub mode: Option<String>,
+    /// When it was learned (ms since the epoch).
+    pub created_at: u64,
+    /// How often it was reused.
+    pub hits: u64,
+}
+
+/// Roles and learned Q&A of rental sites, always scoped by site.
+pub trait RentalData {
+    /// The role the merchant uploaded for `user_id` (`TENANT` or `LANDLORD`), if any.
+    fn role<'a>(&'a self, site_id: &'a str, user_id: &'a str) -> RentalFuture<'a, Option<String>>;
+
+    /// One learned Q&A of the site.
+    fn qa<'a>(&'a self, site_id: &'a str, id: &'a str) -> RentalFuture<'a, Option<QaRecord>>;
+
+    /// Stores a learned Q&A.
+    fn save_qa<'a>(&'a self, site_id: &'a str, record: &'a QaRecord) -> RentalFuture<'a, ()>;
+
+    /// Counts one reuse of a learned Q&A.
+    fn qa_hit<'a>(&'a self, site_id: &'a str, id: &'a str) -> RentalFuture<'a, ()>;
+}

@@ -1,0 +1,334 @@
+//! Agents 2–4 (SQL generation, response generator, result validator) and the
+//! persistence of a valid Q&A.
+
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use serde_json::Value;
+
+use super::{QA_SOURCE, Run, SqlOutcome, qa_vector_id};
+use crate::boundary::{
+    ChatModel, MetadataFilter, QaRecord, ReadOnlyQuery, SqlReader, SqlRows, TableSchema,
+    VectorIndex, VectorQuery, VectorRecord,
+};
+use crate::chat::ChatEvent;
+use crate::conversation::Metadata;
+use crate::engine::{Answer, Platform};
+use crate::error::{ChatModelError, ChatModelErrorKind, Error};
+use crate::flows::rental::agents::{
+    Orchestration, RequestType, complete, extract_sql, parse_validation, rows_json,
+};
+use crate::flows::rental::build::{Mode, build, wanted_mode};
+use crate::flows::rental::config::{
+    CANONICAL_HARD, CANONICAL_SOFT, RESPONSE_PROMPT, SQL_ATTEMPTS, SQL_PROMPT, VALIDATOR_PROMPT,
+};
+use crate::flows::rental::format::{EndGate, LabelGate, parse};
+use crate::flows::rental::sql::{FUNCTIONS, validate};
+use crate::prompt::fill;
+use crate::turn::TurnEvent;
+
+impl<P: Platform> Run<'_, '_, '_, P> {
+    /// Agents 2–4 and the persistence of a valid Q&A.
+    pub(super) async fn data_path(
+        &mut self,
+        orchestration: &Orchestration,
+        tables: &[TableSchema],
+        schema: &str,
+        business: &str,
+        vector: Option<Vec<f32>>,
+    ) -> Result<Answer, Error> {
+        self.route.push("sql_generation");
+        let names: Vec<&str> = tables.iter().map(|t| t.name.as_str()).collect();
+        let outcome = self
+            .sql(&names, schema, business, vector.as_deref())
+            .await?;
+        let Some(outcome) = outcome else {
+            self.route.push("content_response");
+            let text = self
+                .config
+                .sentence(self.turn.language, "sql_failed")
+                .to_string();
+            let mut meta = Metadata::new();
+            meta.insert("sql_attempts".into(), SQL_ATTEMPTS.into());
+            return self
+                .reply("CONTENT", RequestType::Query, &text, None, meta)
+                .await;
+        };
+        self.route.push("response_generator");
+        let table = crate::flows::rental::sql::first_table(&outcome.sql);
+        let entity = orchestration
+            .entity_hint
+            .as_deref()
+            .and_then(|e| self.config.schema.entity(e))
+            .or_else(|| {
+                table
+                    .as_deref()
+                    .and_then(|t| self.config.schema.entity_of_table(t))
+            });
+        let desired = orchestration.mode_hint;
+        let text = self.respond(orchestration, &outcome, desired).await?;
+        let parsed = parse(&text);
+        let mode = wanted_mode(parsed.sections.as_ref(), desired, &outcome.rows);
+        let (mode, payload) = build(&outcome.rows, mode, entity, parsed.sections.as_ref());
+        let message = if parsed.message.is_empty() {
+            orchestration.message.clone()
+        } else {
+            parsed.message
+        };
+        self.route.push("result_validator");
+        let valid = if outcome.canonical == Some("hard") {
+            true
+        } else {
+            self.validate_result(&outcome).await
+        };
+        if valid {
+            self.persist(&outcome, mode, vector).await;
+        }
+        let mut meta = Metadata::new();
+        meta.insert("sql_attempts".into(), outcome.attempts.into());
+        meta.insert("mode".into(), mode.as_str().into());
+        meta.insert(
+            "canonical".into(),
+            outcome.canonical.map_or(Value::Null, Value::from),
+        );
+        meta.insert("valid".into(), valid.into());
+        meta.insert("sql_ms".into(), outcome.sql_ms.into());
+        self.turn.payload(payload);
+        self.store("DATA", RequestType::Query, message, meta).await
+    }
+
+    /// Agent 2: canonical reuse, else up to five attempts with the error fed back.
+    async fn sql(
+        &self,
+        tables: &[&str],
+        schema: &str,
+        business: &str,
+        vector: Option<&[f32]>,
+    ) -> Result<Option<SqlOutcome>, Error> {
+        let site = self.turn.conversation.site_id.clone();
+        let mut hint = String::new();
+        if let (Some(vector), Some(data)) = (vector, self.platform.rental()) {
+            let query = VectorQuery {
+                vector: vector.to_vec(),
+                top_k: 1,
+                filter: MetadataFilter::new()
+                    .eq("site_id", site.as_str())
+                    .eq("source", QA_SOURCE),
+            };
+            let best = self
+                .platform
+                .index()
+                .query(&query)
+                .await
+                .ok()
+                .and_then(|m| m.into_iter().next());
+            let qa_id = best
+                .as_ref()
+                .and_then(|m| m.metadata.get("qa_id"))
+                .and_then(Value::as_str);
+            if let (Some(best), Some(qa_id)) = (&best, qa_id)
+                && best.score >= CANONICAL_SOFT
+                && let Ok(Some(record)) = data.qa(&site, qa_id).await
+            {
+                if best.score >= CANONICAL_HARD
+                    && let Ok(rows) = self.run_sql(&record.sql, tables).await
+                {
+                    let _ = data.qa_hit(&site, &record.id).await;
+                    return Ok(Some(SqlOutcome {
+                        sql: record.sql.clone(),
+                        rows: rows.1,
+                        attempts: 0,
+                        canonical: Some("hard"),
+                        reused: Some(record.id),
+                        sql_ms: rows.2,
+                    }));
+                }
+                hint = format!(
+                    "\nCâu hỏi tương tự đã được xác nhận: {}\nSQL: {}\n",
+                    record.question, record.sql
+                );
+            }
+        }
+        let canonical = (!hint.is_empty()).then_some("soft");
+        let functions = FUNCTIONS.join(", ");
+        let mut error = String::new();
+        for attempt in 1..=SQL_ATTEMPTS {
+            let system = fill(
+                SQL_PROMPT,
+                &[
+                    ("role", self.role.as_str()),
+                    ("schema", schema),
+                    ("functions", &functions),
+                    ("business", business),
+                    ("hint", &hint),
+                    ("error", &error),
+                ],
+            );
+            let text = complete(self.platform.model(), &self.request(system, true)).await?;
+            let written = extract_sql(&text);
+            match self.run_sql(&written, tables).await {
+                Ok((sql, rows, sql_ms)) => {
+                    return Ok(Some(SqlOutcome {
+                        sql,
+                        rows,
+                        attempts: attempt,
+                        canonical,
+                        reused: None,
+                        sql_ms,
+                    }));
+                }
+                Err(why) => {
+                    self.warn(
+                        "rental_sql_attempt_failed",
+                        &format!("attempt {attempt}: {why}"),
+                    );
+                    error = format!(
+                        "\nLần thử trước bị lỗi (attempt {attempt}):\nSQL: {written}\nLỗi: {why}\nHãy sửa lại.\n"
+                    );
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// Validates and runs one statement; returns the statement that ran, its rows and how
+    /// long it took (ms).
+    async fn run_sql(
+        &self,
+        written: &str,
+        tables: &[&str],
+    ) -> Result<(String, SqlRows, u64), String> {
+        let valid = validate(written, tables).map_err(|r| r.0)?;
+        let query = ReadOnlyQuery::new(valid.sql());
+        let started = self.platform.clock().now_ms();
+        let rows = self
+            .platform
+            .sql()
+            .query(self.scope(), &query, self.config.row_cap)
+            .await
+            .map_err(|e| e.to_string())?;
+        let took = self.platform.clock().now_ms().saturating_sub(started);
+        Ok((valid.sql().to_string(), rows, took))
+    }
+
+    /// Agent 3, streamed through the `---END` gate and the label gate.
+    async fn respond(
+        &mut self,
+        orchestration: &Orchestration,
+        outcome: &SqlOutcome,
+        desired: Option<Mode>,
+    ) -> Result<String, Error> {
+        let label = self.role.label();
+        let count = outcome.rows.rows.len().to_string();
+        let rows = rows_json(&outcome.rows, 20);
+        let system = fill(
+            RESPONSE_PROMPT,
+            &[
+                ("role", self.role.as_str()),
+                ("label", label),
+                ("draft", &orchestration.message),
+                ("count", &count),
+                ("mode", desired.map_or("LIST", Mode::as_str)),
+                ("rows", &rows),
+                ("language", self.language_line()),
+            ],
+        );
+        let request = self.request(system, false);
+        let mut text = String::new();
+        let mut failure: Option<String> = None;
+        let mut end = EndGate::default();
+        let mut labels = LabelGate::new(self.config.label(self.role));
+        let sink = &mut *self.turn.sink;
+        let mut on_event = |event: ChatEvent| match event {
+            ChatEvent::TextDelta(delta) if failure.is_none() => {
+                text.push_str(&delta);
+                let shown = labels.push(&end.push(&delta));
+                if !shown.is_empty() {
+                    sink.emit(TurnEvent::Chunk { text: shown });
+                }
+            }
+            ChatEvent::Error(error) if failure.is_none() => failure = Some(error.message),
+            _ => {}
+        };
+        let streamed = self.platform.model().stream(&request, &mut on_event).await;
+        streamed.map_err(Error::ChatModel)?;
+        if let Some(message) = failure {
+            let error = ChatModelError::new(ChatModelErrorKind::Upstream, message);
+            return Err(Error::ChatModel(error));
+        }
+        let mut rest = end.finish();
+        if parse(&text).message.is_empty() {
+            // Nothing usable: the orchestrator's draft is the message (fallback).
+            rest.push_str(&orchestration.message);
+        }
+        let shown = labels.push(&rest) + &labels.finish();
+        if !shown.is_empty() {
+            self.turn.sink.emit(TurnEvent::Chunk { text: shown });
+        }
+        Ok(text)
+    }
+
+    /// Agent 4 (seed: an error or unreadable answer counts as valid).
+    async fn validate_result(&self, outcome: &SqlOutcome) -> bool {
+        let rows = rows_json(&outcome.rows, 5);
+        let system = fill(
+            VALIDATOR_PROMPT,
+            &[
+                ("question", &self.question),
+                ("request_type", "QUERY"),
+                ("sql", &outcome.sql),
+                ("rows", &rows),
+            ],
+        );
+        match complete(self.platform.model(), &self.request(system, false)).await {
+            Ok(text) => {
+                let (valid, reason) = parse_validation(&text);
+                if !valid {
+                    self.warn(
+                        "rental_result_invalid",
+                        reason.as_deref().unwrap_or_default(),
+                    );
+                }
+                valid
+            }
+            Err(error) => {
+                self.warn("rental_validator_failed", &error.to_string());
+                true
+            }
+        }
+    }
+
+    /// Stores a valid Q&A and its question's vector (a canonical hit is already stored).
+    async fn persist(&self, outcome: &SqlOutcome, mode: Mode, vector: Option<Vec<f32>>) {
+        let (Some(data), Some(vector), None) = (self.platform.rental(), vector, &outcome.reused)
+        else {
+            return;
+        };
+        let site = self.turn.conversation.site_id.as_str();
+        let record = QaRecord {
+            id: self.platform.ids().new_id(),
+            question: self.question.clone(),
+            sql: outcome.sql.clone(),
+            request_type: "QUERY".into(),
+            mode: Some(mode.as_str().into()),
+            created_at: self.platform.clock().now_ms(),
+            hits: 0,
+        };
+        if let Err(error) = data.save_qa(site, &record).await {
+            self.warn("rental_qa_save_failed", &error.to_string());
+            return;
+        }
+        let mut metadata = Metadata::new();
+        metadata.insert("site_id".into(), site.into());
+        metadata.insert("source".into(), QA_SOURCE.into());
+        metadata.insert("qa_id".into(), record.id.clone().into());
+        let vector = VectorRecord {
+            id: qa_vector_id(&record.id),
+            values: vector,
+            metadata,
+        };
+        if let Err(error) = self.platform.index().upsert(&[vector]).await {
+            self.warn("rental_qa_index_failed", &error.to_string());
+        }
+    }
+}

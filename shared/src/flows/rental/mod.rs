@@ -1,0 +1,73 @@
+//! `rental` — the room-rental marketplace assistant of seed 002 (`002_ae398708705a9258.txt`):
+//! four agents in sequence (TEMPLATES.md §2).
+//!
+//! ```text
+//! receive (Step 1)           the engine's lifecycle stores the question; the session context
+//!                            is the Vietnamese system prompt + the last 20 messages after the
+//!                            latest 30-minute idle gap
+//! orchestrator (Agent 1)     role from code ([GUEST]/[TENANT]/[LANDLORD]), requestType,
+//!                            business context (knowledge passages), readyForSql, mode hint
+//!   ├─ QUERY ∧ readyForSql   → sql_generation (Agent 2: canonical reuse ≥ 0.92 / hint ≥ 0.8,
+//!   │                          else ≤ 5 attempts, each validated and run, errors fed back)
+//!   │                          → response_generator (Agent 3: streamed up to `---END`)
+//!   │                          → result_validator (Agent 4) → persist Q&A if valid   [DATA]
+//!   ├─ CLARIFICATION, or QUERY ∧ ¬readyForSql → control_response                 [CONTROL]
+//!   └─ GREETING | GENERAL_CHAT                → content_response                 [CONTENT]
+//! ```
+//!
+//! Where the seed is silent: all five SQL attempts failing is a CONTENT reply with the
+//! `sql_failed` sentence and no payload; the payload is built by code from the rows
+//! ([`build`]); the model's SQL never reaches the visitor (logs and admin only).
+
+pub mod agents;
+pub mod build;
+mod config;
+mod flow;
+pub mod format;
+pub mod schema;
+pub mod sql;
+
+pub use config::{
+    CANONICAL_HARD, CANONICAL_SOFT, ORCHESTRATOR_PROMPT, RESPONSE_PROMPT, RentalConfig, Role,
+    SENTENCES_EN, SENTENCES_VI, SESSION_IDLE_MS, SESSION_MESSAGES, SQL_ATTEMPTS, SQL_PROMPT,
+    SYSTEM_PROMPT_VI, VALIDATOR_PROMPT, marker, session_context,
+};
+pub use flow::{QA_SOURCE, qa_vector_id};
+
+use crate::conversation::{Language, StoredMessage};
+use crate::engine::{Answer, Assistant, Platform, Turn, TurnConfig};
+use crate::error::Error;
+use crate::template::Template;
+
+impl Assistant for RentalConfig {
+    fn template(&self) -> Template {
+        Template::Rental
+    }
+
+    fn config(&self) -> &TurnConfig {
+        &self.turn
+    }
+
+    fn greeting(&self, language: Language) -> &str {
+        self.sentence(language, "greeting")
+    }
+
+    fn stored_intent(&self, reply: &StoredMessage) -> (Option<&'static str>, Option<f32>) {
+        let intent = match reply.meta_str("request_type") {
+            Some("QUERY") => "QUERY",
+            Some("GREETING") => "GREETING",
+            Some("CLARIFICATION") => "CLARIFICATION",
+            Some("GENERAL_CHAT") => "GENERAL_CHAT",
+            _ => return (None, None),
+        };
+        (Some(intent), None)
+    }
+
+    async fn answer<P: Platform>(
+        &self,
+        platform: &P,
+        turn: &mut Turn<'_>,
+    ) -> Result<Answer, Error> {
+        flow::answer(self, platform, turn).await
+    }
+}

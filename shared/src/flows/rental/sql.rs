@@ -1,0 +1,436 @@
+//! The validator of model-written SQL (TEMPLATES.md §2.3): a real parser (`sqlparser`,
+//! SQLite dialect) and allow-lists, deny by default.
+//!
+//! A statement is accepted only when:
+//! - it parses as exactly one statement, a query, at most [`MAX_SQL_CHARS`] characters;
+//! - it has no `WITH RECURSIVE`, no locking/`INTO`/`FOR`/settings clauses, no `VALUES`
+//!   or `TABLE` bodies, no DML inside;
+//! - every relation is a logical table the caller allows (`rooms`, …) or a CTE the
+//!   statement defines (a CTE may not take a logical table's name, nor a forbidden one);
+//!   one-part names only (`main.rooms` is refused), no table-valued functions, no hints;
+//! - every function is on [`FUNCTIONS`] (one-part name, no window, no `FILTER`);
+//! - every expression is of an allowed kind (identifiers of at most two parts, literals
+//!   without bind parameters, the usual operators, `CASE`, `CAST`, `IN`, `BETWEEN`,
+//!   `LIKE`, `IS [NOT] NULL`, subqueries, `EXISTS`).
+//!
+//! What runs is the re-serialised AST ([`ValidSql::sql`]), never the raw text: comments
+//! are gone, and the serialisation is checked to parse back to the same statement (no
+//! parser differential between what was checked and what runs).
+
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use core::ops::ControlFlow;
+
+use sqlparser::ast::{
+    BinaryOperator, CastKind, Expr, FunctionArguments, Query, Select, SelectItem,
+    SelectItemQualifiedWildcardKind, SetExpr, Statement, TableFactor, UnaryOperator, Value, Visit,
+    Visitor,
+};
+use sqlparser::dialect::SQLiteDialect;
+use sqlparser::parser::Parser;
+
+/// Longest accepted statement, in characters.
+pub const MAX_SQL_CHARS: usize = 4000;
+
+/// How deep the parser may nest (subqueries, parentheses) before it refuses.
+const RECURSION_LIMIT: usize = 40;
+
+/// The functions a statement may call (lowercase).
+pub const FUNCTIONS: [&str; 25] = [
+    "count",
+    "sum",
+    "avg",
+    "min",
+    "max",
+    "total",
+    "group_concat",
+    "lower",
+    "upper",
+    "length",
+    "substr",
+    "trim",
+    "replace",
+    "coalesce",
+    "ifnull",
+    "nullif",
+    "round",
+    "abs",
+    "cast",
+    "date",
+    "datetime",
+    "strftime",
+    "julianday",
+    "instr",
+    "like",
+];
+
+/// Names no statement may use, even as its own CTE (physical tables, system tables).
+const FORBIDDEN_PREFIXES: [&str; 3] = ["sqlite_", "pragma_", "rental_"];
+
+/// A statement the validator accepted, re-serialised.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValidSql {
+    sql: String,
+}
+
+impl ValidSql {
+    /// The statement to run (the re-serialised AST; never the model's raw text).
+    pub fn sql(&self) -> &str {
+        &self.sql
+    }
+}
+
+/// Why a statement was refused (fed back to the model as the next attempt's error).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SqlRejection(pub String);
+
+impl core::fmt::Display for SqlRejection {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn reject<T>(why: impl Into<String>) -> Result<T, SqlRejection> {
+    Err(SqlRejection(why.into()))
+}
+
+/// Validates a model-written statement against the logical `tables` (names as statements
+/// use them, e.g. `rooms`); returns it re-serialised.
+pub fn validate(sql: &str, tables: &[&str]) -> Result<ValidSql, SqlRejection> {
+    if sql.chars().count() > MAX_SQL_CHARS {
+        return reject(format!(
+            "the statement is longer than {MAX_SQL_CHARS} characters"
+        ));
+    }
+    let statement = parse_one(sql)?;
+    check(&statement, tables)?;
+    let text = statement.to_string();
+    // The serialisation must mean the same statement: parse it again and compare.
+    let again = parse_one(&text)?;
+    if again != statement {
+        return reject("the statement does not re-serialise faithfully");
+    }
+    check(&again, tables)?;
+    Ok(ValidSql { sql: text })
+}
+
+fn parse_one(sql: &str) -> Result<Statement, SqlRejection> {
+    let dialect = SQLiteDialect {};
+    let mut statements = Parser::new(&dialect)
+        .with_recursion_limit(RECURSION_LIMIT)
+        .try_with_sql(sql)
+        .and_then(|mut parser| parser.parse_statements())
+        .map_err(|error| SqlRejection(format!("syntax error: {error}")))?;
+    if statements.len() != 1 {
+        return reject(format!(
+            "exactly one SELECT statement is allowed, found {}",
+            statements.len()
+        ));
+    }
+    Ok(statements.remove(0))
+}
+
+fn check(statement: &Statement, tables: &[&str]) -> Result<(), SqlRejection> {
+    let Statement::Query(_) = statement else {
+        return reject("only a SELECT statement is allowed");
+    };
+    let mut ctes = Vec::new();
+    collect_ctes(statement, &mut ctes);
+    for cte in &ctes {
+        if tables.iter().any(|t| t.eq_ignore_ascii_case(cte)) {
+            return reject(format!("a CTE may not be named like the table {cte}"));
+        }
+        if forbidden(cte) {
+            return reject(format!("the name {cte} is not allowed"));
+        }
+    }
+    let mut checker = Checker {
+        tables,
+        ctes: &ctes,
+    };
+    match statement.visit(&mut checker) {
+        ControlFlow::Break(rejection) => Err(rejection),
+        ControlFlow::Continue(()) => Ok(()),
+    }
+}
+
+fn forbidden(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    FORBIDDEN_PREFIXES.iter().any(|p| lower.starts_with(p))
+}
+
+/// Every CTE name the statement defines, at any depth.
+fn collect_ctes(statement: &Statement, out: &mut Vec<String>) {
+    struct Ctes<'o>(&'o mut Vec<String>);
+    impl Visitor for Ctes<'_> {
+        type Break = ();
+        fn pre_visit_query(&mut self, query: &Query) -> ControlFlow<()> {
+            if let Some(with) = &query.with {
+                for cte in &with.cte_tables {
+                    self.0.push(cte.alias.name.value.clone());
+                }
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = statement.visit(&mut Ctes(out));
+}
+
+struct Checker<'a> {
+    tables: &'a [&'a str],
+    ctes: &'a [String],
+}
+
+type Step = ControlFlow<SqlRejection>;
+
+fn deny(why: impl Into<String>) -> Step {
+    ControlFlow::Break(SqlRejection(why.into()))
+}
+
+impl Visitor for Checker<'_> {
+    type Break = SqlRejection;
+
+    fn pre_visit_statement(&mut self, statement: &Statement) -> Step {
+        match statement {
+            Statement::Query(_) => ControlFlow::Continue(()),
+            _ => deny("only a SELECT statement is allowed"),
+        }
+    }
+
+    fn pre_visit_query(&mut self, query: &Query) -> Step {
+        if query.with.as_ref().is_some_and(|w| w.recursive) {
+            return deny("WITH RECURSIVE is not allowed");
+        }
+        if query.fetch.is_some()
+            || !query.locks.is_empty()
+            || query.for_clause.is_some()
+            || query.settings.is_some()
+            || query.format_clause.is_some()
+            || !query.pipe_operators.is_empty()
+        {
+            return deny("only plain SELECT clauses are allowed");
+        }
+        if let Some(with) = &query.with {
+            for cte in &with.cte_tables {
+                if cte.from.is_some() {
+                    return deny("only plain CTEs are allowed");
+                }
+            }
+        }
+        check_body(&query.body)
+    }
+
+    fn pre_visit_select(&mut self, select: &Select) -> Step {
+        if select.into.is_some()
+            || select.top.is_some()
+            || select.exclude.is_some()
+            || !select.lateral_views.is_empty()
+            || select.prewhere.is_some()
+            || !select.connect_by.is_empty()
+            || !select.cluster_by.is_empty()
+            || !select.distribute_by.is_empty()
+            || !select.sort_by.is_empty()
+            || select.qualify.is_some()
+            || !select.named_window.is_empty()
+            || select.value_table_mode.is_some()
+            || !select.optimizer_hints.is_empty()
+            || select.select_modifiers.is_some()
+        {
+            return deny("only plain SELECT clauses are allowed");
+        }
+        for item in &select.projection {
+            match item {
+                SelectItem::UnnamedExpr(_) | SelectItem::ExprWithAlias { .. } => {}
+                SelectItem::Wildcard(options) if options.opt_exclude.is_none() => {}
+                SelectItem::QualifiedWildcard(
+                    SelectItemQualifiedWildcardKind::ObjectName(n),
+                    _,
+                ) if n.0.len() == 1 => {}
+                _ => return deny("this kind of select item is not allowed"),
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_table_factor(&mut self, factor: &TableFactor) -> Step {
+        match factor {
+            TableFactor::Table {
+                name,
+                args,
+                with_hints,
+                version,
+                with_ordinality,
+                partitions,
+                json_path,
+                sample,
+                index_hints,
+                ..
+            } => {
+                if args.is_some() {
+                    return deny("table-valued functions are not allowed");
+                }
+                if !with_hints.is_empty()
+                    || version.is_some()
+                    || *with_ordinality
+                    || !partitions.is_empty()
+                    || json_path.is_some()
+                    || sample.is_some()
+                    || !index_hints.is_empty()
+                {
+                    return deny("table hints are not allowed");
+                }
+                let [part] = name.0.as_slice() else {
+                    return deny(format!("qualified table names are not allowed: {name}"));
+                };
+                let Some(ident) = part.as_ident() else {
+                    return deny("this table name is not allowed");
+                };
+                let table = ident.value.as_str();
+                let known = self.tables.iter().any(|t| t.eq_ignore_ascii_case(table))
+                    || self.ctes.iter().any(|c| c.eq_ignore_ascii_case(table));
+                if !known || forbidden(table) {
+                    let allowed = self.tables.join(", ");
+                    return deny(format!("no such table: {table} (tables: {allowed})"));
+                }
+                ControlFlow::Continue(())
+            }
+            TableFactor::Derived { lateral: false, .. } | TableFactor::NestedJoin { .. } => {
+                ControlFlow::Continue(())
+            }
+            _ => deny("this kind of FROM item is not allowed"),
+        }
+    }
+
+    fn pre_visit_expr(&mut self, expr: &Expr) -> Step {
+        match expr {
+            Expr::Identifier(_)
+            | Expr::IsFalse(_)
+            | Expr::IsNotFalse(_)
+            | Expr::IsTrue(_)
+            | Expr::IsNotTrue(_)
+            | Expr::IsNull(_)
+            | Expr::IsNotNull(_)
+            | Expr::IsDistinctFrom(..)
+            | Expr::IsNotDistinctFrom(..)
+            | Expr::InList { .. }
+            | Expr::InSubquery { .. }
+            | Expr::Between { .. }
+            | Expr::Nested(_)
+            | Expr::Case { .. }
+            | Expr::Exists { .. }
+            | Expr::Subquery(_) => ControlFlow::Continue(()),
+            Expr::CompoundIdentifier(parts) if parts.len() == 2 => ControlFlow::Continue(()),
+            Expr::Like { any: false, .. } => ControlFlow::Continue(()),
+            Expr::UnaryOp { op, .. } => match op {
+                UnaryOperator::Plus | UnaryOperator::Minus | UnaryOperator::Not => {
+                    ControlFlow::Continue(())
+                }
+                _ => deny(format!("the operator {op} is not allowed")),
+            },
+            Expr::BinaryOp { op, .. } => check_operator(op),
+            Expr::Cast {
+                kind: CastKind::Cast,
+                format: None,
+                ..
+            } => ControlFlow::Continue(()),
+            Expr::Value(value) => match &value.value {
+                Value::Number(..)
+                | Value::SingleQuotedString(_)
+                | Value::Boolean(_)
+                | Value::Null => ControlFlow::Continue(()),
+                Value::Placeholder(_) => deny("bind parameters are not allowed"),
+                _ => deny("this kind of literal is not allowed"),
+            },
+            Expr::Function(function) => {
+                let [part] = function.name.0.as_slice() else {
+                    return deny(format!(
+                        "qualified function names are not allowed: {}",
+                        function.name
+                    ));
+                };
+                let name = part
+                    .as_ident()
+                    .map(|i| i.value.to_ascii_lowercase())
+                    .unwrap_or_default();
+                if !FUNCTIONS.contains(&name.as_str()) {
+                    return deny(format!("the function {} is not allowed", function.name));
+                }
+                if function.over.is_some()
+                    || function.filter.is_some()
+                    || function.null_treatment.is_some()
+                    || !function.within_group.is_empty()
+                    || function.uses_odbc_syntax
+                    || !matches!(function.parameters, FunctionArguments::None)
+                {
+                    return deny(format!("{name}: only plain calls are allowed"));
+                }
+                if let FunctionArguments::List(list) = &function.args
+                    && !list.clauses.is_empty()
+                {
+                    return deny(format!("{name}: only plain arguments are allowed"));
+                }
+                ControlFlow::Continue(())
+            }
+            _ => deny(format!(
+                "this kind of expression is not allowed: {}",
+                expr.to_string().chars().take(60).collect::<String>()
+            )),
+        }
+    }
+}
+
+/// A query body: SELECTs, possibly combined (`UNION`, …) or parenthesised.
+fn check_body(body: &SetExpr) -> Step {
+    match body {
+        SetExpr::Select(_) | SetExpr::Query(_) => ControlFlow::Continue(()),
+        SetExpr::SetOperation { left, right, .. } => {
+            check_body(left)?;
+            check_body(right)
+        }
+        _ => deny("only SELECT queries are allowed"),
+    }
+}
+
+fn check_operator(op: &BinaryOperator) -> Step {
+    use BinaryOperator as B;
+    match op {
+        B::Plus
+        | B::Minus
+        | B::Multiply
+        | B::Divide
+        | B::Modulo
+        | B::StringConcat
+        | B::Gt
+        | B::Lt
+        | B::GtEq
+        | B::LtEq
+        | B::Eq
+        | B::NotEq
+        | B::And
+        | B::Or => ControlFlow::Continue(()),
+        other => deny(format!("the operator {other} is not allowed")),
+    }
+}
+
+/// The first table a (validated) statement reads, for the entity of its rows.
+pub fn first_table(sql: &str) -> Option<String> {
+    struct First(Option<String>);
+    impl Visitor for First {
+        type Break = ();
+        fn pre_visit_relation(&mut self, relation: &sqlparser::ast::ObjectName) -> ControlFlow<()> {
+            if self.0.is_none() {
+                self.0 = relation
+                    .0
+                    .last()
+                    .and_then(|p| p.as_ident())
+                    .map(|i| i.value.clone());
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let statement = parse_one(sql).ok()?;
+    let mut first = First(None);
+    let _ = statement.visit(&mut first);
+    first.0
+}
