@@ -10,6 +10,7 @@
 //! are object-safe and passed as `&dyn`.
 
 mod cache;
+mod logs;
 mod model;
 mod records;
 mod search;
@@ -21,6 +22,7 @@ mod vector;
 use alloc::string::{String, ToString};
 
 pub use cache::{CACHE_KEY_PREFIX, CacheKey, KvCache, MIN_TTL_SECONDS};
+pub use logs::{KnowledgeState, LogEntry, LogQuery, fts_any_of};
 pub use model::{ChatModel, ChatRequest, ChatSink};
 pub use records::{CalendarDate, WarrantyRecord, WarrantyRecords};
 pub use search::{WebSearch, WebSource, is_web_url};

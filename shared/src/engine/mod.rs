@@ -42,12 +42,13 @@ pub use respond::{StreamedAnswer, react_answer, store_reply, stream_answer};
 pub use stateless::{StatelessInput, run_stateless};
 
 use crate::boundary::{
-    ChatModel, Clock, ConversationStore, EmbedQueue, Embedder, Ids, KvCache, Logger, SqlReader,
-    Timer, VectorIndex, WarrantyRecords, WebSearch,
+    ChatModel, Clock, ConversationStore, EmbedQueue, Embedder, Ids, KnowledgeState, KvCache,
+    LogEntry, LogQuery, Logger, SqlReader, Timer, VectorIndex, WarrantyRecords, WebSearch,
 };
 use crate::chat::Usage;
 use crate::conversation::{Conversation, Language, Scope, StoredMessage};
 use crate::error::Error;
+use crate::error::{ServiceError, ServiceErrorKind};
 use crate::identity::UserIdentity;
 use crate::payload::Payload;
 use crate::retrieval::RetrievalOptions;
@@ -57,7 +58,10 @@ use crate::turn::{TurnEvent, TurnSink};
 /// The boundaries a turn reaches the world through, as one type.
 ///
 /// Asynchronous boundaries are associated types (their traits use `async fn`); the
-/// synchronous ones are object-safe and handed out as `&dyn`.
+/// synchronous ones are object-safe and handed out as `&dyn`. The site's uploaded logs and
+/// knowledge-base state (`knowledge`) are default methods: a platform without them has
+/// no logs and an unversioned knowledge base.
+#[allow(async_fn_in_trait)]
 pub trait Platform {
     /// The chat model.
     type Model: ChatModel;
@@ -104,6 +108,25 @@ pub trait Platform {
     fn queue(&self) -> &dyn EmbedQueue;
     /// Where log records go.
     fn logger(&self) -> &dyn Logger;
+
+    /// Searches the site's uploaded logs (`knowledge`'s `log_tool`). Default: there are
+    /// none (`Unavailable`).
+    async fn search_logs(
+        &self,
+        _site_id: &str,
+        _query: &LogQuery,
+    ) -> Result<Vec<LogEntry>, ServiceError> {
+        Err(ServiceError::new(
+            ServiceErrorKind::Unavailable,
+            "no log store on this platform",
+        ))
+    }
+
+    /// The site's knowledge-base version and whether it has logs. Default: unversioned,
+    /// no logs.
+    async fn knowledge_state(&self, _site_id: &str) -> Result<KnowledgeState, ServiceError> {
+        Ok(KnowledgeState::default())
+    }
 }
 
 /// The settings every template shares; a template's own config embeds one.
@@ -323,5 +346,15 @@ impl<P: Platform> Platform for &P {
     }
     fn logger(&self) -> &dyn Logger {
         (**self).logger()
+    }
+    async fn search_logs(
+        &self,
+        site_id: &str,
+        query: &LogQuery,
+    ) -> Result<Vec<LogEntry>, ServiceError> {
+        (**self).search_logs(site_id, query).await
+    }
+    async fn knowledge_state(&self, site_id: &str) -> Result<KnowledgeState, ServiceError> {
+        (**self).knowledge_state(site_id).await
     }
 }

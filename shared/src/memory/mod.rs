@@ -4,6 +4,7 @@
 //! [`MemoryBackend`] bundles one of each and is a [`Platform`].
 
 mod cache;
+mod logs;
 mod model;
 mod search;
 mod sql;
@@ -18,6 +19,7 @@ use alloc::vec::Vec;
 use core::cell::{Cell, RefCell};
 
 pub use cache::{ManualClock, MemoryCache};
+pub use logs::MemoryKnowledgeBase;
 pub use model::{Script, ScriptedChatModel};
 pub use search::{MemoryPage, MemorySearch};
 pub use sql::{MemorySql, MemoryTable};
@@ -26,7 +28,10 @@ pub use timer::MemoryTimer;
 pub use vector::{HashEmbedder, MemoryVectorIndex, cosine};
 
 use crate::boundary::ChatModel;
-use crate::boundary::{Clock, EmbedQueue, Ids, LogRecord, Logger, WarrantyRecord, WarrantyRecords};
+use crate::boundary::{
+    Clock, EmbedQueue, Ids, KnowledgeState, LogEntry, LogQuery, LogRecord, Logger, WarrantyRecord,
+    WarrantyRecords,
+};
 use crate::conversation::EmbedJob;
 use crate::engine::Platform;
 use crate::error::{Error, ServiceError};
@@ -230,6 +235,8 @@ pub struct MemoryBackend {
     pub search: MemorySearch,
     /// The key-value cache (its own manual clock).
     pub cache: MemoryCache,
+    /// Uploaded logs and knowledge-base versions (`knowledge`).
+    pub knowledge: MemoryKnowledgeBase,
 }
 
 impl MemoryBackend {
@@ -310,6 +317,16 @@ impl Platform for MemoryBackend {
     fn logger(&self) -> &dyn Logger {
         &self.logger
     }
+    async fn search_logs(
+        &self,
+        site_id: &str,
+        query: &LogQuery,
+    ) -> Result<Vec<LogEntry>, ServiceError> {
+        Ok(self.knowledge.search(site_id, query))
+    }
+    async fn knowledge_state(&self, site_id: &str) -> Result<KnowledgeState, ServiceError> {
+        Ok(self.knowledge.state(site_id))
+    }
 }
 
 /// A [`MemoryBackend`] with another chat model ([`MemoryBackend::with_model`]).
@@ -368,5 +385,15 @@ impl<M: ChatModel> Platform for WithModel<'_, M> {
     }
     fn logger(&self) -> &dyn Logger {
         &self.backend.logger
+    }
+    async fn search_logs(
+        &self,
+        site_id: &str,
+        query: &LogQuery,
+    ) -> Result<Vec<LogEntry>, ServiceError> {
+        Ok(self.backend.knowledge.search(site_id, query))
+    }
+    async fn knowledge_state(&self, site_id: &str) -> Result<KnowledgeState, ServiceError> {
+        Ok(self.backend.knowledge.state(site_id))
     }
 }
