@@ -19,7 +19,7 @@ pub(crate) mod scripted;
 pub(crate) mod sealed;
 mod write;
 
-pub(crate) use assistant::SiteAssistant;
+pub(crate) use assistant::{KnowledgeSettings, SiteAssistant};
 use cache::memo;
 pub(crate) use cache::{find_by_id, find_by_key_hash, uncache};
 pub(crate) use write::{read_for_update, replace_keys, save_config};
@@ -92,6 +92,10 @@ pub(crate) struct SiteConfig {
     /// `POST /admin/site/user-token-secret`. Never returned by the API.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_token_secret_sealed: Option<String>,
+    /// `knowledge`'s settings (agents, workflow, conflict rules, permissions); defaults
+    /// are seed 003's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub knowledge: Option<assistant::KnowledgeSettings>,
 }
 
 /// A site as loaded for a request.

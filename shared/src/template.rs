@@ -85,7 +85,7 @@ impl Template {
     ];
 
     /// The templates that can run today.
-    pub const BUILT: [Self; 1] = [Self::Shop];
+    pub const BUILT: [Self; 2] = [Self::Shop, Self::Knowledge];
 
     /// The stored and public name.
     pub fn as_str(self) -> &'static str {
@@ -145,10 +145,11 @@ mod tests {
     }
 
     #[test]
-    fn only_shop_is_built_and_others_are_refused_by_name() {
-        assert_eq!(Template::BUILT, [Template::Shop]);
+    fn only_built_templates_are_chosen_and_others_are_refused_by_name() {
+        assert_eq!(Template::BUILT, [Template::Shop, Template::Knowledge]);
         assert_eq!(Template::choose("shop"), Ok(Template::Shop));
-        for name in ["analyst", "rental", "knowledge", "guarded"] {
+        assert_eq!(Template::choose("knowledge"), Ok(Template::Knowledge));
+        for name in ["analyst", "rental", "guarded"] {
             let err = Template::choose(name).unwrap_err();
             assert_eq!(
                 err,
@@ -161,12 +162,12 @@ mod tests {
         assert_eq!(Template::choose(""), Err(TemplateChoiceError::Unknown));
         assert_eq!(
             TemplateChoiceError::Unknown.to_string(),
-            "`template` must be one of: shop (coming: analyst, rental, knowledge, guarded)."
+            "`template` must be one of: shop, knowledge (coming: analyst, rental, guarded)."
         );
         assert_eq!(
             TemplateChoiceError::NotBuilt(Template::Analyst).to_string(),
-            "`template` \"analyst\" is not built yet; choose one that is: shop \
-             (coming: analyst, rental, knowledge, guarded)."
+            "`template` \"analyst\" is not built yet; choose one that is: shop, knowledge \
+             (coming: analyst, rental, guarded)."
         );
     }
 }

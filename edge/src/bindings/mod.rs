@@ -7,6 +7,7 @@ pub(crate) mod d1_feedback;
 pub(crate) mod d1_store;
 pub(crate) mod documents;
 pub(crate) mod js_stream;
+pub(crate) mod kb;
 pub(crate) mod kv_cache;
 pub(crate) mod mcp_sessions;
 pub(crate) mod not_configured;

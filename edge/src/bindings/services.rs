@@ -4,9 +4,12 @@
 use std::cell::RefCell;
 use std::future::Future;
 
-use concierge_core::boundary::{Clock, EmbedQueue, Ids, LogRecord, Logger};
+use concierge_core::boundary::{
+    Clock, EmbedQueue, Ids, KnowledgeState, LogEntry, LogQuery, LogRecord, Logger,
+};
 use concierge_core::conversation::EmbedJob;
 use concierge_core::engine::Platform;
+use concierge_core::error::ServiceError;
 use worker::{Date, Env};
 
 use super::d1_store::D1Store;
@@ -164,5 +167,15 @@ impl Platform for Services {
     }
     fn logger(&self) -> &dyn Logger {
         &self.logger
+    }
+    async fn search_logs(
+        &self,
+        site_id: &str,
+        query: &LogQuery,
+    ) -> Result<Vec<LogEntry>, ServiceError> {
+        super::kb::search(self.store.db(), site_id, query).await
+    }
+    async fn knowledge_state(&self, site_id: &str) -> Result<KnowledgeState, ServiceError> {
+        super::kb::state(self.store.db(), site_id).await
     }
 }

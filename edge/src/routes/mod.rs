@@ -42,6 +42,7 @@ pub(crate) enum Route {
     ConversationDelete,
     MessageFeedback,
     AdminFeedback,
+    KnowledgeLogs,
     WidgetConfig,
     WidgetPanel,
     OpenAiModels,
@@ -78,6 +79,7 @@ impl Route {
             ["admin", "index"] => (Self::KnowledgeReindex, is(Method::Post)),
             ["admin", "knowledge"] => (Self::KnowledgeList, is(Method::Get)),
             ["admin", "search"] => (Self::AdminSearch, is(Method::Post)),
+            ["admin", "logs"] => (Self::KnowledgeLogs, is(Method::Put)),
             ["admin", "feedback"] => (Self::AdminFeedback, is(Method::Get)),
             ["conversations"] => (Self::ConversationCreate, is(Method::Post)),
             ["conversations", _] => (Self::ConversationDelete, is(Method::Delete)),
@@ -124,6 +126,7 @@ impl Route {
             Self::KnowledgeDelete => "knowledge_delete",
             Self::KnowledgeReindex => "knowledge_reindex",
             Self::KnowledgeList => "knowledge_list",
+            Self::KnowledgeLogs => "knowledge_logs",
             Self::AdminSearch => "admin_search",
             Self::ConversationCreate => "conversation_create",
             Self::ConversationMessage => "conversation_message",
@@ -196,6 +199,7 @@ pub(crate) async fn handle(
         Route::KnowledgeReindex => knowledge::reindex(req, env).await,
         Route::KnowledgeList => knowledge::list(req, env).await,
         Route::AdminSearch => knowledge::search(req, env).await,
+        Route::KnowledgeLogs => knowledge::put_logs(req, env).await,
         Route::ConversationCreate => conversations::create(req, env, rc.ctx).await,
         Route::ConversationMessage => {
             let id = segment(&req, 1);

@@ -8,9 +8,13 @@
 use concierge_core::conversation::{Language, StoredMessage};
 use concierge_core::engine::{Answer, Assistant, Platform, Turn, TurnConfig};
 use concierge_core::error::Error;
+use concierge_core::flows::knowledge::{
+    AgentConfig, ConflictRules, KnowledgeConfig, PermissionConfig, WorkflowConfig,
+};
 use concierge_core::flows::shop::ShopConfig;
 use concierge_core::prompt::Persona;
 use concierge_core::template::Template;
+use serde::{Deserialize, Serialize};
 
 use super::{DEFAULT_MAX_TOKENS, Site};
 use crate::ApiError;
@@ -20,6 +24,8 @@ use crate::ApiError;
 pub(crate) enum SiteAssistant {
     /// Seed 000's store assistant.
     Shop(ShopConfig),
+    /// Seed 003's internal-knowledge assistant.
+    Knowledge(Box<KnowledgeConfig>),
     /// The site's assistant, except that a conversation's staged test script plays first
     /// ([`super::scripted`]; only while `DEBUG_ROUTES` is on).
     Scripted(Box<SiteAssistant>),
@@ -30,6 +36,7 @@ impl SiteAssistant {
     pub(crate) fn for_site(site: &Site) -> Result<Self, ApiError> {
         match site.template {
             Template::Shop => Ok(Self::Shop(shop_config(site))),
+            Template::Knowledge => Ok(Self::Knowledge(Box::new(knowledge_config(site)))),
             unbuilt => Err(ApiError::TemplateUnavailable(unbuilt)),
         }
     }
@@ -62,10 +69,52 @@ fn shop_config(site: &Site) -> ShopConfig {
     config
 }
 
+/// `knowledge`'s site settings (`PATCH /admin/site` `{"knowledge": {…}}`); each part left
+/// out keeps seed 003's defaults.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct KnowledgeSettings {
+    /// The agents (default: the seed's `hr`, `it`, `general`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agents: Option<Vec<AgentConfig>>,
+    /// Seed §8 workflow and agent configuration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workflow: Option<WorkflowConfig>,
+    /// Seed §4.1 conflict-resolution rules.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules: Option<ConflictRules>,
+    /// Scopes, anonymous scopes, departments and the department map.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permissions: Option<PermissionConfig>,
+}
+
+/// `knowledge`'s settings: the seed's defaults with the site's own parts.
+fn knowledge_config(site: &Site) -> KnowledgeConfig {
+    let mut config = KnowledgeConfig::default();
+    let max_tokens = site.config.llm.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
+    config.turn.max_tokens = Some(max_tokens);
+    if let Some(settings) = &site.config.knowledge {
+        if let Some(agents) = &settings.agents {
+            config.agents = agents.clone();
+        }
+        if let Some(workflow) = &settings.workflow {
+            config.workflow = workflow.clone();
+        }
+        if let Some(rules) = &settings.rules {
+            config.rules = rules.clone();
+        }
+        if let Some(permissions) = &settings.permissions {
+            config.permissions = permissions.clone();
+        }
+    }
+    config
+}
+
 impl Assistant for SiteAssistant {
     fn template(&self) -> Template {
         match self {
             Self::Shop(shop) => shop.template(),
+            Self::Knowledge(knowledge) => knowledge.template(),
             Self::Scripted(inner) => inner.template(),
         }
     }
@@ -73,6 +122,7 @@ impl Assistant for SiteAssistant {
     fn config(&self) -> &TurnConfig {
         match self {
             Self::Shop(shop) => shop.config(),
+            Self::Knowledge(knowledge) => Assistant::config(knowledge.as_ref()),
             Self::Scripted(inner) => inner.config(),
         }
     }
@@ -80,6 +130,7 @@ impl Assistant for SiteAssistant {
     fn greeting(&self, language: Language) -> &str {
         match self {
             Self::Shop(shop) => Assistant::greeting(shop, language),
+            Self::Knowledge(knowledge) => Assistant::greeting(knowledge.as_ref(), language),
             Self::Scripted(inner) => inner.greeting(language),
         }
     }
@@ -87,6 +138,7 @@ impl Assistant for SiteAssistant {
     fn stored_intent(&self, reply: &StoredMessage) -> (Option<&'static str>, Option<f32>) {
         match self {
             Self::Shop(shop) => shop.stored_intent(reply),
+            Self::Knowledge(knowledge) => knowledge.stored_intent(reply),
             Self::Scripted(inner) => inner.stored_intent(reply),
         }
     }
@@ -98,6 +150,7 @@ impl Assistant for SiteAssistant {
     ) -> Result<Answer, Error> {
         match self {
             Self::Shop(shop) => shop.answer(platform, turn).await,
+            Self::Knowledge(knowledge) => Box::pin(knowledge.answer(platform, turn)).await,
             Self::Scripted(inner) => match super::scripted::take(platform, turn).await {
                 Some(script) => super::scripted::play(platform, turn, script).await,
                 None => Box::pin(inner.answer(platform, turn)).await,

@@ -45,7 +45,8 @@ fn an_unbuilt_template_is_refused_with_what_exists_and_the_site_keeps_running_sh
     let before = admin_site(worker, &site);
     assert_eq!(before["template"], "shop");
 
-    for name in ["analyst", "rental", "knowledge", "guarded"] {
+    // `analyst` stays unbuilt this session (the other templates are being built).
+    for name in ["analyst"] {
         let (status, body) = patch_site(worker, &site, json!({"template": name}));
         assert_eq!(
             (status, error_code(&body).as_str()),
