@@ -2,7 +2,7 @@
 //! tail's `REASONING`/`FOLLOW_UP`, the progress percentages, and the trace entries
 //! (seed 003 §5, §9.2).
 
-use alloc::string::String;
+use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use serde_json::{Value, json};
 
