@@ -255,6 +255,9 @@ struct LogLine {
     message: String,
 }
 
+/// The largest log upload, in bytes.
+const MAX_LOG_BYTES: usize = 2 * 1024 * 1024;
+
 /// The most log lines one upload replaces the site's logs with.
 const MAX_LOG_LINES: usize = 5000;
 
@@ -262,7 +265,9 @@ const MAX_LOG_LINES: usize = 5000;
 /// `{"ts", "level"?, "source"?, "message", "id"?}` per line.
 pub(crate) async fn put_logs(mut req: Request, env: &Env) -> Result<Response, ApiError> {
     let caller = auth::site_caller(&req, env, false).await?;
-    let text = req.text().await?;
+    let bytes = body::capped(&mut req, MAX_LOG_BYTES, "The log upload is over 2 MB.").await?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| ApiError::bad_request("The log upload must be UTF-8 JSON lines."))?;
     let mut entries = Vec::new();
     for (n, line) in text.lines().filter(|l| !l.trim().is_empty()).enumerate() {
         let parsed: LogLine = serde_json::from_str(line).map_err(|_| {

@@ -12,6 +12,7 @@ mod debug_script;
 mod feedback;
 mod health;
 mod knowledge;
+mod knowledge_query;
 mod mcp;
 mod mcp_tools;
 mod openai;
@@ -43,6 +44,7 @@ pub(crate) enum Route {
     MessageFeedback,
     AdminFeedback,
     KnowledgeLogs,
+    KnowledgeQuery,
     WidgetConfig,
     WidgetPanel,
     OpenAiModels,
@@ -80,6 +82,7 @@ impl Route {
             ["admin", "knowledge"] => (Self::KnowledgeList, is(Method::Get)),
             ["admin", "search"] => (Self::AdminSearch, is(Method::Post)),
             ["admin", "logs"] => (Self::KnowledgeLogs, is(Method::Put)),
+            ["knowledge", "query"] => (Self::KnowledgeQuery, is(Method::Post)),
             ["admin", "feedback"] => (Self::AdminFeedback, is(Method::Get)),
             ["conversations"] => (Self::ConversationCreate, is(Method::Post)),
             ["conversations", _] => (Self::ConversationDelete, is(Method::Delete)),
@@ -127,6 +130,7 @@ impl Route {
             Self::KnowledgeReindex => "knowledge_reindex",
             Self::KnowledgeList => "knowledge_list",
             Self::KnowledgeLogs => "knowledge_logs",
+            Self::KnowledgeQuery => "knowledge_query",
             Self::AdminSearch => "admin_search",
             Self::ConversationCreate => "conversation_create",
             Self::ConversationMessage => "conversation_message",
@@ -200,6 +204,7 @@ pub(crate) async fn handle(
         Route::KnowledgeList => knowledge::list(req, env).await,
         Route::AdminSearch => knowledge::search(req, env).await,
         Route::KnowledgeLogs => knowledge::put_logs(req, env).await,
+        Route::KnowledgeQuery => knowledge_query::query(req, env, rc.ctx, rc.request_id).await,
         Route::ConversationCreate => conversations::create(req, env, rc.ctx).await,
         Route::ConversationMessage => {
             let id = segment(&req, 1);

@@ -721,3 +721,130 @@ fn bench_a_three_task_stage_overlaps() {
     );
     assert!(ratio <= 1.3, "the tasks did not overlap: {ratio:.2}×");
 }
+
+#[test]
+fn the_direct_json_interface_takes_the_seed_input_and_streams_its_node_outputs() {
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    let site = knowledge_site(worker, &upstream, json!({}));
+    demo_documents(worker, &site);
+    let question = "đi muộn ảnh hưởng công việc quy định công ty";
+    let input = json!({
+        "query": question,
+        "history_chat": [{"role": "user", "content": "chào", "timestamp": "2026-11-22T00:00:00Z"}],
+        "user_context": {"user_id": "uuid-1", "tenant_id": site.id, "permissions": ["public", "private"], "department": "hr"},
+        "agents": {"hr": {"desc": "…", "tools": [{"name": "rag_tool", "description": "…"}, {"name": "log_tool", "description": "not configured for hr"}]}},
+    });
+    let post = |body: &Value, key: &str, accept: &str| {
+        into_parts(
+            agent()
+                .post(&worker.url("/knowledge/query"))
+                .set("x-api-key", key)
+                .set("accept", accept)
+                .send_json(body.clone()),
+        )
+    };
+    // JSON in, the seed's final output out.
+    upstream.push_for(
+        ROUTER,
+        Reply::text(&one_task_plan("hr", "rag_tool", question)),
+    );
+    upstream.push_for(RAG, Reply::text("Trừ KPI."));
+    upstream.push_for(
+        FINAL,
+        Reply::text("Đi muộn bị trừ KPI.\n---END\nREASONING: \"HR\"\nFOLLOW_UP: []"),
+    );
+    let (status, body) = post(&input, &site.secret_key, "application/json");
+    assert_eq!(status, 200, "{body}");
+    let output: Value = serde_json::from_str(&body).expect("JSON");
+    assert_eq!(output["answer"], "Đi muộn bị trừ KPI.");
+    for key in [
+        "evidence",
+        "reasoning",
+        "confidence_score",
+        "follow_up_questions",
+        "flow_action",
+        "execution_metadata",
+    ] {
+        assert!(output.get(key).is_some(), "{key} in {output}");
+    }
+    assert_eq!(
+        output["flow_action"][1]["details"]["scope"],
+        json!(["private", "public"])
+    );
+    for e in output["evidence"].as_array().expect("evidence") {
+        assert!(
+            ["punctuality", "punctuality-old"].contains(&e["document_id"].as_str().unwrap()),
+            "{e}"
+        );
+    }
+    // The planner was offered only the agent the input named, without a tool it lacks.
+    let router = upstream
+        .chat_requests()
+        .into_iter()
+        .find(|r| {
+            r.body["messages"][0]["content"]
+                .as_str()
+                .unwrap_or("")
+                .contains(ROUTER)
+        })
+        .unwrap();
+    let prompt = router.body["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        prompt.contains("- hr:") && !prompt.contains("- general:") && !prompt.contains("log_tool"),
+        "{prompt}"
+    );
+    // Streamed: the seed's node outputs, then the final output.
+    let plan = json!({"refined_query": question,
+        "agents": {"hr": {"queries": [{"1": question}], "tools": ["rag_tool"]}},
+        "execution_flow": {"planning": {"tasks": [{"1": [{"agent": "hr", "tool": "rag_tool", "purpose": "Tìm nội quy", "message": "Tra cứu", "status": "pending"}]}]}}}).to_string();
+    upstream.push_for(ROUTER, Reply::text(&plan));
+    upstream.push_for(RAG, Reply::text("Trừ KPI."));
+    upstream.push_for(FINAL, Reply::text("Đi muộn bị trừ KPI (luồng)."));
+    let mut streamed_input = input.clone();
+    streamed_input["query"] = "đi muộn ảnh hưởng công việc quy định công ty?".into();
+    let response = agent()
+        .post(&worker.url("/knowledge/query"))
+        .set("x-api-key", &site.secret_key)
+        .set("accept", "text/event-stream")
+        .send_json(streamed_input)
+        .expect("stream");
+    let events = read_events(response.into_reader());
+    let data: Vec<Value> = events
+        .iter()
+        .map(|e| serde_json::from_str(&e.data).expect("data JSON"))
+        .collect();
+    let statuses: Vec<&str> = data
+        .iter()
+        .filter(|d| d["node"] == "execute_planning")
+        .map(|d| d["output"]["processing_status"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            "plan_ready",
+            "executing_task",
+            "task_completed",
+            "ready_for_resolution"
+        ]
+    );
+    assert_eq!(data[0]["output"]["plan_summary"]["total_tasks"], 1);
+    assert_eq!(
+        data[1]["output"]["progress_message"],
+        "Task 1/1: Tìm nội quy"
+    );
+    assert_eq!(data[1]["output"]["current_task"]["agent"], "hr");
+    assert_eq!(data[2]["output"]["completed_task"]["status"], "completed");
+    assert_eq!(data[2]["output"]["progress_percentage"], 95.0);
+    let last = data.last().expect("final output");
+    assert_eq!(last["answer"], "Đi muộn bị trừ KPI (luồng).");
+    assert!(last["flow_action"].is_array());
+    // Another tenant is refused; a public key cannot call it.
+    let mut other = input.clone();
+    other["user_context"]["tenant_id"] = "site_someone_else".into();
+    assert_eq!(post(&other, &site.secret_key, "application/json").0, 403);
+    assert_eq!(post(&input, &site.public_key, "application/json").0, 403);
+}

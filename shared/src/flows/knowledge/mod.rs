@@ -26,6 +26,7 @@
 
 mod access;
 mod config;
+mod direct;
 mod exec;
 mod math;
 mod output;
@@ -39,6 +40,9 @@ pub use access::Access;
 pub use config::{
     AgentConfig, AgentTool, CHITCHAT_RESPONSE, ConflictRules, KnowledgeConfig, PermissionConfig,
     RecencyWeights, SENTENCES_EN, SENTENCES_VI, ToolName, WorkflowConfig, seed_agents, sentence,
+};
+pub use direct::{
+    SeedAgent, SeedInput, SeedMessage, SeedStreamEncoder, SeedTool, SeedUserContext, final_output,
 };
 pub use exec::{TaskFailure, hash_json};
 pub use math::{MathError, evaluate, expression_in};
