@@ -337,14 +337,13 @@ fn layout(
     let mut ordinal: BTreeMap<(String, ToolName), usize> = BTreeMap::new();
     let mut stages: Vec<Vec<PlannedTask>> = Vec::new();
     let mut retrieval_ids: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let mut step = 0;
     let mut current: Option<u32> = None;
-    for (stage, agent, tool, message, purpose, index) in tasks {
+    for (position, (stage, agent, tool, message, purpose, index)) in tasks.into_iter().enumerate() {
+        let step = position + 1;
         if current != Some(stage) {
             stages.push(Vec::new());
             current = Some(stage);
         }
-        step += 1;
         let key = (agent.clone(), tool);
         let n = ordinal.entry(key.clone()).or_default();
         *n += 1;
