@@ -517,6 +517,23 @@ fn permissions_decide_every_answer_and_piece_of_evidence_including_through_the_c
             }
         }
     }
+    // A later question in a conversation leans on it: never answered from the cache.
+    let model = MarkerModel::new(&backend.timer);
+    model.on(ROUTER_MARKER, 0, Some(plan));
+    model.on(ROUTER_MARKER, 0, Some(plan));
+    model.on(RAG_MARKER, 0, Some("Theo tài liệu."));
+    model.on(FINAL_MARKER, 0, Some("Lần một."));
+    model.on(FINAL_MARKER, 0, Some("Lần hai."));
+    let (conversation, _) = turn(&backend, &model, &config(), None, None, "câu hỏi mở đầu");
+    let (_, events) = turn(
+        &backend,
+        &model,
+        &config(),
+        None,
+        Some(&conversation),
+        question,
+    );
+    assert_eq!(text_of(&events), "Lần hai.");
     // A knowledge change invalidates the cache: the question is answered again.
     document(
         &backend,

@@ -74,6 +74,16 @@ pub enum LogRecord<'a> {
         /// Detail for operators.
         detail: &'a str,
     },
+    /// A template's measurements of one turn (`knowledge`: seed 003 §7
+    /// `performance_metrics`).
+    Metrics {
+        /// The conversation.
+        conversation_id: &'a str,
+        /// What was measured, e.g. `"knowledge"`.
+        name: &'static str,
+        /// The figures.
+        data: &'a serde_json::Value,
+    },
 }
 
 impl LogRecord<'_> {
@@ -83,6 +93,9 @@ impl LogRecord<'_> {
             Self::Classification(log) => log.to_json_line(),
             Self::Warning { conversation_id, code, detail } => {
                 serde_json::json!({ "warning": code, "conversation_id": conversation_id, "detail": detail }).to_string()
+            }
+            Self::Metrics { conversation_id, name, data } => {
+                serde_json::json!({ "metrics": name, "conversation_id": conversation_id, "performance_metrics": data }).to_string()
             }
         }
     }

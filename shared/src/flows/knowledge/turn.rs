@@ -15,7 +15,7 @@ use super::plan::{Plan, PlanError, RouterOutput, direct_plan, parse_router};
 use super::prompt;
 use super::resolve::{AgentAnswer, Resolution, iso_of_ms, resolve};
 use super::run::{Execution, execute};
-use crate::boundary::{CacheKey, ChatModel, ChatRequest, KvCache};
+use crate::boundary::{CacheKey, ChatModel, ChatRequest, KvCache, LogRecord};
 use crate::chat::ChatEvent;
 use crate::conversation::{Language, MessageKind, Metadata, StoredMessage};
 use crate::engine::{Answer, Platform, Turn, store_reply};
@@ -73,7 +73,14 @@ pub(super) async fn answer<P: Platform>(
             &kb.version,
         ],
     );
-    let caching = config.workflow.enable_caching;
+    // The whole answer is cached only for a conversation's first question: a later one
+    // may lean on the conversation so far (the planner refines it with the history).
+    let first_question = history
+        .iter()
+        .rev()
+        .skip(1)
+        .all(|m| m.role != crate::conversation::Role::User);
+    let caching = config.workflow.enable_caching && first_question;
     if caching
         && let Ok(Some(text)) = platform.cache().get(&answer_key).await
         && let Ok(cached) = serde_json::from_str::<CachedAnswer>(&text)
@@ -275,6 +282,7 @@ pub(super) async fn answer<P: Platform>(
         &resolution,
         &exec,
         clock.now_ms() - started,
+        resolver_ms,
         repaired,
     );
     let evidence: Vec<Value> = resolution
@@ -290,6 +298,11 @@ pub(super) async fn answer<P: Platform>(
         "follow_up_questions": follow_ups,
         "flow_action": flow_action,
         "execution_metadata": metadata_json,
+    });
+    platform.logger().log(&LogRecord::Metrics {
+        conversation_id: &turn.conversation.id,
+        name: "knowledge",
+        data: &output["execution_metadata"]["performance_metrics"],
     });
     let metadata = reply_metadata(&output, &resolution, decision);
     emit_output(turn, &resolution, &follow_ups, output.clone());
@@ -444,6 +457,7 @@ fn execution_metadata<P: Platform>(
     resolution: &Resolution,
     exec: &Exec<'_, P>,
     total_ms: u64,
+    resolver_ms: u64,
     repaired: bool,
 ) -> Value {
     let mut agents: Vec<&str> = Vec::new();
@@ -500,6 +514,7 @@ fn execution_metadata<P: Platform>(
             "query_processing_time_ms": total_ms,
             "agent_execution_times": agent_ms,
             "tool_usage_stats": usage,
+            "conflict_resolution_time_ms": resolver_ms,
             "cache_hit_ratio": ratio,
         },
     })
