@@ -28,11 +28,13 @@ mod access;
 mod config;
 mod direct;
 mod exec;
+mod fallback;
 mod math;
 mod output;
 mod plan;
 mod prompt;
 mod resolve;
+mod respond;
 mod run;
 mod turn;
 
