@@ -6,5 +6,5 @@
 set -eu
 cd "$(dirname "$0")/.."
 . scripts/env.sh
-nice -n 10 cargo test -q -p concierge-e2e --test e2e knowledge::bench_a_three_task_stage_overlaps -- --nocapture 2>&1 |
+nice -n 10 cargo test -q -p concierge-e2e --test e2e knowledge::logs::bench_a_three_task_stage_overlaps -- --nocapture 2>&1 |
     grep -E "knowledge stage bench|test result|panicked"
