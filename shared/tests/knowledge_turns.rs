@@ -552,3 +552,29 @@ fn permissions_decide_every_answer_and_piece_of_evidence_including_through_the_c
     assert_eq!(text_of(&events), "Mới.");
     assert_eq!(model.calls(), 3);
 }
+
+#[test]
+fn a_final_answer_failure_ends_with_one_failed_event_and_keeps_the_visitor_message() {
+    let backend = MemoryBackend::default();
+    demo_documents(&backend);
+    let model = MarkerModel::new(&backend.timer);
+    let plan = r#"{"refined_query": "đi muộn",
+        "agents": {"hr": {"queries": [{"1": "đi muộn"}], "tools": ["rag_tool"]}},
+        "execution_flow": {"planning": {"tasks": [{"1": [{"agent": "hr", "tool": "rag_tool", "message": "Tra cứu", "status": "pending"}]}]}}}"#;
+    model.on(ROUTER_MARKER, 0, Some(plan));
+    model.on(RAG_MARKER, 0, Some("Trừ KPI."));
+    model.on(FINAL_MARKER, 0, None);
+    let (conversation, events) = turn(&backend, &model, &config(), None, None, "đi muộn thì sao");
+    assert_eq!(terminals(&events), 1);
+    assert!(
+        matches!(events.last(), Some(TurnEvent::Failed { .. })),
+        "{events:?}"
+    );
+    let stored = backend
+        .store
+        .messages(concierge_core::conversation::Scope::new(
+            SITE,
+            &conversation,
+        ));
+    assert!(stored.iter().any(|m| m.content == "đi muộn thì sao"));
+}

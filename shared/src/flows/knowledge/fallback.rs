@@ -16,7 +16,7 @@ use super::turn::{CachedAnswer, ROUTE, answered};
 use crate::conversation::{Language, MessageKind, Metadata};
 use crate::engine::{Answer, Platform, Turn, store_reply};
 use crate::error::Error;
-use crate::payload::Payload;
+use crate::payload::{Payload, Source};
 use crate::turn::TurnEvent;
 
 /// A repeated question: the stored answer, no model call.
@@ -38,6 +38,25 @@ pub(super) async fn serve_cached<P: Platform>(
                 .collect()
         })
         .unwrap_or_default();
+    let sources: Vec<Source> = output["evidence"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            let text = |key: &str| e[key].as_str().unwrap_or_default().to_string();
+            let title = e["title"]
+                .as_str()
+                .map_or_else(|| text("document_id"), String::from);
+            Source {
+                title: format!("{title} · {}", text("scope")),
+                url: text("url"),
+                snippet: None,
+            }
+        })
+        .collect();
+    if !sources.is_empty() {
+        turn.payload(Payload::Sources(sources));
+    }
     if !follow_ups.is_empty() {
         turn.payload(Payload::FollowUps(follow_ups));
     }
