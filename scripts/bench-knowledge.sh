@@ -1,6 +1,6 @@
 #!/bin/sh
 # Issue 15's benchmark: the wall time of a three-task `knowledge` stage under a real
-# `wrangler dev` with a scripted upstream of fixed latency (1500 ms per task), printed as a
+# `wrangler dev` with a scripted upstream of fixed latency (2500 ms per task), printed as a
 # ratio to the slowest task (target ≤ 1.30×: the tasks overlap). Needs a built Worker
 # (`sh scripts/build.sh`).
 set -eu

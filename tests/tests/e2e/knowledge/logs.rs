@@ -102,7 +102,9 @@ fn bench_a_three_task_stage_overlaps() {
         "2026-11-01T00:00:00Z",
     );
     wait_indexed(worker, &site, 3);
-    let latency = 1500;
+    // Under the test Worker's 3 s first-token limit; long enough that the fixed costs of a
+    // task (embedding, D1 reads) weigh little against the latency being overlapped.
+    let latency = 2500;
     let plan = json!({"refined_query": "nghỉ phép",
         "agents": {"general": {"queries": [{"1": "nghỉ phép"}], "tools": ["rag_tool"]},
                    "hr": {"queries": [{"1": "nghỉ phép"}], "tools": ["rag_tool"]},
@@ -133,5 +135,9 @@ fn bench_a_three_task_stage_overlaps() {
         "knowledge stage bench: 3 tasks × {latency} ms upstream latency → stage wall time {} ms = {ratio:.2}× the slowest task (target ≤ 1.30×)",
         wall.as_millis()
     );
-    assert!(ratio <= 1.3, "the tasks did not overlap: {ratio:.2}×");
+    assert!(
+        ratio <= 1.3,
+        "the tasks did not overlap: {} ms = {ratio:.2}×",
+        wall.as_millis()
+    );
 }
