@@ -128,6 +128,8 @@ done
 # Index the demo knowledge base (through the queue, in the background).
 curl -sf -X POST -H "x-api-key: sk_demo_local_only" "http://127.0.0.1:$PORT/admin/index" >/dev/null ||
     echo "dev: could not queue the knowledge base for indexing" >&2
+curl -sf -X POST -H "x-api-key: sk_kb_demo_local_only" "http://127.0.0.1:$PORT/admin/index" >/dev/null ||
+    echo "dev: could not queue the knowledge demo for indexing" >&2
 
 cat <<MSG
 
@@ -138,6 +140,11 @@ cat <<MSG
     dental (guarded) public pk_dental_demo, secret sk_dental_local_only (local only);
                      OpenAI-compatible model "dental-duckduckgo" at /v1/chat/completions
     rental demo      public pk_rental_demo, secret sk_rental_demo_local_only (5,000 listings)
+    knowledge demo   public pk_kb_demo, secret sk_kb_demo_local_only (template knowledge: HR/IT/general
+                     documents at public/internal/private scope, a conflicting old policy, VPN logs)
+    try knowledge    curl -s -X POST -H 'x-api-key: sk_kb_demo_local_only' -H 'content-type: application/json' \\
+                       -d '{"query":"Đi muộn bị xử lý thế nào?","user_context":{"user_id":"u1","permissions":["internal","private"],"department":"hr"}}' \\
+                       http://127.0.0.1:$PORT/knowledge/query
     try              curl -s -X POST -H 'x-api-key: sk_demo_local_only' http://127.0.0.1:$PORT/conversations
   Ctrl-C stops everything.
 

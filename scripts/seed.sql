@@ -80,3 +80,64 @@ INSERT INTO search_fixtures (site_id, position, query_pattern, title, content, u
      'https://nhakhoa-demo.example/kien-thuc/e-buot')
 ON CONFLICT (site_id, position) DO UPDATE SET query_pattern = excluded.query_pattern,
     title = excluded.title, content = excluded.content, url = excluded.url;
+-- The `knowledge` demo site (seed 003): an internal knowledge base for HR, IT and general
+-- questions. Local-only keys: public pk_kb_demo, secret sk_kb_demo_local_only. Documents
+-- at all three scopes, two of them deliberately conflicting (the 2023 lateness policy,
+-- public, against the 2026 one, private), and a small log file for `log_tool`. Ask as a
+-- user with the secret key: POST /conversations {"user_id","permissions","department"}.
+INSERT INTO sites (id, name, template, config, public_key_hash, secret_key_hash, created_at, updated_at)
+VALUES (
+    'site_kb_demo', 'Công ty An Phát — Tri thức nội bộ', 'knowledge',
+    '{"allowed_origins":["http://127.0.0.1:8787","http://localhost:8787"],"language":"vi","starter_prompts":["Giá trị cốt lõi của công ty là gì?","Đi muộn bị xử lý thế nào?","Tại sao tôi không đăng nhập VPN được?"],"knowledge":{"workflow":{"min_relevance_score":0.3}}}',
+    '3283f7c0092d80dd11cc9fcc0375805fab1e5eb03f5ee0fbba16e4ab2affd5e6',
+    'f5aa3e38a3b6f72ccd3f8829ac0ad207c5ac27afbabecbc0700b8e2ae8dac0f9',
+    0, 0)
+ON CONFLICT (id) DO NOTHING;
+
+INSERT INTO knowledge_documents (site_id, id, title, content, updated_at, index_status, scope, department, url, source_created_at) VALUES
+    ('site_kb_demo', 'core-values', 'Giá trị cốt lõi',
+     'Công ty có 4 giá trị cốt lõi: Khách hàng trước tiên, Chính trực, Hợp tác, Kỷ luật. Mỗi nhân viên được đánh giá theo các giá trị này trong kỳ đánh giá hiệu suất.',
+     0, 'pending', 'public', 'general', 'https://intra.company/about/core-values', '2026-06-10T08:00:00Z'),
+    ('site_kb_demo', 'office-hours', 'Giờ làm việc',
+     'Văn phòng làm việc từ 8h30 đến 17h30, thứ Hai đến thứ Sáu. Nghỉ trưa từ 12h00 đến 13h00.',
+     0, 'pending', 'internal', 'general', 'https://intra.company/about/office-hours', '2026-01-05T08:00:00Z'),
+    ('site_kb_demo', 'punctuality-2023', 'Nội quy đi muộn (2023)',
+     'Đi muộn quá 15 phút bị nhắc nhở miệng. Không ảnh hưởng đến đánh giá KPI.',
+     0, 'pending', 'public', 'hr', 'https://intra.company/policies/punctuality-2023', '2023-03-01T00:00:00Z'),
+    ('site_kb_demo', 'punctuality-2026', 'Nội quy đi muộn (2026)',
+     'Từ năm 2026: đi muộn quá 10 phút tính là một lần vi phạm; 3 lần trong tháng bị trừ 5% điểm KPI và cảnh báo nội bộ; ảnh hưởng giá trị Kỷ luật.',
+     0, 'pending', 'private', 'hr', 'https://intra.company/policies/punctuality', '2026-11-01T03:12:45Z'),
+    ('site_kb_demo', 'leave-policy', 'Chính sách nghỉ phép',
+     'Nhân viên chính thức có 12 ngày phép năm; ngày phép không dùng hết được chuyển tối đa 5 ngày sang quý I năm sau. Nghỉ phép được hưởng nguyên lương cơ bản (lương ngày = lương tháng / 26).',
+     0, 'pending', 'internal', 'hr', 'https://intra.company/hr/leave', '2026-09-15T00:00:00Z'),
+    ('site_kb_demo', 'salary-bands', 'Khung lương',
+     'Khung lương kỹ sư: bậc 1 từ 15 đến 22 triệu, bậc 2 từ 22 đến 35 triệu, bậc 3 từ 35 đến 55 triệu đồng mỗi tháng.',
+     0, 'pending', 'private', 'hr', 'https://intra.company/hr/salary-bands', '2026-10-20T00:00:00Z'),
+    ('site_kb_demo', 'vpn-guide', 'Hướng dẫn VPN',
+     'Kết nối VPN bằng ứng dụng AnPhat Connect, đăng nhập bằng tài khoản email công ty và mã OTP. Sai mật khẩu 5 lần tài khoản bị khóa 30 phút.',
+     0, 'pending', 'internal', 'it', 'https://intra.company/it/vpn', '2026-08-01T00:00:00Z'),
+    ('site_kb_demo', 'security-incident', 'Quy trình sự cố bảo mật',
+     'Khi nghi ngờ lộ mật khẩu hoặc email lừa đảo: đổi mật khẩu ngay, báo security@company trong vòng 1 giờ, không xóa email nghi ngờ.',
+     0, 'pending', 'private', 'it', 'https://intra.company/it/security-incident', '2026-11-10T00:00:00Z'),
+    ('site_kb_demo', 'wifi-guest', 'Wi-Fi khách',
+     'Mạng Wi-Fi khách là AnPhat-Guest, mật khẩu được in ở quầy lễ tân, đổi hàng tuần.',
+     0, 'pending', 'public', 'it', 'https://intra.company/it/wifi', '2026-11-18T00:00:00Z')
+ON CONFLICT (site_id, id) DO UPDATE SET title = excluded.title, content = excluded.content,
+    scope = excluded.scope, department = excluded.department, url = excluded.url,
+    source_created_at = excluded.source_created_at;
+
+INSERT INTO kb_logs (site_id, id, ts, level, source, message) VALUES
+    ('site_kb_demo', '1', '2026-11-20T08:01:12Z', 'INFO', 'vpn-gw', 'VPN login ok for user binh.tran'),
+    ('site_kb_demo', '2', '2026-11-20T08:03:40Z', 'WARN', 'vpn-gw', 'VPN login failed for user an.nguyen: bad password (attempt 4)'),
+    ('site_kb_demo', '3', '2026-11-20T08:04:02Z', 'ERROR', 'vpn-gw', 'VPN account an.nguyen locked for 30 minutes after 5 failed logins'),
+    ('site_kb_demo', '4', '2026-11-20T09:15:00Z', 'INFO', 'mail', 'Phishing report received from chi.le, message quarantined'),
+    ('site_kb_demo', '5', '2026-11-20T10:30:00Z', 'ERROR', 'hr-portal', 'Timesheet sync failed: upstream timeout')
+ON CONFLICT (site_id, id) DO NOTHING;
+
+INSERT INTO kb_versions (site_id, version) VALUES ('site_kb_demo', 1)
+ON CONFLICT (site_id) DO UPDATE SET version = version + 1;
+
+INSERT INTO site_origins (origin, site_id) VALUES
+    ('http://127.0.0.1:8787', 'site_kb_demo'),
+    ('http://localhost:8787', 'site_kb_demo')
+ON CONFLICT DO NOTHING;

@@ -20,7 +20,7 @@ pub(crate) mod scripted;
 pub(crate) mod sealed;
 mod write;
 
-pub(crate) use assistant::SiteAssistant;
+pub(crate) use assistant::{KnowledgeSettings, SiteAssistant};
 use cache::memo;
 pub(crate) use cache::{find_by_id, find_by_key_hash, uncache};
 pub(crate) use write::{read_for_update, replace_keys, save_config};
@@ -99,6 +99,10 @@ pub(crate) struct SiteConfig {
     /// The `rental` template's settings (its listings schema, role labels, row cap).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rental: Option<RentalSettings>,
+    /// `knowledge`'s settings (agents, workflow, conflict rules, permissions); defaults
+    /// are seed 003's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub knowledge: Option<assistant::KnowledgeSettings>,
 }
 
 /// `rental`'s settings in a site's config; unset fields keep the template's defaults.

@@ -29,11 +29,16 @@ pub enum Payload {
     FollowUps(Vec<String>),
     /// The assistant needs something from the visitor before it can go on.
     Control(ControlPayload),
+    /// A plan about to run (`knowledge`: `{"type":"plan","plan_summary":{…}}`).
+    Plan(Value),
+    /// A template's final structured output (`knowledge`: `{"type":"final",…}`, or the
+    /// seed's error structure with `"type":"error"`).
+    Final(Value),
 }
 
 impl Payload {
     /// The payload's kind as the wire formats name it: `list`, `table`, `chart`, `sources`,
-    /// `evidence`, `follow_ups`, `control`.
+    /// `evidence`, `follow_ups`, `control`, `plan`, `final`.
     pub fn kind(&self) -> &'static str {
         match self {
             Self::List(_) => "list",
@@ -43,6 +48,8 @@ impl Payload {
             Self::Evidence(_) => "evidence",
             Self::FollowUps(_) => "follow_ups",
             Self::Control(_) => "control",
+            Self::Plan(_) => "plan",
+            Self::Final(_) => "final",
         }
     }
 
@@ -56,6 +63,7 @@ impl Payload {
             Self::Evidence(evidence) => serde_json::to_value(evidence),
             Self::FollowUps(questions) => serde_json::to_value(questions),
             Self::Control(control) => serde_json::to_value(control),
+            Self::Plan(value) | Self::Final(value) => Ok(value.clone()),
         };
         data.unwrap_or_default()
     }

@@ -270,6 +270,65 @@ pub async fn index_document<E: Embedder, V: VectorIndex>(
     Ok(records.len())
 }
 
+/// A knowledge document's permission and provenance fields (`knowledge`, TEMPLATES.md
+/// §3.3), written into every chunk's metadata so retrieval can filter on them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DocumentMeta {
+    /// `public`, `internal` or `private`.
+    pub scope: String,
+    /// The owning department (`hr`, `it`, `general`, …).
+    pub department: String,
+    /// Where the document lives, when it has an address.
+    pub url: Option<String>,
+    /// The document's own date (ISO-8601), when known.
+    pub created_at: Option<String>,
+    /// `rag` by default.
+    pub source_type: String,
+}
+
+impl Default for DocumentMeta {
+    fn default() -> Self {
+        Self {
+            scope: "public".into(),
+            department: "general".into(),
+            url: None,
+            created_at: None,
+            source_type: "rag".into(),
+        }
+    }
+}
+
+/// [`index_document`] with the document's scope, department, URL and source date in its
+/// chunks' metadata (`scope`, `department`, `url`, `created_at`, `source_type`).
+pub async fn index_document_with<E: Embedder, V: VectorIndex>(
+    embedder: &E,
+    index: &V,
+    site_id: &str,
+    document_id: &str,
+    title: &str,
+    text: &str,
+    meta: &DocumentMeta,
+) -> Result<usize, Error> {
+    let mut metadata = Metadata::new();
+    metadata.insert("site_id".into(), site_id.into());
+    metadata.insert("source".into(), "knowledge".into());
+    metadata.insert("document_id".into(), document_id.into());
+    metadata.insert("title".into(), title.into());
+    metadata.insert("scope".into(), meta.scope.clone().into());
+    metadata.insert("department".into(), meta.department.clone().into());
+    metadata.insert("source_type".into(), meta.source_type.clone().into());
+    if let Some(url) = &meta.url {
+        metadata.insert("url".into(), url.clone().into());
+    }
+    if let Some(at) = &meta.created_at {
+        metadata.insert("created_at".into(), at.clone().into());
+    }
+    let parent = document_vector_parent(site_id, document_id);
+    let records = embed_records(embedder, &parent, text, &metadata).await?;
+    index.upsert(&records).await.map_err(Error::VectorIndex)?;
+    Ok(records.len())
+}
+
 /// The top passages for `query`: the site's knowledge and this conversation's memory,
 /// re-ranked. Chunks of messages in `skip_message_ids` (already in the prompt's history)
 /// are left out.

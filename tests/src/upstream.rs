@@ -88,6 +88,9 @@ pub struct Recorded {
 #[derive(Debug, Default)]
 struct State {
     replies: VecDeque<Reply>,
+    /// Replies for requests whose system prompt contains a marker (longest marker first),
+    /// each marker's replies in order: for concurrent requests, whose order varies.
+    routed: Vec<(String, VecDeque<Reply>)>,
     default_reply: Option<Reply>,
     recorded: Vec<Recorded>,
     embed_failures: bool,
@@ -127,6 +130,20 @@ impl ScriptedUpstream {
     /// Queue a reply for the next chat request.
     pub fn push(&self, reply: Reply) -> &Self {
         self.lock().replies.push_back(reply);
+        self
+    }
+
+    /// Queue a reply for the next chat request whose system prompt (first message)
+    /// contains `marker` (the longest matching marker wins; unmatched requests take the
+    /// ordinary queue).
+    pub fn push_for(&self, marker: &str, reply: Reply) -> &Self {
+        let mut state = self.lock();
+        match state.routed.iter_mut().find(|(m, _)| m == marker) {
+            Some((_, queue)) => queue.push_back(reply),
+            None => state
+                .routed
+                .push((marker.to_string(), VecDeque::from([reply]))),
+        }
         self
     }
 
@@ -216,11 +233,20 @@ fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
             .as_ref()
             .filter(|(text, _)| body["input"].to_string().contains(text.as_str()))
             .map(|(_, delay)| *delay);
+        let system = body["messages"][0]["content"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        let routed = state
+            .routed
+            .iter_mut()
+            .filter(|(marker, queue)| !queue.is_empty() && system.contains(marker.as_str()))
+            .max_by_key(|(marker, _)| marker.len())
+            .and_then(|(_, queue)| queue.pop_front());
         let reply = match path.as_str() {
             "/v1/chat/completions" | "/api/chat" => Some(
-                state
-                    .replies
-                    .pop_front()
+                routed
+                    .or_else(|| state.replies.pop_front())
                     .or_else(|| state.default_reply.clone())
                     .unwrap_or_else(|| Reply::text("OK.")),
             ),

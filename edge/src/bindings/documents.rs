@@ -24,9 +24,49 @@ pub(crate) struct StoredDocument {
     pub title: String,
     pub content: String,
     legacy_chunk_count: f64,
+    #[serde(default = "public")]
+    scope: String,
+    #[serde(default = "general")]
+    department: String,
+    #[serde(default)]
+    url: Option<String>,
+    #[serde(default)]
+    source_created_at: Option<String>,
+    #[serde(default = "rag")]
+    source_type: String,
+}
+
+fn public() -> String {
+    "public".into()
+}
+fn general() -> String {
+    "general".into()
+}
+fn rag() -> String {
+    "rag".into()
+}
+
+/// A document's permission and provenance fields, as `PUT /admin/knowledge/{id}` sets them.
+#[derive(Debug, Clone)]
+pub(crate) struct DocumentFields {
+    pub scope: String,
+    pub department: String,
+    pub url: Option<String>,
+    pub source_created_at: Option<String>,
 }
 
 impl StoredDocument {
+    /// The fields every chunk's vector metadata carries.
+    pub(crate) fn meta(&self) -> retrieval::DocumentMeta {
+        retrieval::DocumentMeta {
+            scope: self.scope.clone(),
+            department: self.department.clone(),
+            url: self.url.clone(),
+            created_at: self.source_created_at.clone(),
+            source_type: self.source_type.clone(),
+        }
+    }
+
     /// The ids to delete after indexing this version into `chunks` chunks: any higher
     /// chunk, and the legacy ids.
     pub(crate) fn stale_ids(&self, site_id: &str, document_id: &str, chunks: usize) -> Vec<String> {
@@ -75,21 +115,28 @@ impl Documents {
             .is_some())
     }
 
-    /// Create or replace the document; its indexing is pending.
+    /// Create or replace the document (and bump the site's knowledge-base version, in the
+    /// same batch); its indexing is pending.
     pub(crate) async fn put(
         &self,
         site_id: &str,
         id: &str,
         title: &str,
         content: &str,
+        fields: &DocumentFields,
         now_ms: u64,
     ) -> worker::Result<()> {
-        self.db
+        let optional = |v: &Option<String>| v.as_deref().map_or(JsValue::NULL, JsValue::from);
+        let put = self
+            .db
             .prepare(
-                "INSERT INTO knowledge_documents (site_id, id, title, content, updated_at, index_status) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, 'pending') \
+                "INSERT INTO knowledge_documents (site_id, id, title, content, updated_at, index_status, \
+                 scope, department, url, source_created_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, ?9) \
                  ON CONFLICT (site_id, id) DO UPDATE SET title = excluded.title, content = excluded.content, \
-                 updated_at = excluded.updated_at, index_status = 'pending'",
+                 updated_at = excluded.updated_at, index_status = 'pending', scope = excluded.scope, \
+                 department = excluded.department, url = excluded.url, \
+                 source_created_at = excluded.source_created_at",
             )
             .bind(&[
                 site_id.into(),
@@ -97,8 +144,13 @@ impl Documents {
                 title.into(),
                 content.into(),
                 JsValue::from_f64(now_ms as f64),
-            ])?
-            .run()
+                fields.scope.as_str().into(),
+                fields.department.as_str().into(),
+                optional(&fields.url),
+                optional(&fields.source_created_at),
+            ])?;
+        self.db
+            .batch(vec![put, super::kb::bump(&self.db, site_id)?])
             .await?;
         Ok(())
     }
@@ -147,7 +199,8 @@ impl Documents {
     ) -> worker::Result<Option<StoredDocument>> {
         self.db
             .prepare(
-                "SELECT title, content, legacy_chunk_count FROM knowledge_documents \
+                "SELECT title, content, legacy_chunk_count, scope, department, url, \
+                 source_created_at, source_type FROM knowledge_documents \
                  WHERE site_id = ?1 AND id = ?2",
             )
             .bind(&[site_id.into(), id.into()])?
@@ -170,7 +223,8 @@ impl Documents {
             .prepare(
                 "UPDATE knowledge_documents SET chunk_count = ?5, legacy_chunk_count = 0, \
                  index_status = 'done' \
-                 WHERE site_id = ?1 AND id = ?2 AND title = ?3 AND content = ?4",
+                 WHERE site_id = ?1 AND id = ?2 AND title = ?3 AND content = ?4 \
+                 AND scope = ?6 AND department = ?7 AND url IS ?8 AND source_created_at IS ?9",
             )
             .bind(&[
                 site_id.into(),
@@ -178,6 +232,13 @@ impl Documents {
                 indexed.title.as_str().into(),
                 indexed.content.as_str().into(),
                 JsValue::from_f64(chunks as f64),
+                indexed.scope.as_str().into(),
+                indexed.department.as_str().into(),
+                indexed.url.as_deref().map_or(JsValue::NULL, JsValue::from),
+                indexed
+                    .source_created_at
+                    .as_deref()
+                    .map_or(JsValue::NULL, JsValue::from),
             ])?
             .run()
             .await?;
@@ -188,8 +249,8 @@ impl Documents {
     pub(crate) async fn list(&self, site_id: &str) -> worker::Result<Vec<serde_json::Value>> {
         self.db
             .prepare(
-                "SELECT id, title, length(content) AS chars, chunk_count, index_status, updated_at \
-                 FROM knowledge_documents WHERE site_id = ?1 ORDER BY id",
+                "SELECT id, title, length(content) AS chars, chunk_count, index_status, updated_at, \
+                 scope, department, url, source_created_at FROM knowledge_documents WHERE site_id = ?1 ORDER BY id",
             )
             .bind(&[site_id.into()])?
             .all()

@@ -10,6 +10,7 @@ pub(crate) mod d1_rental;
 pub(crate) mod d1_store;
 pub(crate) mod documents;
 pub(crate) mod js_stream;
+pub(crate) mod kb;
 pub(crate) mod kv_cache;
 pub(crate) mod mcp_sessions;
 pub(crate) mod queue;

@@ -310,13 +310,14 @@ async fn index_document(
             vectors.delete(&ids).await.map_err(vector_error)?;
             return Ok(0);
         };
-        let chunks = retrieval::index_document(
+        let chunks = retrieval::index_document_with(
             upstream,
             vectors,
             site_id,
             document_id,
             &doc.title,
             &doc.content,
+            &doc.meta(),
         )
         .await?;
         let stale = doc.stale_ids(site_id, document_id, chunks);

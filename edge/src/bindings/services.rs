@@ -4,9 +4,12 @@
 use std::cell::RefCell;
 use std::future::Future;
 
-use concierge_core::boundary::{Clock, EmbedQueue, Ids, LogRecord, Logger};
+use concierge_core::boundary::{
+    Clock, EmbedQueue, Ids, KnowledgeState, LogEntry, LogQuery, LogRecord, Logger,
+};
 use concierge_core::conversation::EmbedJob;
 use concierge_core::engine::Platform;
+use concierge_core::error::ServiceError;
 use worker::{Date, Env};
 
 use super::d1_listings::ListingsSql;
@@ -175,5 +178,15 @@ impl Platform for Services {
     }
     fn rental(&self) -> Option<&dyn concierge_core::boundary::RentalData> {
         Some(&self.rental)
+    }
+    async fn search_logs(
+        &self,
+        site_id: &str,
+        query: &LogQuery,
+    ) -> Result<Vec<LogEntry>, ServiceError> {
+        super::kb::search(self.store.db(), site_id, query).await
+    }
+    async fn knowledge_state(&self, site_id: &str) -> Result<KnowledgeState, ServiceError> {
+        super::kb::state(self.store.db(), site_id).await
     }
 }

@@ -4,7 +4,7 @@
 //! workers-rs has no Vectorize wrapper, so the binding is called structurally through
 //! `js_sys` (`upsert`, `query`, `deleteByIds`). The local path keeps vectors in the
 //! `local_vectors` table, reads the rows a query can match (filtered in SQL by site,
-//! source and conversation) and ranks them by cosine similarity in the Worker — fine for a
+//! source and conversation, and for `knowledge` by scope and department) and ranks them by cosine similarity in the Worker — fine for a
 //! development data set, and behind the same trait. Both refuse ids over 64 bytes.
 //!
 //! Whatever the backend answers, a query returns only what it may ([`VectorQuery::admit`]:
@@ -14,7 +14,7 @@
 //! half-way.
 
 use concierge_core::boundary::{
-    MAX_VECTOR_ID_BYTES, VectorIndex, VectorMatch, VectorQuery, VectorRecord,
+    FilterCondition, MAX_VECTOR_ID_BYTES, VectorIndex, VectorMatch, VectorQuery, VectorRecord,
 };
 use concierge_core::conversation::Metadata;
 use concierge_core::error::{ServiceError, ServiceErrorKind};
@@ -181,11 +181,13 @@ impl VectorIndex for Vectors {
                     let text = |key: &str| record.metadata.get(key).and_then(|v| v.as_str());
                     statements.push(
                         db.prepare(
-                            "INSERT INTO local_vectors (id, site_id, source, conversation_id, metadata, vector) \
-                             VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
+                            "INSERT INTO local_vectors (id, site_id, source, conversation_id, metadata, vector, \
+                             scope, department) \
+                             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) \
                              ON CONFLICT (id) DO UPDATE SET site_id = excluded.site_id, \
                              source = excluded.source, conversation_id = excluded.conversation_id, \
-                             metadata = excluded.metadata, vector = excluded.vector",
+                             metadata = excluded.metadata, vector = excluded.vector, \
+                             scope = excluded.scope, department = excluded.department",
                         )
                         .bind(&[
                             record.id.as_str().into(),
@@ -194,6 +196,8 @@ impl VectorIndex for Vectors {
                             text("conversation_id").map_or(JsValue::NULL, JsValue::from),
                             metadata.into(),
                             encode_vector(&record.values).into(),
+                            text("scope").map_or(JsValue::NULL, JsValue::from),
+                            text("department").map_or(JsValue::NULL, JsValue::from),
                         ])
                         .map_err(service_error)?,
                     );
@@ -291,6 +295,25 @@ impl Vectors {
             if let Some(value) = query.filter.eq_str(column) {
                 params.push(value.into());
                 sql.push_str(&format!(" AND {column} = ?{}", params.len()));
+            }
+        }
+        // `knowledge`'s permission filter, as Vectorize applies it with `$in`: the column
+        // names are fixed here, the values bound.
+        for column in ["scope", "department"] {
+            let values = query.filter.conditions.iter().find_map(|c| match c {
+                FilterCondition::In(key, values) if key == column => Some(values),
+                _ => None,
+            });
+            if let Some(values) = values {
+                let mut placeholders = Vec::new();
+                for value in values.iter().filter_map(|v| v.as_str()).take(16) {
+                    params.push(value.into());
+                    placeholders.push(format!("?{}", params.len()));
+                }
+                if placeholders.is_empty() {
+                    return Ok(Vec::new());
+                }
+                sql.push_str(&format!(" AND {column} IN ({})", placeholders.join(", ")));
             }
         }
         let rows = self

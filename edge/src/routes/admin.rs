@@ -28,6 +28,8 @@ pub(crate) struct SitePatch {
     title: Option<String>,
     guarded: Option<GuardedPatch>,
     rental: Option<site::RentalSettings>,
+    /// `knowledge`'s settings (replaced whole).
+    knowledge: Option<crate::site::KnowledgeSettings>,
 }
 
 /// `llm` in a site body: replaces the site's LLM settings. `api_key` is write-only and
@@ -151,6 +153,9 @@ impl SitePatch {
                 Template::choose(template).map_err(|why| ApiError::bad_request(why.to_string()))?;
         }
         let config = &mut site.config;
+        if let Some(knowledge) = &self.knowledge {
+            config.knowledge = Some(knowledge.clone());
+        }
         if let Some(persona) = &self.persona {
             config.persona = Some(persona.clone()).filter(|p| !p.trim().is_empty());
         }

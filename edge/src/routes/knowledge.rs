@@ -7,7 +7,7 @@ use concierge_core::retrieval::{self, MAX_DOCUMENT_CHARS};
 use serde::Deserialize;
 use worker::{Env, Request, Response};
 
-use crate::bindings::documents::Documents;
+use crate::bindings::documents::{DocumentFields, Documents};
 use crate::bindings::queue::{self, IndexJob, QueueMessage};
 use crate::bindings::vectors::Vectors;
 use crate::routes::body;
@@ -19,6 +19,59 @@ struct DocumentBody {
     #[serde(default)]
     title: String,
     content: String,
+    /// `public` (default), `internal` or `private`.
+    #[serde(default)]
+    scope: Option<String>,
+    /// The owning department (default `general`).
+    #[serde(default)]
+    department: Option<String>,
+    /// Where the document lives (http(s)).
+    #[serde(default)]
+    url: Option<String>,
+    /// The document's own date, ISO-8601 (`source_created_at`).
+    #[serde(default)]
+    source_created_at: Option<String>,
+}
+
+impl DocumentBody {
+    /// The checked permission and provenance fields.
+    fn fields(&self) -> Result<DocumentFields, ApiError> {
+        let scope = self.scope.clone().unwrap_or_else(|| "public".into());
+        if !matches!(scope.as_str(), "public" | "internal" | "private") {
+            return Err(ApiError::bad_request(
+                "`scope` must be \"public\", \"internal\" or \"private\".",
+            ));
+        }
+        let department = self.department.clone().unwrap_or_else(|| "general".into());
+        if department.is_empty()
+            || department.len() > 64
+            || !department
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'))
+        {
+            return Err(ApiError::bad_request(
+                "`department` must be 1 to 64 letters, digits, '_' or '-'.",
+            ));
+        }
+        if let Some(url) = &self.url
+            && (url.len() > 2048 || !(url.starts_with("https://") || url.starts_with("http://")))
+        {
+            return Err(ApiError::bad_request("`url` must be an http(s) URL."));
+        }
+        if let Some(at) = &self.source_created_at
+            && concierge_core::flows::knowledge::parse_iso_ms(at).is_none()
+        {
+            return Err(ApiError::bad_request(
+                "`source_created_at` must be an ISO-8601 date or time.",
+            ));
+        }
+        Ok(DocumentFields {
+            scope,
+            department,
+            url: self.url.clone(),
+            source_created_at: self.source_created_at.clone(),
+        })
+    }
 }
 
 /// Document ids: 1–40 of `[A-Za-z0-9_.-]` (vector ids carry a fixed-length hash of them).
@@ -48,6 +101,7 @@ pub(crate) async fn put(
             "`content` must be 1 to {MAX_DOCUMENT_CHARS} characters."
         )));
     }
+    let fields = doc.fields()?;
     let site_id = caller.site.id.as_str();
     let documents = Documents::new(env.d1("DB")?);
     let existed = documents.exists(site_id, document_id).await?;
@@ -57,6 +111,7 @@ pub(crate) async fn put(
             document_id,
             doc.title.trim(),
             &doc.content,
+            &fields,
             now_ms(),
         )
         .await?;
@@ -65,7 +120,9 @@ pub(crate) async fn put(
         document_id: document_id.to_string(),
     };
     queue::send(env, vec![QueueMessage::first(job)], 0).await?;
-    let body = serde_json::json!({"id": document_id, "title": doc.title.trim(), "index_status": "pending"});
+    let body = serde_json::json!({"id": document_id, "title": doc.title.trim(), "index_status": "pending",
+        "scope": fields.scope, "department": fields.department, "url": fields.url,
+        "source_created_at": fields.source_created_at});
     Ok(Response::from_json(&body)?.with_status(if existed { 200 } else { 201 }))
 }
 
@@ -89,7 +146,9 @@ pub(crate) async fn delete(
         .delete(&ids)
         .await
         .map_err(|e| ApiError::from(concierge_core::error::Error::VectorIndex(e)))?;
-    if let Some(owned) = documents.delete(site_id, document_id).await?
+    let deleted = documents.delete(site_id, document_id).await?;
+    crate::bindings::kb::bump_now(&env.d1("DB")?, site_id).await?;
+    if let Some(owned) = deleted
         && let Err(err) = vectors.delete(&owned).await
     {
         // The document is gone; retrieval never returns vectors of a missing document.
@@ -180,5 +239,67 @@ pub(crate) async fn search(mut req: Request, env: &Env) -> Result<Response, ApiE
         .collect();
     Ok(Response::from_json(
         &serde_json::json!({"results": results}),
+    )?)
+}
+
+/// One uploaded log line.
+#[derive(Debug, Deserialize)]
+struct LogLine {
+    #[serde(default)]
+    id: Option<String>,
+    ts: String,
+    #[serde(default)]
+    level: Option<String>,
+    #[serde(default)]
+    source: Option<String>,
+    message: String,
+}
+
+/// The largest log upload, in bytes.
+const MAX_LOG_BYTES: usize = 2 * 1024 * 1024;
+
+/// The most log lines one upload replaces the site's logs with.
+const MAX_LOG_LINES: usize = 5000;
+
+/// `PUT /admin/logs`: replace the site's logs (`log_tool`) with a JSON-lines body, one
+/// `{"ts", "level"?, "source"?, "message", "id"?}` per line.
+pub(crate) async fn put_logs(mut req: Request, env: &Env) -> Result<Response, ApiError> {
+    let caller = auth::site_caller(&req, env, false).await?;
+    let bytes = body::capped(&mut req, MAX_LOG_BYTES, "The log upload is over 2 MB.").await?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| ApiError::bad_request("The log upload must be UTF-8 JSON lines."))?;
+    let mut entries = Vec::new();
+    for (n, line) in text.lines().filter(|l| !l.trim().is_empty()).enumerate() {
+        let parsed: LogLine = serde_json::from_str(line).map_err(|_| {
+            ApiError::bad_request(format!(
+                "Line {}: each line must be a JSON object with `ts` and `message`.",
+                n + 1
+            ))
+        })?;
+        if concierge_core::flows::knowledge::parse_iso_ms(&parsed.ts).is_none()
+            || parsed.message.chars().count() > 4000
+        {
+            return Err(ApiError::bad_request(format!(
+                "Line {}: `ts` must be ISO-8601 and `message` at most 4000 characters.",
+                n + 1
+            )));
+        }
+        entries.push(concierge_core::boundary::LogEntry {
+            id: parsed.id.unwrap_or_else(|| format!("{}", n + 1)),
+            ts: parsed.ts,
+            level: parsed.level.unwrap_or_else(|| "INFO".into()),
+            source: parsed.source.unwrap_or_default(),
+            message: parsed.message,
+        });
+    }
+    if entries.len() > MAX_LOG_LINES {
+        return Err(ApiError::bad_request(format!(
+            "At most {MAX_LOG_LINES} log lines per upload."
+        )));
+    }
+    let db = env.d1("DB")?;
+    crate::bindings::kb::replace_logs(&db, &caller.site.id, &entries).await?;
+    Ok(Response::from_json(
+        &serde_json::json!({"lines": entries.len()}),
     )?)
 }

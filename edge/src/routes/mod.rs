@@ -14,6 +14,7 @@ mod guarded_admin;
 mod health;
 pub(crate) mod jsonrpc;
 mod knowledge;
+mod knowledge_query;
 mod mcp;
 mod mcp_tools;
 mod openai;
@@ -48,6 +49,8 @@ pub(crate) enum Route {
     ConversationDelete,
     MessageFeedback,
     AdminFeedback,
+    KnowledgeLogs,
+    KnowledgeQuery,
     WidgetConfig,
     WidgetPanel,
     OpenAiModels,
@@ -92,6 +95,8 @@ impl Route {
             ["admin", "search"] => (Self::AdminSearch, is(Method::Post)),
             ["admin", "search-pages"] => (Self::AdminSearchPages, is(Method::Put)),
             ["jsonrpc"] => (Self::JsonRpc, is(Method::Post)),
+            ["admin", "logs"] => (Self::KnowledgeLogs, is(Method::Put)),
+            ["knowledge", "query"] => (Self::KnowledgeQuery, is(Method::Post)),
             ["admin", "feedback"] => (Self::AdminFeedback, is(Method::Get)),
             ["conversations"] => (Self::ConversationCreate, is(Method::Post)),
             ["conversations", _] => (Self::ConversationDelete, is(Method::Delete)),
@@ -144,6 +149,8 @@ impl Route {
             Self::KnowledgeDelete => "knowledge_delete",
             Self::KnowledgeReindex => "knowledge_reindex",
             Self::KnowledgeList => "knowledge_list",
+            Self::KnowledgeLogs => "knowledge_logs",
+            Self::KnowledgeQuery => "knowledge_query",
             Self::AdminSearch => "admin_search",
             Self::AdminSearchPages => "admin_search_pages",
             Self::JsonRpc => "jsonrpc",
@@ -226,6 +233,8 @@ pub(crate) async fn handle(
         Route::AdminSearch => knowledge::search(req, env).await,
         Route::AdminSearchPages => guarded_admin::put_search_pages(req, env).await,
         Route::JsonRpc => jsonrpc::handle(req, env).await,
+        Route::KnowledgeLogs => knowledge::put_logs(req, env).await,
+        Route::KnowledgeQuery => knowledge_query::query(req, env, rc.ctx, rc.request_id).await,
         Route::ConversationCreate => conversations::create(req, env, rc.ctx).await,
         Route::ConversationMessage => {
             let id = segment(&req, 1);

@@ -9,11 +9,15 @@ use concierge_core::conversation::{Language, StoredMessage};
 use concierge_core::engine::{Answer, Assistant, Platform, Refusal, Turn, TurnConfig};
 use concierge_core::error::Error;
 use concierge_core::flows::guarded::GuardedConfig;
+use concierge_core::flows::knowledge::{
+    AgentConfig, ConflictRules, KnowledgeConfig, PermissionConfig, WorkflowConfig,
+};
 use concierge_core::flows::rental::RentalConfig;
 use concierge_core::flows::shop::ShopConfig;
 use concierge_core::prompt::Persona;
 use concierge_core::template::Template;
 use concierge_core::turn::TurnInput;
+use serde::{Deserialize, Serialize};
 
 use super::{DEFAULT_MAX_TOKENS, Site};
 use crate::ApiError;
@@ -27,6 +31,8 @@ pub(crate) enum SiteAssistant {
     Guarded(GuardedConfig),
     /// Seed 002's rental marketplace assistant.
     Rental(Box<RentalConfig>),
+    /// Seed 003's internal-knowledge assistant.
+    Knowledge(Box<KnowledgeConfig>),
     /// The site's assistant, except that a conversation's staged test script plays first
     /// ([`super::scripted`]; only while `DEBUG_ROUTES` is on).
     Scripted(Box<SiteAssistant>),
@@ -44,6 +50,7 @@ impl SiteAssistant {
                 )))
             }
             Template::Rental => Ok(Self::Rental(Box::new(rental_config(site)))),
+            Template::Knowledge => Ok(Self::Knowledge(Box::new(knowledge_config(site)))),
             unbuilt => Err(ApiError::TemplateUnavailable(unbuilt)),
         }
     }
@@ -91,12 +98,54 @@ fn rental_config(site: &Site) -> RentalConfig {
     config
 }
 
+/// `knowledge`'s site settings (`PATCH /admin/site` `{"knowledge": {…}}`); each part left
+/// out keeps seed 003's defaults.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct KnowledgeSettings {
+    /// The agents (default: the seed's `hr`, `it`, `general`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agents: Option<Vec<AgentConfig>>,
+    /// Seed §8 workflow and agent configuration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workflow: Option<WorkflowConfig>,
+    /// Seed §4.1 conflict-resolution rules.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules: Option<ConflictRules>,
+    /// Scopes, anonymous scopes, departments and the department map.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permissions: Option<PermissionConfig>,
+}
+
+/// `knowledge`'s settings: the seed's defaults with the site's own parts.
+fn knowledge_config(site: &Site) -> KnowledgeConfig {
+    let mut config = KnowledgeConfig::default();
+    let max_tokens = site.config.llm.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
+    config.turn.max_tokens = Some(max_tokens);
+    if let Some(settings) = &site.config.knowledge {
+        if let Some(agents) = &settings.agents {
+            config.agents = agents.clone();
+        }
+        if let Some(workflow) = &settings.workflow {
+            config.workflow = workflow.clone();
+        }
+        if let Some(rules) = &settings.rules {
+            config.rules = rules.clone();
+        }
+        if let Some(permissions) = &settings.permissions {
+            config.permissions = permissions.clone();
+        }
+    }
+    config
+}
+
 impl Assistant for SiteAssistant {
     fn template(&self) -> Template {
         match self {
             Self::Shop(shop) => shop.template(),
             Self::Guarded(guarded) => guarded.template(),
             Self::Rental(rental) => rental.template(),
+            Self::Knowledge(knowledge) => knowledge.template(),
             Self::Scripted(inner) => inner.template(),
         }
     }
@@ -106,6 +155,7 @@ impl Assistant for SiteAssistant {
             Self::Shop(shop) => shop.config(),
             Self::Guarded(guarded) => guarded.config(),
             Self::Rental(rental) => rental.config(),
+            Self::Knowledge(knowledge) => Assistant::config(knowledge.as_ref()),
             Self::Scripted(inner) => inner.config(),
         }
     }
@@ -115,6 +165,7 @@ impl Assistant for SiteAssistant {
             Self::Shop(shop) => Assistant::greeting(shop, language),
             Self::Guarded(guarded) => guarded.greeting(language),
             Self::Rental(rental) => Assistant::greeting(rental.as_ref(), language),
+            Self::Knowledge(knowledge) => Assistant::greeting(knowledge.as_ref(), language),
             Self::Scripted(inner) => inner.greeting(language),
         }
     }
@@ -124,6 +175,7 @@ impl Assistant for SiteAssistant {
             Self::Shop(shop) => shop.stored_intent(reply),
             Self::Guarded(guarded) => guarded.stored_intent(reply),
             Self::Rental(rental) => rental.stored_intent(reply),
+            Self::Knowledge(knowledge) => knowledge.stored_intent(reply),
             Self::Scripted(inner) => inner.stored_intent(reply),
         }
     }
@@ -138,6 +190,7 @@ impl Assistant for SiteAssistant {
             Self::Shop(shop) => shop.screen(platform, input, text).await,
             Self::Guarded(guarded) => guarded.screen(platform, input, text).await,
             Self::Rental(rental) => rental.screen(platform, input, text).await,
+            Self::Knowledge(knowledge) => knowledge.screen(platform, input, text).await,
             Self::Scripted(inner) => Box::pin(inner.screen(platform, input, text)).await,
         }
     }
@@ -151,6 +204,7 @@ impl Assistant for SiteAssistant {
             Self::Shop(shop) => shop.answer(platform, turn).await,
             Self::Guarded(guarded) => guarded.answer(platform, turn).await,
             Self::Rental(rental) => Box::pin(rental.answer(platform, turn)).await,
+            Self::Knowledge(knowledge) => Box::pin(knowledge.answer(platform, turn)).await,
             Self::Scripted(inner) => match super::scripted::take(platform, turn).await {
                 Some(script) => super::scripted::play(platform, turn, script).await,
                 None => Box::pin(inner.answer(platform, turn)).await,

@@ -10,6 +10,7 @@
 //! are object-safe and passed as `&dyn`.
 
 mod cache;
+mod logs;
 mod model;
 mod records;
 mod rental;
@@ -22,6 +23,7 @@ mod vector;
 use alloc::string::{String, ToString};
 
 pub use cache::{CACHE_KEY_PREFIX, CacheKey, KvCache, MIN_TTL_SECONDS};
+pub use logs::{KnowledgeState, LogEntry, LogQuery, fts_any_of};
 pub use model::{ChatModel, ChatRequest, ChatSink};
 pub use records::{CalendarDate, WarrantyRecord, WarrantyRecords};
 pub use rental::{QaRecord, RentalData, RentalFuture};
@@ -84,6 +86,16 @@ pub enum LogRecord<'a> {
         /// The step's message.
         msg: &'a str,
     },
+    /// A template's measurements of one turn (`knowledge`: seed 003 §7
+    /// `performance_metrics`).
+    Metrics {
+        /// The conversation.
+        conversation_id: &'a str,
+        /// What was measured, e.g. `"knowledge"`.
+        name: &'static str,
+        /// The figures.
+        data: &'a serde_json::Value,
+    },
 }
 
 impl LogRecord<'_> {
@@ -96,6 +108,9 @@ impl LogRecord<'_> {
             }
             Self::Step { conversation_id, step, msg } => {
                 serde_json::json!({ "step": step, "msg": msg, "conversation_id": conversation_id }).to_string()
+            }
+            Self::Metrics { conversation_id, name, data } => {
+                serde_json::json!({ "metrics": name, "conversation_id": conversation_id, "performance_metrics": data }).to_string()
             }
         }
     }

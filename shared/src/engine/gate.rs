@@ -15,8 +15,8 @@ use core::task::{Poll, Waker};
 
 use super::Platform;
 use crate::boundary::{
-    Clock, ConversationStore, EmbedQueue, Ids, Logger, NewTurn, RentalData, TurnContext,
-    TurnOpening, TurnResume,
+    Clock, ConversationStore, EmbedQueue, Ids, KnowledgeState, LogEntry, LogQuery, Logger, NewTurn,
+    RentalData, TurnContext, TurnOpening, TurnResume,
 };
 use crate::conversation::{Conversation, EmbeddingStatus, Language, Scope, StoredMessage, Summary};
 use crate::error::{ServiceError, ServiceErrorKind};
@@ -234,6 +234,16 @@ impl<'a, P: Platform> Platform for Gated<'a, P> {
     }
     fn rental(&self) -> Option<&dyn RentalData> {
         self.platform.rental()
+    }
+    async fn search_logs(
+        &self,
+        site_id: &str,
+        query: &LogQuery,
+    ) -> Result<Vec<LogEntry>, ServiceError> {
+        self.platform.search_logs(site_id, query).await
+    }
+    async fn knowledge_state(&self, site_id: &str) -> Result<KnowledgeState, ServiceError> {
+        self.platform.knowledge_state(site_id).await
     }
 }
 

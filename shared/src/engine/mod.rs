@@ -43,12 +43,14 @@ pub use respond::{StreamedAnswer, react_answer, store_reply, stream_answer};
 pub use stateless::{StatelessInput, run_stateless};
 
 use crate::boundary::{
-    ChatModel, Clock, ConversationStore, EmbedQueue, Embedder, Ids, KvCache, Logger, RentalData,
-    SqlReader, Timer, VectorIndex, WarrantyRecords, WebSearch,
+    ChatModel, Clock, ConversationStore, EmbedQueue, Embedder, Ids, KnowledgeState, KvCache,
+    LogEntry, LogQuery, Logger, RentalData, SqlReader, Timer, VectorIndex, WarrantyRecords,
+    WebSearch,
 };
 use crate::chat::Usage;
 use crate::conversation::{Conversation, Language, Scope, StoredMessage};
 use crate::error::Error;
+use crate::error::{ServiceError, ServiceErrorKind};
 use crate::identity::UserIdentity;
 use crate::payload::Payload;
 use crate::retrieval::RetrievalOptions;
@@ -58,7 +60,10 @@ use crate::turn::{TurnEvent, TurnInput, TurnSink};
 /// The boundaries a turn reaches the world through, as one type.
 ///
 /// Asynchronous boundaries are associated types (their traits use `async fn`); the
-/// synchronous ones are object-safe and handed out as `&dyn`.
+/// synchronous ones are object-safe and handed out as `&dyn`. The site's uploaded logs and
+/// knowledge-base state (`knowledge`) are default methods: a platform without them has
+/// no logs and an unversioned knowledge base.
+#[allow(async_fn_in_trait)]
 pub trait Platform {
     /// The chat model.
     type Model: ChatModel;
@@ -109,6 +114,25 @@ pub trait Platform {
     /// (default: none — the template then treats everyone as a guest and learns nothing).
     fn rental(&self) -> Option<&dyn RentalData> {
         None
+    }
+
+    /// Searches the site's uploaded logs (`knowledge`'s `log_tool`). Default: there are
+    /// none (`Unavailable`).
+    async fn search_logs(
+        &self,
+        _site_id: &str,
+        _query: &LogQuery,
+    ) -> Result<Vec<LogEntry>, ServiceError> {
+        Err(ServiceError::new(
+            ServiceErrorKind::Unavailable,
+            "no log store on this platform",
+        ))
+    }
+
+    /// The site's knowledge-base version and whether it has logs. Default: unversioned,
+    /// no logs.
+    async fn knowledge_state(&self, _site_id: &str) -> Result<KnowledgeState, ServiceError> {
+        Ok(KnowledgeState::default())
     }
 }
 
@@ -354,5 +378,15 @@ impl<P: Platform> Platform for &P {
     }
     fn rental(&self) -> Option<&dyn RentalData> {
         (**self).rental()
+    }
+    async fn search_logs(
+        &self,
+        site_id: &str,
+        query: &LogQuery,
+    ) -> Result<Vec<LogEntry>, ServiceError> {
+        (**self).search_logs(site_id, query).await
+    }
+    async fn knowledge_state(&self, site_id: &str) -> Result<KnowledgeState, ServiceError> {
+        (**self).knowledge_state(site_id).await
     }
 }

@@ -2,13 +2,17 @@
 //! the [`Flow`](crate::graph::Flow) that runs them.
 //!
 //! - [`shop`] — the store assistant (seed 000).
+//! - [`rental`] — the rental marketplace assistant (seed 002): generated, validated SQL
+//!   (feature `rental`).
+//! - [`knowledge`] — the internal-knowledge assistant (seed 003): planner, parallel
+//!   agent stages, conflict resolution, answers with evidence within the visitor's
+//!   permissions.
 //! - [`guarded`] — a domain-restricted advisor with a guardrail (seed 004).
-//! - [`rental`] — the rental marketplace assistant (seed 002): generated, validated SQL.
 //!
-//! `analyst` (seed 001), `rental` (002) and `knowledge` (003) come next;
-//! the crate docs show how each maps onto the engine.
+//! `analyst` (seed 001) comes next; the crate docs show how each maps onto the engine.
 
 pub mod guarded;
+pub mod knowledge;
 #[cfg(feature = "rental")]
 pub mod rental;
 pub mod shop;

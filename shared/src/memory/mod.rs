@@ -4,6 +4,7 @@
 //! [`MemoryBackend`] bundles one of each and is a [`Platform`].
 
 mod cache;
+mod logs;
 mod model;
 mod rental;
 mod search;
@@ -19,6 +20,7 @@ use alloc::vec::Vec;
 use core::cell::{Cell, RefCell};
 
 pub use cache::{ManualClock, MemoryCache};
+pub use logs::MemoryKnowledgeBase;
 pub use model::{Script, ScriptedChatModel};
 pub use rental::MemoryRental;
 pub use search::{MemoryPage, MemorySearch};
@@ -28,7 +30,10 @@ pub use timer::MemoryTimer;
 pub use vector::{HashEmbedder, MemoryVectorIndex, cosine};
 
 use crate::boundary::ChatModel;
-use crate::boundary::{Clock, EmbedQueue, Ids, LogRecord, Logger, WarrantyRecord, WarrantyRecords};
+use crate::boundary::{
+    Clock, EmbedQueue, Ids, KnowledgeState, LogEntry, LogQuery, LogRecord, Logger, WarrantyRecord,
+    WarrantyRecords,
+};
 use crate::conversation::EmbedJob;
 use crate::engine::Platform;
 use crate::error::{Error, ServiceError};
@@ -234,6 +239,8 @@ pub struct MemoryBackend {
     pub cache: MemoryCache,
     /// Rental roles and learned Q&A.
     pub rental: MemoryRental,
+    /// Uploaded logs and knowledge-base versions (`knowledge`).
+    pub knowledge: MemoryKnowledgeBase,
 }
 
 impl MemoryBackend {
@@ -317,6 +324,16 @@ impl Platform for MemoryBackend {
     fn rental(&self) -> Option<&dyn crate::boundary::RentalData> {
         Some(&self.rental)
     }
+    async fn search_logs(
+        &self,
+        site_id: &str,
+        query: &LogQuery,
+    ) -> Result<Vec<LogEntry>, ServiceError> {
+        Ok(self.knowledge.search(site_id, query))
+    }
+    async fn knowledge_state(&self, site_id: &str) -> Result<KnowledgeState, ServiceError> {
+        Ok(self.knowledge.state(site_id))
+    }
 }
 
 /// A [`MemoryBackend`] with another chat model ([`MemoryBackend::with_model`]).
@@ -378,5 +395,15 @@ impl<M: ChatModel> Platform for WithModel<'_, M> {
     }
     fn rental(&self) -> Option<&dyn crate::boundary::RentalData> {
         Some(&self.backend.rental)
+    }
+    async fn search_logs(
+        &self,
+        site_id: &str,
+        query: &LogQuery,
+    ) -> Result<Vec<LogEntry>, ServiceError> {
+        Ok(self.backend.knowledge.search(site_id, query))
+    }
+    async fn knowledge_state(&self, site_id: &str) -> Result<KnowledgeState, ServiceError> {
+        Ok(self.backend.knowledge.state(site_id))
     }
 }

@@ -18,6 +18,7 @@ mod hardening_origins;
 mod hardening_turns;
 mod identity;
 mod isolation;
+mod knowledge;
 mod mcp;
 mod mcp_transport;
 mod openai_api;
