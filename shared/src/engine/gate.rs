@@ -105,6 +105,8 @@ impl TurnSink for Held<'_, '_> {
 
 /// Runs `store` and `answer` together. `store`'s failure ends both at once (the answer is
 /// dropped unfinished); otherwise both run to their end.
+///
+/// The answer is polled first: its model request is on its way before the write is.
 pub(super) async fn alongside<S, A, T, E, R>(store: S, answer: A) -> Result<(T, R), E>
 where
     S: Future<Output = Result<T, E>>,
@@ -113,6 +115,11 @@ where
     let (mut store, mut answer) = (pin!(store), pin!(answer));
     let (mut stored, mut answered) = (None, None);
     poll_fn(|cx| {
+        if answered.is_none()
+            && let Poll::Ready(result) = answer.as_mut().poll(cx)
+        {
+            answered = Some(result);
+        }
         if stored.is_none()
             && let Poll::Ready(result) = store.as_mut().poll(cx)
         {
@@ -121,7 +128,9 @@ where
                 Err(error) => return Poll::Ready(Err(error)),
             }
         }
-        if answered.is_none()
+        // The write just opened the gate: the answer may go on at once.
+        if stored.is_some()
+            && answered.is_none()
             && let Poll::Ready(result) = answer.as_mut().poll(cx)
         {
             answered = Some(result);

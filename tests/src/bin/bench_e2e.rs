@@ -34,6 +34,10 @@ use concierge_e2e::{
 };
 use serde_json::{Value, json};
 
+/// How long the background work of earlier turns takes to end: the embedding queue's batch
+/// window (`max_batch_timeout` in `wrangler.toml`, 5 s) and its consumer's run.
+const BACKGROUND_SETTLE: Duration = Duration::from_secs(7);
+
 /// Paired TTFT rounds (`BENCH_ROUNDS`).
 fn rounds() -> usize {
     count("BENCH_ROUNDS", 60)
@@ -334,12 +338,12 @@ fn measure(target: &dyn Target, upstream: &ScriptedUpstream) -> Figures {
     // Background work of the turns (the queue consumer) is part of a turn's cost: wait for
     // the previous turns' work to end, then count until this run's work has ended too.
     target.prepare(cpu_turns());
-    std::thread::sleep(Duration::from_secs(2));
+    std::thread::sleep(BACKGROUND_SETTLE);
     let before = workerd_cpu_ms(&target.processes());
     for _ in 0..cpu_turns() {
         target.turn();
     }
-    std::thread::sleep(Duration::from_secs(2));
+    std::thread::sleep(BACKGROUND_SETTLE);
     let cpu = workerd_cpu_ms(&target.processes()) - before;
 
     target.prepare(concurrent());
