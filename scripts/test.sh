@@ -18,7 +18,7 @@ cargo clippy --quiet -p concierge-widget --all-targets -- -D warnings
 step "clippy, wasm32"
 cargo clippy --quiet -p concierge-core --no-default-features --target $WASM -- -D warnings
 # The rental template (sqlparser) builds no_std for wasm32 too.
-cargo clippy --quiet -p concierge-core --no-default-features --features rental --target $WASM -- -D warnings
+cargo clippy --quiet -p concierge-core --no-default-features --features rental,knowledge --target $WASM -- -D warnings
 cargo clippy --quiet -p concierge-edge -p concierge-widget --target $WASM -- -D warnings
 
 step "unit tests, host"

@@ -6,12 +6,13 @@
 //!   (feature `rental`).
 //! - [`knowledge`] — the internal-knowledge assistant (seed 003): planner, parallel
 //!   agent stages, conflict resolution, answers with evidence within the visitor's
-//!   permissions.
+//!   permissions (feature `knowledge`).
 //! - [`guarded`] — a domain-restricted advisor with a guardrail (seed 004).
 //!
 //! `analyst` (seed 001) comes next; the crate docs show how each maps onto the engine.
 
 pub mod guarded;
+#[cfg(feature = "knowledge")]
 pub mod knowledge;
 #[cfg(feature = "rental")]
 pub mod rental;
