@@ -360,7 +360,7 @@ fn accumulate(docs: &[&Value], op: &str, arg: &Value) -> Value {
             .max_by(compare)
             .unwrap_or(Value::Null),
         "$first" => values().next().unwrap_or(Value::Null),
-        "$last" => values().last().unwrap_or(Value::Null),
+        "$last" => docs.last().map_or(Value::Null, |d| expr(d, arg)),
         "$push" => Value::Array(values().take(MAX_LIMIT as usize).collect()),
         _ => Value::Null,
     }
@@ -439,10 +439,11 @@ fn project(doc: &Value, body: &Value) -> Value {
         }
         return Value::Object(out);
     }
-    if spec.get("_id").and_then(flag) != Some(false) {
-        if let Some(id) = doc.get("_id") {
-            out.insert("_id".into(), id.clone());
-        }
+    if let (true, Some(id)) = (
+        spec.get("_id").and_then(flag) != Some(false),
+        doc.get("_id"),
+    ) {
+        out.insert("_id".into(), id.clone());
     }
     for (k, v) in &spec {
         match flag(v) {

@@ -10,7 +10,7 @@ use super::eval::round;
 fn group(digits: &str, sep: char) -> String {
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(sep);
         }
         out.push(c);
@@ -39,7 +39,7 @@ fn percent(value: f64, decimal: char) -> String {
     let r = round(value, 1);
     let tenths = (round(r * 10.0, 0) as i64).unsigned_abs();
     let sign = if r < 0.0 && tenths != 0 { "-" } else { "" };
-    if tenths % 10 == 0 {
+    if tenths.is_multiple_of(10) {
         format!("{sign}{}%", tenths / 10)
     } else {
         format!("{sign}{}{decimal}{}%", tenths / 10, tenths % 10)
