@@ -427,3 +427,132 @@ fn the_formatter_falls_back_and_a_cut_stream_fails_once_keeping_the_message() {
             .any(|m| m.is_incomplete() && m.content == "Có 4 ")
     );
 }
+
+/// What a node's scripted reply does in the property tests.
+#[derive(Debug, Clone)]
+enum Fault {
+    Text(String),
+    Empty,
+    Whitespace,
+    Fail,
+    CutAfter(String),
+}
+
+fn fault() -> impl proptest::strategy::Strategy<Value = Fault> {
+    use proptest::prelude::*;
+    prop_oneof![
+        "[a-zA-Z ]{1,12}".prop_map(Fault::Text),
+        Just(Fault::Empty),
+        Just(Fault::Whitespace),
+        Just(Fault::Fail),
+        "[a-z]{1,6}".prop_map(Fault::CutAfter),
+    ]
+}
+
+fn push(backend: &MemoryBackend, fault: &Fault) {
+    match fault {
+        Fault::Text(t) => backend.model.reply(&[t]),
+        Fault::Empty => backend.model.reply(&[]),
+        Fault::Whitespace => backend.model.reply(&["  ", "\n"]),
+        Fault::Fail => backend.model.push(Script::BreakAfter(
+            vec![],
+            ChatModelError::new(ChatModelErrorKind::Unreachable, "down"),
+        )),
+        Fault::CutAfter(t) => backend.model.push(Script::BreakAfter(
+            vec![t.clone()],
+            ChatModelError::new(ChatModelErrorKind::Unreachable, "cut"),
+        )),
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(100))]
+
+    // Feature: ai-chat-agent, Property 2: For any classified intent, the Chat_Workflow SHALL route to the correct node (data_agent_node for "data_query", chat_node for "chat", clarify_node for "unclear").
+    #[test]
+    fn property_2_routing(label in proptest::sample::select(vec!["data_query", "chat", "unclear", "CHAT", "garbage"])) {
+        let backend = backend();
+        let config = AnalystConfig::default();
+        let id = open(&backend, Some("alice"));
+        backend.model.reply(&[label]);
+        backend.model.reply(&["Có 4 đơn hàng."]);
+        backend.model.reply(&["Có 4 đơn hàng."]);
+        let (_, _, outcome) = say(&backend, &config, &id, "Câu hỏi");
+        let outcome = outcome.unwrap();
+        let node = match label.to_lowercase().as_str() {
+            "data_query" => "data_agent_node",
+            "chat" => "chat_node",
+            _ => "clarify_node",
+        };
+        proptest::prop_assert_eq!(outcome.route, vec!["intent_classifier", node, "response_formatter"]);
+    }
+
+    // Feature: ai-chat-agent, Property 8: For any workflow execution that completes without error, the final_response field SHALL be non-empty.
+    // Feature: ai-chat-agent, Property 10: For any workflow execution, exactly one terminal event SHALL be emitted: either "chat:message:completed" or "chat:message:failed".
+    #[test]
+    fn properties_8_and_10_final_response_and_one_terminal(
+        intent in proptest::sample::select(vec!["data_query", "chat", "unclear"]),
+        classifier in fault(), agent in fault(), formatter in fault(),
+        tool_first in proptest::bool::ANY, store_fails in proptest::bool::ANY,
+    ) {
+        let backend = backend();
+        let config = AnalystConfig::default();
+        let id = open(&backend, Some(if store_fails { "nobody" } else { "alice" }));
+        match classifier {
+            Fault::Fail => push(&backend, &classifier),
+            _ => backend.model.reply(&[intent]),
+        }
+        if tool_first {
+            backend.model.tool_calls("", &[("t", "aggregate_data", r#"{"connection_name":"don_hang","operation":"count"}"#)]);
+        }
+        push(&backend, &agent);
+        push(&backend, &formatter);
+        backend.data.fail.set(store_fails && intent == "data_query");
+        let (shown, events, outcome) = say(&backend, &config, &id, "Bao nhiêu đơn?");
+        proptest::prop_assert_eq!(terminals(&events), 1);
+        let last_is_terminal = matches!(events.last(), Some(TurnEvent::Completed { .. } | TurnEvent::Failed { .. }));
+        proptest::prop_assert!(last_is_terminal);
+        if let Ok(outcome) = outcome {
+            let completed = matches!(events.last(), Some(TurnEvent::Completed { .. }));
+            proptest::prop_assert!(completed);
+            proptest::prop_assert!(!outcome.reply.content.trim().is_empty());
+            proptest::prop_assert_eq!(outcome.reply.content, shown);
+        }
+    }
+
+    // Feature: ai-chat-agent, Property 9: For any workflow execution, the messages passed to nodes SHALL include the full conversation history from conversation_repo.
+    #[test]
+    fn property_9_full_history(turns in proptest::collection::vec(("[a-z]{3,8}", "[a-z]{3,8}", proptest::bool::ANY), 0..6)) {
+        let backend = backend();
+        let config = AnalystConfig::default();
+        let id = open(&backend, Some("alice"));
+        for (question, answer, cut) in &turns {
+            backend.model.reply(&["chat"]);
+            if *cut {
+                push(&backend, &Fault::CutAfter(answer.clone()));
+            } else {
+                backend.model.reply(&[answer]);
+            }
+            let _ = say(&backend, &config, &id, question);
+        }
+        let stored: Vec<String> = block_on(backend.store.load_recent_messages(Scope::new(SITE, &id), 1000))
+            .unwrap()
+            .into_iter()
+            .filter(|m| !m.is_incomplete())
+            .map(|m| m.content)
+            .collect();
+        let before = backend.model.requests().len();
+        backend.model.reply(&["data_query"]);
+        backend.model.reply(&["Có 4 đơn hàng."]);
+        backend.model.reply(&["Có 4 đơn hàng."]);
+        let _ = say(&backend, &config, &id, "câu cuối");
+        let requests = backend.model.requests();
+        proptest::prop_assert_eq!(requests.len() - before, 3);
+        for request in &requests[before..] {
+            let contents: Vec<&str> = request.messages[1..].iter().map(|m| m.content.as_str()).collect();
+            let mut want: Vec<&str> = stored.iter().map(String::as_str).collect();
+            want.push("câu cuối");
+            proptest::prop_assert_eq!(&contents[..want.len()], &want[..]);
+        }
+    }
+}
