@@ -214,8 +214,10 @@ fn a_monthly_sum_runs_the_tool_and_the_formatter_streams_vietnamese_numbers() {
 #[test]
 fn top_n_and_period_comparison_give_the_seed_figures() {
     let backend = backend();
-    let mut config = AnalystConfig::default();
-    config.formatter_llm = false;
+    let config = AnalystConfig {
+        formatter_llm: false,
+        ..AnalystConfig::default()
+    };
     let id = open(&backend, Some("alice"));
     backend.model.reply(&["data_query"]);
     backend.model.tool_calls(
