@@ -117,14 +117,15 @@ fn row() -> impl Strategy<Value = Value> {
 }
 
 fn connection(numeric: bool) -> DataConnection {
-    let kind = if numeric { "number" } else { "string" };
+    let kind = if numeric { "number" } else { "bool" };
     DataConnection {
         id: "c1".into(),
         user_id: "alice".into(),
         name: "don_hang".into(),
         description: String::new(),
         row_count: 0,
-        fields: [("k", "string"), ("v", kind), ("g", "string"), ("d", "date")]
+        // `g` holds mixed types (as no upload produces): declared bool, never assumed scalar.
+        fields: [("k", "string"), ("v", kind), ("g", "bool"), ("d", "date")]
             .iter()
             .map(|(n, t)| DataField {
                 name: (*n).into(),
@@ -183,6 +184,16 @@ proptest! {
         numeric in any::<bool>(),
     ) {
         let conn = [connection(numeric)];
+        // A column typed number at upload holds only numbers and nulls.
+        let rows: Vec<Value> = rows
+            .into_iter()
+            .map(|mut r| {
+                if numeric && r.get("v").is_some_and(|v| !v.is_number()) {
+                    r["v"] = Value::Null;
+                }
+                r
+            })
+            .collect();
         let memory = Memory(rows.clone());
         let db = sqlite(&rows);
         let mut args = json!({"connection_name": "don_hang", "operation": op});

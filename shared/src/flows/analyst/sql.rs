@@ -32,6 +32,12 @@ pub struct AggregateQuery {
     pub equals: Vec<(String, Value)>,
     /// An inclusive date range (field, from, to-end-of-day) over ISO strings.
     pub range: Option<(String, String, String)>,
+    /// Whether `field` was typed `number` at upload (every value a number or null), so no
+    /// per-row type check is needed.
+    pub field_numeric: bool,
+    /// Whether `group_by` was typed `string`, `number` or `date` at upload (no booleans),
+    /// so its JSON type need not be read.
+    pub group_scalar: bool,
 }
 
 /// One result row: the group (null without `group_by`), the value, the rows counted.
@@ -69,6 +75,9 @@ pub fn aggregate_sql(
         format!("?{}", params.len())
     };
     let numeric = |path: &str| {
+        if query.field_numeric {
+            return format!("json_extract(r.data, {path})");
+        }
         format!(
             "CASE WHEN json_type(r.data, {path}) IN ('integer', 'real') \
              THEN json_extract(r.data, {path}) END"
@@ -92,10 +101,12 @@ pub fn aggregate_sql(
     let (group, kind) = match &query.group_by {
         Some(g) => {
             let p = bind(SqlParam::Text(json_path(g)?));
-            (
-                format!("json_extract(r.data, {p})"),
-                format!("COALESCE(json_type(r.data, {p}), 'null')"),
-            )
+            let kind = if query.group_scalar {
+                String::from("'scalar'")
+            } else {
+                format!("COALESCE(json_type(r.data, {p}), 'null')")
+            };
+            (format!("json_extract(r.data, {p})"), kind)
         }
         None => ("NULL".into(), "NULL".into()),
     };

@@ -249,6 +249,12 @@ impl<'a> DataTools<'a> {
             group_by: group_by.map(Into::into),
             equals,
             range: range.map(|(f, a, b)| (f.into(), a.into(), day_end(b))),
+            field_numeric: field.is_some() && numeric,
+            group_scalar: group_by.is_some_and(|g| {
+                conn.fields
+                    .iter()
+                    .any(|x| x.name == g && matches!(x.kind.as_str(), "string" | "number" | "date"))
+            }),
         };
         let rows = self
             .source
