@@ -7,6 +7,7 @@ use crate::ApiError;
 mod admin;
 mod ai_sdk;
 pub(crate) mod body;
+mod console;
 mod conversations;
 mod debug_script;
 mod feedback;
@@ -49,6 +50,8 @@ pub(crate) enum Route {
     ConversationDelete,
     MessageFeedback,
     AdminFeedback,
+    AdminConversations,
+    Console,
     KnowledgeLogs,
     KnowledgeQuery,
     WidgetConfig,
@@ -98,6 +101,8 @@ impl Route {
             ["admin", "logs"] => (Self::KnowledgeLogs, is(Method::Put)),
             ["knowledge", "query"] => (Self::KnowledgeQuery, is(Method::Post)),
             ["admin", "feedback"] => (Self::AdminFeedback, is(Method::Get)),
+            ["admin", "conversations"] => (Self::AdminConversations, is(Method::Get)),
+            ["console"] => (Self::Console, is(Method::Get) || is(Method::Head)),
             ["conversations"] => (Self::ConversationCreate, is(Method::Post)),
             ["conversations", _] => (Self::ConversationDelete, is(Method::Delete)),
             ["conversations", _, "messages"] => (Self::ConversationMessage, is(Method::Post)),
@@ -160,6 +165,8 @@ impl Route {
             Self::ConversationDelete => "conversation_delete",
             Self::MessageFeedback => "message_feedback",
             Self::AdminFeedback => "admin_feedback",
+            Self::AdminConversations => "admin_conversations",
+            Self::Console => "console",
             Self::WidgetConfig => "widget_config",
             Self::WidgetPanel => "widget_panel",
             Self::OpenAiModels => "openai_models",
@@ -253,6 +260,8 @@ pub(crate) async fn handle(
             feedback::post(req, env, &id, &message_id).await
         }
         Route::AdminFeedback => feedback::list(req, env).await,
+        Route::AdminConversations => console::conversations(req, env).await,
+        Route::Console => console::page(req, env).await,
         Route::WidgetConfig => widget::config(req, env).await,
         Route::WidgetPanel => widget::panel(req, env).await,
         Route::OpenAiModels => openai::models(req, env).await,

@@ -4,6 +4,7 @@
 
 mod ai_sdk;
 mod browser;
+mod browser_console;
 mod browser_rich;
 mod conversations;
 mod dev_command;
