@@ -152,6 +152,13 @@ const scenarios = {
     await page.click('#doc-form button[type="submit"]');
     await page.waitForSelector(`tr[data-doc="${env.DOC_ID}"]`);
     await page.waitForSelector(`tr[data-doc="${env.DOC_ID}"] .status[data-status="indexed"]`);
+    // Edit loads the stored text; re-index queues that one document.
+    await page.click(`tr[data-doc="${env.DOC_ID}"] button:has-text("Edit")`);
+    await page.waitForFunction((content) => document.querySelector("#d-content").value === content, env.DOC_CONTENT);
+    assert.equal(await page.inputValue("#d-title"), env.DOC_TITLE);
+    await page.click(`tr[data-doc="${env.DOC_ID}"] button:has-text("Re-index")`);
+    await page.waitForFunction(() => /^1 document\(s\) queued/.test(document.querySelector("#docs-status").textContent));
+    await page.waitForSelector(`tr[data-doc="${env.DOC_ID}"] .status[data-status="indexed"]`);
     await shot(page, "knowledge");
 
     // Ask about it in the panel with retrieval shown: the document is found.
@@ -200,8 +207,9 @@ const scenarios = {
       await shot(page, `phone-${name}`);
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       assert.ok(overflow <= 0, `${name} fits a phone (${overflow}px too wide)`);
+      const shown = { conversations: item, knowledge: `tr[data-doc="${env.DOC_ID}"]`, install: "#snippet" }[name];
+      assert.ok(await page.isVisible(shown), `${name} shows its data on a phone`);
     }
-    assert.ok(await page.isVisible(item), "the conversation list on a phone");
     await page.setViewportSize(DESKTOP);
 
     await noSecretLeaked(page, secret);

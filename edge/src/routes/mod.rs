@@ -38,6 +38,7 @@ pub(crate) enum Route {
     AdminUserTokenSecret,
     AdminWarranty,
     KnowledgePut,
+    KnowledgeGet,
     KnowledgeDelete,
     KnowledgeReindex,
     KnowledgeList,
@@ -92,6 +93,7 @@ impl Route {
             }
             ["admin", "warranty"] => (Self::AdminWarranty, is(Method::Post)),
             ["admin", "knowledge", _] if is(Method::Delete) => (Self::KnowledgeDelete, true),
+            ["admin", "knowledge", _] if is(Method::Get) => (Self::KnowledgeGet, true),
             ["admin", "knowledge", _] => (Self::KnowledgePut, is(Method::Put)),
             ["admin", "index"] => (Self::KnowledgeReindex, is(Method::Post)),
             ["admin", "knowledge"] => (Self::KnowledgeList, is(Method::Get)),
@@ -151,6 +153,7 @@ impl Route {
             Self::AdminUserTokenSecret => "admin_user_token_secret",
             Self::AdminWarranty => "admin_warranty",
             Self::KnowledgePut => "knowledge_put",
+            Self::KnowledgeGet => "knowledge_get",
             Self::KnowledgeDelete => "knowledge_delete",
             Self::KnowledgeReindex => "knowledge_reindex",
             Self::KnowledgeList => "knowledge_list",
@@ -230,6 +233,10 @@ pub(crate) async fn handle(
         Route::KnowledgePut => {
             let id = segment(&req, 2);
             knowledge::put(req, env, &id).await
+        }
+        Route::KnowledgeGet => {
+            let id = segment(&req, 2);
+            knowledge::get(req, env, &id).await
         }
         Route::KnowledgeDelete => {
             let id = segment(&req, 2);

@@ -111,8 +111,12 @@ fn a_merchant_configures_feeds_tries_reviews_installs_and_rotates_from_the_conso
     let html = response.into_string().expect("html");
     assert!(html.contains("Concierge console"), "{html}");
     let key_shaped = ["sk_", "pk_"].iter().any(|prefix| {
-        html.match_indices(prefix)
-            .any(|(at, _)| html[at + 3..].chars().take(8).all(|c| c.is_ascii_hexdigit()))
+        html.match_indices(prefix).any(|(at, _)| {
+            html[at + 3..]
+                .chars()
+                .take(8)
+                .all(|c| c.is_ascii_hexdigit())
+        })
     });
     assert!(
         !key_shaped && !html.contains(&site.secret_key) && !html.contains(&site.public_key),
