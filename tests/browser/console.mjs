@@ -192,6 +192,8 @@ const scenarios = {
     assert.ok(snippet.includes(`data-site-key="${env.PUBLIC_KEY}"`), snippet);
     assert.ok(snippet.includes(new URL(consoleUrl).origin + "/embed.js"), snippet);
     assert.ok(!snippet.includes(secret));
+    await page.selectOption("#i-position", "left");
+    assert.match(await page.textContent("#snippet"), /data-position="left" async><\/script>$/);
     await page.fill("#check-url", "https://shop.example/san-pham/1");
     await page.click('#origin-check button[type="submit"]');
     await page.waitForFunction(() => /^Allowed/.test(document.querySelector("#check-result").textContent));

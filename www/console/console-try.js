@@ -146,7 +146,11 @@
 
   // ---- Install -------------------------------------------------------------------------
   function snippet() {
-    return '<script src="' + location.origin + '/embed.js" data-site-key="' + (publicKey() || "pk_…") + '" async></script>';
+    var extra = "";
+    var color = $("i-color").value;
+    if (/^#[0-9a-f]{6}$/i.test(color) && color.toLowerCase() !== "#0b3d91") extra += ' data-color="' + color + '"';
+    if ($("i-position").value === "left") extra += ' data-position="left"';
+    return '<script src="' + location.origin + '/embed.js" data-site-key="' + (publicKey() || "pk_…") + '"' + extra + ' async></script>';
   }
   function fillInstall() {
     $("snippet").textContent = snippet();
@@ -196,4 +200,6 @@
     }
   });
   $("origin-check").addEventListener("submit", checkOrigin);
+  $("i-color").addEventListener("input", fillInstall);
+  $("i-position").addEventListener("change", fillInstall);
 })();

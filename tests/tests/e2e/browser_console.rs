@@ -188,4 +188,25 @@ fn a_merchant_configures_feeds_tries_reviews_installs_and_rotates_from_the_conso
         !body.contains(new_secret),
         "the secret is never shown again"
     );
+
+    // The document routes the console uses: one document with its text, re-index one.
+    let (status, body) = status_with(new_secret, worker, &format!("/admin/knowledge/{DOC_ID}"));
+    assert_eq!(status, 200, "{body}");
+    let document: Value = serde_json::from_str(&body).expect("JSON");
+    assert_eq!(document["document"]["content"], DOC_CONTENT);
+    assert_eq!(
+        status_with(new_secret, worker, "/admin/knowledge/no-such-doc").0,
+        404
+    );
+    let reindex = |id: &str| {
+        into_parts(
+            agent()
+                .post(&worker.url(&format!("/admin/index?id={id}")))
+                .set("x-api-key", new_secret)
+                .send_bytes(&[]),
+        )
+    };
+    let (status, body) = reindex(DOC_ID);
+    assert_eq!((status, body.as_str()), (202, r#"{"queued":1}"#));
+    assert_eq!(reindex("no-such-doc").0, 404);
 }
