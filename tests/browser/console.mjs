@@ -260,6 +260,9 @@ const scenarios = {
       assert.ok(columns.includes(`${name} (${type})`), `column ${name} inferred as ${type}: ${columns}`);
     }
     await shot(page, "dataset");
+    // Delete it (the confirmation is accepted): the row goes.
+    await page.click(`${row} button:has-text("Delete")`);
+    await page.waitForSelector(row, { state: "detached" });
     assert.deepEqual(errors, [], "no page error");
   },
 };

@@ -117,17 +117,18 @@
       var columns = (d.columns || []).map(function (c) {
         return typeof c === "string" ? c : c.name + " (" + c.type + ")";
       }).join(", ");
-      body.appendChild(el("tr", { "data-set": d.name },
+      body.appendChild(el("tr", { "data-set": d.name, "data-user": d.user_id || "" },
         el("td", { text: d.name }), el("td", { text: d.user_id || "" }),
         el("td", { text: String(d.row_count == null ? "" : d.row_count) }),
         el("td", { class: "columns", text: columns }),
-        el("td", {}, button("Delete", function () { deleteData(d.name); }, "danger small"))));
+        el("td", {}, button("Delete", function () { deleteData(d.name, d.user_id); }, "danger small"))));
     });
     $("data-status").textContent = sets.length + " data set(s).";
   }
-  async function deleteData(name) {
-    if (!window.confirm("Delete the data set " + name + "?")) return;
-    try { await api("DELETE", "/admin/data/" + encodeURIComponent(name)); } catch (e) { $("data-status").textContent = e.message; }
+  async function deleteData(name, user) {
+    if (!window.confirm("Delete the data set " + name + " of " + user + "?")) return;
+    var path = "/admin/data/" + encodeURIComponent(name) + "?user_id=" + encodeURIComponent(user || "");
+    try { await api("DELETE", path); } catch (e) { $("data-status").textContent = e.message; }
     loadData();
   }
   async function uploadData(event) {
