@@ -7,6 +7,7 @@
 //            origin check, phone-width read-only views, key rotation signing out.
 //   dataset  a CSV upload shows its inferred columns.
 // Environment: SECRET_KEY, PUBLIC_KEY (the site's keys), GREETING (the new greeting to set),
+// LLM_KEY (an upstream API key to store),
 // DOC_ID / DOC_TITLE / DOC_CONTENT / ASK_DOC (the document and a question about it),
 // CONVERSATION (a conversation with a vote down), VOTE_COMMENT (that vote's comment),
 // CSV_NAME / CSV_USER / CSV_BODY / EXPECT_COLUMNS ("name:type,…") (dataset).
@@ -136,8 +137,13 @@ const scenarios = {
     await tab(page, "assistant");
     await page.fill("#f-greeting", env.GREETING);
     await page.fill("#f-persona", "Em là trợ lý của cửa hàng, trả lời ngắn gọn.");
+    // The model's API key: write-only — stored, never shown again.
+    await page.fill("#f-api-key", env.LLM_KEY);
     await page.click('#assistant-form button[type="submit"]');
     await page.waitForFunction(() => document.querySelector("#assistant-saved").textContent === "Saved.");
+    assert.equal(await page.inputValue("#f-api-key"), "", "the key field is emptied");
+    assert.match(await page.textContent("#api-key-state"), /A key is stored/);
+    assert.ok(!(await page.content()).includes(env.LLM_KEY), "the stored key is not shown");
     await tab(page, "try");
     await page.click("#try-reset");
     await frame.waitForFunction((greeting) =>

@@ -19,6 +19,7 @@ const DOC_TITLE: &str = "Chính sách đổi trả ZEPHYR";
 const DOC_CONTENT: &str =
     "Chính sách đổi trả: sản phẩm lỗi được đổi mới trong 30 ngày, mã chính sách ZEPHYR-30.";
 const ASK_DOC: &str = "Giá đổi trả sản phẩm lỗi thế nào, mua rồi có được đổi không?";
+const LLM_KEY: &str = "upstream-key-set-from-the-console";
 const VOTE_COMMENT: &str = "Thiếu giờ mở cửa cuối tuần";
 
 /// Run one scenario of `console.mjs`; its stdout, or a panic with its output.
@@ -150,6 +151,7 @@ fn a_merchant_configures_feeds_tries_reviews_installs_and_rotates_from_the_conso
             ("SECRET_KEY", &site.secret_key),
             ("PUBLIC_KEY", &site.public_key),
             ("GREETING", GREETING),
+            ("LLM_KEY", LLM_KEY),
             ("DOC_ID", DOC_ID),
             ("DOC_TITLE", DOC_TITLE),
             ("DOC_CONTENT", DOC_CONTENT),
@@ -157,6 +159,15 @@ fn a_merchant_configures_feeds_tries_reviews_installs_and_rotates_from_the_conso
             ("CONVERSATION", &conversation),
             ("VOTE_COMMENT", VOTE_COMMENT),
         ],
+    );
+
+    // The key set in the console is the one the site's model calls carry.
+    let requests = upstream.chat_requests();
+    assert!(
+        requests
+            .iter()
+            .any(|r| r.authorization.as_deref() == Some(&format!("Bearer {LLM_KEY}"))),
+        "the upstream got the key stored from the console"
     );
 
     // The question asked in the inline panel reached the model with the document in it.
