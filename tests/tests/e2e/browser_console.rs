@@ -124,6 +124,26 @@ fn a_merchant_configures_feeds_tries_reviews_installs_and_rotates_from_the_conso
         "no key in the page"
     );
 
+    // The static file behind it is not reachable without the policy either.
+    let response = match ureq::AgentBuilder::new()
+        .redirects(0)
+        .build()
+        .get(&worker.url("/console.html"))
+        .call()
+    {
+        Ok(r) | Err(ureq::Error::Status(_, r)) => r,
+        Err(err) => panic!("GET /console.html: {err}"),
+    };
+    let served = response.status() == 200;
+    let policy = response
+        .header("content-security-policy")
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        !served || policy.contains("frame-ancestors 'none'"),
+        "/console.html served without the console's policy ({policy:?})"
+    );
+
     // The conversation list the console reads.
     let (status, body) = status_with(&site.secret_key, worker, "/admin/conversations");
     assert_eq!(status, 200, "{body}");
