@@ -23,10 +23,11 @@
       // The API says `done`; merchants read "indexed".
       var status = d.index_status === "done" ? "indexed" : d.index_status || "pending";
       var row = el("tr", { "data-doc": d.id },
-        el("td", { text: d.id }), el("td", { text: d.title || "" }), el("td", { text: d.scope || "" }),
-        el("td", { text: d.department || "" }),
-        el("td", {}, el("span", { class: "status " + status, "data-status": status, text: status })),
-        el("td", { text: when(d.updated_at) }),
+        el("td", { "data-label": "Id", text: d.id }), el("td", { "data-label": "Title", text: d.title || "" }),
+        el("td", { "data-label": "Scope", text: d.scope || "" }),
+        el("td", { "data-label": "Department", text: d.department || "" }),
+        el("td", { "data-label": "Status" }, el("span", { class: "status " + status, "data-status": status, text: status })),
+        el("td", { "data-label": "Updated", text: when(d.updated_at) }),
         el("td", { class: "actions-cell" },
           button("Edit", function () { editDocument(d.id); }, "quiet small"),
           " ", button("Re-index", function () { reindex(d.id); }, "quiet small"),
@@ -118,9 +119,9 @@
         return typeof c === "string" ? c : c.name + " (" + c.type + ")";
       }).join(", ");
       body.appendChild(el("tr", { "data-set": d.name, "data-user": d.user_id || "" },
-        el("td", { text: d.name }), el("td", { text: d.user_id || "" }),
-        el("td", { text: String(d.row_count == null ? "" : d.row_count) }),
-        el("td", { class: "columns", text: columns }),
+        el("td", { "data-label": "Name", text: d.name }), el("td", { "data-label": "User", text: d.user_id || "" }),
+        el("td", { "data-label": "Rows", text: String(d.row_count == null ? "" : d.row_count) }),
+        el("td", { "data-label": "Columns", class: "columns", text: columns }),
         el("td", {}, button("Delete", function () { deleteData(d.name, d.user_id); }, "danger small"))));
     });
     $("data-status").textContent = sets.length + " data set(s).";
