@@ -75,6 +75,10 @@ node scripts/seed-rental.mjs site_rental_demo >"$LOGS/seed-listings.sql"
 { wrangler d1 execute DB --local --persist-to "$STATE" --file "$LOGS/seed-rental.sql" &&
     wrangler d1 execute LISTINGS --local --persist-to "$STATE" --file "$LOGS/seed-listings.sql"; } \
     >>"$LOGS/seed.log" 2>&1 || { cat "$LOGS/seed.log"; exit 1; }
+# The `analyst` demo site (its data sets are uploaded once the Worker runs, below).
+sed "s/:8787/:$PORT/g" scripts/seed-analyst.sql >"$LOGS/seed-analyst.sql"
+wrangler d1 execute DB --local --persist-to "$STATE" --file "$LOGS/seed-analyst.sql" >>"$LOGS/seed.log" 2>&1 ||
+    { cat "$LOGS/seed.log"; exit 1; }
 
 pids=""
 cleanup() {
@@ -131,6 +135,17 @@ curl -sf -X POST -H "x-api-key: sk_demo_local_only" "http://127.0.0.1:$PORT/admi
 curl -sf -X POST -H "x-api-key: sk_kb_demo_local_only" "http://127.0.0.1:$PORT/admin/index" >/dev/null ||
     echo "dev: could not queue the knowledge demo for indexing" >&2
 
+# The analyst demo's data sets: orders for user shop-owner, salaries for user hr-manager.
+node scripts/seed-analyst.mjs orders >"$LOGS/don_hang.csv"
+node scripts/seed-analyst.mjs salaries >"$LOGS/luong_nhan_vien.csv"
+for set in "don_hang shop-owner" "luong_nhan_vien hr-manager"; do
+    name=${set% *}
+    user=${set#* }
+    curl -sf -X PUT -H "x-api-key: sk_analyst_demo_local_only" -H "content-type: text/csv" \
+        --data-binary "@$LOGS/$name.csv" "http://127.0.0.1:$PORT/admin/data/$name?user_id=$user" >/dev/null ||
+        echo "dev: could not upload the analyst demo data set $name" >&2
+done
+
 cat <<MSG
 
   Concierge is running on http://127.0.0.1:$PORT
@@ -145,6 +160,10 @@ cat <<MSG
     try knowledge    curl -s -X POST -H 'x-api-key: sk_kb_demo_local_only' -H 'content-type: application/json' \\
                        -d '{"query":"Đi muộn bị xử lý thế nào?","user_context":{"user_id":"u1","permissions":["internal","private"],"department":"hr"}}' \\
                        http://127.0.0.1:$PORT/knowledge/query
+    analyst demo     public pk_analyst_demo, secret sk_analyst_demo_local_only (data sets: don_hang of
+                     user shop-owner, luong_nhan_vien of user hr-manager; GET /admin/data lists them)
+    try analyst      curl -s -X POST -H 'x-api-key: sk_analyst_demo_local_only' -H 'content-type: application/json' \\
+                       -d '{"user_id":"shop-owner"}' http://127.0.0.1:$PORT/conversations
     try              curl -s -X POST -H 'x-api-key: sk_demo_local_only' http://127.0.0.1:$PORT/conversations
   Ctrl-C stops everything.
 

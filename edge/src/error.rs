@@ -51,9 +51,6 @@ pub(crate) enum ApiError {
     Unavailable,
     /// A background turn could not be queued (its message is stored and marked).
     TurnNotQueued,
-    /// The site names a template this Worker cannot run (choosing one is refused, so only
-    /// a row written outside the API gets here).
-    TemplateUnavailable(concierge_core::template::Template),
     /// The agent core refused or failed.
     Core(concierge_core::error::Error),
     /// Stored data could not be read back (logged; a generic 500 to the client).
@@ -96,11 +93,6 @@ impl ApiError {
                 "unavailable",
                 "The service is briefly unavailable; try again shortly.",
             ),
-            Self::TemplateUnavailable(_) => (
-                503,
-                "template_unavailable",
-                "This assistant is not available right now.",
-            ),
             Self::TurnNotQueued => (
                 503,
                 "turn_not_queued",
@@ -133,9 +125,6 @@ impl ApiError {
         match inner {
             Self::Internal(err) => log_internal(&err.to_string()),
             Self::Corrupt(detail) => log_internal(detail),
-            Self::TemplateUnavailable(template) => log_internal(&format!(
-                "site runs template {template}, which is not built"
-            )),
             Self::Core(error) if core_status(error.class()) >= 500 => {
                 log_internal(&error.to_string())
             }
@@ -206,7 +195,6 @@ impl std::fmt::Display for ApiError {
             Self::Core(error) => write!(f, "core: {error}"),
             Self::Corrupt(detail) => write!(f, "corrupt stored data: {detail}"),
             Self::Internal(error) => write!(f, "worker: {error}"),
-            Self::TemplateUnavailable(template) => write!(f, "template {template} is not built"),
             other => {
                 let (status, code, message) = other.parts();
                 write!(f, "{status} {code}: {message}")

@@ -108,6 +108,21 @@ pub(crate) struct SiteConfig {
     /// are seed 003's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub knowledge: Option<assistant::KnowledgeSettings>,
+    /// `analyst`'s settings (formatter LLM on/off, rows loaded per data set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub analyst: Option<AnalystSettings>,
+}
+
+/// `analyst`'s settings in a site's config; unset fields keep the template's defaults.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AnalystSettings {
+    /// Whether the data path's answer goes through the formatter LLM (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub formatter_llm: Option<bool>,
+    /// Rows a tool loads per data set at most (default and maximum 50 000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rows: Option<u32>,
 }
 
 /// `rental`'s settings in a site's config; unset fields keep the template's defaults.

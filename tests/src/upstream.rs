@@ -43,6 +43,9 @@ pub enum Reply {
     CutAfter(Vec<String>),
     /// Stream these pieces, then one malformed chunk.
     MalformedAfter(Vec<String>),
+    /// Ask for these tool calls, each `(id, name, arguments JSON text)`, and finish with
+    /// `tool_calls` (OpenAI-compatible streaming `delta.tool_calls`).
+    ToolCalls(Vec<(String, String, String)>),
 }
 
 impl Reply {
@@ -338,6 +341,7 @@ fn chat(out: &mut TcpStream, reply: Reply, ollama: bool, model: &str) -> std::io
         }
         Reply::CutAfter(tokens) => (tokens, false, false),
         Reply::MalformedAfter(tokens) => (tokens, false, true),
+        Reply::ToolCalls(calls) => return tool_calls(out, model, &calls),
     };
     if !pieces.is_empty() || malformed || !finish {
         write!(
@@ -372,6 +376,28 @@ fn chat(out: &mut TcpStream, reply: Reply, ollama: bool, model: &str) -> std::io
         format!("data: {finish}\n\ndata: [DONE]\n\n")
     };
     chunk(out, &end)?;
+    out.write_all(b"0\r\n\r\n")?;
+    out.flush()
+}
+
+fn tool_calls(
+    out: &mut TcpStream,
+    model: &str,
+    calls: &[(String, String, String)],
+) -> std::io::Result<()> {
+    write!(
+        out,
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n"
+    )?;
+    for (index, (id, name, arguments)) in calls.iter().enumerate() {
+        let delta = json!({"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": 0, "model": model,
+            "choices": [{"index": 0, "delta": {"tool_calls": [{"index": index, "id": id, "type": "function",
+            "function": {"name": name, "arguments": arguments}}]}, "finish_reason": null}]});
+        chunk(out, &format!("data: {delta}\n\n"))?;
+    }
+    let finish = json!({"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": 0, "model": model,
+                        "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]});
+    chunk(out, &format!("data: {finish}\n\ndata: [DONE]\n\n"))?;
     out.write_all(b"0\r\n\r\n")?;
     out.flush()
 }

@@ -12,6 +12,7 @@ use concierge_core::engine::Platform;
 use concierge_core::error::ServiceError;
 use worker::{Date, Env};
 
+use super::d1_data::D1Data;
 use super::d1_listings::ListingsSql;
 use super::d1_rental::D1Rental;
 use super::d1_store::D1Store;
@@ -85,6 +86,7 @@ pub(crate) struct Services {
     logger: ConsoleLogger,
     listings: ListingsSql,
     rental: D1Rental,
+    data: D1Data,
 }
 
 impl Services {
@@ -94,6 +96,7 @@ impl Services {
             store: D1Store::new(env.d1("DB")?),
             listings: ListingsSql::new(env, crate::site::RentalSettings::schema_of(&site.config)),
             rental: D1Rental::new(env.d1("DB")?),
+            data: D1Data::new(env.d1("DB")?),
             upstream: Upstream::resolve(site, env),
             vectors: Vectors::from_env(env)?,
             search: SiteSearch::for_site(env, site)?,
@@ -178,6 +181,9 @@ impl Platform for Services {
     }
     fn rental(&self) -> Option<&dyn concierge_core::boundary::RentalData> {
         Some(&self.rental)
+    }
+    fn data_sets(&self) -> Option<&dyn concierge_core::boundary::DataSets> {
+        Some(&self.data)
     }
     async fn search_logs(
         &self,

@@ -30,6 +30,8 @@ pub(crate) struct SitePatch {
     rental: Option<site::RentalSettings>,
     /// `knowledge`'s settings (replaced whole).
     knowledge: Option<crate::site::KnowledgeSettings>,
+    /// `analyst`'s settings (replaced whole).
+    analyst: Option<crate::site::AnalystSettings>,
 }
 
 /// `llm` in a site body: replaces the site's LLM settings. `api_key` is write-only and
@@ -155,6 +157,14 @@ impl SitePatch {
         let config = &mut site.config;
         if let Some(knowledge) = &self.knowledge {
             config.knowledge = Some(knowledge.clone());
+        }
+        if let Some(analyst) = &self.analyst {
+            if analyst.max_rows.is_some_and(|n| n == 0 || n > 50_000) {
+                return Err(ApiError::bad_request(
+                    "`analyst.max_rows` must be 1 to 50000.",
+                ));
+            }
+            config.analyst = Some(analyst.clone());
         }
         if let Some(persona) = &self.persona {
             config.persona = Some(persona.clone()).filter(|p| !p.trim().is_empty());

@@ -6,6 +6,7 @@ use crate::ApiError;
 
 mod admin;
 mod ai_sdk;
+mod analyst_admin;
 pub(crate) mod body;
 mod console;
 mod conversations;
@@ -70,6 +71,12 @@ pub(crate) enum Route {
     RentalQaDelete,
     RentalUpsert,
     RentalDelete,
+    /// `GET /admin/data` (analyst data sets).
+    DataList,
+    /// `PUT|GET|DELETE /admin/data/{name}`.
+    DataSet,
+    /// `POST /admin/data/{name}/sync`.
+    DataSync,
     Preflight,
     MethodNotAllowed,
     NotFound,
@@ -129,6 +136,12 @@ impl Route {
             ["admin", "rental", "qa", _] => (Self::RentalQaDelete, is(Method::Delete)),
             ["admin", "rental", _] => (Self::RentalUpsert, is(Method::Put)),
             ["admin", "rental", _, _] => (Self::RentalDelete, is(Method::Delete)),
+            ["admin", "data"] => (Self::DataList, is(Method::Get)),
+            ["admin", "data", _] => (
+                Self::DataSet,
+                is(Method::Put) || is(Method::Get) || is(Method::Delete),
+            ),
+            ["admin", "data", _, "sync"] => (Self::DataSync, is(Method::Post)),
             _ => return Self::NotFound,
         };
         if is(Method::Options) {
@@ -185,6 +198,9 @@ impl Route {
             Self::RentalQaDelete => "rental_qa_delete",
             Self::RentalUpsert => "rental_upsert",
             Self::RentalDelete => "rental_delete",
+            Self::DataList => "data_list",
+            Self::DataSet => "data_set",
+            Self::DataSync => "data_sync",
             Self::Preflight => "preflight",
             Self::MethodNotAllowed => "method_not_allowed",
             Self::NotFound => "not_found",
@@ -300,6 +316,19 @@ pub(crate) async fn handle(
         Route::RentalDelete => {
             let (entity, id) = (segment(&req, 2), segment(&req, 3));
             rental_admin::delete(req, env, &entity, &id).await
+        }
+        Route::DataList => analyst_admin::list(req, env).await,
+        Route::DataSet => {
+            let name = segment(&req, 2);
+            match req.method() {
+                Method::Put => analyst_admin::put(req, env, &name).await,
+                Method::Delete => analyst_admin::delete(req, env, &name).await,
+                _ => analyst_admin::get(req, env, &name).await,
+            }
+        }
+        Route::DataSync => {
+            let name = segment(&req, 2);
+            analyst_admin::sync(req, env, &name).await
         }
         Route::Preflight => preflight(&req, env).await,
         Route::MethodNotAllowed => Err(ApiError::MethodNotAllowed),

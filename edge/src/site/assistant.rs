@@ -8,6 +8,7 @@
 use concierge_core::conversation::{Language, StoredMessage};
 use concierge_core::engine::{Answer, Assistant, Platform, Refusal, Turn, TurnConfig};
 use concierge_core::error::Error;
+use concierge_core::flows::analyst::AnalystConfig;
 use concierge_core::flows::guarded::GuardedConfig;
 use concierge_core::flows::knowledge::{
     AgentConfig, ConflictRules, KnowledgeConfig, PermissionConfig, WorkflowConfig,
@@ -33,6 +34,8 @@ pub(crate) enum SiteAssistant {
     Rental(Box<RentalConfig>),
     /// Seed 003's internal-knowledge assistant.
     Knowledge(Box<KnowledgeConfig>),
+    /// Seed 001.
+    Analyst(Box<AnalystConfig>),
     /// The site's assistant, except that a conversation's staged test script plays first
     /// ([`super::scripted`]; only while `DEBUG_ROUTES` is on).
     Scripted(Box<SiteAssistant>),
@@ -51,7 +54,7 @@ impl SiteAssistant {
             }
             Template::Rental => Ok(Self::Rental(Box::new(rental_config(site)))),
             Template::Knowledge => Ok(Self::Knowledge(Box::new(knowledge_config(site)))),
-            unbuilt => Err(ApiError::TemplateUnavailable(unbuilt)),
+            Template::Analyst => Ok(Self::Analyst(Box::new(analyst_config(site)))),
         }
     }
 
@@ -85,6 +88,24 @@ fn shop_config(site: &Site) -> ShopConfig {
 
 /// `rental`'s settings: the template's defaults with the site's schema, labels, row cap
 /// and answer token cap.
+/// `analyst`'s settings: the template's defaults; `config.analyst.formatter_llm` (default
+/// true) and `config.analyst.max_rows` (default 50 000) when the site sets them.
+fn analyst_config(site: &Site) -> AnalystConfig {
+    let mut config = AnalystConfig::default();
+    if let Some(tokens) = site.config.llm.max_tokens {
+        config.turn.max_tokens = Some(tokens);
+    }
+    if let Some(settings) = &site.config.analyst {
+        if let Some(on) = settings.formatter_llm {
+            config.formatter_llm = on;
+        }
+        if let Some(rows) = settings.max_rows {
+            config.max_rows = (rows as usize).clamp(1, 50_000);
+        }
+    }
+    config
+}
+
 fn rental_config(site: &Site) -> RentalConfig {
     let mut config = RentalConfig::default();
     config.turn.max_tokens = Some(site.config.llm.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS));
@@ -146,6 +167,7 @@ impl Assistant for SiteAssistant {
             Self::Guarded(guarded) => guarded.template(),
             Self::Rental(rental) => rental.template(),
             Self::Knowledge(knowledge) => knowledge.template(),
+            Self::Analyst(analyst) => analyst.template(),
             Self::Scripted(inner) => inner.template(),
         }
     }
@@ -156,6 +178,7 @@ impl Assistant for SiteAssistant {
             Self::Guarded(guarded) => guarded.config(),
             Self::Rental(rental) => rental.config(),
             Self::Knowledge(knowledge) => Assistant::config(knowledge.as_ref()),
+            Self::Analyst(analyst) => Assistant::config(analyst.as_ref()),
             Self::Scripted(inner) => inner.config(),
         }
     }
@@ -166,6 +189,7 @@ impl Assistant for SiteAssistant {
             Self::Guarded(guarded) => guarded.greeting(language),
             Self::Rental(rental) => Assistant::greeting(rental.as_ref(), language),
             Self::Knowledge(knowledge) => Assistant::greeting(knowledge.as_ref(), language),
+            Self::Analyst(analyst) => Assistant::greeting(analyst.as_ref(), language),
             Self::Scripted(inner) => inner.greeting(language),
         }
     }
@@ -176,6 +200,7 @@ impl Assistant for SiteAssistant {
             Self::Guarded(guarded) => guarded.stored_intent(reply),
             Self::Rental(rental) => rental.stored_intent(reply),
             Self::Knowledge(knowledge) => knowledge.stored_intent(reply),
+            Self::Analyst(analyst) => analyst.stored_intent(reply),
             Self::Scripted(inner) => inner.stored_intent(reply),
         }
     }
@@ -191,6 +216,7 @@ impl Assistant for SiteAssistant {
             Self::Guarded(guarded) => guarded.screen(platform, input, text).await,
             Self::Rental(rental) => rental.screen(platform, input, text).await,
             Self::Knowledge(knowledge) => knowledge.screen(platform, input, text).await,
+            Self::Analyst(analyst) => analyst.screen(platform, input, text).await,
             Self::Scripted(inner) => Box::pin(inner.screen(platform, input, text)).await,
         }
     }
@@ -205,6 +231,7 @@ impl Assistant for SiteAssistant {
             Self::Guarded(guarded) => guarded.answer(platform, turn).await,
             Self::Rental(rental) => Box::pin(rental.answer(platform, turn)).await,
             Self::Knowledge(knowledge) => Box::pin(knowledge.answer(platform, turn)).await,
+            Self::Analyst(analyst) => Box::pin(analyst.answer(platform, turn)).await,
             Self::Scripted(inner) => match super::scripted::take(platform, turn).await {
                 Some(script) => super::scripted::play(platform, turn, script).await,
                 None => Box::pin(inner.answer(platform, turn)).await,

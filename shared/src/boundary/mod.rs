@@ -10,6 +10,7 @@
 //! are object-safe and passed as `&dyn`.
 
 mod cache;
+mod data;
 mod logs;
 mod model;
 mod records;
@@ -23,6 +24,7 @@ mod vector;
 use alloc::string::{String, ToString};
 
 pub use cache::{CACHE_KEY_PREFIX, CacheKey, KvCache, MIN_TTL_SECONDS};
+pub use data::{DataConnection, DataField, DataFuture, DataRows, DataSets};
 pub use logs::{KnowledgeState, LogEntry, LogQuery, fts_any_of};
 pub use model::{ChatModel, ChatRequest, ChatSink};
 pub use records::{CalendarDate, WarrantyRecord, WarrantyRecords};

@@ -235,6 +235,9 @@ impl<'a, P: Platform> Platform for Gated<'a, P> {
     fn rental(&self) -> Option<&dyn RentalData> {
         self.platform.rental()
     }
+    fn data_sets(&self) -> Option<&dyn crate::boundary::DataSets> {
+        self.platform.data_sets()
+    }
     async fn search_logs(
         &self,
         site_id: &str,

@@ -43,9 +43,9 @@ pub use respond::{StreamedAnswer, react_answer, store_reply, stream_answer};
 pub use stateless::{StatelessInput, run_stateless};
 
 use crate::boundary::{
-    ChatModel, Clock, ConversationStore, EmbedQueue, Embedder, Ids, KnowledgeState, KvCache,
-    LogEntry, LogQuery, Logger, RentalData, SqlReader, Timer, VectorIndex, WarrantyRecords,
-    WebSearch,
+    ChatModel, Clock, ConversationStore, DataSets, EmbedQueue, Embedder, Ids, KnowledgeState,
+    KvCache, LogEntry, LogQuery, Logger, RentalData, SqlReader, Timer, VectorIndex,
+    WarrantyRecords, WebSearch,
 };
 use crate::chat::Usage;
 use crate::conversation::{Conversation, Language, Scope, StoredMessage};
@@ -113,6 +113,12 @@ pub trait Platform {
     /// The `rental` template's roles and learned Q&A, where the platform keeps them
     /// (default: none — the template then treats everyone as a guest and learns nothing).
     fn rental(&self) -> Option<&dyn RentalData> {
+        None
+    }
+
+    /// The `analyst` template's merchant data sets, where the platform keeps them
+    /// (default: none — every user then has no connections).
+    fn data_sets(&self) -> Option<&dyn DataSets> {
         None
     }
 
@@ -378,6 +384,9 @@ impl<P: Platform> Platform for &P {
     }
     fn rental(&self) -> Option<&dyn RentalData> {
         (**self).rental()
+    }
+    fn data_sets(&self) -> Option<&dyn DataSets> {
+        (**self).data_sets()
     }
     async fn search_logs(
         &self,

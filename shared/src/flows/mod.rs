@@ -11,6 +11,7 @@
 //!
 //! `analyst` (seed 001) comes next; the crate docs show how each maps onto the engine.
 
+pub mod analyst;
 pub mod guarded;
 pub mod knowledge;
 #[cfg(feature = "rental")]

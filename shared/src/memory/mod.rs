@@ -4,6 +4,7 @@
 //! [`MemoryBackend`] bundles one of each and is a [`Platform`].
 
 mod cache;
+mod data;
 mod logs;
 mod model;
 mod rental;
@@ -20,6 +21,7 @@ use alloc::vec::Vec;
 use core::cell::{Cell, RefCell};
 
 pub use cache::{ManualClock, MemoryCache};
+pub use data::MemoryDataSets;
 pub use logs::MemoryKnowledgeBase;
 pub use model::{Script, ScriptedChatModel};
 pub use rental::MemoryRental;
@@ -241,6 +243,8 @@ pub struct MemoryBackend {
     pub rental: MemoryRental,
     /// Uploaded logs and knowledge-base versions (`knowledge`).
     pub knowledge: MemoryKnowledgeBase,
+    /// Merchant data sets (`analyst`).
+    pub data: MemoryDataSets,
 }
 
 impl MemoryBackend {
@@ -324,6 +328,9 @@ impl Platform for MemoryBackend {
     fn rental(&self) -> Option<&dyn crate::boundary::RentalData> {
         Some(&self.rental)
     }
+    fn data_sets(&self) -> Option<&dyn crate::boundary::DataSets> {
+        Some(&self.data)
+    }
     async fn search_logs(
         &self,
         site_id: &str,
@@ -395,6 +402,9 @@ impl<M: ChatModel> Platform for WithModel<'_, M> {
     }
     fn rental(&self) -> Option<&dyn crate::boundary::RentalData> {
         Some(&self.backend.rental)
+    }
+    fn data_sets(&self) -> Option<&dyn crate::boundary::DataSets> {
+        Some(&self.backend.data)
     }
     async fn search_logs(
         &self,

@@ -3,6 +3,7 @@
 //! Each test creates its own site, so tests stay independent while running in parallel.
 
 mod ai_sdk;
+mod analyst;
 mod browser;
 mod browser_console;
 mod browser_rich;

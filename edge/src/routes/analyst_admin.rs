@@ -1,0 +1,269 @@
+//! The `analyst` merchant data sets (secret key; TEMPLATES.md §1.3): `PUT /admin/data/{name}`
+//! uploads (JSON rows or a CSV body, or a CSV URL to import from) and replaces the
+//! connection atomically; `GET /admin/data` lists them with their inferred columns;
+//! `GET /admin/data/{name}` shows one with its first rows; `DELETE` removes one;
+//! `POST /admin/data/{name}/sync` re-imports from its CSV URL.
+
+use concierge_core::boundary::Ids;
+use concierge_core::flows::analyst::data::{Prepared, parse_csv, prepare_json, prepare_table};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use worker::{Env, Fetch, Request, Response, Url};
+
+use super::body;
+use crate::auth::{self, Caller};
+use crate::bindings::d1_data::{D1Data, Listed, Upload};
+use crate::bindings::services::RandomIds;
+use crate::{ApiError, now_ms};
+
+/// Upload bodies may be large (a 100 000-row data set).
+const MAX_UPLOAD_BYTES: usize = 32 * 1024 * 1024;
+const TOO_LARGE: &str = "The data set is over 32 MB.";
+/// Rows shown by `GET /admin/data/{name}`.
+const PREVIEW_ROWS: usize = 50;
+
+async fn secret(req: &Request, env: &Env) -> Result<Caller, ApiError> {
+    auth::site_caller(req, env, false).await
+}
+
+fn valid_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b))
+}
+
+fn check_user(user_id: &str) -> Result<&str, ApiError> {
+    let id = user_id.trim();
+    if id.is_empty() || id.chars().count() > 128 {
+        return Err(ApiError::bad_request(
+            "`user_id` must be 1 to 128 characters.",
+        ));
+    }
+    Ok(id)
+}
+
+fn query(req: &Request, key: &str) -> Option<String> {
+    req.url()
+        .ok()?
+        .query_pairs()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.into_owned())
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JsonUpload {
+    user_id: String,
+    #[serde(default)]
+    description: String,
+    rows: Option<Vec<Value>>,
+    csv_url: Option<String>,
+}
+
+fn listed_json(l: &Listed) -> Value {
+    let c = &l.connection;
+    let columns: Vec<Value> = c
+        .fields
+        .iter()
+        .map(|f| json!({"name": f.name, "type": f.kind, "examples": f.examples}))
+        .collect();
+    json!({"id": c.id, "name": c.name, "user_id": c.user_id, "description": c.description,
+           "row_count": c.row_count, "columns": columns, "source_url": l.source_url,
+           "updated_at": l.updated_at})
+}
+
+async fn fetch_csv(url: &str) -> Result<String, ApiError> {
+    let parsed = Url::parse(url)
+        .ok()
+        .filter(|u| u.scheme() == "https" || u.scheme() == "http")
+        .ok_or_else(|| ApiError::bad_request("`csv_url` must be an http(s) URL."))?;
+    let mut response = Fetch::Url(parsed)
+        .send()
+        .await
+        .map_err(|_| ApiError::bad_request("`csv_url` could not be fetched."))?;
+    if !(200..300).contains(&response.status_code()) {
+        return Err(ApiError::bad_request(format!(
+            "`csv_url` answered HTTP {}.",
+            response.status_code()
+        )));
+    }
+    let text = response.text().await?;
+    if text.len() > MAX_UPLOAD_BYTES {
+        return Err(ApiError::PayloadTooLarge(TOO_LARGE));
+    }
+    Ok(text)
+}
+
+fn from_csv(text: &str) -> Result<Prepared, ApiError> {
+    let (header, cells) = parse_csv(text).map_err(ApiError::bad_request)?;
+    prepare_table(header, cells).map_err(ApiError::bad_request)
+}
+
+async fn store(
+    env: &Env,
+    caller: &Caller,
+    name: &str,
+    user_id: &str,
+    description: &str,
+    prepared: &Prepared,
+    source_url: Option<&str>,
+) -> Result<Response, ApiError> {
+    let data = D1Data::new(env.d1("DB")?);
+    let new_id = RandomIds.new_id();
+    let upload = Upload {
+        new_id: &new_id,
+        user_id,
+        name,
+        description,
+        fields: &prepared.fields,
+        rows: &prepared.rows,
+        source_url,
+        now: now_ms(),
+    };
+    data.replace(&caller.site.id, &upload)
+        .await
+        .map_err(ApiError::store)?;
+    let listed = data
+        .list(&caller.site.id, Some(user_id))
+        .await
+        .map_err(ApiError::store)?;
+    let one = listed
+        .iter()
+        .find(|l| l.connection.name == name)
+        .ok_or(ApiError::NotFound)?;
+    Ok(Response::from_json(&listed_json(one))?)
+}
+
+/// `PUT /admin/data/{name}`: JSON `{user_id, description?, rows}` or `{user_id,
+/// description?, csv_url}`, or a `text/csv` body with `?user_id=&description=`.
+pub(crate) async fn put(mut req: Request, env: &Env, name: &str) -> Result<Response, ApiError> {
+    let caller = secret(&req, env).await?;
+    if !valid_name(name) {
+        return Err(ApiError::bad_request(
+            "A data set name is 1 to 64 letters, digits, '-' or '_'.",
+        ));
+    }
+    let csv = req
+        .headers()
+        .get("content-type")
+        .ok()
+        .flatten()
+        .is_some_and(|t| t.to_ascii_lowercase().starts_with("text/csv"));
+    if csv {
+        let user = query(&req, "user_id").unwrap_or_default();
+        let user = check_user(&user)?.to_string();
+        let description = query(&req, "description").unwrap_or_default();
+        let bytes = body::capped(&mut req, MAX_UPLOAD_BYTES, TOO_LARGE).await?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| ApiError::bad_request("The CSV body must be UTF-8."))?;
+        let prepared = from_csv(&text)?;
+        return store(env, &caller, name, &user, &description, &prepared, None).await;
+    }
+    let upload: JsonUpload = body::json_up_to(&mut req, MAX_UPLOAD_BYTES, TOO_LARGE).await?;
+    let user = check_user(&upload.user_id)?.to_string();
+    let (prepared, source) = match (upload.rows, upload.csv_url) {
+        (Some(rows), None) => (prepare_json(&rows).map_err(ApiError::bad_request)?, None),
+        (None, Some(url)) => (from_csv(&fetch_csv(&url).await?)?, Some(url)),
+        _ => {
+            return Err(ApiError::bad_request(
+                "Send exactly one of `rows` (an array of objects) and `csv_url`.",
+            ));
+        }
+    };
+    let description = upload.description;
+    store(
+        env,
+        &caller,
+        name,
+        &user,
+        &description,
+        &prepared,
+        source.as_deref(),
+    )
+    .await
+}
+
+/// The connection `name` of the site (its `?user_id=`, required when several users have
+/// one of that name).
+async fn find(
+    req: &Request,
+    data: &D1Data,
+    caller: &Caller,
+    name: &str,
+) -> Result<Listed, ApiError> {
+    let user = query(req, "user_id");
+    let listed = data
+        .list(&caller.site.id, user.as_deref())
+        .await
+        .map_err(ApiError::store)?;
+    let mut matching = listed.into_iter().filter(|l| l.connection.name == name);
+    match (matching.next(), matching.next()) {
+        (Some(one), None) => Ok(one),
+        (Some(_), Some(_)) => Err(ApiError::bad_request(
+            "Several users have a data set of this name; add `?user_id=`.",
+        )),
+        (None, _) => Err(ApiError::NotFound),
+    }
+}
+
+/// `GET /admin/data[?user_id=]`: the site's data sets with their inferred columns.
+pub(crate) async fn list(req: Request, env: &Env) -> Result<Response, ApiError> {
+    let caller = secret(&req, env).await?;
+    let user = query(&req, "user_id");
+    let listed = D1Data::new(env.d1("DB")?)
+        .list(&caller.site.id, user.as_deref())
+        .await
+        .map_err(ApiError::store)?;
+    let all: Vec<Value> = listed.iter().map(listed_json).collect();
+    Ok(Response::from_json(&json!({ "connections": all }))?)
+}
+
+/// `GET /admin/data/{name}`: one data set and its first 50 rows.
+pub(crate) async fn get(req: Request, env: &Env, name: &str) -> Result<Response, ApiError> {
+    let caller = secret(&req, env).await?;
+    let data = D1Data::new(env.d1("DB")?);
+    let one = find(&req, &data, &caller, name).await?;
+    let rows = data
+        .preview(&caller.site.id, &one.connection.id, PREVIEW_ROWS)
+        .await
+        .map_err(ApiError::store)?;
+    let mut out = listed_json(&one);
+    out["rows"] = Value::Array(rows);
+    Ok(Response::from_json(&out)?)
+}
+
+/// `DELETE /admin/data/{name}`: 204, or 404.
+pub(crate) async fn delete(req: Request, env: &Env, name: &str) -> Result<Response, ApiError> {
+    let caller = secret(&req, env).await?;
+    let data = D1Data::new(env.d1("DB")?);
+    let one = find(&req, &data, &caller, name).await?;
+    data.delete(&caller.site.id, &one.connection.user_id, name)
+        .await
+        .map_err(ApiError::store)?;
+    Ok(Response::empty()?.with_status(204))
+}
+
+/// `POST /admin/data/{name}/sync`: re-imports the data set from its CSV URL.
+pub(crate) async fn sync(req: Request, env: &Env, name: &str) -> Result<Response, ApiError> {
+    let caller = secret(&req, env).await?;
+    let data = D1Data::new(env.d1("DB")?);
+    let one = find(&req, &data, &caller, name).await?;
+    let Some(url) = one.source_url.clone() else {
+        return Err(ApiError::bad_request(
+            "This data set was not imported from a `csv_url`; upload it again instead.",
+        ));
+    };
+    let prepared = from_csv(&fetch_csv(&url).await?)?;
+    let c = &one.connection;
+    store(
+        env,
+        &caller,
+        name,
+        &c.user_id,
+        &c.description,
+        &prepared,
+        Some(&url),
+    )
+    .await
+}

@@ -1,0 +1,78 @@
+//! The `analyst` template's merchant data sets ("connections", TEMPLATES.md §1.3): each
+//! belongs to one user identity of one site; rows are JSON objects typed at upload.
+//!
+//! Object-safe (boxed futures), so a [`Platform`](crate::engine::Platform) offers it with a
+//! default method and platforms without data sets need not change. Every read is scoped
+//! by site *and* user: isolation is the loader's job, never the pipeline's.
+
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::future::Future;
+use core::pin::Pin;
+use serde::{Deserialize, Serialize};
+
+use crate::error::ServiceError;
+
+/// A future borrowed from the store (single-threaded: no `Send`).
+pub type DataFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, ServiceError>> + 'a>>;
+
+/// One inferred column of a data set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DataField {
+    /// The column name (the header).
+    pub name: String,
+    /// `string`, `number`, `date` or `bool`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Up to three example values.
+    #[serde(default)]
+    pub examples: Vec<serde_json::Value>,
+}
+
+/// One data set of a user, without its rows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DataConnection {
+    /// Its id.
+    pub id: String,
+    /// The user it belongs to.
+    pub user_id: String,
+    /// Its name (unique per site and user).
+    pub name: String,
+    /// What it holds, in the merchant's words.
+    #[serde(default)]
+    pub description: String,
+    /// How many rows it has.
+    pub row_count: u64,
+    /// Its inferred columns.
+    pub fields: Vec<DataField>,
+}
+
+/// Rows loaded for one connection, bounded.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DataRows {
+    /// The rows, in upload order (at most the cap asked for).
+    pub rows: Vec<serde_json::Value>,
+    /// Whether the connection has more rows than the cap.
+    pub over_cap: bool,
+}
+
+/// The merchant data sets of sites, always read by site and user.
+pub trait DataSets {
+    /// The connections of `user_id` on `site_id`, by name.
+    fn connections<'a>(
+        &'a self,
+        site_id: &'a str,
+        user_id: &'a str,
+    ) -> DataFuture<'a, Vec<DataConnection>>;
+
+    /// At most `cap` rows of connection `connection_id` of `user_id` on `site_id` (none
+    /// when the connection is not the user's).
+    fn rows<'a>(
+        &'a self,
+        site_id: &'a str,
+        user_id: &'a str,
+        connection_id: &'a str,
+        cap: usize,
+    ) -> DataFuture<'a, DataRows>;
+}

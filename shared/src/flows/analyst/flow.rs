@@ -1,0 +1,445 @@
+//! The graph run: `intent_classifier` → `chat_node` | `data_agent_node` | `clarify_node`
+//! → `response_formatter`, on the engine's turn.
+
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec;
+use alloc::vec::Vec;
+use serde_json::{Value, json};
+
+use super::format::Normaliser;
+use super::tools::{DataTools, RowSource};
+use super::{
+    AnalystConfig, CHAT_NODE_PROMPT, DATA_AGENT_SYSTEM_PROMPT, INTENT_CLASSIFIER_PROMPT,
+    RESPONSE_FORMATTER_PROMPT,
+};
+use crate::agent::{ReactEnd, Tool, ToolRegistry, run_react};
+use crate::boundary::{ChatModel, ChatRequest, DataConnection, DataFuture, DataRows, DataSets};
+use crate::chat::{ChatEvent, ChatMessage};
+use crate::conversation::{Language, MessageKind, Metadata, StoredMessage};
+use crate::engine::{Answer, Platform, Turn, TurnMode, store_reply};
+use crate::error::{ChatModelError, Error};
+use crate::turn::TurnEvent;
+
+/// The three intents (seed).
+pub const INTENTS: [&str; 3] = ["data_query", "chat", "unclear"];
+/// The node names (seed).
+pub const NODE_NAMES: [&str; 5] = [
+    "intent_classifier",
+    "chat_node",
+    "data_agent_node",
+    "clarify_node",
+    "response_formatter",
+];
+
+/// The classifier's reply as an intent (decision §1.2.5 P1): trimmed, unquoted,
+/// lower-cased; an exact label wins; else the one label appearing as a whole word; else
+/// `unclear`.
+pub fn parse_intent(reply: &str) -> &'static str {
+    let trimmed = reply
+        .trim()
+        .trim_matches(|c: char| matches!(c, '"' | '\'' | '`' | '.' | '!' | '?' | ',' | ';' | ':'))
+        .trim()
+        .to_lowercase();
+    if let Some(label) = INTENTS.iter().find(|l| **l == trimmed) {
+        return label;
+    }
+    let words: Vec<&str> = trimmed
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let found: Vec<&'static str> = INTENTS
+        .iter()
+        .copied()
+        .filter(|l| words.contains(l))
+        .collect();
+    match found.as_slice() {
+        [one] => one,
+        _ => "unclear",
+    }
+}
+
+/// `format_schema_context(user_connections)`: one block per connection with its fields.
+pub fn schema_context(connections: &[DataConnection], none: &str) -> String {
+    if connections.is_empty() {
+        return none.into();
+    }
+    let mut out = String::new();
+    for c in connections {
+        out.push_str(&format!("- {} ({} rows)", c.name, c.row_count));
+        if !c.description.is_empty() {
+            out.push_str(&format!(": {}", c.description));
+        }
+        out.push('\n');
+        for f in &c.fields {
+            let examples: Vec<String> = f.examples.iter().map(Value::to_string).collect();
+            out.push_str(&format!(
+                "  - {} ({}): {}\n",
+                f.name,
+                f.kind,
+                examples.join(", ")
+            ));
+        }
+    }
+    out
+}
+
+/// The stored history as model messages (incomplete replies left out; Property 9).
+fn history(turn: &Turn<'_>) -> Vec<ChatMessage> {
+    turn.history
+        .iter()
+        .filter(|m| !m.is_incomplete() && !m.content.trim().is_empty())
+        .map(|m| ChatMessage::new(m.role, m.content.clone()))
+        .collect()
+}
+
+fn request(system: String, history: &[ChatMessage], extra: Option<ChatMessage>) -> ChatRequest {
+    let mut messages = Vec::with_capacity(history.len() + 2);
+    messages.push(ChatMessage::system(system));
+    messages.extend(history.iter().cloned());
+    messages.extend(extra);
+    ChatRequest {
+        messages,
+        tools: Vec::new(),
+        temperature: None,
+        max_tokens: None,
+    }
+}
+
+fn system(config: &AnalystConfig, language: Language, prompt: &str) -> String {
+    match language {
+        Language::Vi => prompt.into(),
+        Language::En => format!("{prompt}\n{}", config.sentence(language, "language")),
+    }
+}
+
+/// Calls the model and collects its text (the classifier: nothing streams).
+async fn collect<M: ChatModel>(model: &M, request: &ChatRequest) -> Result<String, ChatModelError> {
+    let mut text = String::new();
+    let mut failed = None;
+    let mut on_event = |event: ChatEvent| match event {
+        ChatEvent::TextDelta(delta) => text.push_str(&delta),
+        ChatEvent::Error(error) => failed = Some(error.message),
+        _ => {}
+    };
+    model.stream(request, &mut on_event).await?;
+    match failed {
+        Some(message) => Err(ChatModelError::new(
+            crate::error::ChatModelErrorKind::Upstream,
+            message,
+        )),
+        None => Ok(text),
+    }
+}
+
+/// What a streamed node showed.
+struct Shown {
+    text: String,
+    error: Option<ChatModelError>,
+}
+
+/// Streams the model's reply as chunks (leading whitespace dropped; Vietnamese numbers
+/// normalised when `normalise`).
+async fn stream_text<M: ChatModel>(
+    model: &M,
+    request: &ChatRequest,
+    normalise: bool,
+    turn: &mut Turn<'_>,
+) -> Shown {
+    let mut shown = String::new();
+    let mut normaliser = Normaliser::new();
+    let mut failed: Option<ChatModelError> = None;
+    let sink = &mut *turn.sink;
+    let mut emit = |text: String, shown: &mut String| {
+        if !text.is_empty() {
+            shown.push_str(&text);
+            sink.emit(TurnEvent::Chunk { text });
+        }
+    };
+    let result = {
+        let mut on_event = |event: ChatEvent| match event {
+            ChatEvent::TextDelta(delta) if failed.is_none() => {
+                let delta = if shown.is_empty() && normaliser_is_empty(&normaliser) {
+                    delta.trim_start().to_string()
+                } else {
+                    delta
+                };
+                if delta.is_empty() {
+                    return;
+                }
+                let out = if normalise {
+                    normaliser.push(&delta)
+                } else {
+                    delta
+                };
+                emit(out, &mut shown);
+            }
+            ChatEvent::Error(error) if failed.is_none() => {
+                failed = Some(ChatModelError::new(
+                    crate::error::ChatModelErrorKind::Upstream,
+                    error.message,
+                ));
+            }
+            _ => {}
+        };
+        model.stream(request, &mut on_event).await
+    };
+    let rest = normaliser.finish();
+    emit(rest, &mut shown);
+    if let Err(error) = result {
+        failed.get_or_insert(error);
+    }
+    Shown {
+        text: shown,
+        error: failed,
+    }
+}
+
+fn normaliser_is_empty(n: &Normaliser) -> bool {
+    n.clone().finish().is_empty()
+}
+
+/// Streams `text` whole, normalised like model text.
+fn stream_fixed(turn: &mut Turn<'_>, text: &str) -> String {
+    let out = if turn.language == Language::Vi {
+        super::format::normalise(text)
+    } else {
+        text.into()
+    };
+    turn.sink.emit(TurnEvent::Chunk { text: out.clone() });
+    out
+}
+
+/// The platform's row loader for one user, capped.
+struct Loader<'a> {
+    sets: &'a dyn DataSets,
+    site_id: &'a str,
+    user_id: &'a str,
+    cap: usize,
+}
+
+impl RowSource for Loader<'_> {
+    fn load<'a>(&'a self, id: &'a str) -> DataFuture<'a, DataRows> {
+        Box::pin(self.sets.rows(self.site_id, self.user_id, id, self.cap))
+    }
+}
+
+/// The seed's `ToolCallRecord`s of the loop's rounds.
+fn records(steps: &[crate::conversation::ToolStep]) -> Value {
+    let mut out = Vec::new();
+    for call in steps.iter().flat_map(|s| &s.calls) {
+        let arguments = serde_json::from_str::<Value>(&call.arguments)
+            .unwrap_or_else(|_| Value::String(call.arguments.clone()));
+        let text = match &call.output {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let (result, error) = if call.ok {
+            (Value::String(text), Value::Null)
+        } else {
+            (Value::Null, Value::String(text))
+        };
+        out.push(json!({"tool_name": call.name, "tool_call_id": call.id,
+                        "arguments": arguments, "result": result, "error": error}));
+    }
+    Value::Array(out)
+}
+
+/// Runs the graph for the turn.
+pub async fn answer<P: Platform>(
+    config: &AnalystConfig,
+    platform: &P,
+    turn: &mut Turn<'_>,
+) -> Result<Answer, Error> {
+    let language = turn.language;
+    let past = history(turn);
+    let classifier = request(
+        system(config, language, INTENT_CLASSIFIER_PROMPT),
+        &past,
+        None,
+    );
+    let intent = match collect(platform.model(), &classifier).await {
+        Ok(reply) => parse_intent(&reply),
+        Err(_) => "unclear",
+    };
+    let mut metadata = Metadata::new();
+    metadata.insert("intent".into(), intent.into());
+    let normalise = language == Language::Vi;
+    let mut usage = None;
+    let (node, kind, text) = match intent {
+        "chat" => {
+            let chat = request(system(config, language, CHAT_NODE_PROMPT), &past, None);
+            let shown = stream_text(platform.model(), &chat, normalise, turn).await;
+            (
+                NODE_NAMES[1],
+                MessageKind::Answer,
+                finish(platform, turn, shown, &metadata).await?,
+            )
+        }
+        "data_query" => {
+            let (text, meta) = data_path(config, platform, turn, &past, &mut usage).await?;
+            metadata.extend(meta);
+            (NODE_NAMES[2], MessageKind::Answer, text)
+        }
+        _ => {
+            let clarify = config.sentence(language, "clarify");
+            (
+                NODE_NAMES[3],
+                MessageKind::Clarify,
+                stream_fixed(turn, &clarify),
+            )
+        }
+    };
+    let reply = store_reply(platform, turn, kind, text, metadata, Vec::new()).await?;
+    Ok(Answer {
+        reply,
+        intent: Some(intent),
+        confidence: None,
+        usage,
+        route: vec![NODE_NAMES[0], node, NODE_NAMES[4]],
+    })
+}
+
+/// A streamed node's text, or the turn's failure (its partial text stored incomplete).
+async fn finish<P: Platform>(
+    platform: &P,
+    turn: &mut Turn<'_>,
+    shown: Shown,
+    metadata: &Metadata,
+) -> Result<String, Error> {
+    let failure = match shown.error {
+        Some(error) => Error::ChatModel(error),
+        None if shown.text.trim().is_empty() => Error::EmptyAnswer,
+        None => return Ok(shown.text),
+    };
+    if !shown.text.is_empty() && turn.mode == TurnMode::Streamed {
+        let mut meta = metadata.clone();
+        meta.insert("incomplete".into(), true.into());
+        meta.insert("error".into(), failure.code().into());
+        let _ = store_reply(
+            platform,
+            turn,
+            MessageKind::Answer,
+            shown.text,
+            meta,
+            Vec::new(),
+        )
+        .await;
+    }
+    Err(failure)
+}
+
+/// `data_agent_node` then `response_formatter`: the text shown and the metadata.
+async fn data_path<P: Platform>(
+    config: &AnalystConfig,
+    platform: &P,
+    turn: &mut Turn<'_>,
+    past: &[ChatMessage],
+    usage: &mut Option<crate::chat::Usage>,
+) -> Result<(String, Metadata), Error> {
+    let language = turn.language;
+    let mut meta = Metadata::new();
+    let user = turn.identity().map(|i| i.sub.clone());
+    let site_id = turn.conversation.site_id.clone();
+    let connections: Vec<DataConnection> = match (platform.data_sets(), &user) {
+        (Some(sets), Some(user)) => sets
+            .connections(&site_id, user)
+            .await
+            .map_err(Error::Records)?,
+        _ => Vec::new(),
+    };
+    meta.insert("tool_calls".into(), Value::Array(Vec::new()));
+    let (Some(sets), Some(user), false) = (
+        platform.data_sets(),
+        user.as_deref(),
+        connections.is_empty(),
+    ) else {
+        meta.insert("error".into(), "no_connections".into());
+        let text = config.sentence(language, "no_connections");
+        return Ok((stream_fixed(turn, &text), meta));
+    };
+    let loader = Loader {
+        sets,
+        site_id: &site_id,
+        user_id: user,
+        cap: config.max_rows,
+    };
+    let data = DataTools {
+        connections: &connections,
+        source: &loader,
+    };
+    let tools = data.tools();
+    let registry = tools
+        .iter()
+        .fold(ToolRegistry::new(), |r, t| r.with(t as &dyn Tool));
+    let none = config.sentence(language, "no_sources");
+    let prompt = crate::prompt::fill(
+        DATA_AGENT_SYSTEM_PROMPT,
+        &[(
+            "schema_context",
+            schema_context(&connections, &none).trim_end(),
+        )],
+    );
+    let agent = request(system(config, language, &prompt), past, None);
+    let outcome = run_react(
+        platform.model(),
+        platform.timer(),
+        &registry,
+        &config.react,
+        agent,
+        &mut *turn.sink,
+    )
+    .await;
+    *usage = outcome.usage;
+    meta.insert("tool_calls".into(), records(&outcome.steps));
+    let agent_response = match outcome.end {
+        ReactEnd::Answered => outcome.answer,
+        ReactEnd::ModelFailed(error) => return Err(Error::ChatModel(error)),
+        end => {
+            let code = if end == ReactEnd::StepLimit {
+                "data_agent_step_limit"
+            } else {
+                "data_agent_max_retries"
+            };
+            meta.insert("error".into(), code.into());
+            let text = config.sentence(language, "max_retries");
+            return Ok((stream_fixed(turn, &text), meta));
+        }
+    };
+    if agent_response.trim().is_empty() {
+        let text = config.sentence(language, "no_data");
+        return Ok((stream_fixed(turn, &text), meta));
+    }
+    if config.formatter_llm {
+        let result = format!(
+            "{}\n{}",
+            config.sentence(language, "formatter.result"),
+            agent_response.trim()
+        );
+        let formatter = request(
+            system(config, language, RESPONSE_FORMATTER_PROMPT),
+            past,
+            Some(ChatMessage::user(result)),
+        );
+        let shown = stream_text(platform.model(), &formatter, language == Language::Vi, turn).await;
+        match (&shown.error, shown.text.trim().is_empty()) {
+            (_, false) if shown.error.is_none() => return Ok((shown.text, meta)),
+            (Some(_), false) => {
+                let text = finish(platform, turn, shown, &meta).await?;
+                return Ok((text, meta));
+            }
+            _ => meta.insert("formatter".into(), "fallback".into()),
+        };
+    }
+    Ok((stream_fixed(turn, agent_response.trim()), meta))
+}
+
+/// For tests: the stored message's recorded tool calls.
+pub fn tool_records(message: &StoredMessage) -> &[Value] {
+    message
+        .metadata
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
