@@ -143,7 +143,7 @@
   }
 
   // ---- Assistant -----------------------------------------------------------------------
-  var TEMPLATE_SETTINGS = ["guarded", "knowledge", "rental"];
+  var TEMPLATE_SETTINGS = ["guarded", "knowledge", "rental", "analyst"];
   var loaded = {};
 
   function splitPersona(persona) {
@@ -180,6 +180,7 @@
       guarded: c.guarded ? JSON.stringify(guardedPatchShape(c.guarded), null, 2) : "",
       knowledge: c.knowledge ? JSON.stringify(c.knowledge, null, 2) : "",
       rental: c.rental ? JSON.stringify(c.rental, null, 2) : "",
+      analyst: c.analyst ? JSON.stringify(c.analyst, null, 2) : "",
     };
     $("f-name").value = loaded.name;
     $("f-template").value = loaded.template;

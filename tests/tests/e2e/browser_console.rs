@@ -241,3 +241,32 @@ fn a_merchant_configures_feeds_tries_reviews_installs_and_rotates_from_the_conso
     assert_eq!((status, body.as_str()), (202, r#"{"queued":1}"#));
     assert_eq!(reindex("no-such-doc").0, 404);
 }
+
+#[test]
+fn a_merchant_uploads_a_csv_data_set_and_sees_its_inferred_columns() {
+    let worker = Worker::shared();
+    let site =
+        worker.create_site(json!({"name": "Shop số liệu (console test)", "template": "analyst"}));
+    let csv = "ngay,nen_tang,san_pham,so_luong,doanh_thu\n\
+               05/01/2024,Shopee,Áo thun,300,60.000.000\n\
+               15/1/2024,Lazada,Quần jean,350,50.000.000\n\
+               2024-02-02,Tiki,Giày sneaker,200,57.750.000\n";
+    run(
+        "dataset",
+        worker,
+        &[
+            ("SECRET_KEY", &site.secret_key),
+            ("CSV_NAME", "don_hang"),
+            ("CSV_USER", "alice"),
+            ("CSV_BODY", csv),
+            (
+                "EXPECT_COLUMNS",
+                "ngay:date,nen_tang:string,san_pham:string,so_luong:number,doanh_thu:number",
+            ),
+        ],
+    );
+    // The browser deleted it again.
+    let (status, body) = status_with(&site.secret_key, worker, "/admin/data");
+    assert_eq!(status, 200, "{body}");
+    assert!(!body.contains("don_hang"), "{body}");
+}
