@@ -4,6 +4,10 @@
 
 use concierge_core::boundary::{DataConnection, DataField, DataFuture, DataRows, DataSets};
 use concierge_core::error::ServiceError;
+use concierge_core::flows::analyst::eval::to_json;
+use concierge_core::flows::analyst::sql::{
+    AggregateQuery, AggregateRow, SqlParam, aggregate_sql, group_value,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use wasm_bindgen::JsValue;
@@ -30,6 +34,14 @@ struct ConnectionRow {
     row_count: f64,
     source_url: Option<String>,
     updated_at: f64,
+}
+
+#[derive(Debug, Deserialize)]
+struct AggregateOut {
+    g: Value,
+    t: Option<String>,
+    v: Value,
+    n: f64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -251,6 +263,47 @@ impl D1Data {
 }
 
 impl DataSets for D1Data {
+    fn aggregate<'a>(
+        &'a self,
+        site_id: &'a str,
+        user_id: &'a str,
+        connection_id: &'a str,
+        query: &'a AggregateQuery,
+    ) -> DataFuture<'a, Option<Vec<AggregateRow>>> {
+        Box::pin(async move {
+            let Some((sql, params)) = aggregate_sql(query, site_id, connection_id, user_id) else {
+                return Ok(None);
+            };
+            let params: Vec<JsValue> = params
+                .into_iter()
+                .map(|p| match p {
+                    SqlParam::Text(t) => JsValue::from(t),
+                    SqlParam::Number(n) => JsValue::from_f64(n),
+                })
+                .collect();
+            let rows: Vec<AggregateOut> = self
+                .db
+                .prepare(sql)
+                .bind(&params)
+                .map_err(service_error)?
+                .all()
+                .await
+                .map_err(service_error)?
+                .results()
+                .map_err(service_error)?;
+            let number = |v: Value| v.as_f64().map_or(v.clone(), to_json);
+            Ok(Some(
+                rows.into_iter()
+                    .map(|r| AggregateRow {
+                        group: number(group_value(&r.g, r.t.as_deref())),
+                        value: number(r.v),
+                        row_count: r.n as u64,
+                    })
+                    .collect(),
+            ))
+        })
+    }
+
     fn connections<'a>(
         &'a self,
         site_id: &'a str,

@@ -75,4 +75,17 @@ pub trait DataSets {
         connection_id: &'a str,
         cap: usize,
     ) -> DataFuture<'a, DataRows>;
+
+    /// Runs `query` in the store (the SQL path of `aggregate_data`) over connection
+    /// `connection_id` of `user_id` on `site_id`. `Ok(None)`: this store cannot, the
+    /// caller evaluates over loaded rows instead (the default).
+    fn aggregate<'a>(
+        &'a self,
+        _site_id: &'a str,
+        _user_id: &'a str,
+        _connection_id: &'a str,
+        _query: &'a crate::flows::analyst::sql::AggregateQuery,
+    ) -> DataFuture<'a, Option<Vec<crate::flows::analyst::sql::AggregateRow>>> {
+        Box::pin(async { Ok(None) })
+    }
 }

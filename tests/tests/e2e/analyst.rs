@@ -481,3 +481,83 @@ fn unclear_chat_no_data_sets_a_cut_stream_and_isolation() {
         assert!(!everything.contains(secret), "{secret} leaked");
     }
 }
+
+/// Issue 13's benchmark: upload a 100,000-row data set, then time `aggregate_data`
+/// (grouped sum) as `tool_start` → `tool_end` under `wrangler dev`; prints the figures.
+#[test]
+#[ignore = "benchmark: run explicitly (scripts/bench-analyst.sh)"]
+#[allow(clippy::print_stdout)]
+fn bench_a_grouped_sum_over_100000_rows() {
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    let site = analyst_site(worker, &upstream, "Analyst bench");
+    let platforms = ["Shopee", "Lazada", "Tiki", "TikTok Shop"];
+    let products = [
+        "Áo thun",
+        "Quần jean",
+        "Giày sneaker",
+        "Váy hoa",
+        "Túi tote",
+    ];
+    let mut csv = String::from("ngay,nen_tang,san_pham,so_luong,doanh_thu\n");
+    for i in 0..100_000u64 {
+        let qty = 1 + i % 5;
+        csv.push_str(&format!(
+            "{}/{}/2024,{},{},{qty},{}\n",
+            1 + i % 28,
+            1 + (i / 28) % 12,
+            platforms[(i % 4) as usize],
+            products[(i % 5) as usize],
+            qty * 150_000
+        ));
+    }
+    let started = std::time::Instant::now();
+    let (status, body) = into_parts(
+        agent()
+            .put(&worker.url("/admin/data/don_hang?user_id=alice"))
+            .set("x-api-key", &site.secret_key)
+            .set("content-type", "text/csv")
+            .send_string(&csv),
+    );
+    let upload = started.elapsed();
+    assert_eq!(status, 200, "{body}");
+    let listed: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(listed["row_count"], 100_000);
+    let id = conversation(worker, &site, "alice");
+    let mut tool_ms = Vec::new();
+    for round in 0..5 {
+        upstream.push_for(CLASSIFIER, Reply::text("data_query"));
+        upstream.push_for(
+            AGENT,
+            calls(&[(
+                &format!("b{round}"),
+                "aggregate_data",
+                json!({"connection_name": "don_hang",
+                "operation": "sum", "field": "doanh_thu", "group_by": "nen_tang"}),
+            )]),
+        );
+        upstream.push_for(AGENT, Reply::text("Xong."));
+        upstream.push_for(FORMATTER, Reply::text("Xong."));
+        let (_, events) = send(worker, &site.secret_key, &id, "Doanh thu theo nền tảng?");
+        let start = events
+            .iter()
+            .find(|e| e.event == "tool_start")
+            .expect("tool_start");
+        let end = events
+            .iter()
+            .find(|e| e.event == "tool_end")
+            .expect("tool_end");
+        let output: Value = serde_json::from_str(&end.data).unwrap();
+        assert_eq!(output["ok"], true, "{}", end.data);
+        assert_eq!(output["output"]["groups"].as_array().unwrap().len(), 4);
+        tool_ms.push(end.arrived.duration_since(start.arrived).as_millis());
+    }
+    tool_ms.sort_unstable();
+    println!(
+        "analyst bench: upload of 100,000 rows {:.1} s (target ≤ 30 s); aggregate_data grouped sum \
+         tool_start→tool_end median {} ms, max {} ms over 5 turns (target ≤ 300 ms)",
+        upload.as_secs_f64(),
+        tool_ms[2],
+        tool_ms[4]
+    );
+}

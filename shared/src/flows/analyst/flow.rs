@@ -223,6 +223,14 @@ impl RowSource for Loader<'_> {
     fn load<'a>(&'a self, id: &'a str) -> DataFuture<'a, DataRows> {
         Box::pin(self.sets.rows(self.site_id, self.user_id, id, self.cap))
     }
+
+    fn aggregate<'a>(
+        &'a self,
+        id: &'a str,
+        query: &'a super::sql::AggregateQuery,
+    ) -> DataFuture<'a, Option<Vec<super::sql::AggregateRow>>> {
+        self.sets.aggregate(self.site_id, self.user_id, id, query)
+    }
 }
 
 /// The seed's `ToolCallRecord`s of the loop's rounds.

@@ -19,6 +19,7 @@ pub mod eval;
 mod flow;
 pub mod format;
 pub mod pipeline;
+pub mod sql;
 pub mod tools;
 
 pub use flow::{INTENTS, NODE_NAMES, parse_intent, schema_context, tool_records};

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use super::eval::{evaluate, get, matches, number, to_json};
 use super::pipeline::{MAX_LIMIT, Owned, validate};
+use super::sql::{AggregateQuery, AggregateRow};
 use crate::agent::{Tool, ToolError, ToolFuture};
 use crate::boundary::{DataConnection, DataRows};
 
@@ -29,6 +30,15 @@ pub const OPERATIONS: [&str; 5] = ["sum", "count", "avg", "min", "max"];
 pub trait RowSource {
     /// Rows of connection `id`.
     fn load<'a>(&'a self, id: &'a str) -> crate::boundary::DataFuture<'a, DataRows>;
+
+    /// Runs `query` where the rows live (`Ok(None)`: not here; the default).
+    fn aggregate<'a>(
+        &'a self,
+        _id: &'a str,
+        _query: &'a AggregateQuery,
+    ) -> crate::boundary::DataFuture<'a, Option<Vec<AggregateRow>>> {
+        Box::pin(async { Ok(None) })
+    }
 }
 
 /// The data tools of one turn: the user's connections and where their rows come from.
@@ -185,6 +195,12 @@ impl<'a> DataTools<'a> {
         let field = self.field(conn, args, "field", op == "count")?;
         let group_by = self.field(conn, args, "group_by", false)?;
         let range = self.range(conn, args, "date_from", "date_to")?;
+        if let Some(out) = self
+            .aggregate_in_store(conn, op, field, group_by, args.get("filters"), range)
+            .await?
+        {
+            return Ok(out);
+        }
         let rows = self.filtered(conn, args.get("filters"), range).await?;
         let Some(group_by) = group_by else {
             let (value, row_count) = compute(op, field, rows.iter());
@@ -193,6 +209,71 @@ impl<'a> DataTools<'a> {
         };
         let groups = grouped(op, field, group_by, &rows);
         Ok(json!({"operation": op, "field": field, "group_by": group_by, "groups": groups}))
+    }
+
+    /// The SQL path: when the filters are plain equalities and the store can run it.
+    async fn aggregate_in_store(
+        &self,
+        conn: &DataConnection,
+        op: &str,
+        field: Option<&str>,
+        group_by: Option<&str>,
+        filters: Option<&Value>,
+        range: Option<(&str, &str, &str)>,
+    ) -> Result<Option<Value>, ToolError> {
+        let mut equals = Vec::new();
+        match filters {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(map)) => {
+                for (k, v) in map {
+                    if k.starts_with('$') || !(v.is_string() || v.is_number()) {
+                        return Ok(None);
+                    }
+                    equals.push((k.clone(), v.clone()));
+                }
+            }
+            Some(_) => return Ok(None),
+        }
+        // min/max over non-numbers follow the evaluator's type order: not in SQL.
+        let numeric = field.is_none_or(|f| {
+            conn.fields
+                .iter()
+                .any(|x| x.name == f && x.kind == "number")
+        });
+        if (op == "min" || op == "max") && !numeric {
+            return Ok(None);
+        }
+        let query = AggregateQuery {
+            operation: op.into(),
+            field: field.map(Into::into),
+            group_by: group_by.map(Into::into),
+            equals,
+            range: range.map(|(f, a, b)| (f.into(), a.into(), day_end(b))),
+        };
+        let rows = self
+            .source
+            .aggregate(&conn.id, &query)
+            .await
+            .map_err(|_| ToolError::new("could not read the data set; try again"))?;
+        let Some(rows) = rows else {
+            return Ok(None);
+        };
+        let Some(group_by) = group_by else {
+            let first = rows.first();
+            let value = first.map_or(Value::Null, |r| r.value.clone());
+            let count = first.map_or(0, |r| r.row_count);
+            return Ok(Some(
+                json!({"operation": op, "field": field, "value": value,
+                                  "row_count": count}),
+            ));
+        };
+        let groups: Vec<Value> = rows
+            .into_iter()
+            .map(|r| json!({"group": r.group, "value": r.value, "row_count": r.row_count}))
+            .collect();
+        Ok(Some(
+            json!({"operation": op, "field": field, "group_by": group_by, "groups": groups}),
+        ))
     }
 
     fn range<'f>(
