@@ -89,6 +89,11 @@ pub(crate) struct SiteConfig {
     /// Title shown in the widget header.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// The site's public key in the clear (it is in every page that embeds the widget),
+    /// for the console's embed snippet; set when the site is created and when its keys
+    /// are rotated. Absent for sites created before the console.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub public_key: Option<String>,
     /// The secret the site's user tokens are signed with, sealed ([`sealed`]); set only by
     /// `POST /admin/site/user-token-secret`. Never returned by the API.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -258,6 +258,23 @@ impl Documents {
             .results::<serde_json::Value>()
     }
 
+    /// One document with its content and indexing status (the console's editor).
+    pub(crate) async fn get(
+        &self,
+        site_id: &str,
+        id: &str,
+    ) -> worker::Result<Option<serde_json::Value>> {
+        self.db
+            .prepare(
+                "SELECT id, title, content, chunk_count, index_status, updated_at, scope, \
+                 department, url, source_created_at FROM knowledge_documents \
+                 WHERE site_id = ?1 AND id = ?2",
+            )
+            .bind(&[site_id.into(), id.into()])?
+            .first::<serde_json::Value>(None)
+            .await
+    }
+
     /// The ids of the site's documents.
     pub(crate) async fn ids(&self, site_id: &str) -> worker::Result<Vec<String>> {
         #[derive(Deserialize)]

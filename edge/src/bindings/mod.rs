@@ -3,6 +3,7 @@
 //! [`js_stream`] holds the byte streams of streamed bodies.
 
 pub(crate) mod d1_admin;
+pub(crate) mod d1_console;
 pub(crate) mod d1_data;
 pub(crate) mod d1_feedback;
 pub(crate) mod d1_listings;

@@ -260,6 +260,7 @@ pub(crate) async fn create_site(mut req: Request, env: &Env) -> Result<Response,
     if let Some(guarded) = &patch.guarded {
         site.config.guarded = Some(guarded.check(env, &site.id, None)?);
     }
+    site.config.public_key = Some(public_key.clone());
     site::insert(&env.d1("DB")?, &site, now).await?;
     let body = serde_json::json!({"site": site.public_view(), "public_key": public_key, "secret_key": secret_key});
     Ok(Response::from_json(&body)?.with_status(201))
@@ -338,7 +339,7 @@ pub(crate) async fn rotate_keys(req: Request, env: &Env) -> Result<Response, Api
         &env.d1("DB")?,
         &caller.site.id,
         old_secret,
-        &auth::sha256_hex(&public_key),
+        &public_key,
         &auth::sha256_hex(&secret_key),
         now_ms(),
     )

@@ -161,11 +161,22 @@ pub(crate) async fn delete(
     Ok(Response::empty()?.with_status(204))
 }
 
-/// `POST /admin/index`: re-index every knowledge document of the site (queued).
+/// `POST /admin/index`: re-index every knowledge document of the site (queued); with
+/// `?id=<document id>`, that document only (404 when the site has none by that id).
 pub(crate) async fn reindex(req: Request, env: &Env) -> Result<Response, ApiError> {
     let caller = auth::site_caller(&req, env, false).await?;
     let site_id = caller.site.id.as_str();
-    let ids = Documents::new(env.d1("DB")?).ids(site_id).await?;
+    let documents = Documents::new(env.d1("DB")?);
+    let one = req
+        .url()?
+        .query_pairs()
+        .find(|(key, _)| key == "id")
+        .map(|(_, value)| value.to_string());
+    let ids = match one {
+        Some(id) if documents.exists(site_id, &id).await? => vec![id],
+        Some(_) => return Err(ApiError::NotFound),
+        None => documents.ids(site_id).await?,
+    };
     let jobs: Vec<QueueMessage> = ids
         .iter()
         .map(|id| {
@@ -180,6 +191,18 @@ pub(crate) async fn reindex(req: Request, env: &Env) -> Result<Response, ApiErro
         queue::send(env, batch.to_vec(), 0).await?;
     }
     Ok(Response::from_json(&serde_json::json!({"queued": count}))?.with_status(202))
+}
+
+/// `GET /admin/knowledge/{id}`: one document with its content.
+pub(crate) async fn get(req: Request, env: &Env, document_id: &str) -> Result<Response, ApiError> {
+    let caller = auth::site_caller(&req, env, false).await?;
+    let document = Documents::new(env.d1("DB")?)
+        .get(&caller.site.id, document_id)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    Ok(Response::from_json(
+        &serde_json::json!({"document": document}),
+    )?)
 }
 
 /// `GET /admin/knowledge`: the site's documents with their indexing status.

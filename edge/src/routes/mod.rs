@@ -8,6 +8,7 @@ mod admin;
 mod ai_sdk;
 mod analyst_admin;
 pub(crate) mod body;
+mod console;
 mod conversations;
 mod debug_script;
 mod feedback;
@@ -38,6 +39,7 @@ pub(crate) enum Route {
     AdminUserTokenSecret,
     AdminWarranty,
     KnowledgePut,
+    KnowledgeGet,
     KnowledgeDelete,
     KnowledgeReindex,
     KnowledgeList,
@@ -50,6 +52,8 @@ pub(crate) enum Route {
     ConversationDelete,
     MessageFeedback,
     AdminFeedback,
+    AdminConversations,
+    Console,
     KnowledgeLogs,
     KnowledgeQuery,
     WidgetConfig,
@@ -96,6 +100,7 @@ impl Route {
             }
             ["admin", "warranty"] => (Self::AdminWarranty, is(Method::Post)),
             ["admin", "knowledge", _] if is(Method::Delete) => (Self::KnowledgeDelete, true),
+            ["admin", "knowledge", _] if is(Method::Get) => (Self::KnowledgeGet, true),
             ["admin", "knowledge", _] => (Self::KnowledgePut, is(Method::Put)),
             ["admin", "index"] => (Self::KnowledgeReindex, is(Method::Post)),
             ["admin", "knowledge"] => (Self::KnowledgeList, is(Method::Get)),
@@ -105,6 +110,8 @@ impl Route {
             ["admin", "logs"] => (Self::KnowledgeLogs, is(Method::Put)),
             ["knowledge", "query"] => (Self::KnowledgeQuery, is(Method::Post)),
             ["admin", "feedback"] => (Self::AdminFeedback, is(Method::Get)),
+            ["admin", "conversations"] => (Self::AdminConversations, is(Method::Get)),
+            ["console"] => (Self::Console, is(Method::Get) || is(Method::Head)),
             ["conversations"] => (Self::ConversationCreate, is(Method::Post)),
             ["conversations", _] => (Self::ConversationDelete, is(Method::Delete)),
             ["conversations", _, "messages"] => (Self::ConversationMessage, is(Method::Post)),
@@ -159,6 +166,7 @@ impl Route {
             Self::AdminUserTokenSecret => "admin_user_token_secret",
             Self::AdminWarranty => "admin_warranty",
             Self::KnowledgePut => "knowledge_put",
+            Self::KnowledgeGet => "knowledge_get",
             Self::KnowledgeDelete => "knowledge_delete",
             Self::KnowledgeReindex => "knowledge_reindex",
             Self::KnowledgeList => "knowledge_list",
@@ -173,6 +181,8 @@ impl Route {
             Self::ConversationDelete => "conversation_delete",
             Self::MessageFeedback => "message_feedback",
             Self::AdminFeedback => "admin_feedback",
+            Self::AdminConversations => "admin_conversations",
+            Self::Console => "console",
             Self::WidgetConfig => "widget_config",
             Self::WidgetPanel => "widget_panel",
             Self::OpenAiModels => "openai_models",
@@ -240,6 +250,10 @@ pub(crate) async fn handle(
             let id = segment(&req, 2);
             knowledge::put(req, env, &id).await
         }
+        Route::KnowledgeGet => {
+            let id = segment(&req, 2);
+            knowledge::get(req, env, &id).await
+        }
         Route::KnowledgeDelete => {
             let id = segment(&req, 2);
             knowledge::delete(req, env, &id).await
@@ -269,6 +283,8 @@ pub(crate) async fn handle(
             feedback::post(req, env, &id, &message_id).await
         }
         Route::AdminFeedback => feedback::list(req, env).await,
+        Route::AdminConversations => console::conversations(req, env).await,
+        Route::Console => console::page(req, env).await,
         Route::WidgetConfig => widget::config(req, env).await,
         Route::WidgetPanel => widget::panel(req, env).await,
         Route::OpenAiModels => openai::models(req, env).await,

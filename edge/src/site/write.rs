@@ -95,17 +95,19 @@ pub(crate) async fn save_config(
     Ok(updated)
 }
 
-/// Replace site `id`'s key digests if its secret key digest is still `old_secret_hash`.
+/// Replace site `id`'s key digests (and the public key its configuration shows) if its
+/// secret key digest is still `old_secret_hash`.
 /// The old public key digest when it was; `None` when the key was already rotated (or
 /// the site is gone): then nothing was written.
 pub(crate) async fn replace_keys(
     db: &D1Database,
     id: &str,
     old_secret_hash: &str,
-    new_public_hash: &str,
+    new_public_key: &str,
     new_secret_hash: &str,
     now_ms: u64,
 ) -> Result<Option<String>, ApiError> {
+    let new_public_hash = crate::auth::sha256_hex(new_public_key);
     #[derive(Deserialize)]
     struct Old {
         public_key_hash: String,
@@ -116,15 +118,17 @@ pub(crate) async fn replace_keys(
         .bind(&guard)?;
     let swap = db
         .prepare(
-            "UPDATE sites SET public_key_hash = ?3, secret_key_hash = ?4, updated_at = ?5 \
+            "UPDATE sites SET public_key_hash = ?3, secret_key_hash = ?4, updated_at = ?5, \
+             config = json_set(config, '$.public_key', ?6) \
              WHERE id = ?1 AND secret_key_hash = ?2",
         )
         .bind(&[
             guard[0].clone(),
             guard[1].clone(),
-            new_public_hash.into(),
+            new_public_hash.as_str().into(),
             new_secret_hash.into(),
             JsValue::from_f64(now_ms as f64),
+            new_public_key.into(),
         ])?;
     // One transaction: the digest read is the one the update replaced.
     let results = db.batch(vec![read, swap]).await?;

@@ -32,7 +32,7 @@ fn feedback_url(worker: &Worker, conversation: &str, message: &str) -> String {
 
 /// An anonymous visitor's conversation with one scripted answer: (id, answer id, visitor
 /// message id).
-fn answered(worker: &Worker, site: &TestSite) -> (String, String, String) {
+pub(crate) fn answered(worker: &Worker, site: &TestSite) -> (String, String, String) {
     let (status, text) =
         into_parts(public(agent().post(&worker.url("/conversations")), site).send_json(json!({})));
     assert_eq!(status, 201, "{text}");

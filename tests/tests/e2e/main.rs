@@ -5,6 +5,7 @@
 mod ai_sdk;
 mod analyst;
 mod browser;
+mod browser_console;
 mod browser_rich;
 mod conversations;
 mod dev_command;

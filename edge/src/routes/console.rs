@@ -1,0 +1,61 @@
+//! The merchant console: `GET /console` (the page, `www/console.html` through the `ASSETS`
+//! binding, under a strict policy: scripts, styles and requests only from the Worker
+//! itself, framed by nobody; it holds no secret — the merchant signs in with the site's
+//! secret key, which the page keeps in the tab's session storage and sends as
+//! `X-API-Key`), and `GET /admin/conversations` (secret key), the site's recent
+//! conversations for its list view.
+
+use worker::{Env, Request, Response};
+
+use crate::ApiError;
+use crate::auth;
+use crate::bindings::d1_store::D1Store;
+
+/// The console page's policy: nothing from elsewhere, no inline script or style, the
+/// inline chat panel only from the Worker itself, never framed.
+const CONSOLE_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+     connect-src 'self'; img-src 'self' data:; frame-src 'self'; base-uri 'none'; \
+     form-action 'none'; frame-ancestors 'none'";
+
+/// `GET /console`.
+pub(crate) async fn page(req: Request, env: &Env) -> Result<Response, ApiError> {
+    let mut asset = env
+        .assets("ASSETS")?
+        .fetch(req.url()?.to_string(), None)
+        .await?;
+    if asset.status_code() != 200 {
+        return Err(ApiError::Internal(worker::Error::RustError(format!(
+            "the console page asset answered {}",
+            asset.status_code()
+        ))));
+    }
+    let mut response = Response::from_html(asset.text().await?)?;
+    let headers = response.headers_mut();
+    headers.set("content-security-policy", CONSOLE_POLICY)?;
+    headers.set("cache-control", "no-store")?;
+    headers.set("referrer-policy", "no-referrer")?;
+    headers.set("x-content-type-options", "nosniff")?;
+    Ok(response)
+}
+
+/// `GET /admin/conversations?limit=N` (default 50, at most 200).
+pub(crate) async fn conversations(req: Request, env: &Env) -> Result<Response, ApiError> {
+    let caller = auth::site_caller(&req, env, false).await?;
+    let mut limit = 50u32;
+    for (key, value) in req.url()?.query_pairs() {
+        if key == "limit" {
+            limit = value
+                .parse()
+                .ok()
+                .filter(|n| (1..=200).contains(n))
+                .ok_or_else(|| ApiError::bad_request("`limit` must be 1 to 200."))?;
+        }
+    }
+    let rows = D1Store::new(env.d1("DB")?)
+        .recent_conversations(&caller.site.id, limit)
+        .await
+        .map_err(ApiError::store)?;
+    Ok(Response::from_json(
+        &serde_json::json!({ "conversations": rows }),
+    )?)
+}

@@ -1,0 +1,190 @@
+// Concierge console: knowledge documents, data sets (analyst) and records uploads.
+// Loaded after console.js, whose helpers it uses (window.ConciergeConsole).
+(function () {
+  "use strict";
+  var app = window.ConciergeConsole;
+  var $ = app.$, el = app.el, show = app.show, when = app.when, lines = app.lines, api = app.api,
+    button = app.button, clearErrors = app.clearErrors, fieldError = app.fieldError, serverError = app.serverError;
+
+  // ---- Knowledge documents -------------------------------------------------------------
+  var docsTimer = null;
+  async function loadDocuments() {
+    clearTimeout(docsTimer);
+    var body = $("docs-table").tBodies[0];
+    var documents;
+    try {
+      documents = (await api("GET", "/admin/knowledge")).documents || [];
+    } catch (e) {
+      $("docs-status").textContent = "Could not list the documents: " + e.message;
+      return;
+    }
+    while (body.firstChild) body.removeChild(body.firstChild);
+    documents.forEach(function (d) {
+      // The API says `done`; merchants read "indexed".
+      var status = d.index_status === "done" ? "indexed" : d.index_status || "pending";
+      var row = el("tr", { "data-doc": d.id },
+        el("td", { "data-label": "Id", text: d.id }), el("td", { "data-label": "Title", text: d.title || "" }),
+        el("td", { "data-label": "Scope", text: d.scope || "" }),
+        el("td", { "data-label": "Department", text: d.department || "" }),
+        el("td", { "data-label": "Status" }, el("span", { class: "status " + status, "data-status": status, text: status })),
+        el("td", { "data-label": "Updated", text: when(d.updated_at) }),
+        el("td", { class: "actions-cell" },
+          button("Edit", function () { editDocument(d.id); }, "quiet small"),
+          " ", button("Re-index", function () { reindex(d.id); }, "quiet small"),
+          " ", button("Delete", function () { deleteDocument(d.id); }, "danger small")));
+      body.appendChild(row);
+    });
+    var pending = documents.filter(function (d) { return d.index_status === "pending"; }).length;
+    $("docs-status").textContent = documents.length + " document(s)" + (pending ? ", " + pending + " being indexed…" : ".");
+    if (pending && !$("tab-knowledge").hidden) docsTimer = setTimeout(loadDocuments, 1500);
+  }
+  async function editDocument(id) {
+    var d;
+    try {
+      d = (await api("GET", "/admin/knowledge/" + encodeURIComponent(id))).document;
+    } catch (e) {
+      $("docs-status").textContent = e.message;
+      return;
+    }
+    $("d-id").value = d.id;
+    $("d-title").value = d.title || "";
+    $("d-scope").value = d.scope || "public";
+    $("d-department").value = d.department || "general";
+    $("d-url").value = d.url || "";
+    $("d-content").value = d.content || "";
+    $("d-content").focus();
+  }
+  /** Queue indexing again: one document (`id`), or all of them. */
+  async function reindex(id) {
+    try {
+      var queued = (await api("POST", "/admin/index" + (id ? "?id=" + encodeURIComponent(id) : ""))).queued;
+      $("docs-status").textContent = queued + " document(s) queued for indexing.";
+      setTimeout(loadDocuments, 1000);
+    } catch (e) {
+      $("docs-status").textContent = e.message;
+    }
+  }
+  async function deleteDocument(id) {
+    if (!window.confirm("Delete the document " + id + " and its index entries?")) return;
+    try {
+      await api("DELETE", "/admin/knowledge/" + encodeURIComponent(id));
+    } catch (e) {
+      $("docs-status").textContent = e.message;
+    }
+    loadDocuments();
+  }
+  async function saveDocument(event) {
+    event.preventDefault();
+    var form = $("doc-form");
+    clearErrors(form);
+    var id = $("d-id").value.trim();
+    if (!/^[A-Za-z0-9_.-]{1,40}$/.test(id)) {
+      fieldError(form, "id", "1 to 40 letters, digits, '_', '-' or '.'.");
+      return;
+    }
+    var doc = { title: $("d-title").value.trim(), content: $("d-content").value,
+      scope: $("d-scope").value, department: $("d-department").value.trim() || "general" };
+    if ($("d-url").value.trim()) doc.url = $("d-url").value.trim();
+    if (!doc.content.trim()) {
+      fieldError(form, "content", "The document needs content.");
+      return;
+    }
+    try {
+      await api("PUT", "/admin/knowledge/" + encodeURIComponent(id), doc);
+      form.reset();
+      $("d-department").value = "general";
+      loadDocuments();
+    } catch (e) {
+      serverError(form, e, $("doc-error"));
+    }
+  }
+
+
+  // ---- Data sets (analyst) -------------------------------------------------------------
+  async function loadData() {
+    var body = $("data-table").tBodies[0];
+    var sets;
+    try {
+      var answer = await api("GET", "/admin/data");
+      sets = (answer && (answer.data || answer.datasets || answer.connections)) || [];
+    } catch (e) {
+      $("data-status").textContent = e.status === 404
+        ? "Data sets are not available on this Worker yet."
+        : "Could not list the data sets: " + e.message;
+      return;
+    }
+    while (body.firstChild) body.removeChild(body.firstChild);
+    sets.forEach(function (d) {
+      var columns = (d.columns || []).map(function (c) {
+        return typeof c === "string" ? c : c.name + " (" + c.type + ")";
+      }).join(", ");
+      body.appendChild(el("tr", { "data-set": d.name, "data-user": d.user_id || "" },
+        el("td", { "data-label": "Name", text: d.name }), el("td", { "data-label": "User", text: d.user_id || "" }),
+        el("td", { "data-label": "Rows", text: String(d.row_count == null ? "" : d.row_count) }),
+        el("td", { "data-label": "Columns", class: "columns", text: columns }),
+        el("td", {}, button("Delete", function () { deleteData(d.name, d.user_id); }, "danger small"))));
+    });
+    $("data-status").textContent = sets.length + " data set(s).";
+  }
+  async function deleteData(name, user) {
+    if (!window.confirm("Delete the data set " + name + " of " + user + "?")) return;
+    var path = "/admin/data/" + encodeURIComponent(name) + "?user_id=" + encodeURIComponent(user || "");
+    try { await api("DELETE", path); } catch (e) { $("data-status").textContent = e.message; }
+    loadData();
+  }
+  async function uploadData(event) {
+    event.preventDefault();
+    var form = $("data-form");
+    clearErrors(form);
+    var name = $("ds-name").value.trim();
+    var file = $("ds-file").files[0];
+    var ok = true;
+    if (!name) ok = !fieldError(form, "name", "Name the data set.");
+    if (!$("ds-user").value.trim()) ok = !fieldError(form, "user_id", "Whose data this is (the user id).");
+    if (!file) ok = !fieldError(form, "file", "Choose a CSV file.");
+    if (!ok) return;
+    var query = "?user_id=" + encodeURIComponent($("ds-user").value.trim());
+    if ($("ds-description").value.trim()) query += "&description=" + encodeURIComponent($("ds-description").value.trim());
+    try {
+      await api("PUT", "/admin/data/" + encodeURIComponent(name) + query, await file.text(), "text/csv");
+      form.reset();
+      loadData();
+    } catch (e) {
+      serverError(form, e, $("data-error"));
+    }
+  }
+
+  // ---- Records -------------------------------------------------------------------------
+  function parseWarranty(text) {
+    return lines(text).filter(function (l, i) { return !(i === 0 && /^serial\s*,/i.test(l)); }).map(function (l, i) {
+      var cells = l.split(",").map(function (c) { return c.trim(); });
+      if (cells.length !== 3) throw new Error("Line " + (i + 1) + ": serial,product,warranty_until");
+      return { serial: cells[0], product: cells[1], warranty_until: cells[2] };
+    });
+  }
+  async function uploadRecords(event) {
+    event.preventDefault();
+    var kind = $("r-kind").value;
+    var text = $("r-body").value;
+    show($("records-error"), "");
+    $("records-done").textContent = "";
+    try {
+      var answer;
+      if (kind === "warranty") answer = await api("POST", "/admin/warranty", { records: parseWarranty(text) });
+      else if (kind === "rental") answer = await api("PUT", "/admin/rental/" + encodeURIComponent($("r-entity").value.trim()), JSON.parse(text));
+      else if (kind === "pages") answer = await api("PUT", "/admin/search-pages", JSON.parse(text));
+      else answer = await api("PUT", "/admin/logs", text, "application/x-ndjson");
+      $("records-done").textContent = "Uploaded: " + JSON.stringify(answer);
+    } catch (e) {
+      show($("records-error"), e.message);
+    }
+  }
+
+
+  app.loaders.knowledge = function () { loadDocuments(); loadData(); };
+  $("doc-form").addEventListener("submit", saveDocument);
+  $("reindex-all").addEventListener("click", function () { reindex(null); });
+  $("data-form").addEventListener("submit", uploadData);
+  $("records-form").addEventListener("submit", uploadRecords);
+  $("r-kind").addEventListener("change", function () { $("r-entity-field").hidden = $("r-kind").value !== "rental"; });
+})();

@@ -1,0 +1,327 @@
+// Concierge console: the merchant's page over the Worker's admin routes.
+//
+// The site's secret key is kept in this tab's sessionStorage only (never localStorage, a
+// cookie or a URL) and sent as the `X-API-Key` header to this Worker's own origin. The
+// page is served under a strict CSP: no inline script or style, so everything here builds
+// DOM nodes and sets text (never HTML from the API).
+(function () {
+  "use strict";
+  var KEY = "concierge.console.key";
+  var PK = "concierge.console.public_key";
+  var $ = function (id) { return document.getElementById(id); };
+  /** What the other console scripts share: helpers, the signed-in site, tab loaders. */
+  var app = (window.ConciergeConsole = { site: null, loaders: {} });
+
+  // ---- DOM helpers ---------------------------------------------------------------------
+  function el(tag, attrs) {
+    var node = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (name) {
+      if (name === "text") node.textContent = attrs[name];
+      else if (name === "class") node.className = attrs[name];
+      else node.setAttribute(name, attrs[name]);
+    });
+    for (var i = 2; i < arguments.length; i++) {
+      var child = arguments[i];
+      if (child == null) continue;
+      node.appendChild(typeof child === "string" ? document.createTextNode(child) : child);
+    }
+    return node;
+  }
+  function show(node, text) {
+    node.textContent = text || "";
+    node.hidden = !text;
+  }
+  function when(ms) {
+    return ms ? new Date(Number(ms)).toLocaleString() : "";
+  }
+  function lines(text) {
+    return text.split("\n").map(function (l) { return l.trim(); }).filter(Boolean);
+  }
+
+  // ---- API -----------------------------------------------------------------------------
+  function ApiError(status, code, message) {
+    this.status = status;
+    this.code = code;
+    this.message = message;
+  }
+  async function api(method, path, body, type) {
+    var headers = { "x-api-key": sessionStorage.getItem(KEY) || "" };
+    var init = { method: method, headers: headers, credentials: "omit", cache: "no-store" };
+    if (body !== undefined) {
+      headers["content-type"] = type || "application/json";
+      init.body = type ? body : JSON.stringify(body);
+    }
+    var response = await fetch(path, init);
+    var text = await response.text();
+    var json = null;
+    try { json = text ? JSON.parse(text) : null; } catch (e) { json = null; }
+    if (!response.ok) {
+      var error = (json && json.error) || {};
+      var failure = new ApiError(response.status, error.code || "http_" + response.status,
+        error.message || "The Worker answered " + response.status + ".");
+      if (response.status === 401 && path !== "/admin/site") signOut("Your key is no longer valid: sign in again.");
+      throw failure;
+    }
+    return json;
+  }
+
+  // ---- Sign in / out -------------------------------------------------------------------
+  async function signIn(key) {
+    sessionStorage.setItem(KEY, key);
+    try {
+      app.site = (await api("GET", "/admin/site")).site;
+    } catch (e) {
+      sessionStorage.removeItem(KEY);
+      var message = e.status === 401
+        ? "This key was refused. Paste the site's secret key (sk_…) exactly as it was shown; after a key rotation only the new one works."
+        : e.status === 403
+          ? "That is not a secret key: the console needs the site's secret key (sk_…), not its public key."
+          : "Could not sign in: " + e.message;
+      show($("signin-error"), message);
+      return false;
+    }
+    if (app.site.config.public_key) sessionStorage.setItem(PK, app.site.config.public_key);
+    $("signin").hidden = true;
+    $("app").hidden = false;
+    $("sign-out").hidden = false;
+    show($("site-line"), app.site.name + " · " + app.site.template + " · " + app.site.id);
+    fillAssistant();
+    openTab(location.hash.slice(1) || "assistant");
+    return true;
+  }
+
+  function signOut(message) {
+    sessionStorage.removeItem(KEY);
+    sessionStorage.removeItem(PK);
+    app.site = null;
+    $("app").hidden = true;
+    $("sign-out").hidden = true;
+    $("site-line").hidden = true;
+    $("signin").hidden = false;
+    $("signin-key").value = "";
+    show($("signin-error"), message || "");
+    var panel = $("try-panel");
+    while (panel.firstChild) panel.removeChild(panel.firstChild);
+  }
+
+  // ---- Tabs ----------------------------------------------------------------------------
+  function openTab(name) {
+    if (!$("tab-" + name)) name = "assistant";
+    document.querySelectorAll(".tabs button").forEach(function (b) {
+      b.setAttribute("aria-selected", String(b.dataset.tab === name));
+    });
+    document.querySelectorAll(".tab").forEach(function (t) { t.hidden = t.id !== "tab-" + name; });
+    history.replaceState(null, "", "#" + name);
+    if (app.loaders[name]) app.loaders[name]();
+  }
+
+  // ---- Field errors --------------------------------------------------------------------
+  function clearErrors(form) {
+    form.querySelectorAll(".field").forEach(function (f) {
+      f.classList.remove("invalid");
+      var p = f.querySelector(".ferr");
+      if (p) p.textContent = "";
+    });
+    form.querySelectorAll(".error").forEach(function (e) { show(e, ""); });
+  }
+  function fieldError(form, field, message) {
+    var node = form.querySelector('.field[data-field="' + field + '"]');
+    if (!node) return false;
+    node.classList.add("invalid");
+    node.querySelector(".ferr").textContent = message;
+    var input = node.querySelector("input, textarea, select");
+    if (input) input.setAttribute("aria-invalid", "true");
+    return true;
+  }
+  /** Put a server error next to the field its message names (`` `field` ``), else on top. */
+  function serverError(form, e, general) {
+    var named = /`([a-z_.]+)/.exec(e.message || "");
+    var field = named && named[1];
+    if (/^Not an origin/.test(e.message || "")) field = "allowed_origins";
+    if (field && (fieldError(form, field, e.message) || fieldError(form, field.split(".")[0], e.message))) return;
+    show(general, e.message);
+  }
+
+  // ---- Assistant -----------------------------------------------------------------------
+  var TEMPLATE_SETTINGS = ["guarded", "knowledge", "rental", "analyst"];
+  var loaded = {};
+
+  function splitPersona(persona) {
+    var greeting = "";
+    var rest = (persona || "").split("\n").filter(function (line) {
+      var m = /^\s*Greeting:\s*(.*)$/.exec(line);
+      if (m && !greeting) { greeting = m[1].trim(); return false; }
+      return true;
+    });
+    return { greeting: greeting, body: rest.join("\n").trim() };
+  }
+  function guardedPatchShape(settings) {
+    var copy = JSON.parse(JSON.stringify(settings || {}));
+    if (copy.search) {
+      var s = copy.search;
+      copy.search = {};
+      ["provider", "url", "timeout_ms"].forEach(function (k) { if (s[k] != null) copy.search[k] = s[k]; });
+    }
+    return copy;
+  }
+
+  function fillAssistant() {
+    var c = app.site.config;
+    var llm = c.llm || {};
+    var persona = splitPersona(c.persona);
+    loaded = {
+      name: app.site.name, template: app.site.template, title: c.title || "", language: c.language || "vi",
+      greeting: persona.greeting, persona: persona.body,
+      starters: (c.starter_prompts || []).join("\n"), origins: (c.allowed_origins || []).join("\n"),
+      provider: llm.provider || "", model: llm.model || "", base_url: llm.base_url || "",
+      embed_base_url: llm.embed_base_url || "", embed_model: llm.embed_model || "",
+      max_tokens: llm.max_tokens == null ? "" : String(llm.max_tokens),
+      ftt: llm.first_token_timeout_ms == null ? "" : String(llm.first_token_timeout_ms),
+      guarded: c.guarded ? JSON.stringify(guardedPatchShape(c.guarded), null, 2) : "",
+      knowledge: c.knowledge ? JSON.stringify(c.knowledge, null, 2) : "",
+      rental: c.rental ? JSON.stringify(c.rental, null, 2) : "",
+      analyst: c.analyst ? JSON.stringify(c.analyst, null, 2) : "",
+    };
+    $("f-name").value = loaded.name;
+    $("f-template").value = loaded.template;
+    $("f-title").value = loaded.title;
+    $("f-language").value = loaded.language;
+    $("f-greeting").value = loaded.greeting;
+    $("f-persona").value = loaded.persona;
+    $("f-starters").value = loaded.starters;
+    $("f-origins").value = loaded.origins;
+    $("f-provider").value = loaded.provider;
+    $("f-model").value = loaded.model;
+    $("f-base-url").value = loaded.base_url;
+    $("f-embed-url").value = loaded.embed_base_url;
+    $("f-embed-model").value = loaded.embed_model;
+    $("f-max-tokens").value = loaded.max_tokens;
+    $("f-ftt").value = loaded.ftt;
+    $("f-api-key").value = "";
+    $("f-clear-key").checked = false;
+    $("api-key-state").textContent = app.site.llm_api_key_set ? "A key is stored (it is never shown)." : "No key stored.";
+    TEMPLATE_SETTINGS.forEach(function (t) { $("f-" + t).value = loaded[t]; });
+    showTemplateSettings();
+  }
+  function showTemplateSettings() {
+    var template = $("f-template").value;
+    var any = false;
+    document.querySelectorAll("#template-settings .field").forEach(function (f) {
+      f.hidden = f.dataset.template !== template;
+      any = any || !f.hidden;
+    });
+    $("no-template-settings").hidden = any;
+  }
+
+  async function saveAssistant(event) {
+    event.preventDefault();
+    var form = $("assistant-form");
+    clearErrors(form);
+    $("assistant-saved").textContent = "";
+    var patch = {
+      name: $("f-name").value.trim(),
+      title: $("f-title").value.trim(),
+      language: $("f-language").value,
+      starter_prompts: lines($("f-starters").value),
+      allowed_origins: lines($("f-origins").value),
+    };
+    var ok = true;
+    if (!patch.name) ok = !fieldError(form, "name", "The site needs a name.");
+    if (patch.starter_prompts.length > 6) ok = !fieldError(form, "starter_prompts", "At most 6 starter prompts.");
+    if ($("f-template").value !== loaded.template) patch.template = $("f-template").value;
+    var greeting = $("f-greeting").value.trim();
+    var persona = $("f-persona").value.trim();
+    if (/\n/.test(greeting)) ok = !fieldError(form, "greeting", "The greeting is one line.");
+    patch.persona = (greeting ? "Greeting: " + greeting + (persona ? "\n" : "") : "") + persona;
+    // The LLM settings are replaced whole: sent only when one of them changed.
+    var llmFields = { provider: "f-provider", model: "f-model", base_url: "f-base-url",
+      embed_base_url: "f-embed-url", embed_model: "f-embed-model", max_tokens: "f-max-tokens", ftt: "f-ftt" };
+    var llmChanged = $("f-api-key").value !== "" || $("f-clear-key").checked ||
+      Object.keys(llmFields).some(function (k) { return $(llmFields[k]).value.trim() !== loaded[k]; });
+    if (llmChanged) {
+      var llm = {};
+      ["provider", "model", "base_url", "embed_base_url", "embed_model"].forEach(function (k) {
+        var v = $(llmFields[k]).value.trim();
+        if (v) llm[k] = v;
+      });
+      var numbers = { max_tokens: "max_tokens", first_token_timeout_ms: "ftt" };
+      Object.keys(numbers).forEach(function (k) {
+        var v = $(llmFields[numbers[k]]).value.trim();
+        if (!v) return;
+        if (!/^\d+$/.test(v)) ok = !fieldError(form, "llm." + k, "A whole number.");
+        else llm[k] = Number(v);
+      });
+      if ($("f-api-key").value) llm.api_key = $("f-api-key").value.trim();
+      else if ($("f-clear-key").checked) llm.api_key = "";
+      patch.llm = llm;
+    }
+    var template = $("f-template").value;
+    TEMPLATE_SETTINGS.forEach(function (t) {
+      var text = $("f-" + t).value.trim();
+      if (t !== template || text === loaded[t].trim() || !text) return;
+      try {
+        var value = JSON.parse(text);
+        if (!value || typeof value !== "object" || Array.isArray(value)) throw new Error("a JSON object");
+        patch[t] = value;
+      } catch (e) {
+        ok = !fieldError(form, t, "Not valid JSON (" + e.message + ").");
+      }
+    });
+    if (!ok) return;
+    try {
+      app.site = (await api("PATCH", "/admin/site", patch)).site;
+      fillAssistant();
+      show($("site-line"), app.site.name + " · " + app.site.template + " · " + app.site.id);
+      $("assistant-saved").textContent = "Saved.";
+    } catch (e) {
+      serverError(form, e, $("assistant-error"));
+    }
+  }
+
+  function button(label, onClick, cls) {
+    var b = el("button", { type: "button", class: cls || "", text: label });
+    b.addEventListener("click", onClick);
+    return b;
+  }
+
+  // ---- Keys ----------------------------------------------------------------------------
+  async function rotateKeys() {
+    show($("rotate-error"), "");
+    try {
+      var keys = await api("POST", "/admin/site/rotate-keys");
+      signOut("");
+      $("new-public-key").textContent = keys.public_key;
+      $("new-secret-key").textContent = keys.secret_key;
+      $("new-keys").hidden = false;
+    } catch (e) {
+      show($("rotate-error"), e.message);
+    }
+  }
+
+
+  Object.assign(app, { $: $, el: el, show: show, when: when, lines: lines, api: api, button: button,
+    clearErrors: clearErrors, fieldError: fieldError, serverError: serverError, fillAssistant: fillAssistant,
+    PK: PK });
+
+  // ---- Wiring (after every console script ran: they are deferred) ----------------------
+  document.addEventListener("DOMContentLoaded", function () {
+    $("signin-form").addEventListener("submit", function (event) {
+      event.preventDefault();
+      $("new-keys").hidden = true;
+      show($("signin-error"), "");
+      var key = $("signin-key").value.trim();
+      if (!key) return;
+      signIn(key);
+    });
+    $("sign-out").addEventListener("click", function () { signOut(""); });
+    document.querySelectorAll(".tabs button").forEach(function (b) {
+      b.addEventListener("click", function () { openTab(b.dataset.tab); });
+    });
+    $("assistant-form").addEventListener("submit", saveAssistant);
+    $("f-template").addEventListener("change", showTemplateSettings);
+    $("rotate-confirm").addEventListener("change", function () { $("rotate").disabled = !$("rotate-confirm").checked; });
+    $("rotate").addEventListener("click", rotateKeys);
+    var key = sessionStorage.getItem(KEY);
+    if (key) signIn(key);
+  });
+})();
