@@ -2,14 +2,14 @@
 //! the [`Flow`](crate::graph::Flow) that runs them.
 //!
 //! - [`shop`] — the store assistant (seed 000).
+//! - [`analyst`] — business data questions answered by a tool-calling agent over the
+//!   merchant's data sets (seed 001).
 //! - [`rental`] — the rental marketplace assistant (seed 002): generated, validated SQL
 //!   (feature `rental`).
 //! - [`knowledge`] — the internal-knowledge assistant (seed 003): planner, parallel
 //!   agent stages, conflict resolution, answers with evidence within the visitor's
 //!   permissions (feature `knowledge`).
 //! - [`guarded`] — a domain-restricted advisor with a guardrail (seed 004).
-//!
-//! `analyst` (seed 001) comes next; the crate docs show how each maps onto the engine.
 
 pub mod analyst;
 pub mod guarded;
