@@ -177,7 +177,10 @@ fn unreachable(detail: impl Into<String>) -> ChatModelError {
 }
 
 /// Wait for `future` at most `limit`; `None` on timeout.
-async fn within<F: std::future::Future>(limit: Duration, future: F) -> Option<F::Output> {
+pub(crate) async fn within<F: std::future::Future>(
+    limit: Duration,
+    future: F,
+) -> Option<F::Output> {
     let delay = Delay::from(limit);
     pin_mut!(future);
     match select(future, delay).await {

@@ -16,14 +16,11 @@ use std::time::Duration;
 
 use concierge_core::boundary::{WebSearch, WebSource, is_web_url};
 use concierge_core::error::{ServiceError, ServiceErrorKind};
-use futures_util::future::{Either, select};
-use futures_util::pin_mut;
 use serde_json::Value;
 use wasm_bindgen::JsValue;
-use worker::{
-    AbortController, D1Database, Delay, Env, Fetch, Headers, Method, Request, RequestInit, Url,
-};
+use worker::{AbortController, D1Database, Env, Fetch, Headers, Method, Request, RequestInit, Url};
 
+use super::upstream::within;
 use crate::site::{Site, endpoint};
 
 /// Default wait for a provider's answer.
@@ -167,15 +164,6 @@ fn dedupe(results: Vec<WebSource>, max_results: usize) -> Vec<WebSource> {
         .filter(|r| is_web_url(&r.url) && seen.insert(r.url.clone()))
         .take(max_results)
         .collect()
-}
-
-async fn within<F: std::future::Future>(limit: Duration, future: F) -> Option<F::Output> {
-    let delay = Delay::from(limit);
-    pin_mut!(future);
-    match select(future, delay).await {
-        Either::Left((output, _)) => Some(output),
-        Either::Right(_) => None,
-    }
 }
 
 async fn send_json(request: Request, timeout: Duration) -> Result<Value, ServiceError> {

@@ -106,16 +106,7 @@ pub async fn receive<P: Platform, A: Assistant>(
     if let Some(refusal) = assistant.screen(platform, input, text).await? {
         return refused(platform, scope, refusal).await;
     }
-    let message = StoredMessage {
-        role: Role::User,
-        ..assistant_message(
-            platform.ids().new_id(),
-            MessageKind::Text,
-            text.into(),
-            platform.clock().now_ms(),
-        )
-    };
-    let reply_id = platform.ids().new_id();
+    let (message, reply_id) = visitor_message(platform, text);
     let turn = NewTurn {
         message,
         reply_id: &reply_id,
@@ -331,16 +322,7 @@ async fn streamed_at_once<P: Platform, A: Assistant>(
         });
         return Ok(refusal_answered(user_message_id, reply, language, sink));
     }
-    let message = StoredMessage {
-        role: Role::User,
-        ..assistant_message(
-            platform.ids().new_id(),
-            MessageKind::Text,
-            text.into(),
-            platform.clock().now_ms(),
-        )
-    };
-    let reply_id = platform.ids().new_id();
+    let (message, reply_id) = visitor_message(platform, text);
     let started = TurnEvent::Started {
         conversation_id: input.conversation_id.clone(),
         user_message_id: message.id.clone(),
@@ -587,6 +569,20 @@ pub(super) fn assistant_message(
         tool_steps: Vec::new(),
         payloads: Vec::new(),
     }
+}
+
+/// A visitor's message not yet stored, and the id its reply is to be stored under.
+fn visitor_message<P: Platform>(platform: &P, text: &str) -> (StoredMessage, String) {
+    let message = StoredMessage {
+        role: Role::User,
+        ..assistant_message(
+            platform.ids().new_id(),
+            MessageKind::Text,
+            text.into(),
+            platform.clock().now_ms(),
+        )
+    };
+    (message, platform.ids().new_id())
 }
 
 /// Queues `message` for embedding when the embedding policy says so.
