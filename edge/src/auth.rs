@@ -16,8 +16,6 @@
 use concierge_core::boundary::ConversationStore;
 use concierge_core::conversation::{Conversation, Scope};
 use concierge_core::identity::{self, UserIdentity};
-use std::cell::RefCell;
-use std::rc::Rc;
 
 use sha2::{Digest, Sha256};
 use worker::{Env, Method, Request};
@@ -25,6 +23,9 @@ use worker::{Env, Method, Request};
 use crate::ApiError;
 use crate::bindings::d1_store::D1Store;
 use crate::site::{self, KeyKind, Site};
+
+mod admission;
+pub(crate) use admission::Admission;
 
 /// An authenticated caller.
 #[derive(Debug)]
@@ -213,63 +214,6 @@ fn check_origin(req: &Request, env: &Env, site: &Site) -> Result<(), ApiError> {
 /// it serves (and `wrangler dev` too), so only a misrouted request lacks one. A limiter
 /// that fails (binding missing or erroring) fails closed (503): a misconfigured deployment
 /// shows at once instead of serving without limits.
-/// The rate limits one request of a caller counts against: with a public key, the site and
-/// client address's (`PUBLIC_RATE_LIMIT`), then the site's ceiling (`SITE_RATE_LIMIT`).
-pub(crate) struct Admission {
-    env: Env,
-    limits: Vec<(&'static str, String)>,
-    /// Why [`admit`](Self::admit) refused, once it did.
-    refusal: Rc<RefCell<Option<ApiError>>>,
-}
-
-impl std::fmt::Debug for Admission {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Admission")
-            .field("limits", &self.limits)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Admission {
-    fn new(req: &Request, env: &Env, site: &Site, kind: KeyKind) -> Result<Self, ApiError> {
-        let mut limits = Vec::with_capacity(2);
-        if kind == KeyKind::Public {
-            let client = client_address(req)?;
-            limits.push(("PUBLIC_RATE_LIMIT", format!("{}:{client}", site.id)));
-        }
-        limits.push(("SITE_RATE_LIMIT", site.id.clone()));
-        Ok(Self {
-            env: env.clone(),
-            limits,
-            refusal: Rc::default(),
-        })
-    }
-
-    /// Counts the request against each limit in turn; the first refusal ends it.
-    pub(crate) async fn check(&self) -> Result<(), ApiError> {
-        for (binding, key) in &self.limits {
-            limit(&self.env, binding, key).await?;
-        }
-        Ok(())
-    }
-
-    /// [`check`](Self::check) as a yes or no, keeping the refusal for [`refusal`](Self::refusal).
-    pub(crate) async fn admit(&self) -> bool {
-        match self.check().await {
-            Ok(()) => true,
-            Err(error) => {
-                *self.refusal.borrow_mut() = Some(error);
-                false
-            }
-        }
-    }
-
-    /// Where [`admit`](Self::admit) leaves its refusal.
-    pub(crate) fn refusal(&self) -> Rc<RefCell<Option<ApiError>>> {
-        self.refusal.clone()
-    }
-}
-
 /// `POST /conversations` with a public key: at most a few new conversations per minute per
 /// site and client address (`CONVERSATION_RATE_LIMIT`), so anonymous visitors cannot fill
 /// the store. Secret-key callers (the merchant's servers) are bounded by the site ceiling.

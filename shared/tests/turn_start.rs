@@ -175,7 +175,10 @@ fn a_turn_its_admission_refuses_stores_nothing_and_asks_no_model() {
         let model = watching(&backend, &id);
         let platform = backend.with_model(&model);
         let mut events = Vec::new();
-        let refused = async { false };
+        let refused = engine::Admission {
+            verdict: async { false },
+            likely: false,
+        };
         let turn = input(&id, key);
         let outcome = block_on(engine::run_admitted_turn(
             &platform,
@@ -205,7 +208,10 @@ fn an_admitted_turn_runs_as_any_other() {
     let platform = backend.with_model(&model);
     let mut events = Vec::new();
     let turn = input(&id, None);
-    let admitted = async { true };
+    let admitted = engine::Admission {
+        verdict: async { true },
+        likely: false,
+    };
     block_on(engine::run_admitted_turn(
         &platform,
         &shop,

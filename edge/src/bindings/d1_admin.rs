@@ -80,7 +80,9 @@ impl D1Store {
                 .bind(&scoped)
                 .map_err(service_error)?,
         ];
-        let results = db.batch(statements).await.map_err(service_error)?;
+        let results = db.batch(statements).await;
+        super::d1_store::remembered::forget(scope);
+        let results = results.map_err(service_error)?;
         let [conversation, messages, ..] = results.as_slice() else {
             return Err(short_batch());
         };

@@ -65,6 +65,7 @@ const HISTORY_SQL: &str = concat!(
     " FROM messages WHERE conversation_id = ?1 AND site_id = ?2 ORDER BY seq DESC LIMIT ?3"
 );
 
+pub(crate) mod remembered;
 // After `message_columns!`, which it uses.
 mod turns;
 
@@ -278,6 +279,19 @@ impl ConversationStore for D1Store {
         turn: NewTurn<'_>,
     ) -> Result<Option<u64>, ServiceError> {
         self.insert_visitor(scope, turn).await
+    }
+
+    fn cached_turn(&self, scope: Scope<'_>, window: usize) -> Option<TurnContext> {
+        remembered::recall(scope, window)
+    }
+
+    async fn insert_checked_turn(
+        &self,
+        scope: Scope<'_>,
+        turn: NewTurn<'_>,
+        window: usize,
+    ) -> Result<Option<(u64, TurnContext)>, ServiceError> {
+        self.insert_checked(scope, turn, window).await
     }
 
     async fn resume_turn(

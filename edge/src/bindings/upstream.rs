@@ -189,6 +189,33 @@ pub(crate) async fn within<F: std::future::Future>(
     }
 }
 
+/// An upstream request's abort controller that aborts when dropped (after a complete
+/// response, a no-op).
+struct AbortOnDrop(Option<AbortController>);
+
+impl AbortOnDrop {
+    fn signal(&self) -> worker::AbortSignal {
+        self.0
+            .as_ref()
+            .map(AbortController::signal)
+            .unwrap_or_else(worker::AbortSignal::abort)
+    }
+
+    fn abort(mut self) {
+        if let Some(controller) = self.0.take() {
+            controller.abort();
+        }
+    }
+}
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        if let Some(controller) = self.0.take() {
+            controller.abort();
+        }
+    }
+}
+
 /// The outcome of one attempt: whether any event reached the sink.
 struct AttemptError {
     error: ChatModelError,
@@ -198,7 +225,9 @@ struct AttemptError {
 impl Upstream {
     async fn attempt(&self, body: &str, sink: &mut dyn ChatSink) -> Result<(), AttemptError> {
         let fail = |error, delivered| AttemptError { error, delivered };
-        let controller = AbortController::default();
+        // Aborted however the attempt ends: one dropped unfinished (its turn ended early)
+        // does not leave the upstream generating for nobody.
+        let controller = AbortOnDrop(Some(AbortController::default()));
         let (url, accept) = match self.provider {
             Provider::OpenAi => (self.url("/chat/completions", ""), "text/event-stream"),
             Provider::Ollama => (self.url("", "/api/chat"), "application/x-ndjson"),

@@ -16,7 +16,7 @@
 
 use concierge_core::boundary::ConversationStore;
 use concierge_core::conversation::{Language, Scope, StoredMessage};
-use concierge_core::engine::{self, NewConversation, Received};
+use concierge_core::engine::{self, Assistant, NewConversation, Received};
 use concierge_core::identity::UserIdentity;
 use concierge_core::stream::native::NativeEncoder;
 use concierge_core::turn::{TurnInput, TurnJob};
@@ -25,6 +25,7 @@ use worker::{Context, Env, Request, Response};
 
 use crate::ApiError;
 use crate::auth::{self, Caller, Visitor};
+use crate::bindings::d1_store::remembered;
 use crate::bindings::services::Services;
 use crate::bindings::turn_queue;
 use crate::routes::turn_stream::{self, TurnRun};
@@ -161,7 +162,17 @@ pub(crate) async fn create(
         language,
     };
     let created = engine::create_conversation(&services, &assistant, new).await?;
-    ctx.wait_until(services.queue_flush());
+    let flushed = services.queue_flush();
+    let window = assistant.config().history_window;
+    let (site_id, id) = (caller.site.id.clone(), created.conversation.id.clone());
+    ctx.wait_until(async move {
+        flushed.await;
+        // Read once now, so the conversation's first turn starts without reading it.
+        let _ = services
+            .store
+            .read_turn(Scope::new(&site_id, &id), window)
+            .await;
+    });
     let body = serde_json::json!({
         "conversation_id": created.conversation.id,
         "messages": [message_json(&created.greeting)],
@@ -247,7 +258,15 @@ pub(crate) async fn post_message(
     let assistant = SiteAssistant::for_site(&site)?.with_debug_scripts(env);
     let services = Services::new(env, &site)?;
     // The rate limits are counted while the turn reads the conversation…
+    let scope = Scope::new(&site.id, conversation_id);
     let admission = if matches!(visitor, Visitor::Site) {
+        Some(admission)
+    } else if let Some(conversation) = remembered::conversation(scope) {
+        // A conversation's identity never changes: what this isolate read of it decides who
+        // reaches it (the turn's write still finds out whether it exists).
+        if !visitor.may_access(&conversation) {
+            return Err(ApiError::NotFound);
+        }
         Some(admission)
     } else {
         // … or, for a visitor, while checking that only the identity the conversation was

@@ -7,7 +7,9 @@
 //! away: its answer is stored. The stream always ends with exactly one terminal event: the
 //! engine's, or — should it ever not come — the encoder's own failure on close.
 
-use concierge_core::engine::{self, StatelessInput, TurnOutcome};
+use concierge_core::boundary::ConversationStore;
+use concierge_core::conversation::Scope;
+use concierge_core::engine::{self, Assistant, StatelessInput, TurnOutcome};
 use concierge_core::error::Error;
 use concierge_core::stream::TurnEncoder;
 use concierge_core::stream::ai_sdk::{AiSdkEncoder, HEADER_NAME, HEADER_VALUE};
@@ -58,8 +60,8 @@ impl TurnRun {
         match self {
             Self::Stored(input) => engine::run_turn(services, assistant, &input, sink).await,
             Self::Admitted(input, admission) => {
-                let admitted = async { admission.admit().await };
-                engine::run_admitted_turn(services, assistant, &input, admitted, sink).await
+                let admission = admission.for_turn();
+                engine::run_admitted_turn(services, assistant, &input, admission, sink).await
             }
             Self::Stateless(input) => engine::run_stateless(services, assistant, input, sink).await,
         }
@@ -113,6 +115,7 @@ pub(crate) async fn respond<E: TurnEncoder + 'static>(
             }
         };
         let result = run.run(&services, &assistant, &mut sink).await;
+        let began = started.is_none();
         if let Some(tx) = started.take() {
             let refused = refusal.and_then(|r| r.borrow_mut().take());
             let early = match &result {
@@ -127,6 +130,17 @@ pub(crate) async fn respond<E: TurnEncoder + 'static>(
             writer.write_now(tail.as_bytes());
         }
         writer.close();
+        let flushed = services.queue_flush();
+        if began && !conversation_id.is_empty() {
+            // Read the conversation as this turn left it, so its next turn in this isolate
+            // starts without reading it (the engine checks that memory when it writes).
+            let scope = Scope::new(&site_id, &conversation_id);
+            let window = assistant.config().history_window;
+            let _ =
+                futures_util::future::join(flushed, services.store.read_turn(scope, window)).await;
+        } else {
+            flushed.await;
+        }
         if let Err(error) = result {
             let line = serde_json::json!({
                 "level": "warn", "msg": "turn failed", "request_id": request_id,
@@ -135,7 +149,6 @@ pub(crate) async fn respond<E: TurnEncoder + 'static>(
             });
             worker::console_warn!("{line}");
         }
-        services.queue_flush().await;
     };
     ctx.wait_until(turn);
 

@@ -150,6 +150,33 @@ pub trait ConversationStore {
         turn: NewTurn<'_>,
     ) -> Result<Option<u64>, ServiceError>;
 
+    /// What this store already knows of the conversation's turn context for `window` —
+    /// what its last [`read_turn`](Self::read_turn) found — without a round trip; `None`
+    /// when it knows nothing (stores without such a memory always say so). It may be out
+    /// of date: a turn that starts from it stores its message with
+    /// [`insert_checked_turn`](Self::insert_checked_turn) and compares.
+    fn cached_turn(&self, _scope: Scope<'_>, _window: usize) -> Option<TurnContext> {
+        None
+    }
+
+    /// [`insert_turn`](Self::insert_turn), also answering the turn context for `window` as
+    /// it stood just before the message was stored (as [`read_turn`](Self::read_turn)
+    /// would have read it): one unit where the store can make it one.
+    async fn insert_checked_turn(
+        &self,
+        scope: Scope<'_>,
+        turn: NewTurn<'_>,
+        window: usize,
+    ) -> Result<Option<(u64, TurnContext)>, ServiceError> {
+        let Some(context) = self.read_turn(scope, window).await? else {
+            return Ok(None);
+        };
+        Ok(self
+            .insert_turn(scope, turn)
+            .await?
+            .map(|seq| (seq, context)))
+    }
+
     /// Loads the turn of the stored visitor message `message_id`: the conversation, the
     /// last `window` messages before it, the message, its reply id and what is stored
     /// under that id. With `claim`, unless a complete reply is stored, the turn is first

@@ -88,6 +88,11 @@ impl<'s> HeldSink<'s> {
             self.sink.emit(event);
         }
     }
+
+    /// Drops what was held back (an answer nobody is to see), giving the sink back.
+    pub(super) fn discard(self) -> &'s mut dyn TurnSink {
+        self.sink
+    }
 }
 
 /// A [`TurnSink`] over a shared [`HeldSink`].
@@ -329,6 +334,20 @@ impl<S: ConversationStore> ConversationStore for GatedStore<'_, S> {
     ) -> Result<Option<u64>, ServiceError> {
         self.gate.pass().await?;
         self.store.insert_turn(scope, turn).await
+    }
+
+    fn cached_turn(&self, scope: Scope<'_>, window: usize) -> Option<TurnContext> {
+        self.store.cached_turn(scope, window)
+    }
+
+    async fn insert_checked_turn(
+        &self,
+        scope: Scope<'_>,
+        turn: NewTurn<'_>,
+        window: usize,
+    ) -> Result<Option<(u64, TurnContext)>, ServiceError> {
+        self.gate.pass().await?;
+        self.store.insert_checked_turn(scope, turn, window).await
     }
 
     async fn resume_turn(

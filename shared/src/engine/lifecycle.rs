@@ -19,9 +19,9 @@ use alloc::vec::Vec;
 
 use core::future::Future;
 
-use super::gate::{Gate, Gated, Held, HeldSink, alongside, both};
+use super::at_once::{Admission, streamed_at_once};
 use super::{Answer, Assistant, Platform, Turn, TurnMode, TurnOutcome};
-use crate::boundary::{ConversationStore, LogRecord, NewTurn, TurnContext, TurnOpening, TurnStart};
+use crate::boundary::{ConversationStore, LogRecord, NewTurn, TurnOpening, TurnStart};
 use crate::chat::Role;
 use crate::conversation::{
     EmbedJob, EmbeddingStatus, MessageKind, Metadata, Scope, StoredMessage, embedding_policy,
@@ -165,7 +165,7 @@ async fn refused<P: Platform>(
 }
 
 /// A refused message's id and answer, and its language (neither message is stored).
-fn refusal_reply<P: Platform>(
+pub(super) fn refusal_reply<P: Platform>(
     platform: &P,
     refusal: super::Refusal,
 ) -> (String, StoredMessage, crate::conversation::Language) {
@@ -180,7 +180,7 @@ fn refusal_reply<P: Platform>(
 }
 
 /// Streams a refusal (after `Started`): its text, nothing stored.
-fn refusal_answered(
+pub(super) fn refusal_answered(
     user_message_id: String,
     reply: StoredMessage,
     language: crate::conversation::Language,
@@ -212,17 +212,18 @@ pub async fn run_turn<P: Platform, A: Assistant>(
     input: &TurnInput,
     sink: &mut dyn TurnSink,
 ) -> Result<TurnOutcome, Error> {
-    run_admitted_turn(platform, assistant, input, async { true }, sink).await
+    run_admitted_turn(platform, assistant, input, Admission::open(), sink).await
 }
 
-/// [`run_turn`] behind the caller's admission check (a rate limit): `admission` runs while
-/// the turn's history is read, and a `false` ends the turn with
+/// [`run_turn`] behind the caller's admission check (a rate limit): its verdict is awaited
+/// while the turn's history is read — or, when it is [likely](Admission::likely), while the
+/// answer already runs, held back — and a refusal ends the turn with
 /// [`Error::RateLimited`] before anything is stored.
 pub async fn run_admitted_turn<P: Platform, A: Assistant>(
     platform: &P,
     assistant: &A,
     input: &TurnInput,
-    admission: impl Future<Output = bool>,
+    admission: Admission<impl Future<Output = bool>>,
     sink: &mut dyn TurnSink,
 ) -> Result<TurnOutcome, Error> {
     let result = streamed(platform, assistant, input, admission, sink).await;
@@ -233,14 +234,14 @@ async fn streamed<P: Platform, A: Assistant>(
     platform: &P,
     assistant: &A,
     input: &TurnInput,
-    admission: impl Future<Output = bool>,
+    admission: Admission<impl Future<Output = bool>>,
     sink: &mut dyn TurnSink,
 ) -> Result<TurnOutcome, Error> {
     if input.idempotency_key.is_none() {
         return streamed_at_once(platform, assistant, input, admission, sink).await;
     }
     valid_text(assistant, &input.text)?;
-    if !admission.await {
+    if !admission.verdict.await {
         return Err(Error::RateLimited);
     }
     let received = receive(platform, assistant, input).await?;
@@ -282,95 +283,6 @@ async fn streamed<P: Platform, A: Assistant>(
     if let Err(error) = &result {
         let scope = Scope::new(&input.site_id, &input.conversation_id);
         mark_failed(platform, scope, &message_id, &reply_id, error).await;
-    }
-    result
-}
-
-/// A streamed turn without an idempotency key (nothing to find again): its history is
-/// read, then its visitor's message is stored while the answer is already under way (see
-/// [`gate`](super::gate)), so the model is not kept waiting for the write. `Started` is
-/// emitted once the message is stored, before any of the answer's events; a message that
-/// cannot be stored fails the turn before it started, the answer dropped unfinished.
-async fn streamed_at_once<P: Platform, A: Assistant>(
-    platform: &P,
-    assistant: &A,
-    input: &TurnInput,
-    admission: impl Future<Output = bool>,
-    sink: &mut dyn TurnSink,
-) -> Result<TurnOutcome, Error> {
-    let text = valid_text(assistant, &input.text)?;
-    let scope = Scope::new(&input.site_id, &input.conversation_id);
-    let store = platform.store();
-    let read = store.read_turn(scope, assistant.config().history_window);
-    let (context, admitted) = both(read, admission).await;
-    if !admitted {
-        return Err(Error::RateLimited);
-    }
-    let TurnContext {
-        conversation,
-        history,
-        retrievable,
-    } = context
-        .map_err(Error::Store)?
-        .ok_or(Error::ConversationNotFound)?;
-    if let Some(refusal) = assistant.screen(platform, input, text).await? {
-        let (user_message_id, reply, language) = refusal_reply(platform, refusal);
-        sink.emit(TurnEvent::Started {
-            conversation_id: input.conversation_id.clone(),
-            user_message_id: user_message_id.clone(),
-            message_id: reply.id.clone(),
-        });
-        return Ok(refusal_answered(user_message_id, reply, language, sink));
-    }
-    let (message, reply_id) = visitor_message(platform, text);
-    let started = TurnEvent::Started {
-        conversation_id: input.conversation_id.clone(),
-        user_message_id: message.id.clone(),
-        message_id: reply_id.clone(),
-    };
-    let gate = Gate::default();
-    let held = HeldSink::new(sink);
-    let store_message = async {
-        let turn = NewTurn {
-            message: message.clone(),
-            reply_id: &reply_id,
-            idempotency_key: None,
-        };
-        let stored = store.insert_turn(scope, turn).await;
-        gate.settle(matches!(stored, Ok(Some(_))));
-        match stored {
-            Ok(Some(seq)) => {
-                queue_embedding(
-                    platform,
-                    scope,
-                    &StoredMessage {
-                        seq,
-                        ..message.clone()
-                    },
-                );
-                held.borrow_mut().release(started);
-                Ok(())
-            }
-            Ok(None) => Err(Error::ConversationNotFound),
-            Err(error) => Err(Error::Store(error)),
-        }
-    };
-    // The answer sees the message without its `seq` (taken by the write).
-    let pending = PendingTurn {
-        start: TurnStart {
-            conversation,
-            history,
-            message: message.clone(),
-            retrievable,
-        },
-        reply_id: reply_id.clone(),
-    };
-    let gated = Gated::new(platform, &gate);
-    let mut events = Held(&held);
-    let answering = answer(&gated, assistant, pending, TurnMode::Streamed, &mut events);
-    let ((), result) = alongside(store_message, answering).await?;
-    if let Err(error) = &result {
-        mark_failed(platform, scope, &message.id, &reply_id, error).await;
     }
     result
 }
@@ -531,7 +443,7 @@ pub(super) fn valid_text<'t, A: Assistant>(assistant: &A, text: &'t str) -> Resu
 }
 
 /// Marks the visitor's message as unanswered (best effort: logged if it fails).
-async fn mark_failed<P: Platform>(
+pub(super) async fn mark_failed<P: Platform>(
     platform: &P,
     scope: Scope<'_>,
     message_id: &str,
@@ -572,7 +484,7 @@ pub(super) fn assistant_message(
 }
 
 /// A visitor's message not yet stored, and the id its reply is to be stored under.
-fn visitor_message<P: Platform>(platform: &P, text: &str) -> (StoredMessage, String) {
+pub(super) fn visitor_message<P: Platform>(platform: &P, text: &str) -> (StoredMessage, String) {
     let message = StoredMessage {
         role: Role::User,
         ..assistant_message(

@@ -28,6 +28,7 @@
 //! A turn is either stored (history from the store; the reply is stored) or stateless
 //! ([`run_stateless`]: history from the caller, nothing stored), with the same events.
 
+mod at_once;
 mod create;
 mod gate;
 pub mod lifecycle;
@@ -37,6 +38,7 @@ mod stateless;
 use alloc::string::String;
 use alloc::vec::Vec;
 
+pub use at_once::Admission;
 pub use create::{CreatedConversation, NewConversation, create_conversation};
 pub use lifecycle::{PendingTurn, Received, answer_job, receive, run_admitted_turn, run_turn};
 pub use respond::{StreamedAnswer, react_answer, store_reply, stream_answer};

@@ -70,6 +70,10 @@ pub struct MemoryStore {
     language_unavailable: Cell<bool>,
     insert_unavailable: Cell<bool>,
     insert_polls: Cell<u32>,
+    /// With [`remember_turns`](MemoryStore::remember_turns): the last context each
+    /// conversation's [`read_turn`](ConversationStore::read_turn) found, and its window.
+    remembered: Option<RefCell<BTreeMap<(String, String), (usize, TurnContext)>>>,
+    turn_reads: Cell<usize>,
 }
 
 fn key(scope: Scope<'_>) -> (String, String) {
@@ -97,6 +101,23 @@ impl MemoryStore {
     /// `polls` times before it writes, as a database round trip does (0: at once).
     pub fn set_insert_polls(&self, polls: u32) {
         self.insert_polls.set(polls);
+    }
+
+    /// How many times a turn's context was read
+    /// ([`read_turn`](ConversationStore::read_turn), also within
+    /// [`insert_checked_turn`](ConversationStore::insert_checked_turn)).
+    pub fn turn_reads(&self) -> usize {
+        self.turn_reads.get()
+    }
+
+    /// A store that remembers what [`read_turn`](ConversationStore::read_turn) found and
+    /// offers it as [`cached_turn`](ConversationStore::cached_turn), as the Worker's store
+    /// does — even once out of date (a later `read_turn` refreshes it).
+    pub fn remember_turns() -> Self {
+        Self {
+            remembered: Some(RefCell::default()),
+            ..Self::default()
+        }
     }
 
     /// Makes every later language update fail with `Unavailable` (or work again).
@@ -282,16 +303,47 @@ impl ConversationStore for MemoryStore {
         window: usize,
     ) -> Result<Option<TurnContext>, ServiceError> {
         self.check()?;
+        self.turn_reads.set(self.turn_reads.get() + 1);
         let entries = self.entries.borrow();
         let Some(entry) = entries.get(&key(scope)) else {
             return Ok(None);
         };
         let start = entry.messages.len().saturating_sub(window);
-        Ok(Some(TurnContext {
+        let context = TurnContext {
             conversation: entry.conversation.clone(),
             history: entry.messages[start..].to_vec(),
             retrievable: true,
-        }))
+        };
+        if let Some(remembered) = &self.remembered {
+            (remembered.borrow_mut()).insert(key(scope), (window, context.clone()));
+        }
+        Ok(Some(context))
+    }
+
+    fn cached_turn(&self, scope: Scope<'_>, window: usize) -> Option<TurnContext> {
+        let remembered = self.remembered.as_ref()?.borrow();
+        let (read_with, context) = remembered.get(&key(scope))?;
+        (*read_with == window).then(|| context.clone())
+    }
+
+    async fn insert_checked_turn(
+        &self,
+        scope: Scope<'_>,
+        turn: NewTurn<'_>,
+        window: usize,
+    ) -> Result<Option<(u64, TurnContext)>, ServiceError> {
+        let remembered = self.cached_turn(scope, window);
+        let Some(context) = self.read_turn(scope, window).await? else {
+            return Ok(None);
+        };
+        // Reading here is part of the write: what was remembered stays as it was.
+        if let (Some(memory), Some(before)) = (&self.remembered, remembered) {
+            memory.borrow_mut().insert(key(scope), (window, before));
+        }
+        Ok(self
+            .insert_turn(scope, turn)
+            .await?
+            .map(|seq| (seq, context)))
     }
 
     async fn insert_turn(

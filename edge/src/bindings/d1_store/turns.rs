@@ -345,16 +345,16 @@ impl D1Store {
         })))
     }
 
-    /// One read-only batch: the conversation, its last `window` messages, and whether
-    /// retrieval could find anything.
-    pub(super) async fn read_context(
+    /// The statements that read a turn's context: the conversation, its last `window`
+    /// messages, and whether retrieval could find anything.
+    fn context_statements(
         &self,
         scope: Scope<'_>,
         window: usize,
-    ) -> Result<Option<TurnContext>, ServiceError> {
+    ) -> Result<Vec<D1PreparedStatement>, ServiceError> {
         let scoped: [JsValue; 2] = [scope.conversation_id.into(), scope.site_id.into()];
         let windowed = [scoped[0].clone(), scoped[1].clone(), num(window as u64)];
-        let statements = vec![
+        Ok(vec![
             self.statement(CONVERSATION_SQL, &scoped)?,
             self.statement(HISTORY_SQL, &windowed)?,
             self.statement(
@@ -364,27 +364,52 @@ impl D1Store {
                 ),
                 &windowed,
             )?,
-        ];
+        ])
+    }
+
+    /// One read-only batch: what a turn without an idempotency key starts from, remembered
+    /// in this isolate for the conversation's next turn (see [`remembered`](super::remembered)).
+    pub(super) async fn read_context(
+        &self,
+        scope: Scope<'_>,
+        window: usize,
+    ) -> Result<Option<TurnContext>, ServiceError> {
+        let statements = self.context_statements(scope, window)?;
         let results = self.db.batch(statements).await.map_err(service_error)?;
-        let [conversation, history_rows, retrievable_row] = &results[..] else {
-            return Err(ServiceError::new(
-                ServiceErrorKind::Other,
-                "D1 batch answered too few results",
-            ));
-        };
-        let Some(conversation) = conversation
-            .results::<ConversationRow>()
-            .map_err(service_error)?
-            .into_iter()
-            .next()
-        else {
-            return Ok(None);
-        };
-        Ok(Some(TurnContext {
-            conversation: conversation.into_conversation()?,
-            history: messages_in(history_rows)?,
-            retrievable: retrievable(retrievable_row)?,
-        }))
+        let context = context_in(&results)?;
+        match &context {
+            Some(context) => super::remembered::remember(scope, window, context),
+            None => super::remembered::forget(scope),
+        }
+        Ok(context)
+    }
+
+    /// One batch: the turn's context as it stands, then the visitor's message (as
+    /// [`insert_visitor`](Self::insert_visitor)), so a turn that started from a remembered
+    /// context can tell whether it still holds.
+    pub(super) async fn insert_checked(
+        &self,
+        scope: Scope<'_>,
+        turn: NewTurn<'_>,
+        window: usize,
+    ) -> Result<Option<(u64, TurnContext)>, ServiceError> {
+        let mut statements = self.context_statements(scope, window)?;
+        statements.push(self.insert_message(
+            scope,
+            &turn.message,
+            Insert::Visitor {
+                reply_id: turn.reply_id,
+                idempotency_key: turn.idempotency_key,
+            },
+        )?);
+        statements.push(self.touch(scope, turn.message.created_at)?);
+        let results = self.db.batch(statements).await;
+        // The conversation changes either way: its next turn reads it again.
+        super::remembered::forget(scope);
+        let results = results.map_err(service_error)?;
+        let context = context_in(&results)?;
+        let seq = inserted_seq(results.get(3))?;
+        Ok(seq.zip(context))
     }
 
     /// One batch: the visitor's message (guarded by its conversation's existence) and the
@@ -499,6 +524,30 @@ impl D1Store {
         .map_err(service_error)?;
         Ok(())
     }
+}
+
+/// A turn's context from the results of [`D1Store::context_statements`] (the first three
+/// of `results`); `None` when the conversation does not exist on this site.
+fn context_in(results: &[D1Result]) -> Result<Option<TurnContext>, ServiceError> {
+    let [conversation, history_rows, retrievable_row, ..] = results else {
+        return Err(ServiceError::new(
+            ServiceErrorKind::Other,
+            "D1 batch answered too few results",
+        ));
+    };
+    let Some(conversation) = conversation
+        .results::<ConversationRow>()
+        .map_err(service_error)?
+        .into_iter()
+        .next()
+    else {
+        return Ok(None);
+    };
+    Ok(Some(TurnContext {
+        conversation: conversation.into_conversation()?,
+        history: messages_in(history_rows)?,
+        retrievable: retrievable(retrievable_row)?,
+    }))
 }
 
 /// The `seq` an `INSERT … RETURNING seq` took; `None` when its guard kept it out.

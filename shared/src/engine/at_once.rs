@@ -1,0 +1,197 @@
+//! A streamed turn without an idempotency key: its answer starts before its visitor's
+//! message is stored.
+//!
+//! The turn takes its history from the store — or, when the store already knows the
+//! conversation ([`ConversationStore::cached_turn`]), from what it knows, without a round
+//! trip — then stores the visitor's message *while* the template answers (see
+//! [`gate`](super::gate)). The answer's events are held back until the message is stored,
+//! so `Started` still comes first; a message that cannot be stored, or a caller refused by
+//! its rate limits, drops the answer unfinished and fails the turn before it started.
+//!
+//! A history the store only remembered is checked by the write itself
+//! ([`ConversationStore::insert_checked_turn`] reads the history as it stood before the
+//! message): if the conversation moved on meanwhile (another turn, another isolate), the
+//! held answer is dropped unseen and the template answers again from the history as stored.
+
+use core::future::Future;
+
+use super::gate::{Gate, Gated, Held, HeldSink, alongside, both};
+use super::lifecycle::{
+    PendingTurn, answer, mark_failed, queue_embedding, refusal_answered, refusal_reply, valid_text,
+    visitor_message,
+};
+use super::{Assistant, Platform, TurnMode, TurnOutcome};
+use crate::boundary::{ConversationStore, NewTurn, TurnContext, TurnStart};
+use crate::conversation::{Scope, StoredMessage};
+use crate::error::Error;
+use crate::turn::{TurnEvent, TurnInput, TurnSink};
+
+/// The caller's admission (its rate limits) as a turn sees it.
+#[derive(Debug)]
+pub struct Admission<F> {
+    /// Resolves to whether the caller is admitted. Nothing is stored before it has.
+    pub verdict: F,
+    /// Whether the verdict is expected to be yes (the caller was admitted last time): the
+    /// answer may then start before it comes, held back and dropped on a refusal.
+    pub likely: bool,
+}
+
+impl Admission<core::future::Ready<bool>> {
+    /// No limit: always admitted.
+    pub fn open() -> Self {
+        Self {
+            verdict: core::future::ready(true),
+            likely: true,
+        }
+    }
+}
+
+/// Why storing the visitor's message ended the answer early.
+enum Stop {
+    /// The turn fails before it started.
+    Failed(Error),
+    /// The message is stored (`seq`), but the conversation had moved on from the history
+    /// the answer started from; this is the history as stored before the message.
+    Outdated(u64, TurnContext),
+}
+
+impl From<Error> for Stop {
+    fn from(error: Error) -> Self {
+        Self::Failed(error)
+    }
+}
+
+/// Runs the turn (see the module's documentation).
+pub(super) async fn streamed_at_once<P: Platform, A: Assistant>(
+    platform: &P,
+    assistant: &A,
+    input: &TurnInput,
+    admission: Admission<impl Future<Output = bool>>,
+    sink: &mut dyn TurnSink,
+) -> Result<TurnOutcome, Error> {
+    let text = valid_text(assistant, &input.text)?;
+    let scope = Scope::new(&input.site_id, &input.conversation_id);
+    let store = platform.store();
+    let window = assistant.config().history_window;
+    let Admission { verdict, likely } = admission;
+    // The verdict still to wait for before storing anything, when the answer may start first.
+    let (context, remembered, mut verdict) = match store.cached_turn(scope, window) {
+        Some(context) if likely => (context, true, Some(verdict)),
+        Some(context) => {
+            if !verdict.await {
+                return Err(Error::RateLimited);
+            }
+            (context, true, None)
+        }
+        None => {
+            let (read, admitted) = both(store.read_turn(scope, window), verdict).await;
+            if !admitted {
+                return Err(Error::RateLimited);
+            }
+            let context = read.map_err(Error::Store)?;
+            (context.ok_or(Error::ConversationNotFound)?, false, None)
+        }
+    };
+    if let Some(refusal) = assistant.screen(platform, input, text).await? {
+        if let Some(verdict) = verdict.take()
+            && !verdict.await
+        {
+            return Err(Error::RateLimited);
+        }
+        let (user_message_id, reply, language) = refusal_reply(platform, refusal);
+        sink.emit(TurnEvent::Started {
+            conversation_id: input.conversation_id.clone(),
+            user_message_id: user_message_id.clone(),
+            message_id: reply.id.clone(),
+        });
+        return Ok(refusal_answered(user_message_id, reply, language, sink));
+    }
+    let (message, reply_id) = visitor_message(platform, text);
+    let started = TurnEvent::Started {
+        conversation_id: input.conversation_id.clone(),
+        user_message_id: message.id.clone(),
+        message_id: reply_id.clone(),
+    };
+    let expected = remembered.then(|| context.clone());
+    let gate = Gate::default();
+    let held = HeldSink::new(sink);
+    let store_message = async {
+        if let Some(verdict) = verdict
+            && !verdict.await
+        {
+            gate.settle(false);
+            return Err(Stop::Failed(Error::RateLimited));
+        }
+        let turn = NewTurn {
+            message: message.clone(),
+            reply_id: &reply_id,
+            idempotency_key: None,
+        };
+        let stored = match &expected {
+            None => store.insert_turn(scope, turn).await,
+            Some(expected) => match store.insert_checked_turn(scope, turn, window).await {
+                Ok(Some((seq, actual))) if actual != *expected => {
+                    return Err(Stop::Outdated(seq, actual));
+                }
+                checked => checked.map(|stored| stored.map(|(seq, _)| seq)),
+            },
+        };
+        gate.settle(matches!(stored, Ok(Some(_))));
+        match stored {
+            Ok(Some(seq)) => {
+                let stored = StoredMessage {
+                    seq,
+                    ..message.clone()
+                };
+                queue_embedding(platform, scope, &stored);
+                held.borrow_mut().release(started.clone());
+                Ok(())
+            }
+            Ok(None) => Err(Stop::Failed(Error::ConversationNotFound)),
+            Err(error) => Err(Stop::Failed(Error::Store(error))),
+        }
+    };
+    // The answer sees the message without its `seq` (taken by the write).
+    let pending = pending_turn(context, message.clone(), &reply_id);
+    let gated = Gated::new(platform, &gate);
+    let mut events = Held(&held);
+    let answering = answer(&gated, assistant, pending, TurnMode::Streamed, &mut events);
+    let result = match alongside(store_message, answering).await {
+        Ok(((), result)) => result,
+        Err(Stop::Failed(error)) => return Err(error),
+        Err(Stop::Outdated(seq, context)) => {
+            // The held answer is dropped unseen: answer again from the stored history.
+            let sink = held.into_inner().discard();
+            let stored = StoredMessage { seq, ..message };
+            queue_embedding(platform, scope, &stored);
+            sink.emit(started);
+            let pending = pending_turn(context, stored.clone(), &reply_id);
+            let result = answer(platform, assistant, pending, TurnMode::Streamed, sink).await;
+            if let Err(error) = &result {
+                mark_failed(platform, scope, &stored.id, &reply_id, error).await;
+            }
+            return result;
+        }
+    };
+    if let Err(error) = &result {
+        mark_failed(platform, scope, &message.id, &reply_id, error).await;
+    }
+    result
+}
+
+fn pending_turn(context: TurnContext, message: StoredMessage, reply_id: &str) -> PendingTurn {
+    let TurnContext {
+        conversation,
+        history,
+        retrievable,
+    } = context;
+    PendingTurn {
+        start: TurnStart {
+            conversation,
+            history,
+            message,
+            retrievable,
+        },
+        reply_id: reply_id.into(),
+    }
+}
