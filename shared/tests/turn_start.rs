@@ -224,3 +224,98 @@ fn an_admitted_turn_runs_as_any_other() {
     assert!(matches!(events.last(), Some(TurnEvent::Completed { .. })));
     assert_eq!(backend.store.messages(Scope::new(SITE, &id)).len(), 3);
 }
+
+/// A model that takes virtual time: noting the stored messages at each step, it says it
+/// has the request after `answering_ms` (if ever), then answers after `first_token_ms`.
+struct Slow<'a> {
+    backend: &'a MemoryBackend,
+    conversation_id: String,
+    answering_ms: Option<u64>,
+    first_token_ms: u64,
+    /// (virtual ms, messages stored) at each step.
+    seen: RefCell<Vec<(u64, usize)>>,
+}
+
+impl Slow<'_> {
+    fn note(&self) {
+        let stored = self
+            .backend
+            .store
+            .messages(Scope::new(SITE, &self.conversation_id))
+            .len();
+        let now = self.backend.timer.now_ms();
+        self.seen.borrow_mut().push((now, stored));
+    }
+}
+
+impl ChatModel for Slow<'_> {
+    async fn stream(
+        &self,
+        _request: &ChatRequest,
+        sink: &mut dyn ChatSink,
+    ) -> Result<(), ChatModelError> {
+        use concierge_core::boundary::Timer;
+        use concierge_core::chat::{ChatEvent, FinishReason};
+        let timer = &self.backend.timer;
+        self.note();
+        let mut waited = 0;
+        if let Some(ms) = self.answering_ms {
+            timer.sleep(ms).await;
+            self.note();
+            sink.answering();
+            waited = ms;
+        } else {
+            timer.sleep(24).await;
+            self.note();
+            timer.sleep(2).await;
+            self.note();
+            waited = 26;
+        }
+        // Notes what the store holds just before the first token.
+        timer.sleep(self.first_token_ms - waited - 1).await;
+        self.note();
+        timer.sleep(1).await;
+        sink.event(ChatEvent::text("Dạ có ạ."));
+        sink.event(ChatEvent::finish(FinishReason::Stop));
+        Ok(())
+    }
+}
+
+fn slow_turn(answering_ms: Option<u64>) -> (Vec<(u64, usize)>, Vec<TurnEvent>) {
+    let (backend, shop) = (MemoryBackend::default(), ShopConfig::default());
+    let id = conversation(&backend, &shop);
+    let model = Slow {
+        backend: &backend,
+        conversation_id: id.clone(),
+        answering_ms,
+        first_token_ms: 200,
+        seen: RefCell::new(Vec::new()),
+    };
+    let platform = backend.with_model(&model);
+    let mut events = Vec::new();
+    let turn = input(&id, None);
+    backend
+        .timer
+        .run(engine::run_turn(&platform, &shop, &turn, &mut events))
+        .unwrap();
+    assert_eq!(backend.store.messages(Scope::new(SITE, &id)).len(), 3);
+    let seen = model.seen.borrow().clone();
+    (seen, events)
+}
+
+#[test]
+fn the_message_is_stored_once_the_model_has_the_request() {
+    let (seen, events) = slow_turn(Some(10));
+    // Asked with only the greeting stored; still only that when the model's response
+    // began 10 ms later (the write had kept out of its way); stored before the first token.
+    assert_eq!(seen, [(0, 1), (10, 1), (199, 2)]);
+    assert!(matches!(events[0], TurnEvent::Started { .. }), "{events:?}");
+    assert!(matches!(events.last(), Some(TurnEvent::Completed { .. })));
+}
+
+#[test]
+fn a_model_that_never_says_it_has_the_request_waits_for_the_write_no_longer_than_25_ms() {
+    let (seen, events) = slow_turn(None);
+    assert_eq!(seen, [(0, 1), (24, 1), (26, 2), (199, 2)]);
+    assert!(matches!(events[0], TurnEvent::Started { .. }), "{events:?}");
+}

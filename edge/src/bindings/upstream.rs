@@ -258,6 +258,8 @@ impl Upstream {
                 false,
             ));
         }
+        // The model has the request: work kept out of its way may go.
+        sink.answering();
         let ResponseBody::Stream(body) = response.body() else {
             return Err(fail(
                 unreachable("the upstream answered without a body"),

@@ -23,6 +23,10 @@ pub struct ChatRequest {
 pub trait ChatSink {
     /// One event of the stream.
     fn event(&mut self, event: ChatEvent);
+
+    /// The model has the request: its response has begun, before its first event (a
+    /// model that cannot tell does not say; its first event says it).
+    fn answering(&mut self) {}
 }
 
 impl<F: FnMut(ChatEvent)> ChatSink for F {

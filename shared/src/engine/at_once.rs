@@ -8,6 +8,10 @@
 //! so `Started` still comes first; a message that cannot be stored, or a caller refused by
 //! its rate limits, drops the answer unfinished and fails the turn before it started.
 //!
+//! The write waits until the answer's model has the request (its response began), the
+//! answer needs the store, or [`WRITE_AFTER_MS`] passed: on a runtime with one thread,
+//! work started together is done in turns, and the model's request goes first.
+//!
 //! A history the store only remembered is checked by the write itself
 //! ([`ConversationStore::insert_checked_turn`] reads the history as it stood before the
 //! message): if the conversation moved on meanwhile (another turn, another isolate), the
@@ -15,16 +19,22 @@
 
 use core::future::Future;
 
-use super::gate::{Gate, Gated, Held, HeldSink, alongside, both};
+use super::gate::{Gate, Gated, Held, HeldSink};
+use super::join::{alongside, both, first};
 use super::lifecycle::{
     PendingTurn, answer, mark_failed, queue_embedding, refusal_answered, refusal_reply, valid_text,
     visitor_message,
 };
 use super::{Assistant, Platform, TurnMode, TurnOutcome};
-use crate::boundary::{ConversationStore, NewTurn, TurnContext, TurnStart};
+use crate::boundary::{ConversationStore, NewTurn, Timer, TurnContext, TurnStart};
 use crate::conversation::{Scope, StoredMessage};
 use crate::error::Error;
 use crate::turn::{TurnEvent, TurnInput, TurnSink};
+
+/// The longest the visitor's message waits to be stored for the model to have its request
+/// (see [`streamed_at_once`]): short next to a model's time to its first token, which
+/// the answer's events wait for anyway.
+const WRITE_AFTER_MS: u64 = 25;
 
 /// The caller's admission (its rate limits) as a turn sees it.
 #[derive(Debug)]
@@ -116,6 +126,11 @@ pub(super) async fn streamed_at_once<P: Platform, A: Assistant>(
     let gate = Gate::default();
     let held = HeldSink::new(sink);
     let store_message = async {
+        // The write keeps out of the way of the model's request: on a runtime with one
+        // thread (a Worker; its local database and limiter too, under `wrangler dev`) work
+        // started together is done in turns, so the write starts once the model has the
+        // request, the answer waits for it, or after `WRITE_AFTER_MS` at the latest.
+        first(gate.reached(), platform.timer().sleep(WRITE_AFTER_MS)).await;
         if let Some(verdict) = verdict
             && !verdict.await
         {
@@ -155,7 +170,11 @@ pub(super) async fn streamed_at_once<P: Platform, A: Assistant>(
     let pending = pending_turn(context, message.clone(), &reply_id);
     let gated = Gated::new(platform, &gate);
     let mut events = Held(&held);
-    let answering = answer(&gated, assistant, pending, TurnMode::Streamed, &mut events);
+    let answering = async {
+        let answered = answer(&gated, assistant, pending, TurnMode::Streamed, &mut events).await;
+        gate.reach();
+        answered
+    };
     let result = match alongside(store_message, answering).await {
         Ok(((), result)) => result,
         Err(Stop::Failed(error)) => return Err(error),

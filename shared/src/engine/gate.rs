@@ -9,20 +9,21 @@
 
 use alloc::vec::Vec;
 use core::cell::RefCell;
-use core::future::{Future, poll_fn};
-use core::pin::pin;
+use core::future::poll_fn;
 use core::task::{Poll, Waker};
 
 use super::Platform;
 use crate::boundary::{
-    Clock, ConversationStore, EmbedQueue, Ids, KnowledgeState, LogEntry, LogQuery, Logger, NewTurn,
-    RentalData, TurnContext, TurnOpening, TurnResume,
+    ChatModel, ChatRequest, ChatSink, Clock, ConversationStore, EmbedQueue, Ids, KnowledgeState,
+    LogEntry, LogQuery, Logger, NewTurn, RentalData, TurnContext, TurnOpening, TurnResume,
 };
+use crate::chat::ChatEvent;
 use crate::conversation::{Conversation, EmbeddingStatus, Language, Scope, StoredMessage, Summary};
-use crate::error::{ServiceError, ServiceErrorKind};
+use crate::error::{ChatModelError, ServiceError, ServiceErrorKind};
 use crate::turn::{TurnEvent, TurnSink};
 
-/// Whether the visitor's message is stored yet.
+/// Whether the visitor's message is stored yet — and whether the answer's model has its
+/// request yet, so the write can keep out of its way.
 #[derive(Default)]
 pub(super) struct Gate {
     state: RefCell<GateState>,
@@ -32,22 +33,51 @@ pub(super) struct Gate {
 struct GateState {
     /// `None` while the write runs; then whether it stored the message.
     stored: Option<bool>,
+    /// Whether the answer's model has its request, or the answer needs no model now.
+    reached: bool,
     waiting: Vec<Waker>,
 }
 
 impl Gate {
-    /// Settles the gate: `stored` opens it, otherwise every waiting call fails.
-    pub(super) fn settle(&self, stored: bool) {
+    fn change(&self, change: impl FnOnce(&mut GateState)) {
         let waiting = {
             let mut state = self.state.borrow_mut();
-            state.stored = Some(stored);
+            change(&mut state);
             core::mem::take(&mut state.waiting)
         };
         waiting.into_iter().for_each(Waker::wake);
     }
 
-    /// Waits until the message is stored.
+    /// Settles the gate: `stored` opens it, otherwise every waiting call fails.
+    pub(super) fn settle(&self, stored: bool) {
+        self.change(|state| state.stored = Some(stored));
+    }
+
+    /// The answer's model has its request (its response began, or it ended), or the
+    /// answer is waiting for the write or done: the write may go.
+    pub(super) fn reach(&self) {
+        if !self.state.borrow().reached {
+            self.change(|state| state.reached = true);
+        }
+    }
+
+    /// Waits until [`reach`](Self::reach).
+    pub(super) async fn reached(&self) {
+        poll_fn(|cx| {
+            let mut state = self.state.borrow_mut();
+            if state.reached {
+                return Poll::Ready(());
+            }
+            state.waiting.push(cx.waker().clone());
+            Poll::Pending
+        })
+        .await
+    }
+
+    /// Waits until the message is stored (the write may go at once: nothing else is
+    /// running for it to keep out of the way of).
     async fn pass(&self) -> Result<(), ServiceError> {
+        self.reach();
         poll_fn(|cx| {
             let mut state = self.state.borrow_mut();
             match state.stored {
@@ -108,79 +138,12 @@ impl TurnSink for Held<'_, '_> {
     }
 }
 
-/// Runs `store` and `answer` together. `store`'s failure ends both at once (the answer is
-/// dropped unfinished); otherwise both run to their end.
-///
-/// The answer is polled first: its model request is on its way before the write is.
-pub(super) async fn alongside<S, A, T, E, R>(store: S, answer: A) -> Result<(T, R), E>
-where
-    S: Future<Output = Result<T, E>>,
-    A: Future<Output = R>,
-{
-    let (mut store, mut answer) = (pin!(store), pin!(answer));
-    let (mut stored, mut answered) = (None, None);
-    poll_fn(|cx| {
-        if answered.is_none()
-            && let Poll::Ready(result) = answer.as_mut().poll(cx)
-        {
-            answered = Some(result);
-        }
-        if stored.is_none()
-            && let Poll::Ready(result) = store.as_mut().poll(cx)
-        {
-            match result {
-                Ok(value) => stored = Some(value),
-                Err(error) => return Poll::Ready(Err(error)),
-            }
-        }
-        // The write just opened the gate: the answer may go on at once.
-        if stored.is_some()
-            && answered.is_none()
-            && let Poll::Ready(result) = answer.as_mut().poll(cx)
-        {
-            answered = Some(result);
-        }
-        match (stored.take(), answered.take()) {
-            (Some(value), Some(result)) => Poll::Ready(Ok((value, result))),
-            (value, result) => {
-                (stored, answered) = (value, result);
-                Poll::Pending
-            }
-        }
-    })
-    .await
-}
-
-/// Runs `a` and `b` together to both their ends.
-pub(super) async fn both<A: Future, B: Future>(a: A, b: B) -> (A::Output, B::Output) {
-    let (mut a, mut b) = (pin!(a), pin!(b));
-    let (mut a_out, mut b_out) = (None, None);
-    poll_fn(|cx| {
-        if a_out.is_none()
-            && let Poll::Ready(out) = a.as_mut().poll(cx)
-        {
-            a_out = Some(out);
-        }
-        if b_out.is_none()
-            && let Poll::Ready(out) = b.as_mut().poll(cx)
-        {
-            b_out = Some(out);
-        }
-        match (a_out.take(), b_out.take()) {
-            (Some(a), Some(b)) => Poll::Ready((a, b)),
-            (a, b) => {
-                (a_out, b_out) = (a, b);
-                Poll::Pending
-            }
-        }
-    })
-    .await
-}
-
 /// The platform as the answer sees it while the visitor's message is being stored: the
-/// store waits at the gate; everything else is the platform's own.
+/// store waits at the gate, the model tells it when it has the request; everything else is
+/// the platform's own.
 pub(super) struct Gated<'a, P: Platform> {
     platform: &'a P,
+    model: GatedModel<'a, P::Model>,
     store: GatedStore<'a, P::Store>,
 }
 
@@ -188,6 +151,10 @@ impl<'a, P: Platform> Gated<'a, P> {
     pub(super) fn new(platform: &'a P, gate: &'a Gate) -> Self {
         Self {
             platform,
+            model: GatedModel {
+                model: platform.model(),
+                gate,
+            },
             store: GatedStore {
                 store: platform.store(),
                 gate,
@@ -197,7 +164,7 @@ impl<'a, P: Platform> Gated<'a, P> {
 }
 
 impl<'a, P: Platform> Platform for Gated<'a, P> {
-    type Model = P::Model;
+    type Model = GatedModel<'a, P::Model>;
     type Store = GatedStore<'a, P::Store>;
     type Embedder = P::Embedder;
     type Index = P::Index;
@@ -207,8 +174,8 @@ impl<'a, P: Platform> Platform for Gated<'a, P> {
     type Search = P::Search;
     type Cache = P::Cache;
 
-    fn model(&self) -> &P::Model {
-        self.platform.model()
+    fn model(&self) -> &Self::Model {
+        &self.model
     }
     fn store(&self) -> &Self::Store {
         &self.store
@@ -261,6 +228,64 @@ impl<'a, P: Platform> Platform for Gated<'a, P> {
     }
     async fn knowledge_state(&self, site_id: &str) -> Result<KnowledgeState, ServiceError> {
         self.platform.knowledge_state(site_id).await
+    }
+}
+
+/// The platform's chat model, telling the [`Gate`] once the model has the request.
+pub(super) struct GatedModel<'a, M> {
+    model: &'a M,
+    gate: &'a Gate,
+}
+
+impl<M: ChatModel> ChatModel for GatedModel<'_, M> {
+    async fn stream(
+        &self,
+        request: &ChatRequest,
+        sink: &mut dyn ChatSink,
+    ) -> Result<(), ChatModelError> {
+        let mut reaching = Reaching {
+            sink,
+            gate: self.gate,
+        };
+        let result = self.model.stream(request, &mut reaching).await;
+        self.gate.reach();
+        result
+    }
+
+    async fn stream_with_model(
+        &self,
+        model: &str,
+        request: &ChatRequest,
+        sink: &mut dyn ChatSink,
+    ) -> Result<(), ChatModelError> {
+        let mut reaching = Reaching {
+            sink,
+            gate: self.gate,
+        };
+        let result = self
+            .model
+            .stream_with_model(model, request, &mut reaching)
+            .await;
+        self.gate.reach();
+        result
+    }
+}
+
+/// A model's sink that reaches the gate at the model's first sign of life.
+struct Reaching<'a, 's> {
+    sink: &'s mut dyn ChatSink,
+    gate: &'a Gate,
+}
+
+impl ChatSink for Reaching<'_, '_> {
+    fn event(&mut self, event: ChatEvent) {
+        self.gate.reach();
+        self.sink.event(event);
+    }
+
+    fn answering(&mut self) {
+        self.gate.reach();
+        self.sink.answering();
     }
 }
 

@@ -31,6 +31,7 @@
 mod at_once;
 mod create;
 mod gate;
+mod join;
 pub mod lifecycle;
 pub mod respond;
 mod stateless;
