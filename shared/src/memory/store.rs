@@ -62,6 +62,9 @@ impl Entry {
     }
 }
 
+/// Turn contexts remembered per conversation, with the window each was read with.
+type Remembered = BTreeMap<(String, String), (usize, TurnContext)>;
+
 /// Conversations kept in a `RefCell`, scoped by site like the D1 store.
 #[derive(Debug, Default)]
 pub struct MemoryStore {
@@ -72,7 +75,7 @@ pub struct MemoryStore {
     insert_polls: Cell<u32>,
     /// With [`remember_turns`](MemoryStore::remember_turns): the last context each
     /// conversation's [`read_turn`](ConversationStore::read_turn) found, and its window.
-    remembered: Option<RefCell<BTreeMap<(String, String), (usize, TurnContext)>>>,
+    remembered: Option<RefCell<Remembered>>,
     turn_reads: Cell<usize>,
 }
 
