@@ -258,19 +258,18 @@ impl ChatModel for Slow<'_> {
         use concierge_core::chat::{ChatEvent, FinishReason};
         let timer = &self.backend.timer;
         self.note();
-        let mut waited = 0;
-        if let Some(ms) = self.answering_ms {
+        let waited = if let Some(ms) = self.answering_ms {
             timer.sleep(ms).await;
             self.note();
             sink.answering();
-            waited = ms;
+            ms
         } else {
             timer.sleep(24).await;
             self.note();
             timer.sleep(2).await;
             self.note();
-            waited = 26;
-        }
+            26
+        };
         // Notes what the store holds just before the first token.
         timer.sleep(self.first_token_ms - waited - 1).await;
         self.note();
