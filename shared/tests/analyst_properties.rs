@@ -276,6 +276,7 @@ proptest! {
         prop_assert!(INTENTS.contains(&parse_intent(&reply)));
         prop_assert_eq!(parse_intent(&format!(" \"{}\". ", label.to_uppercase())), label);
         prop_assert_eq!(parse_intent(&format!("Intent: {label}")), label);
+        prop_assert_eq!(parse_intent(&format!("{{\"choice\": \"{label}\"}}")), label);
     }
 
     // Feature: ai-chat-agent, Property 3: For any data query, all returned results SHALL only contain data from connections where connection.user_id equals the requesting user's ID.
