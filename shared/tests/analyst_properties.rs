@@ -153,6 +153,22 @@ fn adversarial_pipelines_are_refused_with_readable_errors() {
         (json!({"$match": {}}), "must be a JSON array"),
         (json!(["$out"]), "must be an object"),
         (json!([{}]), "exactly one key"),
+        (
+            json!([{"$group": {"_id": {"$regex": ".*"}}}]),
+            "$regex works only in $match",
+        ),
+        (
+            json!([{"$match": {"$regex": "a"}}]),
+            "$regex goes inside a field condition",
+        ),
+        (
+            json!([{"$match": {"a": {"$options": "i"}}}]),
+            "$options goes only with $regex",
+        ),
+        (
+            json!([{"$match": {"a": {"$regex": "a".repeat(300)}}}]),
+            "longer than 256 characters",
+        ),
     ];
     let mut deep = json!({"a": 1});
     for _ in 0..40 {
@@ -242,6 +258,8 @@ fn stage() -> impl Strategy<Value = Value> {
         "$unionWith",
         "$where",
         "$Out",
+        "$regex",
+        "$regexGroup",
     ]);
     let from = prop::sample::select(vec![
         "don_hang",
@@ -263,6 +281,10 @@ fn stage() -> impl Strategy<Value = Value> {
         }
         "$unwind" => json!({"$unwind": "$arr"}),
         "$count" => json!({"$count": "n"}),
+        "$regex" => {
+            json!({"$match": {"k": {"$regex": format!("^K[0-{}]", k % 7), "$options": "i"}}})
+        }
+        "$regexGroup" => json!({"$group": {"_id": {"$regex": "k"}}}),
         other => json!({ other: {} }),
     })
 }
@@ -301,6 +323,7 @@ proptest! {
             let from = s.pointer("/$lookup/from").and_then(Value::as_str);
             !["$match","$group","$sort","$limit","$project","$lookup","$unwind","$count"].contains(&key.as_str())
                 || s.get("$limit").and_then(Value::as_i64) == Some(0)
+                || s.pointer("/$group/_id/$regex").is_some()
                 || from.is_some_and(|f| !["don_hang","khach_hang","c1","c9"].contains(&f))
         });
         prop_assert_eq!(result.is_err(), bad);

@@ -19,6 +19,7 @@ pub mod eval;
 mod flow;
 pub mod format;
 pub mod pipeline;
+pub mod regex;
 pub mod sql;
 pub mod tools;
 
