@@ -14,6 +14,7 @@
 //! scoped by site and the conversation's verified identity; anonymous visitors have none.
 //! Where the seed is silent, `TEMPLATES.md` §1.6 decides.
 
+pub mod cap;
 pub mod data;
 pub mod eval;
 mod flow;
