@@ -294,6 +294,24 @@ fn a_monthly_sum_streams_tool_events_and_a_vietnamese_figure_and_is_stored() {
         })
         .expect("agent request");
     assert_eq!(agent_request.body["tools"].as_array().unwrap().len(), 5);
+    // The agent's first call must use a tool, at temperature 0.
+    assert_eq!(agent_request.body["tool_choice"], "required");
+    assert_eq!(agent_request.body["temperature"], 0.0);
+    // The classifier may only answer one of its labels, at temperature 0.
+    let classifier = requests
+        .iter()
+        .find(|r| {
+            r.body["messages"][0]["content"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with(CLASSIFIER)
+        })
+        .expect("classifier request");
+    assert_eq!(
+        classifier.body["response_format"]["json_schema"]["schema"]["properties"]["choice"]["enum"],
+        json!(["data_query", "chat", "unclear"])
+    );
+    assert_eq!(classifier.body["temperature"], 0.0);
     assert!(
         agent_request.body["messages"][0]["content"]
             .as_str()
