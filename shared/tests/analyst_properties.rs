@@ -237,6 +237,11 @@ fn csv_and_inference_accept_vietnamese_formats() {
     assert!(parse_csv("a,b\n1\n").unwrap_err().contains("row 2"));
 }
 
+/// Whether this build of the core offers `$regex` (its `analyst-regex` feature).
+fn regex_available() -> bool {
+    validate(&json!([{"$match": {"a": {"$regex": "a"}}}]), &OWNED).is_ok()
+}
+
 fn run(tools: &DataTools<'_>, name: &str, args: Value) -> Result<Value, String> {
     block_on(tools.run(name, args)).map_err(|e| e.message().to_string())
 }
@@ -324,6 +329,8 @@ proptest! {
             !["$match","$group","$sort","$limit","$project","$lookup","$unwind","$count"].contains(&key.as_str())
                 || s.get("$limit").and_then(Value::as_i64) == Some(0)
                 || s.pointer("/$group/_id/$regex").is_some()
+                // Without the core's `analyst-regex` feature `$regex` is refused.
+                || (s.pointer("/$match/k/$regex").is_some() && !regex_available())
                 || from.is_some_and(|f| !["don_hang","khach_hang","c1","c9"].contains(&f))
         });
         prop_assert_eq!(result.is_err(), bad);
