@@ -123,6 +123,11 @@ pub(crate) struct AnalystSettings {
     /// Rows a tool loads per data set at most (default and maximum 50 000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_rows: Option<u32>,
+    /// When the model answers a data question in prose instead of calling a tool, ask
+    /// once more for the call as a JSON object (default false): for small self-hosted
+    /// models whose server does not enforce `tool_choice`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub json_tool_calls: Option<bool>,
 }
 
 /// `rental`'s settings in a site's config; unset fields keep the template's defaults.

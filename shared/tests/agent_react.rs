@@ -409,3 +409,103 @@ fn a_model_failure_mid_loop_keeps_what_ran() {
     assert_eq!(outcome.steps.len(), 1);
     assert_eq!(ends(&events), [("c1".into(), true)]);
 }
+
+/// Records what each call was constrained to, then answers from the script.
+struct Recording<'m> {
+    model: &'m ScriptedChatModel,
+    seen: std::cell::RefCell<Vec<(bool, bool)>>,
+}
+
+impl concierge_core::boundary::ChatModel for Recording<'_> {
+    async fn stream(
+        &self,
+        request: &ChatRequest,
+        sink: &mut dyn concierge_core::boundary::ChatSink,
+    ) -> Result<(), concierge_core::error::ChatModelError> {
+        self.model.stream(request, sink).await
+    }
+
+    async fn stream_constrained(
+        &self,
+        constraint: &concierge_core::boundary::Constraint<'_>,
+        request: &ChatRequest,
+        sink: &mut dyn concierge_core::boundary::ChatSink,
+    ) -> Result<(), concierge_core::error::ChatModelError> {
+        self.seen
+            .borrow_mut()
+            .push((constraint.call_tool, constraint.tool_as_json));
+        self.model.stream(request, sink).await
+    }
+}
+
+#[test]
+fn a_required_first_call_answered_in_prose_is_asked_again_as_json() {
+    let (model, timer) = (ScriptedChatModel::new(), MemoryTimer::new());
+    model.reply(&["I think it is 42."]);
+    model.reply(&[r#"{"name": "list_sheets", "arguments": {}}"#]);
+    model.reply(&["There is one sheet: sales."]);
+    let recording = Recording {
+        model: &model,
+        seen: Default::default(),
+    };
+    let list = ListSheets;
+    let tools = ToolRegistry::new().with(&list);
+    let config = ReactConfig {
+        first_call_requires_tool: true,
+        tool_json_fallback: true,
+        ..ReactConfig::default()
+    };
+    let mut events: Vec<TurnEvent> = Vec::new();
+    let outcome = timer.run(run_react(
+        &recording,
+        &timer,
+        &tools,
+        &config,
+        request(&[], "Which sheets?"),
+        &mut events,
+    ));
+    assert_eq!(outcome.end, ReactEnd::Answered);
+    assert_eq!(outcome.answer, "There is one sheet: sales.");
+    assert_eq!(outcome.model_calls, 3);
+    // Native `required` first, then the JSON form, then free.
+    assert_eq!(
+        *recording.seen.borrow(),
+        [(true, false), (false, true), (false, false)]
+    );
+    assert_eq!(ends(&events), [("call_2".into(), true)]);
+    assert_eq!(outcome.steps[0].calls[0].name, "list_sheets");
+    // Without the fallback the prose stands; an invalid JSON call changes nothing either.
+    model.reply(&["I think it is 42."]);
+    let plain = ReactConfig {
+        first_call_requires_tool: true,
+        ..ReactConfig::default()
+    };
+    let mut events: Vec<TurnEvent> = Vec::new();
+    let outcome = timer.run(run_react(
+        &recording,
+        &timer,
+        &tools,
+        &plain,
+        request(&[], "Which sheets?"),
+        &mut events,
+    ));
+    assert_eq!(
+        (outcome.answer.as_str(), outcome.model_calls),
+        ("I think it is 42.", 1)
+    );
+    model.reply(&["I think it is 42."]);
+    model.reply(&[r#"{"name": "drop_table", "arguments": {}}"#]);
+    let outcome = timer.run(run_react(
+        &recording,
+        &timer,
+        &tools,
+        &config,
+        request(&[], "Which sheets?"),
+        &mut events,
+    ));
+    assert_eq!(
+        (outcome.answer.as_str(), outcome.model_calls),
+        ("I think it is 42.", 2)
+    );
+    assert!(outcome.steps.is_empty());
+}

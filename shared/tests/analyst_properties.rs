@@ -153,6 +153,22 @@ fn adversarial_pipelines_are_refused_with_readable_errors() {
         (json!({"$match": {}}), "must be a JSON array"),
         (json!(["$out"]), "must be an object"),
         (json!([{}]), "exactly one key"),
+        (
+            json!([{"$group": {"_id": {"$regex": ".*"}}}]),
+            "$regex works only in $match",
+        ),
+        (
+            json!([{"$match": {"$regex": "a"}}]),
+            "$regex goes inside a field condition",
+        ),
+        (
+            json!([{"$match": {"a": {"$options": "i"}}}]),
+            "$options goes only with $regex",
+        ),
+        (
+            json!([{"$match": {"a": {"$regex": "a".repeat(300)}}}]),
+            "longer than 256 characters",
+        ),
     ];
     let mut deep = json!({"a": 1});
     for _ in 0..40 {
@@ -221,6 +237,11 @@ fn csv_and_inference_accept_vietnamese_formats() {
     assert!(parse_csv("a,b\n1\n").unwrap_err().contains("row 2"));
 }
 
+/// Whether this build of the core offers `$regex` (its `analyst-regex` feature).
+fn regex_available() -> bool {
+    validate(&json!([{"$match": {"a": {"$regex": "a"}}}]), &OWNED).is_ok()
+}
+
 fn run(tools: &DataTools<'_>, name: &str, args: Value) -> Result<Value, String> {
     block_on(tools.run(name, args)).map_err(|e| e.message().to_string())
 }
@@ -242,6 +263,8 @@ fn stage() -> impl Strategy<Value = Value> {
         "$unionWith",
         "$where",
         "$Out",
+        "$regex",
+        "$regexGroup",
     ]);
     let from = prop::sample::select(vec![
         "don_hang",
@@ -263,6 +286,10 @@ fn stage() -> impl Strategy<Value = Value> {
         }
         "$unwind" => json!({"$unwind": "$arr"}),
         "$count" => json!({"$count": "n"}),
+        "$regex" => {
+            json!({"$match": {"k": {"$regex": format!("^K[0-{}]", k % 7), "$options": "i"}}})
+        }
+        "$regexGroup" => json!({"$group": {"_id": {"$regex": "k"}}}),
         other => json!({ other: {} }),
     })
 }
@@ -276,6 +303,7 @@ proptest! {
         prop_assert!(INTENTS.contains(&parse_intent(&reply)));
         prop_assert_eq!(parse_intent(&format!(" \"{}\". ", label.to_uppercase())), label);
         prop_assert_eq!(parse_intent(&format!("Intent: {label}")), label);
+        prop_assert_eq!(parse_intent(&format!("{{\"choice\": \"{label}\"}}")), label);
     }
 
     // Feature: ai-chat-agent, Property 3: For any data query, all returned results SHALL only contain data from connections where connection.user_id equals the requesting user's ID.
@@ -300,6 +328,9 @@ proptest! {
             let from = s.pointer("/$lookup/from").and_then(Value::as_str);
             !["$match","$group","$sort","$limit","$project","$lookup","$unwind","$count"].contains(&key.as_str())
                 || s.get("$limit").and_then(Value::as_i64) == Some(0)
+                || s.pointer("/$group/_id/$regex").is_some()
+                // Without the core's `analyst-regex` feature `$regex` is refused.
+                || (s.pointer("/$match/k/$regex").is_some() && !regex_available())
                 || from.is_some_and(|f| !["don_hang","khach_hang","c1","c9"].contains(&f))
         });
         prop_assert_eq!(result.is_err(), bad);

@@ -179,7 +179,9 @@ proptest! {
         op in prop::sample::select(vec!["sum", "count", "avg", "min", "max"]),
         field in prop::option::of(prop::sample::select(vec!["v", "g", "k"])),
         group in prop::option::of(prop::sample::select(vec!["k", "g", "v"])),
-        filter in prop::option::of(prop::sample::select(vec![json!({"k": "Shopee"}), json!({"v": 5}), json!({"g": "a"})])),
+        // `$regex` filters: the SQL path declines them and the evaluator answers.
+        filter in prop::option::of(prop::sample::select(vec![json!({"k": "Shopee"}), json!({"v": 5}), json!({"g": "a"}),
+            json!({"k": {"$regex": "^sh", "$options": "i"}}), json!({"g": {"$not": {"$regex": "a|b"}}})])),
         range in any::<bool>(),
         numeric in any::<bool>(),
     ) {
@@ -207,6 +209,16 @@ proptest! {
         }
         let reference = block_on(DataTools { connections: &conn, source: &memory }.run("aggregate_data", args.clone()));
         let sql = block_on(DataTools { connections: &conn, source: &db }.run("aggregate_data", args.clone()));
+        // An anchored `$regex` equal to an equality filter: the evaluator's answer to it
+        // equals SQLite's answer to the equality.
+        let regex_twin = (args["filters"] == json!({"k": "Shopee"})).then(|| {
+            let mut twin = args.clone();
+            twin["filters"] = json!({"k": {"$regex": "^Shopee$"}});
+            block_on(DataTools { connections: &conn, source: &memory }.run("aggregate_data", twin))
+        });
+        if let (Some(Ok(twin)), Ok(b)) = (&regex_twin, &sql) {
+            prop_assert_eq!(twin, b, "{}", args);
+        }
         match (reference, sql) {
             (Ok(a), Ok(b)) => prop_assert_eq!(a, b, "{}", args),
             (Err(a), Err(b)) => prop_assert_eq!(a.message(), b.message()),

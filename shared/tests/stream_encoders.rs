@@ -110,6 +110,37 @@ fn openai_chat_request_has_messages_tools_and_options() {
 }
 
 #[test]
+fn a_one_of_request_constrains_the_reply_to_the_labels() {
+    let messages = vec![ChatMessage::user("Xin chào")];
+    let labels = ["data_query", "chat", "unclear"];
+    let schema = json!({"type": "object",
+        "properties": {"choice": {"type": "string", "enum": labels}},
+        "required": ["choice"], "additionalProperties": false});
+    let body: Value = serde_json::from_str(
+        &ChatRequestBuilder::new("m", &messages)
+            .one_of(&labels)
+            .build()
+            .to_json(),
+    )
+    .unwrap();
+    assert_eq!(
+        body["response_format"],
+        json!({"type": "json_schema",
+               "json_schema": {"name": "choice", "strict": true, "schema": schema}})
+    );
+    let plain: Value =
+        serde_json::from_str(&ChatRequestBuilder::new("m", &messages).build().to_json()).unwrap();
+    assert!(plain.get("response_format").is_none());
+    let ollama: Value = serde_json::from_str(
+        &OllamaChatRequest::new("m", &messages)
+            .one_of(&labels)
+            .to_json(),
+    )
+    .unwrap();
+    assert_eq!(ollama["format"], schema);
+}
+
+#[test]
 fn ollama_chat_request_sends_object_arguments_and_tool_names() {
     let (messages, tools) = conversation();
     let body = OllamaChatRequest::new("llama3.2", &messages)

@@ -8,7 +8,9 @@
 
 use std::time::Duration;
 
-use concierge_core::boundary::{ChatModel, ChatRequest, ChatSink, Embedder};
+use concierge_core::boundary::{
+    ChatModel, ChatRequest, ChatSink, Constraint, Embedder, tool_call_schema,
+};
 use concierge_core::chat::ChatEvent;
 use concierge_core::error::{ChatModelError, ChatModelErrorKind, ServiceError, ServiceErrorKind};
 use concierge_core::stream::ChatStreamDecoder;
@@ -362,7 +364,8 @@ impl ChatModel for Upstream {
         request: &ChatRequest,
         sink: &mut dyn ChatSink,
     ) -> Result<(), ChatModelError> {
-        self.stream_on(&self.model, request, sink).await
+        self.stream_on(&self.model, request, &Constraint::default(), sink)
+            .await
     }
 
     async fn stream_with_model(
@@ -371,16 +374,91 @@ impl ChatModel for Upstream {
         request: &ChatRequest,
         sink: &mut dyn ChatSink,
     ) -> Result<(), ChatModelError> {
-        self.stream_on(model, request, sink).await
+        self.stream_on(model, request, &Constraint::default(), sink)
+            .await
+    }
+
+    async fn stream_constrained(
+        &self,
+        constraint: &Constraint<'_>,
+        request: &ChatRequest,
+        sink: &mut dyn ChatSink,
+    ) -> Result<(), ChatModelError> {
+        match self.stream_on(&self.model, request, constraint, sink).await {
+            // A provider without structured output or `tool_choice` refuses the request:
+            // ask plainly (the caller checks the reply either way).
+            Err(error)
+                if *constraint != Constraint::default()
+                    && matches!(error.kind, ChatModelErrorKind::Status(400 | 422)) =>
+            {
+                let plain = Constraint::default();
+                self.stream_on(&self.model, request, &plain, sink).await
+            }
+            other => other,
+        }
     }
 }
 
 impl Upstream {
-    /// [`ChatModel::stream`] on the provider's model `model`.
+    /// The provider's request body for `request` on `model` under `constraint`
+    /// (structured output for labels; OpenAI's `tool_choice` for a required call — Ollama
+    /// has no such field).
+    fn chat_body(&self, model: &str, request: &ChatRequest, constraint: &Constraint<'_>) -> String {
+        match self.provider {
+            Provider::OpenAi => {
+                let mut builder =
+                    openai::ChatRequestBuilder::new(model, &request.messages).stream(true);
+                let as_json = constraint.tool_as_json && !request.tools.is_empty();
+                if !request.tools.is_empty() && !as_json {
+                    builder = builder.tools(&request.tools);
+                }
+                if let Some(t) = request.temperature {
+                    builder = builder.temperature(t);
+                }
+                if let Some(n) = request.max_tokens {
+                    builder = builder.max_tokens(n);
+                }
+                if !constraint.one_of.is_empty() {
+                    builder = builder.one_of(constraint.one_of);
+                }
+                if as_json {
+                    builder = builder.json_schema("tool_call", tool_call_schema(&request.tools));
+                } else if constraint.call_tool && !request.tools.is_empty() {
+                    builder = builder.tool_choice(openai::ToolChoice::Required);
+                }
+                builder.build().to_json()
+            }
+            Provider::Ollama => {
+                let mut builder =
+                    ollama::OllamaChatRequest::new(model, &request.messages).stream(true);
+                let as_json = constraint.tool_as_json && !request.tools.is_empty();
+                if !request.tools.is_empty() && !as_json {
+                    builder = builder.tools(&request.tools);
+                }
+                if let Some(t) = request.temperature {
+                    builder = builder.temperature(t);
+                }
+                if let Some(n) = request.max_tokens {
+                    builder = builder.max_tokens(n);
+                }
+                if !constraint.one_of.is_empty() {
+                    builder = builder.one_of(constraint.one_of);
+                }
+                if as_json {
+                    builder = builder.json_schema(tool_call_schema(&request.tools));
+                }
+                builder.to_json()
+            }
+        }
+    }
+
+    /// [`ChatModel::stream`] on the provider's model `model` (`constraint`: see
+    /// [`ChatModel::stream_constrained`]).
     async fn stream_on(
         &self,
         model: &str,
         request: &ChatRequest,
+        constraint: &Constraint<'_>,
         sink: &mut dyn ChatSink,
     ) -> Result<(), ChatModelError> {
         if self.base_url.is_empty() {
@@ -388,36 +466,7 @@ impl Upstream {
                 "no LLM endpoint is configured (LLM_BASE_URL or the site's llm.base_url)",
             ));
         }
-        let body = match self.provider {
-            Provider::OpenAi => {
-                let mut builder =
-                    openai::ChatRequestBuilder::new(model, &request.messages).stream(true);
-                if !request.tools.is_empty() {
-                    builder = builder.tools(&request.tools);
-                }
-                if let Some(t) = request.temperature {
-                    builder = builder.temperature(t);
-                }
-                if let Some(n) = request.max_tokens {
-                    builder = builder.max_tokens(n);
-                }
-                builder.build().to_json()
-            }
-            Provider::Ollama => {
-                let mut builder =
-                    ollama::OllamaChatRequest::new(model, &request.messages).stream(true);
-                if !request.tools.is_empty() {
-                    builder = builder.tools(&request.tools);
-                }
-                if let Some(t) = request.temperature {
-                    builder = builder.temperature(t);
-                }
-                if let Some(n) = request.max_tokens {
-                    builder = builder.max_tokens(n);
-                }
-                builder.to_json()
-            }
-        };
+        let body = self.chat_body(model, request, constraint);
         match self.attempt(&body, sink).await {
             Ok(()) => Ok(()),
             // One retry, only when nothing reached the visitor and the failure may be transient.

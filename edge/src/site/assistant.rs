@@ -89,7 +89,8 @@ fn shop_config(site: &Site) -> ShopConfig {
 /// `rental`'s settings: the template's defaults with the site's schema, labels, row cap
 /// and answer token cap.
 /// `analyst`'s settings: the template's defaults; `config.analyst.formatter_llm` (default
-/// true) and `config.analyst.max_rows` (default 50 000) when the site sets them.
+/// true), `config.analyst.max_rows` (default 50 000) and `config.analyst.json_tool_calls`
+/// (default false) when the site sets them.
 fn analyst_config(site: &Site) -> AnalystConfig {
     let mut config = AnalystConfig::default();
     if let Some(tokens) = site.config.llm.max_tokens {
@@ -101,6 +102,9 @@ fn analyst_config(site: &Site) -> AnalystConfig {
         }
         if let Some(rows) = settings.max_rows {
             config.max_rows = (rows as usize).clamp(1, 50_000);
+        }
+        if let Some(on) = settings.json_tool_calls {
+            config.react.tool_json_fallback = on;
         }
     }
     config

@@ -27,7 +27,7 @@ use alloc::vec::Vec;
 
 use super::tool::{ToolError, ToolRegistry};
 use super::with_timeout;
-use crate::boundary::{ChatModel, ChatRequest, Timer};
+use crate::boundary::{ChatModel, ChatRequest, Constraint, Timer, parse_tool_call};
 use crate::chat::{ChatEvent, ChatMessage, FinishReason, ToolCall, Usage};
 use crate::conversation::{StoredToolCall, ToolStep};
 use crate::error::{ChatModelError, ChatModelErrorKind};
@@ -48,6 +48,16 @@ pub struct ReactConfig {
     /// Whether model text streams to the sink as chunks (default `true`; off when a
     /// formatter pass produces what the visitor sees).
     pub stream_text: bool,
+    /// Whether the first model call must call a tool (default `false`; a template whose
+    /// answers must be computed by tools sets it — the model's own knowledge is no
+    /// answer): it is asked with `tool_choice: "required"`.
+    pub first_call_requires_tool: bool,
+    /// With [`first_call_requires_tool`](Self::first_call_requires_tool): a model that
+    /// still answers the first call in prose is asked once more for the call as a JSON
+    /// object (structured output; one more model call) — for small self-hosted models
+    /// whose server cannot enforce `tool_choice`. If that is no valid call either, the
+    /// prose stands. Default `false`.
+    pub tool_json_fallback: bool,
 }
 
 impl Default for ReactConfig {
@@ -58,9 +68,15 @@ impl Default for ReactConfig {
             max_calls_per_step: 8,
             tool_timeout_ms: 15_000,
             stream_text: true,
+            first_call_requires_tool: false,
+            tool_json_fallback: false,
         }
     }
 }
+
+/// The token cap of a call asked as JSON ([`ReactConfig::tool_json_fallback`]) is at
+/// least this.
+pub const JSON_CALL_MIN_TOKENS: u32 = 512;
 
 /// How the loop ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -161,7 +177,36 @@ pub async fn run_react<M: ChatModel, T: Timer>(
     };
     loop {
         outcome.model_calls += 1;
-        let reply = call_model(model, &request, config.stream_text, sink).await;
+        let required = config.first_call_requires_tool && outcome.model_calls == 1;
+        let constraint = Constraint {
+            call_tool: required,
+            ..Constraint::default()
+        };
+        let mut reply = call_model(model, &request, &constraint, config.stream_text, sink).await;
+        if required && config.tool_json_fallback && reply.calls.is_empty() && reply.error.is_none()
+        {
+            // The model ignored the required call: ask once more for the call as JSON
+            // (structured output), which models without native tool calling can follow.
+            outcome.model_calls += 1;
+            let as_json = Constraint {
+                tool_as_json: true,
+                ..Constraint::default()
+            };
+            // A call written out as JSON needs room, whatever the answer's token cap.
+            let mut ask = request.clone();
+            ask.max_tokens = ask.max_tokens.map(|n| n.max(JSON_CALL_MIN_TOKENS));
+            let json = call_model(model, &ask, &as_json, false, sink).await;
+            add_usage(&mut reply.usage, json.usage);
+            let id = format!("call_{}", outcome.model_calls);
+            if let Some(call) = json
+                .error
+                .is_none()
+                .then(|| parse_tool_call(&json.text, &request.tools, id))
+                .flatten()
+            {
+                reply.calls.push(call);
+            }
+        }
         add_usage(&mut outcome.usage, reply.usage);
         outcome.finish = reply.finish;
         outcome.answer = reply.text;
@@ -201,6 +246,7 @@ pub async fn run_react<M: ChatModel, T: Timer>(
 async fn call_model<M: ChatModel>(
     model: &M,
     request: &ChatRequest,
+    constraint: &Constraint<'_>,
     stream: bool,
     sink: &mut dyn TurnSink,
 ) -> Reply {
@@ -228,7 +274,9 @@ async fn call_model<M: ChatModel>(
                     .get_or_insert(ChatModelError::new(ChatModelErrorKind::Upstream, message));
             }
         };
-        model.stream(request, &mut on_event).await
+        model
+            .stream_constrained(constraint, request, &mut on_event)
+            .await
     };
     if let Err(error) = result {
         reply.error.get_or_insert(error);

@@ -294,6 +294,24 @@ fn a_monthly_sum_streams_tool_events_and_a_vietnamese_figure_and_is_stored() {
         })
         .expect("agent request");
     assert_eq!(agent_request.body["tools"].as_array().unwrap().len(), 5);
+    // The agent's first call must use a tool, at temperature 0.
+    assert_eq!(agent_request.body["tool_choice"], "required");
+    assert_eq!(agent_request.body["temperature"], 0.0);
+    // The classifier may only answer one of its labels, at temperature 0.
+    let classifier = requests
+        .iter()
+        .find(|r| {
+            r.body["messages"][0]["content"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with(CLASSIFIER)
+        })
+        .expect("classifier request");
+    assert_eq!(
+        classifier.body["response_format"]["json_schema"]["schema"]["properties"]["choice"]["enum"],
+        json!(["data_query", "chat", "unclear"])
+    );
+    assert_eq!(classifier.body["temperature"], 0.0);
     assert!(
         agent_request.body["messages"][0]["content"]
             .as_str()
@@ -482,8 +500,11 @@ fn unclear_chat_no_data_sets_a_cut_stream_and_isolation() {
     }
 }
 
-/// Issue 13's benchmark: upload a 100,000-row data set, then time `aggregate_data`
-/// (grouped sum) as `tool_start` → `tool_end` under `wrangler dev`; prints the figures.
+/// Issue 13's benchmark: upload a 100,000-row data set, then time data turns whose
+/// `aggregate_data` (grouped sum) runs over it against the same turn over a 4-row data
+/// set, under `wrangler dev`; prints the medians and p90s, and the `workerd` process's
+/// resident memory before and after the upload and over further turns (flat: growth
+/// below [`FLAT_KIB`]).
 #[test]
 #[ignore = "benchmark: run explicitly (scripts/bench-analyst.sh)"]
 #[allow(clippy::print_stdout)]
@@ -511,6 +532,7 @@ fn bench_a_grouped_sum_over_100000_rows() {
             qty * 150_000
         ));
     }
+    let before = workerd_rss_kib(worker);
     let started = std::time::Instant::now();
     let (status, body) = into_parts(
         agent()
@@ -520,6 +542,7 @@ fn bench_a_grouped_sum_over_100000_rows() {
             .send_string(&csv),
     );
     let upload = started.elapsed();
+    let uploaded = workerd_rss_kib(worker);
     assert_eq!(status, 200, "{body}");
     let listed: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(listed["row_count"], 100_000);
@@ -565,21 +588,89 @@ fn bench_a_grouped_sum_over_100000_rows() {
         )
     };
     let (mut big, mut base) = (Vec::new(), Vec::new());
-    for round in 0..5 {
+    for round in 0..ROUNDS {
         let (ms, rows) = turn("don_hang", round * 2);
         assert_eq!(rows, 25_000);
         big.push(ms);
         base.push(turn("nho", round * 2 + 1).0);
     }
-    big.sort_unstable();
-    base.sort_unstable();
+    let warmed = workerd_rss_kib(worker);
+    for round in 0..REPEATS {
+        turn("don_hang", 2 * ROUNDS + round);
+    }
+    let after = workerd_rss_kib(worker);
+    let tool: Vec<u128> = big
+        .iter()
+        .zip(&base)
+        .map(|(b, s)| b.saturating_sub(*s))
+        .collect();
+    let (big, base, tool) = (stats(big), stats(base), stats(tool));
     println!(
-        "analyst bench: upload of 100,000 rows {:.1} s (target ≤ 30 s); a data turn with \
-         aggregate_data grouped sum over 100,000 rows: median {} ms, over a 4-row data set: \
-         median {} ms; the tool's cost ≈ {} ms (target ≤ 300 ms)",
-        upload.as_secs_f64(),
-        big[2],
-        base[2],
-        big[2].saturating_sub(base[2])
+        "analyst bench: upload of 100,000 rows {:.1} s (target ≤ 30 s)",
+        upload.as_secs_f64()
     );
+    println!(
+        "analyst bench: a data turn with aggregate_data grouped sum over 100,000 rows \
+         ({ROUNDS} runs): median {} ms, p90 {} ms; the same turn over a 4-row data set: \
+         median {} ms, p90 {} ms",
+        big.0, big.1, base.0, base.1
+    );
+    println!(
+        "analyst bench: the tool's cost (100,000-row turn minus 4-row turn, per run): \
+         median {} ms, p90 {} ms (target ≤ 300 ms)",
+        tool.0, tool.1
+    );
+    let mib =
+        |kib: Option<u64>| kib.map_or("n/a".into(), |k| format!("{:.1} MiB", k as f64 / 1024.0));
+    let growth = after.zip(warmed).map(|(a, w)| a as i64 - w as i64);
+    println!(
+        "analyst bench: workerd RSS before the upload {}, after the upload {}, after \
+         {ROUNDS} warm-up rounds {}, after {REPEATS} more aggregate_data turns {}; growth \
+         over those {REPEATS} turns {} → {}",
+        mib(before),
+        mib(uploaded),
+        mib(warmed),
+        mib(after),
+        growth.map_or("n/a".into(), |g| format!("{:.1} MiB", g as f64 / 1024.0)),
+        match growth {
+            Some(g) if g < FLAT_KIB => format!("flat (< {} MiB)", FLAT_KIB / 1024),
+            Some(_) => format!("NOT flat (≥ {} MiB)", FLAT_KIB / 1024),
+            None => "unknown (no workerd process found)".into(),
+        }
+    );
+}
+
+/// Timed rounds of the benchmark, and further turns over which memory must stay flat.
+const ROUNDS: usize = 12;
+const REPEATS: usize = 20;
+/// "Flat": the Worker process grows by less than this over [`REPEATS`] turns (KiB).
+const FLAT_KIB: i64 = 16 * 1024;
+
+/// Median and p90 (nearest rank) of `values`.
+fn stats(mut values: Vec<u128>) -> (u128, u128) {
+    values.sort_unstable();
+    let at =
+        |q: f64| values[((values.len() as f64 * q).ceil() as usize).clamp(1, values.len()) - 1];
+    (at(0.5), at(0.9))
+}
+
+/// Resident memory of the `workerd` process(es) this Worker's `wrangler dev` started, from
+/// `/proc` (Linux); `None` where there is none to read.
+fn workerd_rss_kib(worker: &Worker) -> Option<u64> {
+    let mut total = None;
+    for pid in worker.process_ids() {
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        if comm.trim() != "workerd" {
+            continue;
+        }
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let kib = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
+        if let Some(kib) = kib {
+            *total.get_or_insert(0) += kib;
+        }
+    }
+    total
 }

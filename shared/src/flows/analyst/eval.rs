@@ -10,6 +10,7 @@ use core::cmp::Ordering;
 use serde_json::{Map, Value};
 
 use super::pipeline::MAX_LIMIT;
+use super::regex::Patterns;
 
 /// Runs validated `stages` over `rows`; `lookup` gives the rows of a connection id.
 pub fn evaluate(
@@ -18,12 +19,17 @@ pub fn evaluate(
     lookup: &dyn Fn(&str) -> Vec<Value>,
 ) -> Result<Vec<Value>, String> {
     let mut docs = rows;
+    let mut patterns = Patterns::default();
+    stages.iter().for_each(|s| patterns.collect(s));
     for stage in stages {
         let Some((name, body)) = stage.as_object().and_then(|o| o.iter().next()) else {
             continue;
         };
         docs = match name.as_str() {
-            "$match" => docs.into_iter().filter(|d| matches(d, body)).collect(),
+            "$match" => docs
+                .into_iter()
+                .filter(|d| matches_with(d, body, &patterns))
+                .collect(),
             "$group" => group(&docs, body)?,
             "$sort" => sort(docs, body),
             "$limit" => {
@@ -123,24 +129,29 @@ fn equal(a: &Value, b: &Value) -> bool {
 
 /// Whether `doc` passes the query `filter`.
 pub fn matches(doc: &Value, filter: &Value) -> bool {
+    matches_with(doc, filter, &Patterns::of(filter))
+}
+
+/// [`matches`] with the filter's `$regex` patterns compiled once.
+pub fn matches_with(doc: &Value, filter: &Value, patterns: &Patterns) -> bool {
     let Value::Object(map) = filter else {
         return false;
     };
     map.iter().all(|(key, cond)| match key.as_str() {
         "$and" => cond
             .as_array()
-            .is_some_and(|a| a.iter().all(|f| matches(doc, f))),
+            .is_some_and(|a| a.iter().all(|f| matches_with(doc, f, patterns))),
         "$or" => cond
             .as_array()
-            .is_some_and(|a| a.iter().any(|f| matches(doc, f))),
+            .is_some_and(|a| a.iter().any(|f| matches_with(doc, f, patterns))),
         "$nor" => cond
             .as_array()
-            .is_some_and(|a| !a.iter().any(|f| matches(doc, f))),
-        field => field_matches(get(doc, field), cond),
+            .is_some_and(|a| !a.iter().any(|f| matches_with(doc, f, patterns))),
+        field => field_matches(get(doc, field), cond, patterns),
     })
 }
 
-fn field_matches(value: Option<&Value>, cond: &Value) -> bool {
+fn field_matches(value: Option<&Value>, cond: &Value, patterns: &Patterns) -> bool {
     let ops = cond
         .as_object()
         .filter(|o| !o.is_empty() && o.keys().all(|k| k.starts_with('$')));
@@ -165,7 +176,10 @@ fn field_matches(value: Option<&Value>, cond: &Value) -> bool {
                 .as_array()
                 .is_some_and(|a| a.iter().any(|x| eq_or_contains(value, x))),
             "$exists" => value.is_some() == arg.as_bool().unwrap_or(true),
-            "$not" => !field_matches(value, arg),
+            "$not" => !field_matches(value, arg, patterns),
+            "$regex" => patterns.matches(value, ops),
+            // Read together with its `$regex`.
+            "$options" => ops.contains_key("$regex"),
             _ => false,
         }
     })

@@ -15,7 +15,9 @@ use super::{
     RESPONSE_FORMATTER_PROMPT,
 };
 use crate::agent::{ReactEnd, Tool, ToolRegistry, run_react};
-use crate::boundary::{ChatModel, ChatRequest, DataConnection, DataFuture, DataRows, DataSets};
+use crate::boundary::{
+    ChatModel, ChatRequest, Constraint, DataConnection, DataFuture, DataRows, DataSets,
+};
 use crate::chat::{ChatEvent, ChatMessage};
 use crate::conversation::{Language, MessageKind, Metadata, StoredMessage};
 use crate::engine::{Answer, Platform, Turn, TurnMode, store_reply};
@@ -94,7 +96,13 @@ fn history(turn: &Turn<'_>) -> Vec<ChatMessage> {
         .collect()
 }
 
-fn request(system: String, history: &[ChatMessage], extra: Option<ChatMessage>) -> ChatRequest {
+/// A request on the template's sampling settings.
+fn request(
+    config: &AnalystConfig,
+    system: String,
+    history: &[ChatMessage],
+    extra: Option<ChatMessage>,
+) -> ChatRequest {
     let mut messages = Vec::with_capacity(history.len() + 2);
     messages.push(ChatMessage::system(system));
     messages.extend(history.iter().cloned());
@@ -102,10 +110,13 @@ fn request(system: String, history: &[ChatMessage], extra: Option<ChatMessage>) 
     ChatRequest {
         messages,
         tools: Vec::new(),
-        temperature: None,
-        max_tokens: None,
+        temperature: config.turn.temperature,
+        max_tokens: config.turn.max_tokens,
     }
 }
+
+/// Tokens the classifier may write: a label, or `{"choice": "<label>"}`.
+const CLASSIFIER_MAX_TOKENS: u32 = 24;
 
 fn system(config: &AnalystConfig, language: Language, prompt: &str) -> String {
     match language {
@@ -114,8 +125,13 @@ fn system(config: &AnalystConfig, language: Language, prompt: &str) -> String {
     }
 }
 
-/// Calls the model and collects its text (the classifier: nothing streams).
-async fn collect<M: ChatModel>(model: &M, request: &ChatRequest) -> Result<String, ChatModelError> {
+/// Calls the model for one of `labels` and collects its text (the classifier: nothing
+/// streams).
+async fn collect<M: ChatModel>(
+    model: &M,
+    labels: &[&str],
+    request: &ChatRequest,
+) -> Result<String, ChatModelError> {
     let mut text = String::new();
     let mut failed = None;
     let mut on_event = |event: ChatEvent| match event {
@@ -123,7 +139,13 @@ async fn collect<M: ChatModel>(model: &M, request: &ChatRequest) -> Result<Strin
         ChatEvent::Error(error) => failed = Some(error.message),
         _ => {}
     };
-    model.stream(request, &mut on_event).await?;
+    let constraint = Constraint {
+        one_of: labels,
+        ..Constraint::default()
+    };
+    model
+        .stream_constrained(&constraint, request, &mut on_event)
+        .await?;
     match failed {
         Some(message) => Err(ChatModelError::new(
             crate::error::ChatModelErrorKind::Upstream,
@@ -262,12 +284,17 @@ pub async fn answer<P: Platform>(
 ) -> Result<Answer, Error> {
     let language = turn.language;
     let past = history(turn);
-    let classifier = request(
+    // Classification is not creative: temperature 0, a few tokens, and decoding
+    // constrained to the three labels where the provider supports structured output.
+    let mut classifier = request(
+        config,
         system(config, language, INTENT_CLASSIFIER_PROMPT),
         &past,
         None,
     );
-    let intent = match collect(platform.model(), &classifier).await {
+    classifier.temperature = Some(0.0);
+    classifier.max_tokens = Some(CLASSIFIER_MAX_TOKENS);
+    let intent = match collect(platform.model(), &INTENTS, &classifier).await {
         Ok(reply) => parse_intent(&reply),
         Err(_) => "unclear",
     };
@@ -277,7 +304,12 @@ pub async fn answer<P: Platform>(
     let mut usage = None;
     let (node, kind, text) = match intent {
         "chat" => {
-            let chat = request(system(config, language, CHAT_NODE_PROMPT), &past, None);
+            let chat = request(
+                config,
+                system(config, language, CHAT_NODE_PROMPT),
+                &past,
+                None,
+            );
             let shown = stream_text(platform.model(), &chat, normalise, turn).await;
             (
                 NODE_NAMES[1],
@@ -389,7 +421,9 @@ async fn data_path<P: Platform>(
             schema_context(&connections, &none).trim_end(),
         )],
     );
-    let agent = request(system(config, language, &prompt), past, None);
+    // Tool choice and arguments are computations, not prose: temperature 0.
+    let mut agent = request(config, system(config, language, &prompt), past, None);
+    agent.temperature = Some(0.0);
     let outcome = run_react(
         platform.model(),
         platform.timer(),
@@ -426,6 +460,7 @@ async fn data_path<P: Platform>(
             agent_response.trim()
         );
         let formatter = request(
+            config,
             system(config, language, RESPONSE_FORMATTER_PROMPT),
             past,
             Some(ChatMessage::user(result)),

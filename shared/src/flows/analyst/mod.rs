@@ -14,11 +14,13 @@
 //! scoped by site and the conversation's verified identity; anonymous visitors have none.
 //! Where the seed is silent, `TEMPLATES.md` §1.6 decides.
 
+pub mod cap;
 pub mod data;
 pub mod eval;
 mod flow;
 pub mod format;
 pub mod pipeline;
+pub mod regex;
 pub mod sql;
 pub mod tools;
 
@@ -67,7 +69,8 @@ pub const SENTENCE_KEYS: [&str; 9] = [
 pub struct AnalystConfig {
     /// The shared settings (a long history window: Property 9 wants the full history).
     pub turn: TurnConfig,
-    /// The data agent's loop bounds (8 model calls, 3 retries).
+    /// The data agent's loop bounds (8 model calls, 3 retries; the first call must use a
+    /// tool).
     pub react: ReactConfig,
     /// Whether the data path's answer goes through the formatter LLM (default `true`).
     pub formatter_llm: bool,
@@ -81,8 +84,10 @@ pub struct AnalystConfig {
 
 impl Default for AnalystConfig {
     fn default() -> Self {
+        // The data agent's numbers come from the tools: its first call must use one.
         let react = ReactConfig {
             stream_text: false,
+            first_call_requires_tool: true,
             ..ReactConfig::default()
         };
         Self {

@@ -20,9 +20,10 @@ pub const MAX_STAGES: usize = 20;
 /// At most this JSON nesting depth (decision).
 pub const MAX_DEPTH: usize = 32;
 
-/// Expression and query operators allowed anywhere (decision §1.2.6 rule 4; `$regex` is
-/// not offered: no linear-time regex engine in the core).
-pub const OPERATORS: [&str; 36] = [
+/// Expression and query operators allowed (decision §1.2.6 rule 4). `$regex` (with its
+/// `$options`) only in `$match` field conditions, and only in builds with the
+/// `analyst-regex` feature (see [`super::regex`]).
+pub const OPERATORS: [&str; 38] = [
     "$eq",
     "$ne",
     "$gt",
@@ -36,6 +37,8 @@ pub const OPERATORS: [&str; 36] = [
     "$nor",
     "$not",
     "$exists",
+    "$regex",
+    "$options",
     "$add",
     "$subtract",
     "$multiply",
@@ -147,7 +150,10 @@ fn stage_body(
             if !body.is_object() {
                 return Err(format!("{name} takes an object"));
             }
-            operators(body)?;
+            if name == "$match" {
+                filter_keys(body)?;
+            }
+            operators(body, name == "$match")?;
             if name == "$group" && body.get("_id").is_none() {
                 return Err("$group needs an _id (null for one group)".into());
             }
@@ -228,24 +234,51 @@ fn stage_body(
     }
 }
 
-/// Every `$`-key anywhere in `value` must be an allowed operator.
-fn operators(value: &Value) -> Result<(), String> {
+/// Every `$`-key anywhere in `value` must be an allowed operator; a `$regex` condition
+/// (only in a `$match`: `query`) must have a valid, bounded pattern.
+fn operators(value: &Value, query: bool) -> Result<(), String> {
     match value {
         Value::Object(map) => {
+            if map.contains_key("$regex") || map.contains_key("$options") {
+                if !query {
+                    return Err("$regex works only in $match field conditions, e.g. \
+                                {\"field\": {\"$regex\": \"^Áo\", \"$options\": \"i\"}}"
+                        .into());
+                }
+                super::regex::check(map)?;
+            }
             for (key, inner) in map {
                 if key.starts_with('$') && !OPERATORS.contains(&key.as_str()) {
                     return Err(format!("Operator {key} is not allowed"));
                 }
-                if key == "$push" {
-                    // `$push` collects at most MAX_LIMIT values (enforced when run).
-                }
-                operators(inner)?;
+                operators(inner, query)?;
             }
             Ok(())
         }
-        Value::Array(items) => items.iter().try_for_each(operators),
+        Value::Array(items) => items.iter().try_for_each(|i| operators(i, query)),
         _ => Ok(()),
     }
+}
+
+/// `$regex`/`$options` belong in a field's condition, not among a filter's fields.
+fn filter_keys(filter: &Value) -> Result<(), String> {
+    let Value::Object(map) = filter else {
+        return Ok(());
+    };
+    for (key, inner) in map {
+        match (key.as_str(), inner) {
+            ("$regex" | "$options", _) => {
+                return Err("$regex goes inside a field condition: \
+                            {\"field\": {\"$regex\": \"pattern\"}}"
+                    .into());
+            }
+            ("$and" | "$or" | "$nor", Value::Array(items)) => {
+                items.iter().try_for_each(filter_keys)?;
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// JSON nesting depth.

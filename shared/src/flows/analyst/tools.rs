@@ -608,7 +608,10 @@ impl Tool for DataTool<'_> {
         parameters(self.name)
     }
     fn call(&self, arguments: Value) -> ToolFuture<'_> {
-        Box::pin(async move { self.data.run(self.name, arguments).await })
+        Box::pin(async move {
+            let result = self.data.run(self.name, arguments).await?;
+            Ok(super::cap::cap_result(result, super::cap::MAX_RESULT_CHARS))
+        })
     }
 }
 

@@ -36,6 +36,9 @@ pub struct OllamaChatRequest<'a> {
     /// Model options.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub options: Option<OllamaOptions>,
+    /// Structured output: the JSON schema the reply must follow.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub format: Option<serde_json::Value>,
 }
 
 /// `options` of an Ollama request.
@@ -151,6 +154,7 @@ impl<'a> OllamaChatRequest<'a> {
             tools: None,
             stream: true,
             options: None,
+            format: None,
         }
     }
 
@@ -179,6 +183,18 @@ impl<'a> OllamaChatRequest<'a> {
         self.options
             .get_or_insert_with(OllamaOptions::default)
             .num_predict = Some(max_tokens);
+        self
+    }
+
+    /// Constrains the reply to a JSON object `{"choice": "<one of labels>"}`.
+    pub fn one_of(mut self, labels: &[&str]) -> Self {
+        self.format = Some(crate::stream::openai::choice_schema(labels));
+        self
+    }
+
+    /// Constrains the reply to JSON following `schema`.
+    pub fn json_schema(mut self, schema: serde_json::Value) -> Self {
+        self.format = Some(schema);
         self
     }
 

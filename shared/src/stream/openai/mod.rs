@@ -26,7 +26,7 @@ pub use chunk::{
 pub use request::{
     ChatCompletionRequest, ChatRequestBuilder, EmbeddingData, EmbeddingsRequest,
     EmbeddingsResponse, EmbeddingsUsage, RequestFunction, RequestMessage, RequestTool,
-    RequestToolCall, StreamOptions, ToolChoice,
+    RequestToolCall, StreamOptions, ToolChoice, choice_schema,
 };
 
 use super::sse::SseDecoder;

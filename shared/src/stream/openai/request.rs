@@ -33,6 +33,9 @@ pub struct ChatCompletionRequest<'a> {
     /// Maximum number of tokens to generate.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
+    /// Structured output: `{"type":"json_schema","json_schema":{…}}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_format: Option<serde_json::Value>,
 }
 
 impl ChatCompletionRequest<'_> {
@@ -199,6 +202,7 @@ impl<'a> ChatRequestBuilder<'a> {
                 stream_options: None,
                 temperature: None,
                 max_tokens: None,
+                response_format: None,
             },
         }
     }
@@ -232,6 +236,25 @@ impl<'a> ChatRequestBuilder<'a> {
     /// Caps the number of generated tokens.
     pub fn max_tokens(mut self, max_tokens: u32) -> Self {
         self.request.max_tokens = Some(max_tokens);
+        self
+    }
+
+    /// Constrains the reply to a JSON object `{"choice": "<one of labels>"}` (strict
+    /// `json_schema` structured output).
+    pub fn one_of(mut self, labels: &[&str]) -> Self {
+        self.request.response_format = Some(serde_json::json!({
+            "type": "json_schema",
+            "json_schema": {"name": "choice", "strict": true, "schema": choice_schema(labels)},
+        }));
+        self
+    }
+
+    /// Constrains the reply to JSON following `schema` (`json_schema` structured output).
+    pub fn json_schema(mut self, name: &str, schema: serde_json::Value) -> Self {
+        self.request.response_format = Some(serde_json::json!({
+            "type": "json_schema",
+            "json_schema": {"name": name, "schema": schema},
+        }));
         self
     }
 
@@ -330,4 +353,14 @@ impl EmbeddingsResponse {
         self.data.sort_by_key(|d| d.index);
         self.data.into_iter().map(|d| d.embedding).collect()
     }
+}
+
+/// The JSON schema of `{"choice": "<one of labels>"}`, for structured output.
+pub fn choice_schema(labels: &[&str]) -> serde_json::Value {
+    serde_json::json!({
+        "type": "object",
+        "properties": {"choice": {"type": "string", "enum": labels}},
+        "required": ["choice"],
+        "additionalProperties": false,
+    })
 }

@@ -1,0 +1,87 @@
+//! The cap on a tool result sent back to the model (TEMPLATES.md §1.2.3: "≤ 16,000 chars,
+//! with a 'truncated: k of n rows' note"). A result's row list (`rows`, `groups`, `items`,
+//! `connections`, …: its longest top-level array) keeps its first `k` whole rows and gains
+//! `"note": "truncated: k of n rows"`, so the text stays valid JSON and no row, number or
+//! character is cut. A result whose text is still too long without any row (one huge
+//! value) becomes its text cut at a character boundary, with the same kind of note. The
+//! `tool_end` event and the stored tool record carry the same capped result the model
+//! read.
+
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use serde_json::Value;
+
+/// At most this many characters of tool result text reach the model.
+pub const MAX_RESULT_CHARS: usize = 16_000;
+
+fn chars(value: &Value) -> usize {
+    value.to_string().chars().count()
+}
+
+/// `value` capped to at most `max` characters of JSON text (see the module docs).
+pub fn cap_result(value: Value, max: usize) -> Value {
+    if chars(&value) <= max {
+        return value;
+    }
+    let Value::Object(mut map) = value else {
+        return cut_text(&value, max);
+    };
+    let longest = map
+        .iter()
+        .filter_map(|(k, v)| v.as_array().map(|a| (k.clone(), a.len())))
+        .filter(|(_, n)| *n > 0)
+        .max_by_key(|(_, n)| *n);
+    let Some((key, n)) = longest else {
+        return cut_text(&Value::Object(map), max);
+    };
+    let rows = match map.remove(&key) {
+        Some(Value::Array(rows)) => rows,
+        _ => Vec::new(),
+    };
+    // The object without rows, with the longest note it can get; each row adds its text
+    // and a comma.
+    let mut shell = map.clone();
+    shell.insert(key.clone(), Value::Array(Vec::new()));
+    shell.insert("note".into(), note(n, n));
+    let mut used = chars(&Value::Object(shell));
+    let mut k = 0;
+    for row in &rows {
+        let cost = chars(row) + usize::from(k > 0);
+        if used + cost > max {
+            break;
+        }
+        used += cost;
+        k += 1;
+    }
+    let kept: Vec<Value> = rows.into_iter().take(k).collect();
+    map.insert(key, Value::Array(kept));
+    map.insert("note".into(), note(k, n));
+    let capped = Value::Object(map);
+    if chars(&capped) <= max {
+        capped
+    } else {
+        cut_text(&capped, max)
+    }
+}
+
+fn note(k: usize, n: usize) -> Value {
+    Value::String(format!("truncated: {k} of {n} rows"))
+}
+
+/// The text of `value`, cut at a character boundary, with a note; within `max`.
+fn cut_text(value: &Value, max: usize) -> Value {
+    let text = match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let total = text.chars().count();
+    // The note's own length depends on `keep`: reserve room for the widest one.
+    let room = format!(" … (truncated: {total} of {total} characters)")
+        .chars()
+        .count();
+    let keep = max.saturating_sub(room);
+    let mut out: String = text.chars().take(keep).collect();
+    out.push_str(&format!(" … (truncated: {keep} of {total} characters)"));
+    Value::String(out)
+}

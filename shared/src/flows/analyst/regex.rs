@@ -1,0 +1,167 @@
+//! `$regex` in `$match` field conditions (TEMPLATES.md §1.2.6 rule 4): a linear-time
+//! engine (`regex-automata`'s PikeVM: no backtracking, time linear in the text for a
+//! given pattern), behind the core's `analyst-regex` feature so the widget never links it.
+//!
+//! Semantics (Mongo's, for JSON rows): `{"field": {"$regex": "pattern", "$options": "i"}}`
+//! matches when the field is a string (or an array holding one) in which the pattern
+//! occurs anywhere (unanchored search; `^`/`$` anchor). `$options` may use `i` (case
+//! insensitive, Unicode), `m` (multi-line anchors), `s` (`.` matches a newline) and `x`
+//! (ignore whitespace and `#` comments). A pattern is at most [`MAX_PATTERN_CHARS`]
+//! characters and its compiled automaton at most [`MAX_NFA_BYTES`], so a model cannot make
+//! one condition cost more than a bounded amount per row.
+
+use alloc::collections::BTreeMap;
+use alloc::format;
+use alloc::string::String;
+
+use serde_json::Value;
+
+/// The longest pattern accepted, in characters (decision).
+pub const MAX_PATTERN_CHARS: usize = 256;
+/// The largest compiled automaton accepted, in bytes (decision).
+pub const MAX_NFA_BYTES: usize = 256 * 1024;
+/// The `$options` letters accepted.
+pub const OPTIONS: &str = "imsx";
+
+/// A compiled `$regex` condition.
+#[derive(Debug, Clone)]
+pub struct Pattern {
+    #[cfg(feature = "analyst-regex")]
+    regex: regex_automata::meta::Regex,
+}
+
+impl Pattern {
+    /// Whether the pattern occurs in `text`.
+    pub fn is_match(&self, text: &str) -> bool {
+        #[cfg(feature = "analyst-regex")]
+        {
+            self.regex.is_match(text)
+        }
+        #[cfg(not(feature = "analyst-regex"))]
+        {
+            let _ = text;
+            false
+        }
+    }
+}
+
+/// The `$regex` and `$options` of a condition object, checked: the error is the sentence
+/// the model reads.
+pub fn parts(condition: &serde_json::Map<String, Value>) -> Result<(&str, &str), String> {
+    let pattern = match condition.get("$regex") {
+        Some(Value::String(p)) => p.as_str(),
+        Some(_) => return Err("$regex takes a pattern string".into()),
+        None => return Err("$options goes only with $regex in the same condition".into()),
+    };
+    let options = match condition.get("$options") {
+        None => "",
+        Some(Value::String(o)) => o.as_str(),
+        Some(_) => return Err("$options takes a string of the letters i, m, s, x".into()),
+    };
+    if pattern.chars().count() > MAX_PATTERN_CHARS {
+        return Err(format!(
+            "$regex pattern is longer than {MAX_PATTERN_CHARS} characters"
+        ));
+    }
+    if let Some(bad) = options.chars().find(|c| !OPTIONS.contains(*c)) {
+        return Err(format!(
+            "$options letter '{bad}' is not supported; use i, m, s or x"
+        ));
+    }
+    Ok((pattern, options))
+}
+
+/// Compiles `pattern` with `options` (already checked by [`parts`]).
+pub fn compile(pattern: &str, options: &str) -> Result<Pattern, String> {
+    #[cfg(feature = "analyst-regex")]
+    {
+        use regex_automata::meta::Regex;
+        use regex_automata::util::syntax;
+        let syntax = syntax::Config::new()
+            .case_insensitive(options.contains('i'))
+            .multi_line(options.contains('m'))
+            .dot_matches_new_line(options.contains('s'))
+            .ignore_whitespace(options.contains('x'))
+            .nest_limit(32);
+        let config = Regex::config().nfa_size_limit(Some(MAX_NFA_BYTES));
+        Regex::builder()
+            .syntax(syntax)
+            .configure(config)
+            .build(pattern)
+            .map(|regex| Pattern { regex })
+            .map_err(|e| {
+                let detail = alloc::string::ToString::to_string(&e);
+                let first = detail.lines().last().unwrap_or("").trim();
+                if e.size_limit().is_some() {
+                    format!("$regex pattern is too complex (its automaton exceeds {MAX_NFA_BYTES} bytes); simplify it")
+                } else {
+                    format!("$regex pattern is invalid: {first}")
+                }
+            })
+    }
+    #[cfg(not(feature = "analyst-regex"))]
+    {
+        let _ = (pattern, options);
+        Err("$regex is not available in this build of the data tools; use $eq, $in or equality filters".into())
+    }
+}
+
+/// Checks a condition object holding `$regex` and/or `$options` (the validator's step).
+pub fn check(condition: &serde_json::Map<String, Value>) -> Result<(), String> {
+    let (pattern, options) = parts(condition)?;
+    compile(pattern, options).map(|_| ())
+}
+
+/// The compiled patterns of one evaluation, keyed by (pattern, options): each is compiled
+/// once, however many rows it is matched against.
+#[derive(Debug, Default)]
+pub struct Patterns(BTreeMap<String, BTreeMap<String, Option<Pattern>>>);
+
+impl Patterns {
+    /// The patterns of every `$regex` condition in `value`.
+    pub fn of(value: &Value) -> Self {
+        let mut out = Self::default();
+        out.collect(value);
+        out
+    }
+
+    /// Adds the patterns of `value`.
+    pub fn collect(&mut self, value: &Value) {
+        match value {
+            Value::Object(map) => {
+                if let Ok((p, o)) = parts(map) {
+                    self.0
+                        .entry(p.into())
+                        .or_default()
+                        .entry(o.into())
+                        .or_insert_with(|| compile(p, o).ok());
+                }
+                map.values().for_each(|v| self.collect(v));
+            }
+            Value::Array(items) => items.iter().for_each(|v| self.collect(v)),
+            _ => {}
+        }
+    }
+
+    /// Whether `value` matches the `$regex` condition `condition` (Mongo: a string, or an
+    /// array with a matching string; nothing else matches).
+    pub fn matches(
+        &self,
+        value: Option<&Value>,
+        condition: &serde_json::Map<String, Value>,
+    ) -> bool {
+        let Ok((p, o)) = parts(condition) else {
+            return false;
+        };
+        let Some(Some(pattern)) = self.0.get(p).and_then(|by| by.get(o)) else {
+            return false;
+        };
+        match value {
+            Some(Value::String(s)) => pattern.is_match(s),
+            Some(Value::Array(items)) => items
+                .iter()
+                .any(|i| i.as_str().is_some_and(|s| pattern.is_match(s))),
+            _ => false,
+        }
+    }
+}
