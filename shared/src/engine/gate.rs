@@ -14,8 +14,9 @@ use core::task::{Poll, Waker};
 
 use super::Platform;
 use crate::boundary::{
-    ChatModel, ChatRequest, ChatSink, Clock, ConversationStore, EmbedQueue, Ids, KnowledgeState,
-    LogEntry, LogQuery, Logger, NewTurn, RentalData, TurnContext, TurnOpening, TurnResume,
+    ChatModel, ChatRequest, ChatSink, Clock, Constraint, ConversationStore, EmbedQueue, Ids,
+    KnowledgeState, LogEntry, LogQuery, Logger, NewTurn, RentalData, TurnContext, TurnOpening,
+    TurnResume,
 };
 use crate::chat::ChatEvent;
 use crate::conversation::{Conversation, EmbeddingStatus, Language, Scope, StoredMessage, Summary};
@@ -265,6 +266,24 @@ impl<M: ChatModel> ChatModel for GatedModel<'_, M> {
         let result = self
             .model
             .stream_with_model(model, request, &mut reaching)
+            .await;
+        self.gate.reach();
+        result
+    }
+
+    async fn stream_constrained(
+        &self,
+        constraint: &Constraint<'_>,
+        request: &ChatRequest,
+        sink: &mut dyn ChatSink,
+    ) -> Result<(), ChatModelError> {
+        let mut reaching = Reaching {
+            sink,
+            gate: self.gate,
+        };
+        let result = self
+            .model
+            .stream_constrained(constraint, request, &mut reaching)
             .await;
         self.gate.reach();
         result
