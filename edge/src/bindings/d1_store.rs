@@ -225,6 +225,8 @@ impl ConversationStore for D1Store {
     }
 
     async fn set_language(&self, scope: Scope<'_>, language: Language) -> Result<(), ServiceError> {
+        // The conversation changes: what this isolate remembers of it is out of date.
+        remembered::forget(scope);
         self.db
             .prepare("UPDATE conversations SET language = ?3 WHERE id = ?1 AND site_id = ?2")
             .bind(&[
@@ -244,6 +246,8 @@ impl ConversationStore for D1Store {
         scope: Scope<'_>,
         message: &StoredMessage,
     ) -> Result<u64, ServiceError> {
+        // The conversation changes: what this isolate remembers of it is out of date.
+        remembered::forget(scope);
         self.store_message(scope, message).await
     }
 
@@ -253,6 +257,8 @@ impl ConversationStore for D1Store {
         reply_to: &str,
         message: &StoredMessage,
     ) -> Result<u64, ServiceError> {
+        // The conversation changes: what this isolate remembers of it is out of date.
+        remembered::forget(scope);
         self.store_reply(scope, reply_to, message).await
     }
 
@@ -262,6 +268,8 @@ impl ConversationStore for D1Store {
         turn: NewTurn<'_>,
         window: usize,
     ) -> Result<Option<TurnOpening>, ServiceError> {
+        // The conversation changes: what this isolate remembers of it is out of date.
+        remembered::forget(scope);
         self.open_turn(scope, turn, window).await
     }
 
@@ -278,6 +286,8 @@ impl ConversationStore for D1Store {
         scope: Scope<'_>,
         turn: NewTurn<'_>,
     ) -> Result<Option<u64>, ServiceError> {
+        // The conversation changes: what this isolate remembers of it is out of date.
+        remembered::forget(scope);
         self.insert_visitor(scope, turn).await
     }
 
@@ -301,6 +311,8 @@ impl ConversationStore for D1Store {
         claim: Option<&str>,
         window: usize,
     ) -> Result<Option<TurnResume>, ServiceError> {
+        // The conversation changes: what this isolate remembers of it is out of date.
+        remembered::forget(scope);
         self.load_turn(scope, message_id, claim, window).await
     }
 
@@ -311,6 +323,8 @@ impl ConversationStore for D1Store {
         reply_id: &str,
         code: &str,
     ) -> Result<(), ServiceError> {
+        // The conversation changes: what this isolate remembers of it is out of date.
+        remembered::forget(scope);
         self.mark_turn_failed(scope, message_id, reply_id, code)
             .await
     }
@@ -409,6 +423,8 @@ impl ConversationStore for D1Store {
         above: usize,
         delete: bool,
     ) -> Result<usize, ServiceError> {
+        // The conversation changes: what this isolate remembers of it is out of date.
+        remembered::forget(scope);
         super::d1_memory::compress_old(&self.db, scope, keep_recent, above, delete)
             .await
             .map_err(service_error)

@@ -4,6 +4,9 @@
 //! `concierge_core::engine`'s streamed turn), so an entry that is out of date — another
 //! isolate's turn, a change made here — costs a second answer, never a wrong one.
 //!
+//! Every write through the store forgets its conversation; a streamed turn's end and a
+//! conversation's creation read it again (off the visitor's path).
+//!
 //! Bounded: at most [`MAX_ENTRIES`] conversations (the least recently used leaves
 //! first), and a context over [`MAX_BYTES`] of text is not kept.
 
