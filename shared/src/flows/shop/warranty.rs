@@ -9,14 +9,16 @@
 //!   words (`là`, `của em`, `number is`, `ạ`): `SN: ABC123-XYZ`, `Số serial của máy em là
 //!   abc123 nhé`, `my s/n is DLXJ2K3M`;
 //! - when the message is nothing but the serial and politeness: `0979825281`,
-//!   `của em là SN-8841-QX ạ` (here a digit is required);
+//!   `của em là SN-8841-QX ạ` (here a digit is required, and a bare number of four digits
+//!   or fewer, `4060`, may be a model number: it waits for the next rule);
 //! - while awaiting a serial, also anywhere in the message, if it contains a digit.
 //!
 //! Outside a label, a word that is something else is not taken: a model name (`iPhone15`,
 //! `RTX4090`, `4090` after `RTX`, `G16` after `Strix`, `i7-13700K`), a quantity (`16GB`,
-//! `500k`), an amount (`2500000`), a year, a date (`12-08-2024`), a number a label names as
-//! something else (`sđt 0912345678`, `mã đơn hàng DH2024`, `hotline 19001234`), or one piece
-//! of a code written with spaces (`F2LX K9P0 Q1`, which the seed's rule refuses whole).
+//! `500k`), an amount (`2500000`), a year, a date (`12-08-2024`), a time (`10h30`), a
+//! number a label names as something else (`sđt 0912345678`, `mã đơn hàng DH2024`,
+//! `hotline 19001234`), or one piece of a code written with spaces (`F2LX K9P0 Q1`, which
+//! the seed's rule refuses whole).
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -185,7 +187,7 @@ const PRODUCT_WORDS: &[&str] = &[
 const UNITS: &[&str] = &[
     "gb", "tb", "mb", "kb", "g", "ghz", "mhz", "hz", "w", "kw", "wh", "mah", "v", "k", "tr",
     "trieu", "p", "fps", "inch", "in", "cm", "mm", "m", "kg", "ms", "x", "th", "st", "nd", "rd",
-    "d", "dong", "vnd", "usd", "nits", "bit", "nghin", "ngan",
+    "d", "dong", "vnd", "usd", "nits", "bit", "nghin", "ngan", "h", "am", "pm", "min", "s",
 ];
 
 /// How many filler words may stand between a label and its value.
@@ -243,13 +245,28 @@ fn has_digit(word: &str) -> bool {
     word.bytes().any(|b| b.is_ascii_digit())
 }
 
+/// `12-08-2024`, `12-8`.
 fn is_date(word: &str) -> bool {
     let mut parts = word.split('-');
     let lengths = [parts.next(), parts.next(), parts.next(), parts.next()].map(|p| p.map(str::len));
     let numeric = word
         .split('-')
         .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
-    numeric && matches!(lengths, [Some(1..=2), Some(1..=2), Some(2..=4), None])
+    numeric
+        && matches!(
+            lengths,
+            [Some(1..=2), Some(1..=2), Some(2..=4) | None, None]
+        )
+}
+
+/// `10h`, `10h30`, `9g15` (Vietnamese clock times).
+fn is_time(word: &str) -> bool {
+    let hours = word.bytes().take_while(u8::is_ascii_digit).count();
+    let rest = word.as_bytes().get(hours + 1..).unwrap_or_default();
+    (1..=2).contains(&hours)
+        && matches!(word.as_bytes().get(hours), Some(b'h' | b'H' | b'g' | b'G'))
+        && rest.len() <= 2
+        && rest.iter().all(u8::is_ascii_digit)
 }
 
 fn is_separator(c: char) -> bool {
@@ -358,7 +375,11 @@ fn alone(tokens: &[Token<'_>]) -> Option<usize> {
         return None;
     };
     let word = tokens[only].text;
-    (has_digit(word) && is_serial_like(word) && !something_else(tokens, only)).then_some(only)
+    // Four digits or fewer alone may as well be a model number (`4060`): taken only when a
+    // serial is awaited.
+    let short_number = word.len() < 5 && word.bytes().all(|b| b.is_ascii_digit());
+    (has_digit(word) && !short_number && is_serial_like(word) && !something_else(tokens, only))
+        .then_some(only)
 }
 
 /// The first word with a digit that can be a serial, anywhere.
@@ -374,6 +395,7 @@ fn anywhere(tokens: &[Token<'_>]) -> Option<usize> {
 fn something_else(tokens: &[Token<'_>], i: usize) -> bool {
     let word = tokens[i].text;
     is_date(word)
+        || is_time(word)
         || product_name(tokens, i)
         || quantity(tokens, i)
         || amount_or_year(word)
