@@ -8,11 +8,20 @@
 //! cargo run -p concierge-core --features memory --example classify [-- OPTIONS] < messages.txt
 //!   --keywords FILE   use this keyword file instead of prompts/shop_intent_keywords.md
 //!   --context         treat the lines as one conversation (earlier lines are context)
+//!   --serials FILE    score a labelled serial set instead (shared/tests/data/shop/serials.tsv)
+//!   --languages FILE  score a labelled language set instead (shared/tests/data/shop/languages.tsv)
 //! ```
+//!
+//! With `--serials` / `--languages` it reads no stdin: it prints the precision and recall of
+//! the serials that reach the warranty lookup, the accuracy of language detection, and every
+//! message got wrong (the formats are in `concierge_core::flows::shop::evaluation`).
 
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
 
+use concierge_core::flows::shop::evaluation::{
+    Miss, parse_language_set, parse_serial_set, score_languages, score_serials,
+};
 use concierge_core::flows::shop::{Context, ShopConfig, analyze};
 use concierge_core::intent::{Classifier, KeywordLists};
 use concierge_core::language;
@@ -34,10 +43,21 @@ struct Record<'a> {
 fn main() -> ExitCode {
     let mut config = ShopConfig::default();
     let mut conversation = false;
+    let (mut serials, mut languages) = (None, None);
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--context" => conversation = true,
+            "--serials" | "--languages" => {
+                let Some(path) = args.next() else {
+                    return usage(&format!("{arg} needs a file"));
+                };
+                match std::fs::read_to_string(&path) {
+                    Ok(text) if arg == "--serials" => serials = Some((path, text)),
+                    Ok(text) => languages = Some((path, text)),
+                    Err(error) => return usage(&format!("cannot read {path}: {error}")),
+                }
+            }
             "--keywords" => {
                 let Some(path) = args.next() else {
                     return usage("--keywords needs a file");
@@ -55,6 +75,10 @@ fn main() -> ExitCode {
             }
             _ => return usage(&format!("unknown argument {arg}")),
         }
+    }
+
+    if serials.is_some() || languages.is_some() {
+        return score(&config, serials, languages);
     }
 
     let stdin = std::io::stdin();
@@ -101,7 +125,61 @@ fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// Prints the figures of the labelled sets and the messages got wrong.
+fn score(
+    config: &ShopConfig,
+    serials: Option<(String, String)>,
+    languages: Option<(String, String)>,
+) -> ExitCode {
+    let mut out = std::io::stdout().lock();
+    let print_misses = |out: &mut std::io::StdoutLock<'_>, misses: &[Miss]| {
+        for m in misses {
+            let _ = writeln!(
+                out,
+                "  line {}: {:?} expected {}, got {}",
+                m.line, m.message, m.expected, m.got
+            );
+        }
+    };
+    if let Some((path, text)) = serials {
+        let cases = match parse_serial_set(&text) {
+            Ok(cases) => cases,
+            Err(error) => return usage(&format!("{path}:{}: {}", error.line, error.reason)),
+        };
+        let s = score_serials(config, &cases);
+        let _ = writeln!(
+            out,
+            "serials: {} messages ({} with a serial), {} lookups, {} correct: precision {:.1}%, recall {:.1}%",
+            s.cases,
+            s.expected,
+            s.looked_up,
+            s.correct,
+            100.0 * s.precision(),
+            100.0 * s.recall()
+        );
+        print_misses(&mut out, &s.misses);
+    }
+    if let Some((path, text)) = languages {
+        let cases = match parse_language_set(&text) {
+            Ok(cases) => cases,
+            Err(error) => return usage(&format!("{path}:{}: {}", error.line, error.reason)),
+        };
+        let s = score_languages(&cases);
+        let _ = writeln!(
+            out,
+            "languages: {} messages, {} right: accuracy {:.1}%",
+            s.cases,
+            s.correct,
+            100.0 * s.accuracy()
+        );
+        print_misses(&mut out, &s.misses);
+    }
+    ExitCode::SUCCESS
+}
+
 fn usage(problem: &str) -> ExitCode {
-    eprintln!("classify: {problem}\nusage: classify [--keywords FILE] [--context] < messages.txt");
+    eprintln!(
+        "classify: {problem}\nusage: classify [--keywords FILE] [--context] < messages.txt\n       classify [--keywords FILE] [--serials FILE] [--languages FILE]"
+    );
     ExitCode::from(2)
 }

@@ -300,6 +300,72 @@ fn cases() -> Vec<Case> {
             ],
         ),
         vi(
+            "warranty: serials written after a label, phone numbers are not serials",
+            vec![
+                fixed(
+                    "Kiểm tra bảo hành giúp em",
+                    ASK_SERIAL,
+                    MessageKind::Warranty,
+                    json!({"intent": "warranty", "confidence": 0.83, "warranty_step": "ask_serial"}),
+                ),
+                fixed(
+                    "Mã Máy Là HNXQPLMT ạ",
+                    NOT_FOUND,
+                    MessageKind::Warranty,
+                    json!({
+                        "intent": "warranty", "confidence": 1.0, "serial": "HNXQPLMT", "warranty_step": "not_found",
+                    }),
+                ),
+                fixed(
+                    "Kiểm tra bảo hành giúp em",
+                    ASK_SERIAL,
+                    MessageKind::Warranty,
+                    json!({"intent": "warranty", "confidence": 0.87, "warranty_step": "ask_serial"}),
+                ),
+                // A phone number is not a serial, even one shaped like the demo serial.
+                fixed(
+                    "sđt em 0912345678 ạ",
+                    REMIND_RULE,
+                    MessageKind::Warranty,
+                    json!({"intent": "warranty", "confidence": 0.78, "warranty_step": "remind_rule"}),
+                ),
+                fixed(
+                    "của em là 0979825281 nhé",
+                    FOUND,
+                    MessageKind::Warranty,
+                    json!({
+                        "intent": "warranty", "confidence": 1.0, "serial": "0979825281", "product": "S23 Ultra",
+                        "warranty_until": "2026-08-12", "warranty_step": "found",
+                    }),
+                ),
+            ],
+        ),
+        vi(
+            "a serial after a label in the first message is looked up",
+            vec![fixed(
+                "IMEI: 0979825281",
+                FOUND,
+                MessageKind::Warranty,
+                json!({
+                    "intent": "warranty", "confidence": 1.0, "serial": "0979825281", "product": "S23 Ultra",
+                    "warranty_until": "2026-08-12", "warranty_step": "found",
+                }),
+            )],
+        ),
+        Case {
+            name: "English with Vietnamese place names gets English",
+            greeting_language: None,
+            greeting: GREETING_VI,
+            language: Language::En,
+            turns: vec![answer(
+                "Is the price the same in Ha Noi and Ho Chi Minh City?",
+                &["Yes, ", "the price is the same in every store."],
+                "Yes, the price is the same in every store.",
+                json!({"intent": "shopping", "confidence": 0.71, "passages": []}),
+                RETRIEVE_RESPOND,
+            )],
+        },
+        vi(
             "serial in the first message, not found",
             vec![fixed(
                 "Kiểm tra bảo hành giúp em, SN: ABC123-XYZ",

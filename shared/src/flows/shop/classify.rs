@@ -55,16 +55,21 @@ pub struct Context<'a> {
 ///
 /// While a serial is awaited, a message with a serial is a warranty message whatever its
 /// words (confidence 1.0), and a message that is not clearly about something else is too:
-/// the rule reminder takes the place of a clarifying question.
+/// the rule reminder takes the place of a clarifying question. Otherwise a serial given
+/// after a label or on its own (`IMEI: 356938035643809`) also makes a warranty message
+/// (confidence 1.0 unless the keywords already said warranty), unless the visitor clearly
+/// asks for something else.
 pub fn analyze(config: &ShopConfig, text: &str, context: Context<'_>) -> Analysis {
     let c = config.classifier.classify(text, context.previous);
     let confident =
         c.intent != Intent::Unknown && c.confidence >= config.intent_confidence_threshold;
-    // A serial after a marker or on its own always counts. While a serial is awaited, one
+    // A serial after a label or on its own always counts. While a serial is awaited, one
     // anywhere in the message counts too — unless the visitor clearly moved on to another
     // need ("giá RTX 4060 bao nhiêu?" is about a price, not serial "4060").
     let moved_on = confident && c.intent != Intent::Warranty;
-    let serial = match extract_serial(text, false) {
+    let strict = extract_serial(text, false);
+    let given = strict.is_some() && !moved_on;
+    let serial = match strict {
         None if context.awaiting_serial && !moved_on => extract_serial(text, true),
         strict => strict,
     };
@@ -85,6 +90,12 @@ pub fn analyze(config: &ShopConfig, text: &str, context: Context<'_>) -> Analysi
         }
         analysis.intent = Intent::Warranty;
         analysis.rationale = format!("awaiting serial; {}", analysis.rationale);
+        return analysis;
+    }
+    if given && !(confident && c.intent == Intent::Warranty) {
+        analysis.intent = Intent::Warranty;
+        analysis.confidence = 1.0;
+        analysis.rationale = format!("serial given; {}", analysis.rationale);
         return analysis;
     }
     if !confident {

@@ -23,6 +23,7 @@
 
 mod classify;
 mod config;
+pub mod evaluation;
 mod nodes;
 mod prompt;
 mod state;
