@@ -526,3 +526,163 @@ fn a_similar_learned_question_is_a_hint_in_the_sql_prompt() {
         "{sql_prompt}"
     );
 }
+
+/// The SQL prompts the model received (their whole message lists), in order.
+fn sql_requests(backend: &MemoryBackend) -> Vec<String> {
+    backend
+        .model
+        .requests()
+        .iter()
+        .filter(|r| r.messages[0].content.starts_with(&marker(SQL_PROMPT)))
+        .map(|r| {
+            r.messages
+                .iter()
+                .map(|m| m.content.as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .collect()
+}
+
+/// One QUERY turn answered with `sql`, judged valid.
+fn query_turn(backend: &MemoryBackend, id: &str, question: &str, sql: &str) -> TurnOutcome {
+    orchestrator(backend, "QUERY", true, "LIST", "");
+    backend.model.reply(&[sql]);
+    backend.model.reply(&["Đây là phòng bạn cần"]);
+    backend.model.reply(&["{\"isValid\": true}"]);
+    let (_, outcome) = say(backend, id, question);
+    outcome.unwrap()
+}
+
+const STEERING: &str = "Từ giờ chỉ cho tôi xem phòng ở Quận 1 thôi nhé";
+const CHEAPEST: &str = "Phòng nào rẻ nhất?";
+const STEERED_SQL: &str =
+    "SELECT id, title, price FROM rooms WHERE district = 'Quận 1' ORDER BY price ASC LIMIT 1";
+const CLEAN_SQL: &str = "SELECT id, title, price FROM rooms ORDER BY price ASC LIMIT 1";
+
+#[test]
+fn sql_steered_by_one_visitors_conversation_is_never_learned_for_another() {
+    let backend = backend();
+    // Visitor A steers, then asks a clean question; the SQL model follows the steering.
+    let a = conversation(&backend, None);
+    orchestrator(&backend, "GENERAL_CHAT", false, "LIST", "Dạ, mình nhớ rồi");
+    say(&backend, &a, STEERING).1.unwrap();
+    let reply = query_turn(&backend, &a, CHEAPEST, STEERED_SQL).reply;
+    assert_eq!(reply.metadata["valid"], true);
+    let prompts = sql_requests(&backend);
+    assert!(
+        prompts[0].contains(STEERING),
+        "A's follow-up is read in A's context: {}",
+        prompts[0]
+    );
+    assert!(
+        backend.rental.learned(SITE).is_empty(),
+        "SQL written with A's conversation in the prompt is not learned"
+    );
+    assert_eq!(reply.metadata.get("learned"), Some(&json!(false)));
+
+    // Visitor B asks the same clean question: the SQL model is asked, without A's words.
+    let b = conversation(&backend, None);
+    let before = calls(&backend).len();
+    orchestrator(&backend, "QUERY", true, "LIST", "");
+    backend.model.reply(&[CLEAN_SQL]);
+    backend.model.reply(&["Đây là phòng rẻ nhất"]);
+    backend.model.reply(&["{\"isValid\": true}"]);
+    let (events, outcome) = say(&backend, &b, CHEAPEST);
+    let reply = outcome.unwrap().reply;
+    assert_eq!(
+        calls(&backend)[before..].to_vec(),
+        vec![
+            marker(ORCHESTRATOR_PROMPT),
+            marker(SQL_PROMPT),
+            marker(RESPONSE_PROMPT),
+            marker(VALIDATOR_PROMPT)
+        ],
+        "the SQL model is asked for B"
+    );
+    let items = &payloads(&events)[0].1["items"];
+    assert_eq!(
+        items[0]["id"], "r3",
+        "B gets the cheapest room of all: {items}"
+    );
+    let prompt = sql_requests(&backend).pop().unwrap();
+    assert!(!prompt.contains(STEERING), "{prompt}");
+    assert!(
+        prompt.ends_with(CHEAPEST),
+        "nothing but the question: {prompt}"
+    );
+    // B's question stood alone: its SQL is learned, with what produced it.
+    assert_eq!(reply.metadata.get("learned"), Some(&json!(true)));
+    let learned = backend.rental.learned(SITE);
+    assert_eq!(learned.len(), 1);
+    assert_eq!(
+        (learned[0].question.as_str(), learned[0].sql.as_str()),
+        (CHEAPEST, CLEAN_SQL)
+    );
+    assert_eq!(learned[0].role.as_deref(), Some("GUEST"));
+    assert!(learned[0].context_free);
+
+    // Visitor C (and A again) get the context-free SQL without the SQL model.
+    let c = conversation(&backend, None);
+    let before = calls(&backend).len();
+    orchestrator(&backend, "QUERY", true, "LIST", "");
+    backend.model.reply(&["Đây là phòng rẻ nhất"]);
+    let (events, outcome) = say(&backend, &c, CHEAPEST);
+    assert_eq!(outcome.unwrap().reply.metadata["canonical"], "hard");
+    assert_eq!(calls(&backend).len() - before, 2);
+    assert_eq!(payloads(&events)[0].1["items"][0]["id"], "r3");
+}
+
+#[test]
+fn an_assistant_message_without_a_visitor_turn_never_reaches_the_sql_prompt() {
+    // A first question is answered from the question alone, even when the history holds
+    // assistant text (the greeting, or a message an API client supplied).
+    let backend = backend();
+    let id = conversation(&backend, None);
+    query_turn(&backend, &id, CHEAPEST, CLEAN_SQL);
+    let requests = backend.model.requests();
+    let sql = requests
+        .iter()
+        .find(|r| r.messages[0].content.starts_with(&marker(SQL_PROMPT)))
+        .unwrap();
+    assert_eq!(sql.messages.len(), 2, "system prompt and question only");
+    assert_eq!(backend.rental.learned(SITE).len(), 1);
+}
+
+#[test]
+fn learned_sql_is_reused_only_for_the_role_it_was_written_for_and_only_if_context_free() {
+    use concierge_core::boundary::RentalData;
+    let backend = backend();
+    let landlord =
+        UserIdentity::new("owner-1".into(), Some("LANDLORD".into()), vec![], None).unwrap();
+    let id = conversation(&backend, Some(landlord));
+    query_turn(&backend, &id, CHEAPEST, STEERED_SQL);
+
+    // A guest asking the same question gets SQL written for a guest.
+    let guest = conversation(&backend, None);
+    let before = calls(&backend).len();
+    query_turn(&backend, &guest, CHEAPEST, CLEAN_SQL);
+    assert_eq!(
+        calls(&backend)[before + 1],
+        marker(SQL_PROMPT),
+        "the landlord's SQL is not reused for a guest"
+    );
+    let learned = backend.rental.learned(SITE);
+    let roles: Vec<Option<&str>> = learned.iter().map(|r| r.role.as_deref()).collect();
+    assert_eq!(roles, [Some("LANDLORD"), Some("GUEST")]);
+
+    // An entry not known to be context-free (learned before this was recorded) is kept
+    // for review but neither reused nor offered as a hint.
+    for record in learned {
+        let legacy = concierge_core::boundary::QaRecord {
+            context_free: false,
+            ..record
+        };
+        block_on(backend.rental.save_qa(SITE, &legacy)).unwrap();
+    }
+    let other = conversation(&backend, None);
+    let before = calls(&backend).len();
+    let reply = query_turn(&backend, &other, CHEAPEST, CLEAN_SQL).reply;
+    assert_eq!(calls(&backend)[before + 1], marker(SQL_PROMPT));
+    assert_eq!(reply.metadata["canonical"], serde_json::Value::Null);
+}

@@ -6,11 +6,13 @@
 //            indexed and retrieved, a conversation with its feedback, install snippet and
 //            origin check, phone-width read-only views, key rotation signing out.
 //   dataset  a CSV upload shows its inferred columns.
+//   learned  a rental site's learned queries are listed (question, SQL) and one is deleted.
 // Environment: SECRET_KEY, PUBLIC_KEY (the site's keys), GREETING (the new greeting to set),
 // LLM_KEY (an upstream API key to store),
 // DOC_ID / DOC_TITLE / DOC_CONTENT / ASK_DOC (the document and a question about it),
 // CONVERSATION (a conversation with a vote down), VOTE_COMMENT (that vote's comment),
-// CSV_NAME / CSV_USER / CSV_BODY / EXPECT_COLUMNS ("name:type,…") (dataset).
+// CSV_NAME / CSV_USER / CSV_BODY / EXPECT_COLUMNS ("name:type,…") (dataset),
+// DELETE_QUESTION / DELETE_SQL (the learned query to delete), KEEP_QUESTION (one to keep) (learned).
 // Prints "ok <scenario>" and, for console, "rotated <public_key> <secret_key>" on success;
 // exits non-zero with the failed assertion otherwise.
 import { chromium } from "playwright-core";
@@ -269,6 +271,31 @@ const scenarios = {
     // Delete it (the confirmation is accepted): the row goes.
     await page.click(`${row} button:has-text("Delete")`);
     await page.waitForSelector(row, { state: "detached" });
+    assert.deepEqual(errors, [], "no page error");
+  },
+
+  async learned() {
+    const { page, errors } = await openConsole();
+    await signIn(page, env.SECRET_KEY);
+    await page.waitForSelector("#app:not([hidden])");
+    await tab(page, "knowledge");
+    await page.waitForSelector("#learned-card:not([hidden]) #learned-table tbody tr[data-qa]");
+    const rows = () => page.$$eval("#learned-table tbody tr", (trs) =>
+      trs.map((tr) => ({ question: tr.querySelector(".question").textContent, sql: tr.querySelector(".sql").textContent })));
+    const before = await rows();
+    assert.deepEqual(before.map((r) => r.question).sort(), [env.DELETE_QUESTION, env.KEEP_QUESTION].sort(), "both listed");
+    assert.equal(before.find((r) => r.question === env.DELETE_QUESTION).sql, env.DELETE_SQL, "its SQL is shown");
+    await shot(page, "learned");
+    // Delete one (the confirmation is accepted): its row goes, the other stays.
+    const row = page.locator("#learned-table tbody tr", { hasText: env.DELETE_QUESTION });
+    await row.locator('button:has-text("Delete")').click();
+    await row.waitFor({ state: "detached" });
+    // Listed again from the Worker: still gone.
+    await page.click("#learned-refresh");
+    await page.waitForFunction((q) => {
+      const shown = [...document.querySelectorAll("#learned-table tbody tr .question")].map((n) => n.textContent);
+      return shown.length === 1 && shown[0] === q;
+    }, env.KEEP_QUESTION);
     assert.deepEqual(errors, [], "no page error");
   },
 };

@@ -1,4 +1,5 @@
-// Concierge console: knowledge documents, data sets (analyst) and records uploads.
+// Concierge console: knowledge documents, data sets (analyst), learned queries (rental) and
+// records uploads.
 // Loaded after console.js, whose helpers it uses (window.ConciergeConsole).
 (function () {
   "use strict";
@@ -154,6 +155,56 @@
     }
   }
 
+  // ---- Learned queries (rental) --------------------------------------------------------
+  var learnedNext = null;
+  /** The site's learned questions and their SQL, newest first; `more` appends the next page. */
+  async function loadLearned(more) {
+    var card = $("learned-card");
+    card.hidden = !app.site || app.site.template !== "rental";
+    if (card.hidden) return;
+    var body = $("learned-table").tBodies[0];
+    var path = "/admin/rental/qa?limit=50" + (more && learnedNext ? "&before=" + encodeURIComponent(learnedNext) : "");
+    var answer;
+    try {
+      answer = await api("GET", path);
+    } catch (e) {
+      $("learned-status").textContent = "Could not list the learned queries: " + e.message;
+      return;
+    }
+    if (!more) while (body.firstChild) body.removeChild(body.firstChild);
+    (answer.qa || []).forEach(function (q) {
+      var status = q.context_free ? null
+        : el("span", { class: "status failed", text: "not reused (learned before review)" });
+      body.appendChild(el("tr", { "data-qa": q.id },
+        el("td", { "data-label": "Question", class: "question", text: q.question }),
+        el("td", { "data-label": "SQL" }, el("code", { class: "sql", text: q.sql })),
+        el("td", { "data-label": "Role", text: q.role || "" }, status ? " " : null, status),
+        el("td", { "data-label": "Learned", text: when(q.created_at) }),
+        el("td", { "data-label": "Reused", text: String(q.hits || 0) }),
+        el("td", { class: "actions-cell" }, button("Delete", function () { deleteLearned(q); }, "danger small"))));
+    });
+    learnedNext = answer.next || null;
+    $("learned-more").hidden = !learnedNext;
+    var n = body.rows.length;
+    $("learned-status").textContent = n ? n + " learned quer" + (n === 1 ? "y" : "ies") + (learnedNext ? " shown." : ".")
+      : "Nothing learned yet: valid answers to questions asked on their own are learned.";
+  }
+  async function deleteLearned(q) {
+    if (!window.confirm("Forget the learned query for \u201c" + q.question + "\u201d? The next visitor asking it is answered by the model again.")) return;
+    try {
+      await api("DELETE", "/admin/rental/qa/" + encodeURIComponent(q.id));
+    } catch (e) {
+      if (e.status !== 404) {
+        $("learned-status").textContent = e.message;
+        return;
+      }
+    }
+    var row = $("learned-table").querySelector('tr[data-qa="' + q.id.replace(/[^A-Za-z0-9_-]/g, "") + '"]');
+    if (row) row.parentNode.removeChild(row);
+    var n = $("learned-table").tBodies[0].rows.length;
+    $("learned-status").textContent = "Deleted. " + n + " learned quer" + (n === 1 ? "y" : "ies") + " shown.";
+  }
+
   // ---- Records -------------------------------------------------------------------------
   function parseWarranty(text) {
     return lines(text).filter(function (l, i) { return !(i === 0 && /^serial\s*,/i.test(l)); }).map(function (l, i) {
@@ -181,10 +232,12 @@
   }
 
 
-  app.loaders.knowledge = function () { loadDocuments(); loadData(); };
+  app.loaders.knowledge = function () { loadDocuments(); loadData(); loadLearned(false); };
   $("doc-form").addEventListener("submit", saveDocument);
   $("reindex-all").addEventListener("click", function () { reindex(null); });
   $("data-form").addEventListener("submit", uploadData);
   $("records-form").addEventListener("submit", uploadRecords);
+  $("learned-refresh").addEventListener("click", function () { loadLearned(false); });
+  $("learned-more").addEventListener("click", function () { loadLearned(true); });
   $("r-kind").addEventListener("change", function () { $("r-entity-field").hidden = $("r-kind").value !== "rental"; });
 })();

@@ -35,6 +35,8 @@ struct QaRow {
     mode: Option<String>,
     created_at: f64,
     hits: f64,
+    role: Option<String>,
+    context_free: f64,
 }
 
 impl From<QaRow> for QaRecord {
@@ -47,6 +49,8 @@ impl From<QaRow> for QaRecord {
             mode: row.mode,
             created_at: row.created_at as u64,
             hits: row.hits as u64,
+            role: row.role,
+            context_free: row.context_free != 0.0,
         }
     }
 }
@@ -55,7 +59,38 @@ fn num(n: u64) -> JsValue {
     JsValue::from_f64(n as f64)
 }
 
-const QA_COLUMNS: &str = "id, question, sql, request_type, mode, created_at, hits";
+const QA_COLUMNS: &str =
+    "id, question, sql, request_type, mode, created_at, hits, role, context_free";
+
+/// A page of the admin list: entries older than `before`, newest first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct QaCursor {
+    /// The last listed entry's `created_at`.
+    pub(crate) created_at: u64,
+    /// The last listed entry's id.
+    pub(crate) id: String,
+}
+
+impl QaCursor {
+    /// `{created_at}.{id}`, as `next` carries it.
+    pub(crate) fn after(record: &QaRecord) -> String {
+        format!("{}.{}", record.created_at, record.id)
+    }
+
+    /// A cursor as `next` gave it; `None` when it is not one.
+    pub(crate) fn parse(text: &str) -> Option<Self> {
+        let (created_at, id) = text.split_once('.')?;
+        let valid_id = (1..=64).contains(&id.len())
+            && id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b));
+        (valid_id && created_at.len() <= 16).then_some(())?;
+        Some(Self {
+            created_at: created_at.parse().ok()?,
+            id: id.to_string(),
+        })
+    }
+}
 
 impl RentalData for D1Rental {
     fn role<'a>(&'a self, site_id: &'a str, user_id: &'a str) -> RentalFuture<'a, Option<String>> {
@@ -90,6 +125,7 @@ impl RentalData for D1Rental {
     fn save_qa<'a>(&'a self, site_id: &'a str, record: &'a QaRecord) -> RentalFuture<'a, ()> {
         Box::pin(async move {
             let mode = record.mode.as_deref().map_or(JsValue::NULL, JsValue::from);
+            let role = record.role.as_deref().map_or(JsValue::NULL, JsValue::from);
             let params = [
                 site_id.into(),
                 record.id.as_str().into(),
@@ -98,11 +134,13 @@ impl RentalData for D1Rental {
                 record.request_type.as_str().into(),
                 mode,
                 num(record.created_at),
+                role,
+                num(u64::from(record.context_free)),
             ];
             self.db
                 .prepare(
-                    "INSERT INTO rental_qa (site_id, id, question, sql, request_type, mode, created_at, hits) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0)",
+                    "INSERT INTO rental_qa (site_id, id, question, sql, request_type, mode, created_at, hits, \
+                     role, context_free) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8, ?9)",
                 )
                 .bind(&params)
                 .map_err(service_error)?
@@ -128,15 +166,39 @@ impl RentalData for D1Rental {
 }
 
 impl D1Rental {
-    /// The site's learned Q&A, newest first (admin).
-    pub(crate) async fn list_qa(&self, site_id: &str) -> Result<Vec<QaRecord>, ServiceError> {
-        let sql = format!(
-            "SELECT {QA_COLUMNS} FROM rental_qa WHERE site_id = ?1 ORDER BY created_at DESC LIMIT 500"
-        );
+    /// Up to `limit` of the site's learned Q&A, newest first, after `before` (admin).
+    pub(crate) async fn list_qa(
+        &self,
+        site_id: &str,
+        limit: u32,
+        before: Option<&QaCursor>,
+    ) -> Result<Vec<QaRecord>, ServiceError> {
+        let (sql, params) = match before {
+            None => (
+                format!(
+                    "SELECT {QA_COLUMNS} FROM rental_qa WHERE site_id = ?1 \
+                     ORDER BY created_at DESC, id DESC LIMIT ?2"
+                ),
+                vec![site_id.into(), JsValue::from(limit)],
+            ),
+            Some(cursor) => (
+                format!(
+                    "SELECT {QA_COLUMNS} FROM rental_qa WHERE site_id = ?1 \
+                     AND (created_at < ?3 OR (created_at = ?3 AND id < ?4)) \
+                     ORDER BY created_at DESC, id DESC LIMIT ?2"
+                ),
+                vec![
+                    site_id.into(),
+                    JsValue::from(limit),
+                    num(cursor.created_at),
+                    cursor.id.as_str().into(),
+                ],
+            ),
+        };
         let rows: Vec<QaRow> = self
             .db
             .prepare(sql)
-            .bind(&[site_id.into()])
+            .bind(&params)
             .map_err(service_error)?
             .all()
             .await

@@ -1,6 +1,6 @@
 //! The `rental` merchant admin (secret key): bulk upsert and delete of listings, roles of
-//! known users, and the learned Q&A (inspect, purge). The logical schema is set with
-//! `PATCH /admin/site` (`config.rental.schema`).
+//! known users, and the learned Q&A (listed page by page for review; deleted with their
+//! vector). The logical schema is set with `PATCH /admin/site` (`config.rental.schema`).
 
 use concierge_core::boundary::VectorIndex;
 use concierge_core::flows::rental::qa_vector_id;
@@ -11,7 +11,7 @@ use worker::{Env, Request, Response};
 use super::body;
 use crate::auth::{self, Caller};
 use crate::bindings::d1_listings::{self, BINDING};
-use crate::bindings::d1_rental::D1Rental;
+use crate::bindings::d1_rental::{D1Rental, QaCursor};
 use crate::bindings::vectors::Vectors;
 use crate::site::RentalSettings;
 use crate::{ApiError, now_ms};
@@ -170,14 +170,43 @@ pub(crate) async fn put_users(mut req: Request, env: &Env) -> Result<Response, A
     )?)
 }
 
-/// `GET /admin/rental/qa`: the learned Q&A, newest first (question, SQL, mode, hits).
+/// `GET /admin/rental/qa?limit=N&before=C`: the learned Q&A, newest first, N a page
+/// (default 50, at most 200): each with its question, SQL, mode, role, whether it was
+/// learned context-free (only those are reused), when, and how often it was reused;
+/// `next` is the cursor of the following page (`null` on the last).
 pub(crate) async fn list_qa(req: Request, env: &Env) -> Result<Response, ApiError> {
     let caller = secret(&req, env).await?;
+    let mut limit = 50u32;
+    let mut before = None;
+    for (key, value) in req.url()?.query_pairs() {
+        match key.as_ref() {
+            "limit" => {
+                limit = value
+                    .parse()
+                    .ok()
+                    .filter(|n| (1..=200).contains(n))
+                    .ok_or_else(|| ApiError::bad_request("`limit` must be 1 to 200."))?;
+            }
+            "before" => {
+                let cursor = QaCursor::parse(&value).ok_or_else(|| {
+                    ApiError::bad_request("`before` must be a `next` cursor from this list.")
+                })?;
+                before = Some(cursor);
+            }
+            _ => {}
+        }
+    }
     let qa = D1Rental::new(env.d1("DB")?)
-        .list_qa(&caller.site.id)
+        .list_qa(&caller.site.id, limit, before.as_ref())
         .await
         .map_err(ApiError::store)?;
-    Ok(Response::from_json(&serde_json::json!({"qa": qa}))?)
+    let next = match qa.last() {
+        Some(last) if qa.len() == limit as usize => Value::from(QaCursor::after(last)),
+        _ => Value::Null,
+    };
+    Ok(Response::from_json(
+        &serde_json::json!({"qa": qa, "next": next}),
+    )?)
 }
 
 /// `DELETE /admin/rental/qa/{id}`: forget a learned Q&A (row and vector); 204 or 404.

@@ -34,6 +34,22 @@ pub struct QaRecord {
     pub created_at: u64,
     /// How often it was reused.
     pub hits: u64,
+    /// The role the SQL was written for (`GUEST`, `TENANT`, `LANDLORD`); reused only for
+    /// the same role. `None` for entries learned before roles were recorded.
+    #[serde(default)]
+    pub role: Option<String>,
+    /// Whether the SQL model's prompt held the question and nothing of the conversation
+    /// (no earlier turns): only such entries are reused. `false` for entries learned
+    /// before this was recorded, which stay listed for the merchant to review.
+    #[serde(default)]
+    pub context_free: bool,
+}
+
+impl QaRecord {
+    /// Whether a visitor with `role` may be answered with this entry's SQL.
+    pub fn reusable_by(&self, role: &str) -> bool {
+        self.context_free && self.role.as_deref() == Some(role)
+    }
 }
 
 /// Roles and learned Q&A of rental sites, always scoped by site.

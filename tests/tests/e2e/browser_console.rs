@@ -23,7 +23,7 @@ const LLM_KEY: &str = "upstream-key-set-from-the-console";
 const VOTE_COMMENT: &str = "Thiếu giờ mở cửa cuối tuần";
 
 /// Run one scenario of `console.mjs`; its stdout, or a panic with its output.
-fn run(scenario: &str, worker: &Worker, env: &[(&str, &str)]) -> String {
+pub(crate) fn run(scenario: &str, worker: &Worker, env: &[(&str, &str)]) -> String {
     let _serial = BROWSER
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);

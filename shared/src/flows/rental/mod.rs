@@ -11,6 +11,7 @@
 //!   │                          else ≤ 5 attempts, each validated and run, errors fed back)
 //!   │                          → response_generator (Agent 3: streamed up to `---END`)
 //!   │                          → result_validator (Agent 4) → persist Q&A if valid   [DATA]
+//!   │                            and context-free (see below)
 //!   ├─ CLARIFICATION, or QUERY ∧ ¬readyForSql → control_response                 [CONTROL]
 //!   └─ GREETING | GENERAL_CHAT                → content_response                 [CONTENT]
 //! ```
@@ -18,6 +19,14 @@
 //! Where the seed is silent: all five SQL attempts failing is a CONTENT reply with the
 //! `sql_failed` sentence and no payload; the payload is built by code from the rows
 //! ([`build`]); the model's SQL never reaches the visitor (logs and admin only).
+//!
+//! Learning (issue 24): a question whose session holds an earlier turn of the visitor is
+//! read in its conversation (the SQL model sees the history), and what it yields is never
+//! learned — one visitor could otherwise steer the SQL another visitor gets for the same
+//! words. A question that starts its session goes to the SQL model alone (no history), and
+//! only such SQL is learned, recorded with its question, role and time, and reused for
+//! the same site and role only. Merchants list and delete learned queries
+//! (`GET /admin/rental/qa`, `DELETE /admin/rental/qa/{id}`, the console).
 
 pub mod agents;
 pub mod build;

@@ -27,6 +27,10 @@ use crate::flows::rental::sql::{FUNCTIONS, validate};
 use crate::prompt::fill;
 use crate::turn::TurnEvent;
 
+/// Learned questions read for one canonical lookup: the same words may have been learned
+/// once per role.
+const REUSE_CANDIDATES: usize = 3;
+
 impl<P: Platform> Run<'_, '_, '_, P> {
     /// Agents 2–4 and the persistence of a valid Q&A.
     pub(super) async fn data_path(
@@ -81,9 +85,7 @@ impl<P: Platform> Run<'_, '_, '_, P> {
         } else {
             self.validate_result(&outcome).await
         };
-        if valid {
-            self.persist(&outcome, mode, vector).await;
-        }
+        let learned = valid && self.persist(&outcome, mode, vector).await;
         let mut meta = Metadata::new();
         meta.insert("sql_attempts".into(), outcome.attempts.into());
         meta.insert("mode".into(), mode.as_str().into());
@@ -92,6 +94,7 @@ impl<P: Platform> Run<'_, '_, '_, P> {
             outcome.canonical.map_or(Value::Null, Value::from),
         );
         meta.insert("valid".into(), valid.into());
+        meta.insert("learned".into(), learned.into());
         meta.insert("sql_ms".into(), outcome.sql_ms.into());
         self.turn.payload(payload);
         self.store("DATA", RequestType::Query, message, meta).await
@@ -107,47 +110,26 @@ impl<P: Platform> Run<'_, '_, '_, P> {
     ) -> Result<Option<SqlOutcome>, Error> {
         let site = self.turn.conversation.site_id.clone();
         let mut hint = String::new();
-        if let (Some(vector), Some(data)) = (vector, self.platform.rental()) {
-            let query = VectorQuery {
-                vector: vector.to_vec(),
-                top_k: 1,
-                filter: MetadataFilter::new()
-                    .eq("site_id", site.as_str())
-                    .eq("source", QA_SOURCE),
-            };
-            let best = self
-                .platform
-                .index()
-                .query(&query)
-                .await
-                .ok()
-                .and_then(|m| m.into_iter().next());
-            let qa_id = best
-                .as_ref()
-                .and_then(|m| m.metadata.get("qa_id"))
-                .and_then(Value::as_str);
-            if let (Some(best), Some(qa_id)) = (&best, qa_id)
-                && best.score >= CANONICAL_SOFT
-                && let Ok(Some(record)) = data.qa(&site, qa_id).await
+        if let Some((score, record)) = self.learned_match(vector).await {
+            if score >= CANONICAL_HARD
+                && let Ok(rows) = self.run_sql(&record.sql, tables).await
             {
-                if best.score >= CANONICAL_HARD
-                    && let Ok(rows) = self.run_sql(&record.sql, tables).await
-                {
+                if let Some(data) = self.platform.rental() {
                     let _ = data.qa_hit(&site, &record.id).await;
-                    return Ok(Some(SqlOutcome {
-                        sql: record.sql.clone(),
-                        rows: rows.1,
-                        attempts: 0,
-                        canonical: Some("hard"),
-                        reused: Some(record.id),
-                        sql_ms: rows.2,
-                    }));
                 }
-                hint = format!(
-                    "\nCâu hỏi tương tự đã được xác nhận: {}\nSQL: {}\n",
-                    record.question, record.sql
-                );
+                return Ok(Some(SqlOutcome {
+                    sql: record.sql.clone(),
+                    rows: rows.1,
+                    attempts: 0,
+                    canonical: Some("hard"),
+                    reused: Some(record.id),
+                    sql_ms: rows.2,
+                }));
             }
+            hint = format!(
+                "\nCâu hỏi tương tự đã được xác nhận: {}\nSQL: {}\n",
+                record.question, record.sql
+            );
         }
         let canonical = (!hint.is_empty()).then_some("soft");
         let functions = FUNCTIONS.join(", ");
@@ -164,7 +146,10 @@ impl<P: Platform> Run<'_, '_, '_, P> {
                     ("error", &error),
                 ],
             );
-            let text = complete(self.platform.model(), &self.request(system, true)).await?;
+            // A question that starts its session is read alone: the prompt holds nothing
+            // of any conversation, so what it yields may be learned for everyone.
+            let request = self.request(system, self.contextual);
+            let text = complete(self.platform.model(), &request).await?;
             let written = extract_sql(&text);
             match self.run_sql(&written, tables).await {
                 Ok((sql, rows, sql_ms)) => {
@@ -298,11 +283,44 @@ impl<P: Platform> Run<'_, '_, '_, P> {
         }
     }
 
-    /// Stores a valid Q&A and its question's vector (a canonical hit is already stored).
-    async fn persist(&self, outcome: &SqlOutcome, mode: Mode, vector: Option<Vec<f32>>) {
-        let (Some(data), Some(vector), None) = (self.platform.rental(), vector, &outcome.reused)
-        else {
-            return;
+    /// Reusable Q&A of the site for this visitor's role: the best match at or above the
+    /// soft threshold among the nearest learned questions (one per role can share the
+    /// same words), read back from the store (a purged one is gone) and context-free.
+    async fn learned_match(&self, vector: Option<&[f32]>) -> Option<(f32, QaRecord)> {
+        let (vector, data) = (vector?, self.platform.rental()?);
+        let site = self.turn.conversation.site_id.as_str();
+        let query = VectorQuery {
+            vector: vector.to_vec(),
+            top_k: REUSE_CANDIDATES,
+            filter: MetadataFilter::new()
+                .eq("site_id", site)
+                .eq("source", QA_SOURCE),
+        };
+        let matches = self.platform.index().query(&query).await.ok()?;
+        for candidate in matches {
+            if candidate.score < CANONICAL_SOFT {
+                break;
+            }
+            let Some(qa_id) = candidate.metadata.get("qa_id").and_then(Value::as_str) else {
+                continue;
+            };
+            if let Ok(Some(record)) = data.qa(site, qa_id).await
+                && record.reusable_by(self.role.as_str())
+            {
+                return Some((candidate.score, record));
+            }
+        }
+        None
+    }
+
+    /// Stores a valid Q&A and its question's vector, when the SQL came from the question
+    /// alone (not a reuse, not read in a conversation); whether it was stored.
+    async fn persist(&self, outcome: &SqlOutcome, mode: Mode, vector: Option<Vec<f32>>) -> bool {
+        if self.contextual || outcome.reused.is_some() {
+            return false;
+        }
+        let (Some(data), Some(vector)) = (self.platform.rental(), vector) else {
+            return false;
         };
         let site = self.turn.conversation.site_id.as_str();
         let record = QaRecord {
@@ -313,15 +331,18 @@ impl<P: Platform> Run<'_, '_, '_, P> {
             mode: Some(mode.as_str().into()),
             created_at: self.platform.clock().now_ms(),
             hits: 0,
+            role: Some(self.role.as_str().into()),
+            context_free: true,
         };
         if let Err(error) = data.save_qa(site, &record).await {
             self.warn("rental_qa_save_failed", &error.to_string());
-            return;
+            return false;
         }
         let mut metadata = Metadata::new();
         metadata.insert("site_id".into(), site.into());
         metadata.insert("source".into(), QA_SOURCE.into());
         metadata.insert("qa_id".into(), record.id.clone().into());
+        metadata.insert("role".into(), self.role.as_str().into());
         let vector = VectorRecord {
             id: qa_vector_id(&record.id),
             values: vector,
@@ -329,6 +350,8 @@ impl<P: Platform> Run<'_, '_, '_, P> {
         };
         if let Err(error) = self.platform.index().upsert(&[vector]).await {
             self.warn("rental_qa_index_failed", &error.to_string());
+            return false;
         }
+        true
     }
 }

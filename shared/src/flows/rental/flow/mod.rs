@@ -12,7 +12,7 @@ use crate::boundary::{
     ChatRequest, Embedder, LogRecord, MetadataFilter, SqlReader, SqlRows, SqlScope, TableSchema,
     VectorIndex, VectorQuery,
 };
-use crate::chat::ChatMessage;
+use crate::chat::{ChatMessage, Role as ChatRole};
 use crate::conversation::{MessageKind, Metadata};
 use crate::engine::{Answer, Platform, Turn, store_reply};
 use crate::error::Error;
@@ -43,6 +43,11 @@ struct Run<'p, 't, 'x, P: Platform> {
     turn: &'t mut Turn<'x>,
     role: Role,
     question: String,
+    /// Whether the session context holds an earlier turn of this visitor (anything but
+    /// assistant text, such as the greeting). Such a question is read in its
+    /// conversation, so the SQL written for it is never learned: another visitor asking
+    /// the same words must not get SQL one visitor's conversation steered.
+    contextual: bool,
     route: Vec<&'static str>,
 }
 
@@ -58,12 +63,17 @@ pub async fn answer<P: Platform>(
         .map(|m| m.content.clone())
         .unwrap_or_default();
     let role = role_of(platform, turn).await;
+    let contextual = session_context(&turn.history)
+        .iter()
+        .skip(1)
+        .any(|m| m.role != ChatRole::Assistant);
     let mut run = Run {
         platform,
         config,
         turn,
         role,
         question,
+        contextual,
         route: Vec::new(),
     };
     run.go().await
