@@ -68,10 +68,8 @@ struct Prefix<'t> {
 impl core::fmt::Write for Prefix<'_> {
     fn write_str(&mut self, s: &str) -> core::fmt::Result {
         let before = self.text.chars;
-        if let Some(kept) = self.text.kept.as_mut() {
-            if before < self.keep {
-                kept.extend(s.chars().take(self.keep - before));
-            }
+        if let Some(kept) = self.text.kept.as_mut().filter(|_| before < self.keep) {
+            kept.extend(s.chars().take(self.keep - before));
         }
         self.text.write_str(s)
     }

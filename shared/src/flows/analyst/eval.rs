@@ -9,7 +9,7 @@ use alloc::vec::Vec;
 use core::cmp::Ordering;
 use serde_json::{Map, Value};
 
-use super::budget::{Budget, Exceeded, SLOT_BYTES, object_bytes, size};
+use super::budget::{Budget, COMPARE_UNITS, Exceeded, NODE_UNITS, SLOT_BYTES, object_bytes, size};
 use super::expr::accumulate;
 use super::pipeline::MAX_LIMIT;
 use super::query;
@@ -24,10 +24,9 @@ pub fn evaluate(
 ) -> Result<Vec<Value>, String> {
     let mut joined: Vec<(String, Vec<Value>)> = Vec::new();
     for stage in stages {
-        if let Some(from) = stage.pointer("/$lookup/from").and_then(Value::as_str) {
-            if !joined.iter().any(|(id, _)| id == from) {
-                joined.push((from.into(), lookup(from)));
-            }
+        let from = stage.pointer("/$lookup/from").and_then(Value::as_str);
+        if let Some(from) = from.filter(|f| !joined.iter().any(|(id, _)| id == f)) {
+            joined.push((from.into(), lookup(from)));
         }
     }
     let foreign = |id: &str| -> &[Value] {
@@ -85,7 +84,7 @@ fn run<'f>(
             "$match" => {
                 let mut kept = Vec::new();
                 for d in docs {
-                    budget.work(1)?;
+                    budget.row()?;
                     if query::matches(&d, body, &patterns, budget)? {
                         kept.push(d);
                     }
@@ -237,7 +236,7 @@ fn group(docs: &[Value], body: &Value, budget: &mut Budget) -> Result<Vec<Value>
     let id = body.get("_id").unwrap_or(&null);
     let mut groups: BTreeMap<String, (Value, Vec<&Value>)> = BTreeMap::new();
     for doc in docs {
-        budget.work(1)?;
+        budget.row()?;
         let key = super::expr::expr(doc, id, budget)?;
         let text = serde_json::to_string(&key).unwrap_or_default();
         budget.scan(text.len() as u64)?;
@@ -275,32 +274,43 @@ fn group(docs: &[Value], body: &Value, budget: &mut Budget) -> Result<Vec<Value>
     Ok(out)
 }
 
-fn sort(mut docs: Vec<Value>, body: &Value, budget: &mut Budget) -> Result<Vec<Value>, Failure> {
-    let keys: Vec<(String, bool)> = body
+fn sort(docs: Vec<Value>, body: &Value, budget: &mut Budget) -> Result<Vec<Value>, Failure> {
+    let keys: Vec<(&str, bool)> = body
         .as_object()
         .into_iter()
         .flatten()
-        .map(|(k, v)| (k.clone(), v.as_i64() == Some(-1)))
+        .map(|(k, v)| (k.as_str(), v.as_i64() == Some(-1)))
         .collect();
-    // A merge sort compares at most n·⌈log2 n⌉ times, each over every key: charged first.
-    let n = docs.len() as u64;
-    let log = u64::from(u64::BITS - n.leading_zeros());
-    budget.work(n.saturating_mul(log).saturating_mul(keys.len() as u64))?;
-    docs.sort_by(|a, b| {
-        for (key, desc) in &keys {
-            let null = Value::Null;
-            let o = compare(get(a, key).unwrap_or(&null), get(b, key).unwrap_or(&null));
+    let (n, width) = (docs.len(), keys.len());
+    // The keys are read once per row (not twice per comparison), then a merge sort
+    // compares at most n·⌈log2 n⌉ times, each over up to every key: all charged first.
+    let log = u64::from(usize::BITS - n.leading_zeros());
+    let cells = (n * width) as u64;
+    budget.work(cells.saturating_mul(NODE_UNITS))?;
+    budget.work(cells.saturating_mul(log).saturating_mul(COMPARE_UNITS))?;
+    budget.bytes(8 * (cells + n as u64))?;
+    let values: Vec<&Value> = docs
+        .iter()
+        .flat_map(|d| keys.iter().map(move |(k, _)| get(d, k).unwrap_or(&NULL)))
+        .collect();
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| {
+        let (ra, rb) = (&values[a * width..][..width], &values[b * width..][..width]);
+        for ((x, y), (_, desc)) in ra.iter().zip(rb).zip(&keys) {
+            let o = compare(x, y);
             if o != Ordering::Equal {
                 return if *desc { o.reverse() } else { o };
             }
         }
         Ordering::Equal
     });
-    Ok(docs)
+    drop(values);
+    let mut slots: Vec<Option<Value>> = docs.into_iter().map(Some).collect();
+    Ok(order.into_iter().filter_map(|i| slots[i].take()).collect())
 }
 
 fn project(doc: &Value, body: &Value, budget: &mut Budget) -> Result<Value, Exceeded> {
-    budget.work(1)?;
+    budget.row()?;
     let empty = Map::new();
     let spec = body.as_object().unwrap_or(&empty);
     let flag = |v: &Value| match v {
@@ -318,7 +328,7 @@ fn project(doc: &Value, body: &Value, budget: &mut Budget) -> Result<Value, Exce
         let fields = doc.as_object().map_or(0, Map::len);
         budget.bytes(object_bytes(fields))?;
         for (k, v) in doc.as_object().into_iter().flatten() {
-            budget.work(1)?;
+            budget.node()?;
             if spec.get(k).and_then(flag) != Some(false) {
                 budget.bytes(k.len() as u64)?;
                 out.insert(k.clone(), budget.clone_of(v)?);
@@ -334,7 +344,7 @@ fn project(doc: &Value, body: &Value, budget: &mut Budget) -> Result<Value, Exce
         out.insert("_id".into(), budget.clone_of(id)?);
     }
     for (k, v) in spec {
-        budget.work(1)?;
+        budget.node()?;
         budget.bytes(k.len() as u64)?;
         match flag(v) {
             Some(true) => {
@@ -369,7 +379,7 @@ fn unwind(docs: Vec<Value>, body: &Value, budget: &mut Budget) -> Result<Vec<Val
     let top_level = !field.contains('.');
     let mut out = Vec::new();
     for mut doc in docs {
-        budget.work(1)?;
+        budget.row()?;
         let items = match get(&doc, field) {
             Some(Value::Array(items)) if !items.is_empty() => {
                 if top_level {
@@ -403,7 +413,7 @@ fn unwind(docs: Vec<Value>, body: &Value, budget: &mut Budget) -> Result<Vec<Val
         budget.bytes(SLOT_BYTES * items.len() as u64)?;
         let last = items.len().saturating_sub(1);
         for (i, item) in items.into_iter().enumerate() {
-            budget.work(1)?;
+            budget.row()?;
             let mut d = if i == last {
                 core::mem::take(&mut doc)
             } else {
@@ -460,7 +470,7 @@ fn join<'f>(
     let mut structured: Vec<usize> = Vec::new();
     budget.bytes(8 * foreign.len() as u64)?;
     for (i, f) in foreign.iter().enumerate() {
-        budget.work(1)?;
+        budget.node()?;
         match key(get(f, field).unwrap_or(&NULL)) {
             Some(k) => index.entry(k).or_default().push(i),
             None => structured.push(i),
@@ -469,7 +479,8 @@ fn join<'f>(
     let probe = u64::from(usize::BITS - foreign.len().leading_zeros());
     let mut out = Vec::with_capacity(docs.len());
     for mut d in docs {
-        budget.work(1 + probe)?;
+        budget.row()?;
+        budget.work(probe)?;
         let wanted = get(&d, local).unwrap_or(&NULL);
         let hits: Vec<usize> = match key(wanted) {
             Some(k) => index.get(&k).cloned().unwrap_or_default(),
@@ -485,7 +496,7 @@ fn join<'f>(
         budget.bytes(SLOT_BYTES * hits.len() as u64)?;
         let mut joined = Vec::with_capacity(hits.len());
         for i in hits {
-            budget.work(1)?;
+            budget.node()?;
             joined.push(budget.clone_of(&foreign[i])?);
         }
         set(&mut d, alias, Value::Array(joined));

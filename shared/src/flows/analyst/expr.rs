@@ -15,7 +15,7 @@ use super::pipeline::MAX_LIMIT;
 
 /// Evaluates an aggregation expression against `doc`, charging `budget`.
 pub fn expr(doc: &Value, e: &Value, budget: &mut Budget) -> Result<Value, Exceeded> {
-    budget.work(1)?;
+    budget.node()?;
     match e {
         Value::String(s) if s.starts_with('$') => match get(doc, &s[1..]) {
             Some(v) => budget.clone_of(v),

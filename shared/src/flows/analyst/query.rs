@@ -20,7 +20,7 @@ pub fn matches(
         return Ok(false);
     };
     for (key, cond) in map {
-        budget.work(1)?;
+        budget.node()?;
         let pass = match key.as_str() {
             "$and" | "$or" | "$nor" => {
                 let Some(items) = cond.as_array() else {
@@ -65,7 +65,7 @@ fn field_matches(
         return eq_or_contains(value, cond, budget);
     };
     for (op, arg) in ops {
-        budget.work(1)?;
+        budget.node()?;
         let cmp = |want: &[Ordering]| {
             value.is_some_and(|v| rank(v) == rank(arg) && want.contains(&compare(v, arg)))
         };

@@ -16,7 +16,7 @@ use alloc::string::String;
 
 use serde_json::Value;
 
-use super::budget::{BYTES_PER_UNIT, Budget, Exceeded};
+use super::budget::{Budget, Exceeded};
 
 /// The longest pattern accepted, in characters (decision).
 pub const MAX_PATTERN_CHARS: usize = 256;
@@ -30,25 +30,28 @@ pub const OPTIONS: &str = "imsx";
 pub struct Pattern {
     #[cfg(feature = "analyst-regex")]
     regex: regex_automata::meta::Regex,
-    /// Work units per [`BYTES_PER_UNIT`] bytes of text scanned: the PikeVM's cost per byte
-    /// grows with its automaton, so a bigger automaton weighs more (see [`weight`]).
+    /// Work units per byte of text scanned: the PikeVM's cost per byte grows with its
+    /// automaton, so a bigger automaton weighs more (see [`weight`]).
     weight: u64,
 }
 
+/// Work units of starting one search (measured: about a microsecond).
+pub const SEARCH_UNITS: u64 = 64;
 /// Bytes of compiled automaton per extra unit of a pattern's weight (decision, measured
 /// by `scripts/bench-pipelines.sh`).
 pub const AUTOMATON_BYTES_PER_WEIGHT: usize = 4096;
 
-/// The weight of a pattern whose compiled automaton takes `memory` bytes: 1 plus one per
-/// [`AUTOMATON_BYTES_PER_WEIGHT`] bytes.
+/// The weight of a pattern whose compiled automaton takes `memory` bytes: 4 units per
+/// byte of text, plus one per [`AUTOMATON_BYTES_PER_WEIGHT`] bytes of automaton.
 pub fn weight(memory: usize) -> u64 {
-    1 + (memory / AUTOMATON_BYTES_PER_WEIGHT) as u64
+    4 + (memory / AUTOMATON_BYTES_PER_WEIGHT) as u64
 }
 
 impl Pattern {
-    /// Work units of matching against `len` bytes of text.
+    /// Work units of matching against `len` bytes of text: a search's set-up, then its
+    /// weight per byte.
     pub fn cost(&self, len: usize) -> u64 {
-        1 + (len as u64).saturating_mul(self.weight) / BYTES_PER_UNIT
+        SEARCH_UNITS + (len as u64).saturating_mul(self.weight)
     }
 
     /// Whether the pattern occurs in `text`.
