@@ -17,7 +17,7 @@ use serde_json::Value;
 
 /// Work units one tool call may spend (decision: the benchmark measures the slowest unit
 /// kind, so that this many finish within the 1 s target with margin).
-pub const MAX_WORK: u64 = 12_000_000;
+pub const MAX_WORK: u64 = 10_000_000;
 /// Bytes of values one tool call may produce (issue 24: ≤ 32 MB; the Worker has 128 MB).
 pub const MAX_BYTES: u64 = 32 * 1024 * 1024;
 /// Bytes of a JSON value's slot on wasm32 (`serde_json::Value`).
