@@ -8,20 +8,80 @@
 //! read.
 
 use alloc::format;
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::vec::Vec;
 use serde_json::Value;
 
 /// At most this many characters of tool result text reach the model.
 pub const MAX_RESULT_CHARS: usize = 16_000;
 
+/// Characters of `value`'s JSON text, counted while it is written and never stored;
+/// counting stops past `limit` (the result is then `limit + 1` or a little more).
+fn chars_upto(value: &Value, limit: usize) -> usize {
+    let mut text = Text {
+        kept: None,
+        chars: 0,
+        limit,
+    };
+    let _ = core::fmt::write(&mut text, format_args!("{value}"));
+    text.chars
+}
+
+/// The first `keep` characters of `value`'s JSON text; writing stops there.
+fn text_prefix(value: &Value, keep: usize) -> String {
+    let mut text = Text {
+        kept: Some(String::new()),
+        chars: 0,
+        limit: keep,
+    };
+    let mut prefix = Prefix {
+        text: &mut text,
+        keep,
+    };
+    let _ = core::fmt::write(&mut prefix, format_args!("{value}"));
+    text.kept.unwrap_or_default()
+}
+
+/// A `fmt::Write` that counts characters (and keeps some, for [`text_prefix`]).
+struct Text {
+    kept: Option<String>,
+    chars: usize,
+    limit: usize,
+}
+
+impl core::fmt::Write for Text {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        self.chars += s.chars().count();
+        if self.chars > self.limit {
+            Err(core::fmt::Error)
+        } else {
+            Ok(())
+        }
+    }
+}
+
+struct Prefix<'t> {
+    text: &'t mut Text,
+    keep: usize,
+}
+
+impl core::fmt::Write for Prefix<'_> {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        let before = self.text.chars;
+        if let Some(kept) = self.text.kept.as_mut().filter(|_| before < self.keep) {
+            kept.extend(s.chars().take(self.keep - before));
+        }
+        self.text.write_str(s)
+    }
+}
+
 fn chars(value: &Value) -> usize {
-    value.to_string().chars().count()
+    chars_upto(value, usize::MAX)
 }
 
 /// `value` capped to at most `max` characters of JSON text (see the module docs).
 pub fn cap_result(value: Value, max: usize) -> Value {
-    if chars(&value) <= max {
+    if chars_upto(&value, max) <= max {
         return value;
     }
     let Value::Object(mut map) = value else {
@@ -47,7 +107,7 @@ pub fn cap_result(value: Value, max: usize) -> Value {
     let mut used = chars(&Value::Object(shell));
     let mut k = 0;
     for row in &rows {
-        let cost = chars(row) + usize::from(k > 0);
+        let cost = chars_upto(row, max) + usize::from(k > 0);
         if used + cost > max {
             break;
         }
@@ -58,7 +118,7 @@ pub fn cap_result(value: Value, max: usize) -> Value {
     map.insert(key, Value::Array(kept));
     map.insert("note".into(), note(k, n));
     let capped = Value::Object(map);
-    if chars(&capped) <= max {
+    if chars_upto(&capped, max) <= max {
         capped
     } else {
         cut_text(&capped, max)
@@ -71,17 +131,19 @@ fn note(k: usize, n: usize) -> Value {
 
 /// The text of `value`, cut at a character boundary, with a note; within `max`.
 fn cut_text(value: &Value, max: usize) -> Value {
-    let text = match value {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
+    let total = match value {
+        Value::String(s) => s.chars().count(),
+        other => chars(other),
     };
-    let total = text.chars().count();
     // The note's own length depends on `keep`: reserve room for the widest one.
     let room = format!(" … (truncated: {total} of {total} characters)")
         .chars()
         .count();
     let keep = max.saturating_sub(room);
-    let mut out: String = text.chars().take(keep).collect();
+    let mut out: String = match value {
+        Value::String(s) => s.chars().take(keep).collect(),
+        other => text_prefix(other, keep),
+    };
     out.push_str(&format!(" … (truncated: {keep} of {total} characters)"));
     Value::String(out)
 }

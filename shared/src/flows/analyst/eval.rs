@@ -9,15 +9,70 @@ use alloc::vec::Vec;
 use core::cmp::Ordering;
 use serde_json::{Map, Value};
 
+use super::budget::{Budget, COMPARE_UNITS, Exceeded, NODE_UNITS, SLOT_BYTES, object_bytes, size};
+use super::expr::accumulate;
 use super::pipeline::MAX_LIMIT;
+use super::query;
 use super::regex::Patterns;
 
-/// Runs validated `stages` over `rows`; `lookup` gives the rows of a connection id.
+/// Runs validated `stages` over `rows`; `lookup` gives the rows of a connection id. The
+/// reference semantics, without a bound (tests); tools use [`evaluate_within`].
 pub fn evaluate(
     stages: &[Value],
     rows: Vec<Value>,
     lookup: &dyn Fn(&str) -> Vec<Value>,
 ) -> Result<Vec<Value>, String> {
+    let mut joined: Vec<(String, Vec<Value>)> = Vec::new();
+    for stage in stages {
+        let from = stage.pointer("/$lookup/from").and_then(Value::as_str);
+        if let Some(from) = from.filter(|f| !joined.iter().any(|(id, _)| id == f)) {
+            joined.push((from.into(), lookup(from)));
+        }
+    }
+    let foreign = |id: &str| -> &[Value] {
+        joined
+            .iter()
+            .find(|(j, _)| j == id)
+            .map_or(&[], |(_, r)| r.as_slice())
+    };
+    evaluate_within(stages, rows, &foreign, &mut Budget::unlimited())
+}
+
+/// Runs validated `stages` over `rows` within `budget`; `lookup` gives the rows of a
+/// connection id (borrowed: a `$lookup` copies only the rows it joins). Over budget →
+/// `Err` with the sentence the model reads ([`Exceeded`]).
+pub fn evaluate_within<'f>(
+    stages: &[Value],
+    rows: Vec<Value>,
+    lookup: &dyn Fn(&str) -> &'f [Value],
+    budget: &mut Budget,
+) -> Result<Vec<Value>, String> {
+    run(stages, rows, lookup, budget).map_err(|e| match e {
+        Failure::Over(over) => over.to_string(),
+        Failure::Invalid(message) => message,
+    })
+}
+
+/// Why an evaluation stopped.
+enum Failure {
+    /// The budget ran out.
+    Over(Exceeded),
+    /// A stage the validator should have refused.
+    Invalid(String),
+}
+
+impl From<Exceeded> for Failure {
+    fn from(e: Exceeded) -> Self {
+        Self::Over(e)
+    }
+}
+
+fn run<'f>(
+    stages: &[Value],
+    rows: Vec<Value>,
+    lookup: &dyn Fn(&str) -> &'f [Value],
+    budget: &mut Budget,
+) -> Result<Vec<Value>, Failure> {
     let mut docs = rows;
     let mut patterns = Patterns::default();
     stages.iter().for_each(|s| patterns.collect(s));
@@ -26,18 +81,30 @@ pub fn evaluate(
             continue;
         };
         docs = match name.as_str() {
-            "$match" => docs
-                .into_iter()
-                .filter(|d| matches_with(d, body, &patterns))
-                .collect(),
-            "$group" => group(&docs, body)?,
-            "$sort" => sort(docs, body),
+            "$match" => {
+                let mut kept = Vec::new();
+                for d in docs {
+                    budget.row()?;
+                    if query::matches(&d, body, &patterns, budget)? {
+                        kept.push(d);
+                    }
+                }
+                kept
+            }
+            "$group" => group(&docs, body, budget)?,
+            "$sort" => sort(docs, body, budget)?,
             "$limit" => {
                 let n = body.as_u64().unwrap_or(MAX_LIMIT).min(MAX_LIMIT) as usize;
                 docs.truncate(n);
                 docs
             }
-            "$project" => docs.iter().map(|d| project(d, body)).collect(),
+            "$project" => {
+                let mut out = Vec::with_capacity(docs.len());
+                for d in &docs {
+                    out.push(project(d, body, budget)?);
+                }
+                out
+            }
             "$count" => {
                 let mut out = Map::new();
                 out.insert(body.as_str().unwrap_or("count").into(), docs.len().into());
@@ -47,28 +114,18 @@ pub fn evaluate(
                     vec![Value::Object(out)]
                 }
             }
-            "$unwind" => unwind(docs, body),
-            "$lookup" => {
-                let text = |k: &str| body.get(k).and_then(Value::as_str).unwrap_or_default();
-                let foreign = lookup(text("from"));
-                let (local, field, alias) = (text("localField"), text("foreignField"), text("as"));
-                docs.into_iter()
-                    .map(|mut d| {
-                        let key = get(&d, local).cloned().unwrap_or(Value::Null);
-                        let joined: Vec<Value> = foreign
-                            .iter()
-                            .filter(|f| equal(get(f, field).unwrap_or(&Value::Null), &key))
-                            .cloned()
-                            .collect();
-                        set(&mut d, alias, Value::Array(joined));
-                        d
-                    })
-                    .collect()
+            "$unwind" => unwind(docs, body, budget)?,
+            "$lookup" => join(docs, body, lookup, budget)?,
+            other => {
+                return Err(Failure::Invalid(alloc::format!(
+                    "Stage {other} is not allowed"
+                )));
             }
-            other => return Err(alloc::format!("Stage {other} is not allowed")),
         };
         if docs.len() > 200_000 {
-            return Err("pipeline produced too many intermediate rows".into());
+            return Err(Failure::Invalid(
+                "pipeline produced too many intermediate rows".into(),
+            ));
         }
     }
     Ok(docs)
@@ -99,7 +156,8 @@ pub fn to_json(n: f64) -> Value {
     }
 }
 
-fn rank(v: &Value) -> u8 {
+/// The type order of values (null < numbers < strings < objects < arrays < booleans).
+pub fn rank(v: &Value) -> u8 {
     match v {
         Value::Null => 0,
         Value::Number(_) => 1,
@@ -123,196 +181,19 @@ pub fn compare(a: &Value, b: &Value) -> Ordering {
     }
 }
 
-fn equal(a: &Value, b: &Value) -> bool {
+/// Mongo-like equality of values (numbers by value; documents and arrays structurally).
+pub fn equal(a: &Value, b: &Value) -> bool {
     rank(a) == rank(b) && compare(a, b) == Ordering::Equal && (rank(a) < 3 || a == b)
 }
 
-/// Whether `doc` passes the query `filter`.
+/// Whether `doc` passes the query `filter` (no bound).
 pub fn matches(doc: &Value, filter: &Value) -> bool {
-    matches_with(doc, filter, &Patterns::of(filter))
+    query::matches(doc, filter, &Patterns::of(filter), &mut Budget::unlimited()).unwrap_or(false)
 }
 
-/// [`matches`] with the filter's `$regex` patterns compiled once.
-pub fn matches_with(doc: &Value, filter: &Value, patterns: &Patterns) -> bool {
-    let Value::Object(map) = filter else {
-        return false;
-    };
-    map.iter().all(|(key, cond)| match key.as_str() {
-        "$and" => cond
-            .as_array()
-            .is_some_and(|a| a.iter().all(|f| matches_with(doc, f, patterns))),
-        "$or" => cond
-            .as_array()
-            .is_some_and(|a| a.iter().any(|f| matches_with(doc, f, patterns))),
-        "$nor" => cond
-            .as_array()
-            .is_some_and(|a| !a.iter().any(|f| matches_with(doc, f, patterns))),
-        field => field_matches(get(doc, field), cond, patterns),
-    })
-}
-
-fn field_matches(value: Option<&Value>, cond: &Value, patterns: &Patterns) -> bool {
-    let ops = cond
-        .as_object()
-        .filter(|o| !o.is_empty() && o.keys().all(|k| k.starts_with('$')));
-    let Some(ops) = ops else {
-        return eq_or_contains(value, cond);
-    };
-    ops.iter().all(|(op, arg)| {
-        let cmp = |want: &[Ordering]| {
-            value.is_some_and(|v| rank(v) == rank(arg) && want.contains(&compare(v, arg)))
-        };
-        match op.as_str() {
-            "$eq" => eq_or_contains(value, arg),
-            "$ne" => !eq_or_contains(value, arg),
-            "$gt" => cmp(&[Ordering::Greater]),
-            "$gte" => cmp(&[Ordering::Greater, Ordering::Equal]),
-            "$lt" => cmp(&[Ordering::Less]),
-            "$lte" => cmp(&[Ordering::Less, Ordering::Equal]),
-            "$in" => arg
-                .as_array()
-                .is_some_and(|a| a.iter().any(|x| eq_or_contains(value, x))),
-            "$nin" => !arg
-                .as_array()
-                .is_some_and(|a| a.iter().any(|x| eq_or_contains(value, x))),
-            "$exists" => value.is_some() == arg.as_bool().unwrap_or(true),
-            "$not" => !field_matches(value, arg, patterns),
-            "$regex" => patterns.matches(value, ops),
-            // Read together with its `$regex`.
-            "$options" => ops.contains_key("$regex"),
-            _ => false,
-        }
-    })
-}
-
-fn eq_or_contains(value: Option<&Value>, want: &Value) -> bool {
-    match value {
-        None => want.is_null(),
-        Some(Value::Array(items)) if !want.is_array() => items.iter().any(|i| equal(i, want)),
-        Some(v) => equal(v, want),
-    }
-}
-
-/// Evaluates an aggregation expression against `doc`.
+/// Evaluates an aggregation expression against `doc` (no bound).
 pub fn expr(doc: &Value, e: &Value) -> Value {
-    match e {
-        Value::String(s) if s.starts_with('$') => get(doc, &s[1..]).cloned().unwrap_or(Value::Null),
-        Value::Object(map) if map.len() == 1 && map.keys().all(|k| k.starts_with('$')) => {
-            let Some((op, arg)) = map.iter().next() else {
-                return Value::Null;
-            };
-            operator(doc, op, arg)
-        }
-        Value::Object(map) => {
-            Value::Object(map.iter().map(|(k, v)| (k.clone(), expr(doc, v))).collect())
-        }
-        Value::Array(items) => Value::Array(items.iter().map(|i| expr(doc, i)).collect()),
-        other => other.clone(),
-    }
-}
-
-fn operator(doc: &Value, op: &str, arg: &Value) -> Value {
-    let args: Vec<Value> = match arg {
-        Value::Array(items) => items.iter().map(|i| expr(doc, i)).collect(),
-        other => vec![expr(doc, other)],
-    };
-    let nums = || args.iter().map(number).collect::<Option<Vec<f64>>>();
-    let text = |i: usize| match args.get(i) {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Number(n)) => n.to_string(),
-        _ => String::new(),
-    };
-    let date_part = |range: core::ops::Range<usize>| {
-        text(0)
-            .get(range)
-            .and_then(|s| s.parse::<i64>().ok())
-            .map_or(Value::Null, Value::from)
-    };
-    let pair = |f: fn(Ordering) -> bool| match (args.first(), args.get(1)) {
-        (Some(a), Some(b)) => Value::Bool(f(compare(a, b))),
-        _ => Value::Null,
-    };
-    match op {
-        "$add" => nums().map_or(Value::Null, |n| to_json(n.iter().sum())),
-        "$multiply" => nums().map_or(Value::Null, |n| to_json(n.iter().product())),
-        "$subtract" => match nums().as_deref() {
-            Some([a, b]) => to_json(a - b),
-            _ => Value::Null,
-        },
-        "$divide" => match nums().as_deref() {
-            Some([a, b]) if *b != 0.0 => to_json(a / b),
-            _ => Value::Null,
-        },
-        "$round" => match nums().as_deref() {
-            Some([a]) => to_json(round(*a, 0)),
-            Some([a, p]) => to_json(round(*a, *p as i32)),
-            _ => Value::Null,
-        },
-        "$toLower" => Value::String(text(0).to_lowercase()),
-        "$toUpper" => Value::String(text(0).to_uppercase()),
-        "$concat" => Value::String((0..args.len()).map(text).collect()),
-        "$substr" => {
-            let s = text(0);
-            let start = args.get(1).and_then(Value::as_u64).unwrap_or(0) as usize;
-            let len = args.get(2).and_then(Value::as_u64).unwrap_or(u64::MAX) as usize;
-            Value::String(s.chars().skip(start).take(len).collect())
-        }
-        "$year" => date_part(0..4),
-        "$month" => date_part(5..7),
-        "$dayOfMonth" => date_part(8..10),
-        "$dateToString" => {
-            let date = expr(doc, arg.get("date").unwrap_or(&Value::Null));
-            let d = date.as_str().unwrap_or_default();
-            let format = arg
-                .get("format")
-                .and_then(Value::as_str)
-                .unwrap_or("%Y-%m-%d");
-            Value::String(
-                format
-                    .replace("%Y", d.get(0..4).unwrap_or_default())
-                    .replace("%m", d.get(5..7).unwrap_or_default())
-                    .replace("%d", d.get(8..10).unwrap_or_default()),
-            )
-        }
-        "$eq" => pair(|o| o == Ordering::Equal),
-        "$ne" => pair(|o| o != Ordering::Equal),
-        "$gt" => pair(|o| o == Ordering::Greater),
-        "$gte" => pair(|o| o != Ordering::Less),
-        "$lt" => pair(|o| o == Ordering::Less),
-        "$lte" => pair(|o| o != Ordering::Greater),
-        "$and" => Value::Bool(args.iter().all(truthy)),
-        "$or" => Value::Bool(args.iter().any(truthy)),
-        "$not" => Value::Bool(!args.first().is_some_and(truthy)),
-        "$in" => match (args.first(), args.get(1)) {
-            (Some(v), Some(Value::Array(a))) => Value::Bool(a.iter().any(|x| equal(x, v))),
-            _ => Value::Bool(false),
-        },
-        "$cond" => {
-            let (c, t, f) = match arg {
-                Value::Object(o) => (
-                    expr(doc, o.get("if").unwrap_or(&Value::Null)),
-                    o.get("then").map(|v| expr(doc, v)),
-                    o.get("else").map(|v| expr(doc, v)),
-                ),
-                _ => (
-                    args.first().cloned().unwrap_or(Value::Null),
-                    args.get(1).cloned(),
-                    args.get(2).cloned(),
-                ),
-            };
-            if truthy(&c) { t } else { f }.unwrap_or(Value::Null)
-        }
-        "$ifNull" => args
-            .iter()
-            .find(|v| !v.is_null())
-            .cloned()
-            .unwrap_or(Value::Null),
-        _ => Value::Null,
-    }
-}
-
-fn truthy(v: &Value) -> bool {
-    !matches!(v, Value::Null | Value::Bool(false)) && v.as_f64() != Some(0.0)
+    super::expr::expr(doc, e, &mut Budget::unlimited()).unwrap_or(Value::Null)
 }
 
 /// Rounds half away from zero to `places` decimals.
@@ -350,90 +231,88 @@ impl Floor for f64 {
     }
 }
 
-/// One accumulator over the group's docs.
-fn accumulate(docs: &[&Value], op: &str, arg: &Value) -> Value {
-    let values = || docs.iter().map(|d| expr(d, arg));
-    let nums = || values().filter_map(|v| number(&v)).collect::<Vec<f64>>();
-    match op {
-        "$sum" => to_json(nums().iter().sum()),
-        "$count" => Value::from(docs.len()),
-        "$avg" => {
-            let n = nums();
-            if n.is_empty() {
-                Value::Null
-            } else {
-                to_json(n.iter().sum::<f64>() / n.len() as f64)
-            }
-        }
-        "$min" => values()
-            .filter(|v| !v.is_null())
-            .min_by(compare)
-            .unwrap_or(Value::Null),
-        "$max" => values()
-            .filter(|v| !v.is_null())
-            .max_by(compare)
-            .unwrap_or(Value::Null),
-        "$first" => values().next().unwrap_or(Value::Null),
-        "$last" => docs.last().map_or(Value::Null, |d| expr(d, arg)),
-        "$push" => Value::Array(values().take(MAX_LIMIT as usize).collect()),
-        _ => Value::Null,
-    }
-}
-
-fn group(docs: &[Value], body: &Value) -> Result<Vec<Value>, String> {
-    let id = body.get("_id").cloned().unwrap_or(Value::Null);
+fn group(docs: &[Value], body: &Value, budget: &mut Budget) -> Result<Vec<Value>, Failure> {
+    let null = Value::Null;
+    let id = body.get("_id").unwrap_or(&null);
     let mut groups: BTreeMap<String, (Value, Vec<&Value>)> = BTreeMap::new();
     for doc in docs {
-        let key = expr(doc, &id);
+        budget.row()?;
+        let key = super::expr::expr(doc, id, budget)?;
         let text = serde_json::to_string(&key).unwrap_or_default();
-        groups
-            .entry(text)
-            .or_insert_with(|| (key, Vec::new()))
-            .1
-            .push(doc);
+        budget.scan(text.len() as u64)?;
+        // A member costs a pointer; a new group its key twice (value and text).
+        budget.bytes(8)?;
+        match groups.get_mut(&text) {
+            Some(group) => group.1.push(doc),
+            None => {
+                budget.bytes(text.len() as u64 + SLOT_BYTES * 4)?;
+                groups.insert(text, (key, Vec::from([doc])));
+            }
+        }
     }
+    let fields: Vec<(&String, &Value)> = body
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(field, _)| *field != "_id")
+        .collect();
     let mut out = Vec::with_capacity(groups.len());
     for (key, members) in groups.into_values() {
+        budget.bytes(object_bytes(fields.len() + 1))?;
         let mut row = Map::new();
         row.insert("_id".into(), key);
-        for (field, acc) in body.as_object().into_iter().flatten() {
-            if field == "_id" {
-                continue;
-            }
+        for (field, acc) in &fields {
             let Some((op, arg)) = acc.as_object().and_then(|o| o.iter().next()) else {
-                return Err(alloc::format!(
+                return Err(Failure::Invalid(alloc::format!(
                     "$group field '{field}' needs an accumulator"
-                ));
+                )));
             };
-            row.insert(field.clone(), accumulate(&members, op, arg));
+            row.insert((*field).clone(), accumulate(&members, op, arg, budget)?);
         }
         out.push(Value::Object(row));
     }
     Ok(out)
 }
 
-fn sort(mut docs: Vec<Value>, body: &Value) -> Vec<Value> {
-    let keys: Vec<(String, bool)> = body
+fn sort(docs: Vec<Value>, body: &Value, budget: &mut Budget) -> Result<Vec<Value>, Failure> {
+    let keys: Vec<(&str, bool)> = body
         .as_object()
         .into_iter()
         .flatten()
-        .map(|(k, v)| (k.clone(), v.as_i64() == Some(-1)))
+        .map(|(k, v)| (k.as_str(), v.as_i64() == Some(-1)))
         .collect();
-    docs.sort_by(|a, b| {
-        for (key, desc) in &keys {
-            let null = Value::Null;
-            let o = compare(get(a, key).unwrap_or(&null), get(b, key).unwrap_or(&null));
+    let (n, width) = (docs.len(), keys.len());
+    // The keys are read once per row (not twice per comparison), then a merge sort
+    // compares at most n·⌈log2 n⌉ times, each over up to every key: all charged first.
+    let log = u64::from(usize::BITS - n.leading_zeros());
+    let cells = (n * width) as u64;
+    budget.work(cells.saturating_mul(NODE_UNITS))?;
+    budget.work(cells.saturating_mul(log).saturating_mul(COMPARE_UNITS))?;
+    budget.bytes(8 * (cells + n as u64))?;
+    let values: Vec<&Value> = docs
+        .iter()
+        .flat_map(|d| keys.iter().map(move |(k, _)| get(d, k).unwrap_or(&NULL)))
+        .collect();
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| {
+        let (ra, rb) = (&values[a * width..][..width], &values[b * width..][..width]);
+        for ((x, y), (_, desc)) in ra.iter().zip(rb).zip(&keys) {
+            let o = compare(x, y);
             if o != Ordering::Equal {
                 return if *desc { o.reverse() } else { o };
             }
         }
         Ordering::Equal
     });
-    docs
+    drop(values);
+    let mut slots: Vec<Option<Value>> = docs.into_iter().map(Some).collect();
+    Ok(order.into_iter().filter_map(|i| slots[i].take()).collect())
 }
 
-fn project(doc: &Value, body: &Value) -> Value {
-    let spec = body.as_object().cloned().unwrap_or_default();
+fn project(doc: &Value, body: &Value, budget: &mut Budget) -> Result<Value, Exceeded> {
+    budget.row()?;
+    let empty = Map::new();
+    let spec = body.as_object().unwrap_or(&empty);
     let flag = |v: &Value| match v {
         Value::Bool(b) => Some(*b),
         Value::Number(n) => Some(n.as_f64() != Some(0.0)),
@@ -446,36 +325,43 @@ fn project(doc: &Value, body: &Value) -> Value {
         && spec.keys().any(|k| k != "_id");
     let mut out = Map::new();
     if exclusion {
+        let fields = doc.as_object().map_or(0, Map::len);
+        budget.bytes(object_bytes(fields))?;
         for (k, v) in doc.as_object().into_iter().flatten() {
+            budget.node()?;
             if spec.get(k).and_then(flag) != Some(false) {
-                out.insert(k.clone(), v.clone());
+                budget.bytes(k.len() as u64)?;
+                out.insert(k.clone(), budget.clone_of(v)?);
             }
         }
-        return Value::Object(out);
+        return Ok(Value::Object(out));
     }
+    budget.bytes(object_bytes(spec.len() + 1))?;
     if let (true, Some(id)) = (
         spec.get("_id").and_then(flag) != Some(false),
         doc.get("_id"),
     ) {
-        out.insert("_id".into(), id.clone());
+        out.insert("_id".into(), budget.clone_of(id)?);
     }
-    for (k, v) in &spec {
+    for (k, v) in spec {
+        budget.node()?;
+        budget.bytes(k.len() as u64)?;
         match flag(v) {
             Some(true) => {
                 if let Some(value) = get(doc, k) {
-                    out.insert(k.clone(), value.clone());
+                    out.insert(k.clone(), budget.clone_of(value)?);
                 }
             }
             Some(false) => {}
             None => {
-                out.insert(k.clone(), expr(doc, v));
+                out.insert(k.clone(), super::expr::expr(doc, v, budget)?);
             }
         }
     }
-    Value::Object(out)
+    Ok(Value::Object(out))
 }
 
-fn unwind(docs: Vec<Value>, body: &Value) -> Vec<Value> {
+fn unwind(docs: Vec<Value>, body: &Value, budget: &mut Budget) -> Result<Vec<Value>, Exceeded> {
     let (path, keep) = match body {
         Value::String(s) => (s.as_str(), false),
         other => (
@@ -490,23 +376,131 @@ fn unwind(docs: Vec<Value>, body: &Value) -> Vec<Value> {
         ),
     };
     let field = path.trim_start_matches('$');
+    let top_level = !field.contains('.');
     let mut out = Vec::new();
-    for doc in docs {
-        match get(&doc, field).cloned() {
+    for mut doc in docs {
+        budget.row()?;
+        let items = match get(&doc, field) {
             Some(Value::Array(items)) if !items.is_empty() => {
-                for item in items {
-                    let mut d = doc.clone();
-                    set(&mut d, field, item);
-                    out.push(d);
+                if top_level {
+                    // A top-level array is taken out of the row: each copy is the row
+                    // without it, and the last item reuses the row itself.
+                    Vec::new()
+                } else {
+                    budget.bytes(SLOT_BYTES * items.len() as u64)?;
+                    items.clone()
                 }
             }
             Some(Value::Array(_)) | Some(Value::Null) | None => {
                 if keep {
                     out.push(doc);
                 }
+                continue;
             }
-            Some(_) => out.push(doc),
+            Some(_) => {
+                out.push(doc);
+                continue;
+            }
+        };
+        let items = match (top_level, doc.as_object_mut()) {
+            (true, Some(map)) => match map.remove(field) {
+                Some(Value::Array(items)) => items,
+                _ => items,
+            },
+            _ => items,
+        };
+        let copy = size(&doc);
+        budget.bytes(SLOT_BYTES * items.len() as u64)?;
+        let last = items.len().saturating_sub(1);
+        for (i, item) in items.into_iter().enumerate() {
+            budget.row()?;
+            let mut d = if i == last {
+                core::mem::take(&mut doc)
+            } else {
+                budget.bytes(copy)?;
+                doc.clone()
+            };
+            set(&mut d, field, item);
+            out.push(d);
         }
     }
-    out
+    Ok(out)
+}
+
+/// The value of a missing field (`'static`, so a join index can borrow it).
+static NULL: Value = Value::Null;
+
+/// A scalar join key (numbers by value, as [`equal`] compares them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Key<'a> {
+    Null,
+    Number(u64),
+    Text(&'a str),
+    Bool(bool),
+}
+
+/// `value`'s scalar key, or `None` for documents and arrays (compared structurally).
+fn key(value: &Value) -> Option<Key<'_>> {
+    match value {
+        Value::Null => Some(Key::Null),
+        Value::Number(n) => {
+            let x = n.as_f64().unwrap_or(0.0);
+            // -0 equals 0.
+            Some(Key::Number(if x == 0.0 { 0 } else { x.to_bits() }))
+        }
+        Value::String(s) => Some(Key::Text(s)),
+        Value::Bool(b) => Some(Key::Bool(*b)),
+        Value::Object(_) | Value::Array(_) => None,
+    }
+}
+
+/// `$lookup`: an index of the foreign rows by `foreignField` (missing counts as null, as
+/// Mongo does), then each row's `localField` looked up in it; every joined row is a copy,
+/// charged before it is made.
+fn join<'f>(
+    docs: Vec<Value>,
+    body: &Value,
+    lookup: &dyn Fn(&str) -> &'f [Value],
+    budget: &mut Budget,
+) -> Result<Vec<Value>, Exceeded> {
+    let text = |k: &str| body.get(k).and_then(Value::as_str).unwrap_or_default();
+    let foreign = lookup(text("from"));
+    let (local, field, alias) = (text("localField"), text("foreignField"), text("as"));
+    let mut index: BTreeMap<Key<'f>, Vec<usize>> = BTreeMap::new();
+    let mut structured: Vec<usize> = Vec::new();
+    budget.bytes(8 * foreign.len() as u64)?;
+    for (i, f) in foreign.iter().enumerate() {
+        budget.node()?;
+        match key(get(f, field).unwrap_or(&NULL)) {
+            Some(k) => index.entry(k).or_default().push(i),
+            None => structured.push(i),
+        }
+    }
+    let probe = u64::from(usize::BITS - foreign.len().leading_zeros());
+    let mut out = Vec::with_capacity(docs.len());
+    for mut d in docs {
+        budget.row()?;
+        budget.work(probe)?;
+        let wanted = get(&d, local).unwrap_or(&NULL);
+        let hits: Vec<usize> = match key(wanted) {
+            Some(k) => index.get(&k).cloned().unwrap_or_default(),
+            None => {
+                budget.work(structured.len() as u64)?;
+                structured
+                    .iter()
+                    .copied()
+                    .filter(|&i| equal(get(&foreign[i], field).unwrap_or(&NULL), wanted))
+                    .collect()
+            }
+        };
+        budget.bytes(SLOT_BYTES * hits.len() as u64)?;
+        let mut joined = Vec::with_capacity(hits.len());
+        for i in hits {
+            budget.node()?;
+            joined.push(budget.clone_of(&foreign[i])?);
+        }
+        set(&mut d, alias, Value::Array(joined));
+        out.push(d);
+    }
+    Ok(out)
 }

@@ -14,12 +14,15 @@
 //! scoped by site and the conversation's verified identity; anonymous visitors have none.
 //! Where the seed is silent, `TEMPLATES.md` §1.6 decides.
 
+pub mod budget;
 pub mod cap;
 pub mod data;
 pub mod eval;
+pub mod expr;
 mod flow;
 pub mod format;
 pub mod pipeline;
+pub mod query;
 pub mod regex;
 pub mod sql;
 pub mod tools;

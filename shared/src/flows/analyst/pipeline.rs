@@ -19,6 +19,9 @@ pub const MAX_LIMIT: u64 = 1000;
 pub const MAX_STAGES: usize = 20;
 /// At most this JSON nesting depth (decision).
 pub const MAX_DEPTH: usize = 32;
+/// At most this many JSON values in a pipeline (decision, issue 24: each is evaluated per
+/// row, so a pipeline's size bounds its cost per row; the seed's questions use < 100).
+pub const MAX_VALUES: usize = 10_000;
 
 /// Expression and query operators allowed (decision §1.2.6 rule 4). `$regex` (with its
 /// `$options`) only in `$match` field conditions, and only in builds with the
@@ -96,6 +99,11 @@ pub fn validate(pipeline: &Value, owned: &[Owned<'_>]) -> Result<Sanitized, Stri
     }
     if depth(pipeline) > MAX_DEPTH {
         return Err(format!("pipeline nests deeper than {MAX_DEPTH} levels"));
+    }
+    if values(pipeline) > MAX_VALUES {
+        return Err(format!(
+            "pipeline has more than {MAX_VALUES} values; write a shorter one"
+        ));
     }
     let mut out = Vec::with_capacity(stages.len() + 1);
     let mut lookups = Vec::new();
@@ -279,6 +287,15 @@ fn filter_keys(filter: &Value) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// How many JSON values `value` holds (itself included).
+pub fn values(value: &Value) -> usize {
+    1 + match value {
+        Value::Object(map) => map.values().map(values).sum(),
+        Value::Array(items) => items.iter().map(values).sum(),
+        _ => 0,
+    }
 }
 
 /// JSON nesting depth.

@@ -16,6 +16,8 @@ use alloc::string::String;
 
 use serde_json::Value;
 
+use super::budget::{Budget, Exceeded};
+
 /// The longest pattern accepted, in characters (decision).
 pub const MAX_PATTERN_CHARS: usize = 256;
 /// The largest compiled automaton accepted, in bytes (decision).
@@ -28,9 +30,30 @@ pub const OPTIONS: &str = "imsx";
 pub struct Pattern {
     #[cfg(feature = "analyst-regex")]
     regex: regex_automata::meta::Regex,
+    /// Work units per byte of text scanned: the PikeVM's cost per byte grows with its
+    /// automaton, so a bigger automaton weighs more (see [`weight`]).
+    weight: u64,
+}
+
+/// Work units of starting one search (measured: about a microsecond).
+pub const SEARCH_UNITS: u64 = 64;
+/// Bytes of compiled automaton per extra unit of a pattern's weight (decision, measured
+/// by `scripts/bench-pipelines.sh`).
+pub const AUTOMATON_BYTES_PER_WEIGHT: usize = 4096;
+
+/// The weight of a pattern whose compiled automaton takes `memory` bytes: 4 units per
+/// byte of text, plus one per [`AUTOMATON_BYTES_PER_WEIGHT`] bytes of automaton.
+pub fn weight(memory: usize) -> u64 {
+    4 + (memory / AUTOMATON_BYTES_PER_WEIGHT) as u64
 }
 
 impl Pattern {
+    /// Work units of matching against `len` bytes of text: a search's set-up, then its
+    /// weight per byte.
+    pub fn cost(&self, len: usize) -> u64 {
+        SEARCH_UNITS + (len as u64).saturating_mul(self.weight)
+    }
+
     /// Whether the pattern occurs in `text`.
     pub fn is_match(&self, text: &str) -> bool {
         #[cfg(feature = "analyst-regex")]
@@ -88,7 +111,10 @@ pub fn compile(pattern: &str, options: &str) -> Result<Pattern, String> {
             .syntax(syntax)
             .configure(config)
             .build(pattern)
-            .map(|regex| Pattern { regex })
+            .map(|regex| Pattern {
+                weight: weight(regex.memory_usage()),
+                regex,
+            })
             .map_err(|e| {
                 let detail = alloc::string::ToString::to_string(&e);
                 let first = detail.lines().last().unwrap_or("").trim();
@@ -150,18 +176,38 @@ impl Patterns {
         value: Option<&Value>,
         condition: &serde_json::Map<String, Value>,
     ) -> bool {
+        self.matches_within(value, condition, &mut Budget::unlimited())
+            .unwrap_or(false)
+    }
+
+    /// [`Self::matches`], charging `budget` for the text scanned before scanning it.
+    pub fn matches_within(
+        &self,
+        value: Option<&Value>,
+        condition: &serde_json::Map<String, Value>,
+        budget: &mut Budget,
+    ) -> Result<bool, Exceeded> {
         let Ok((p, o)) = parts(condition) else {
-            return false;
+            return Ok(false);
         };
         let Some(Some(pattern)) = self.0.get(p).and_then(|by| by.get(o)) else {
-            return false;
+            return Ok(false);
+        };
+        let mut test = |s: &str| -> Result<bool, Exceeded> {
+            budget.work(pattern.cost(s.len()))?;
+            Ok(pattern.is_match(s))
         };
         match value {
-            Some(Value::String(s)) => pattern.is_match(s),
-            Some(Value::Array(items)) => items
-                .iter()
-                .any(|i| i.as_str().is_some_and(|s| pattern.is_match(s))),
-            _ => false,
+            Some(Value::String(s)) => test(s),
+            Some(Value::Array(items)) => {
+                for s in items.iter().filter_map(Value::as_str) {
+                    if test(s)? {
+                        return Ok(true);
+                    }
+                }
+                Ok(false)
+            }
+            _ => Ok(false),
         }
     }
 }

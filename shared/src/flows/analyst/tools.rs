@@ -3,12 +3,14 @@
 //! validated pipeline and runs the one executor, so there is one isolation point.
 
 use alloc::boxed::Box;
+use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use serde_json::{Value, json};
 
-use super::eval::{evaluate, get, matches, number, to_json};
+use super::budget::Budget;
+use super::eval::{evaluate_within, get, matches, number, to_json};
 use super::pipeline::{MAX_LIMIT, Owned, validate};
 use super::sql::{AggregateQuery, AggregateRow};
 use crate::agent::{Tool, ToolError, ToolFuture};
@@ -22,6 +24,9 @@ pub const TOOL_NAMES: [&str; 5] = [
     "compare_periods",
     "execute_aggregation",
 ];
+/// Rows one `execute_aggregation` call may load across the data sets it reads (its own
+/// and its `$lookup` targets: two at the 50,000-row cap).
+pub const MAX_ROWS_READ: u64 = 100_000;
 /// Operations of `aggregate_data` and `compare_periods` (seed; case-sensitive).
 pub const OPERATIONS: [&str; 5] = ["sum", "count", "avg", "min", "max"];
 
@@ -186,7 +191,8 @@ impl<'a> DataTools<'a> {
         let mut stages = checked.stages;
         stages.pop(); // the row cap applies to results, not to what is aggregated
         let rows = self.rows(conn).await?;
-        evaluate(&stages, rows, &|_| Vec::new()).map_err(ToolError::new)
+        let none = |_: &str| -> &[Value] { &[] };
+        evaluate_within(&stages, rows, &none, &mut Budget::default()).map_err(ToolError::new)
     }
 
     async fn aggregate(&self, args: &Value) -> Result<Value, ToolError> {
@@ -422,6 +428,29 @@ impl<'a> DataTools<'a> {
             })
             .collect();
         let checked = validate(pipeline, &owned).map_err(ToolError::new)?;
+        // Every data set the call reads is loaded whole (its own, then each distinct
+        // `$lookup` target): bound them together.
+        let mut read: Vec<&DataConnection> = Vec::from([conn]);
+        for (i, id) in checked.lookups.iter().enumerate() {
+            let first = !checked.lookups[..i].contains(id);
+            if let Some(c) = self
+                .connections
+                .iter()
+                .find(|c| c.id == *id)
+                .filter(|_| first)
+            {
+                read.push(c);
+            }
+        }
+        let total: u64 = read.iter().map(|c| c.row_count).sum();
+        if total > MAX_ROWS_READ {
+            return Err(ToolError::new(format!(
+                "this pipeline would read {total} rows from {} data sets; at most \
+                 {MAX_ROWS_READ} rows per call: $lookup from a smaller data set, or use \
+                 aggregate_data",
+                read.len()
+            )));
+        }
         let rows = self.rows(conn).await?;
         let mut joined: Vec<(String, Vec<Value>)> = Vec::new();
         for id in &checked.lookups {
@@ -433,14 +462,16 @@ impl<'a> DataTools<'a> {
             };
             joined.push((id.clone(), self.rows(target).await?));
         }
-        let lookup = |id: &str| {
+        let lookup = |id: &str| -> &[Value] {
             joined
                 .iter()
                 .find(|(j, _)| j == id)
-                .map(|(_, r)| r.clone())
-                .unwrap_or_default()
+                .map_or(&[], |(_, r)| r.as_slice())
         };
-        let mut result = evaluate(&checked.stages, rows, &lookup).map_err(ToolError::new)?;
+        // One budget per tool call: time as work units, memory as bytes produced.
+        let mut budget = Budget::default();
+        let mut result =
+            evaluate_within(&checked.stages, rows, &lookup, &mut budget).map_err(ToolError::new)?;
         let truncated = result.len() > MAX_LIMIT as usize;
         result.truncate(MAX_LIMIT as usize);
         Ok(
@@ -520,18 +551,24 @@ pub fn compute<'r>(
 
 /// Groups `rows` by `group_by`, `op` over `field` per group, sorted by value descending.
 pub fn grouped(op: &str, field: Option<&str>, group_by: &str, rows: &[Value]) -> Vec<Value> {
-    let mut keys: Vec<(String, Value, Vec<&Value>)> = Vec::new();
+    // Keys by their JSON text (one B-tree look-up per row), kept in first-seen order so
+    // ties in value keep the order the rows gave them.
+    let mut index: BTreeMap<String, usize> = BTreeMap::new();
+    let mut keys: Vec<(Value, Vec<&Value>)> = Vec::new();
     for row in rows {
-        let key = get(row, group_by).cloned().unwrap_or(Value::Null);
+        let key = get(row, group_by).unwrap_or(&Value::Null);
         let text = key.to_string();
-        match keys.iter_mut().find(|(t, _, _)| *t == text) {
-            Some(entry) => entry.2.push(row),
-            None => keys.push((text, key, Vec::from([row]))),
+        match index.get(&text) {
+            Some(&i) => keys[i].1.push(row),
+            None => {
+                index.insert(text, keys.len());
+                keys.push((key.clone(), Vec::from([row])));
+            }
         }
     }
     let mut groups: Vec<Value> = keys
         .into_iter()
-        .map(|(_, key, members)| {
+        .map(|(key, members)| {
             let (value, n) = compute(op, field, members.into_iter());
             json!({"group": key, "value": value, "row_count": n})
         })
