@@ -16,6 +16,7 @@ mod guarded_rpc;
 mod guarded_wire;
 mod hardening_data;
 mod hardening_keys;
+mod hardening_outbound;
 mod hardening_origins;
 mod hardening_turns;
 mod identity;
