@@ -46,12 +46,18 @@ fn a_csv_cell_over_50000_characters_is_refused_naming_its_row_and_column() {
     assert_eq!(status, 200, "{body}");
 
     // At the bound (multi-byte characters: counted in characters): accepted.
-    let at = format!("san_pham,mo_ta\nÁo,ngắn\nQuần,\"{}\"\n", "ệ".repeat(MAX_CELL_CHARS));
+    let at = format!(
+        "san_pham,mo_ta\nÁo,ngắn\nQuần,\"{}\"\n",
+        "ệ".repeat(MAX_CELL_CHARS)
+    );
     let (status, body) = put_csv(worker, &site, "at_bound", &at);
     assert_eq!(status, 200, "{body}");
 
     // One character over, in row 3 column 2; then a 30 MB cell (quoted, with newlines).
-    let over = format!("san_pham,mo_ta\nÁo,ngắn\nQuần,{}\n", "x".repeat(MAX_CELL_CHARS + 1));
+    let over = format!(
+        "san_pham,mo_ta\nÁo,ngắn\nQuần,{}\n",
+        "x".repeat(MAX_CELL_CHARS + 1)
+    );
     let (status, body) = put_csv(worker, &site, "sp", &over);
     refused(status, &body, &["row 3", "column 2", "`mo_ta`", "50000"]);
     let huge = format!(

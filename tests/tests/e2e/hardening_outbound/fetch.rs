@@ -66,7 +66,11 @@ fn csv_url_redirects_are_checked_at_every_hop_and_at_most_three_are_followed() {
         format!("http://admin:hunter2@127.0.0.1:{port}/secret.csv"),
     ] {
         let (status, body) = import(worker, &site, "x", &url);
-        assert_eq!((status, error_code(&body).as_str()), (400, "bad_request"), "{url}: {body}");
+        assert_eq!(
+            (status, error_code(&body).as_str()),
+            (400, "bad_request"),
+            "{url}: {body}"
+        );
     }
     assert_eq!(web.hits("/secret.csv"), 0, "{:?}", web.requests());
     let (status, body) = get_data(worker, &site, "x");
@@ -74,7 +78,11 @@ fn csv_url_redirects_are_checked_at_every_hop_and_at_most_three_are_followed() {
 
     // Four redirects: three are followed (to /h4), the fourth is refused.
     let (status, body) = import(worker, &site, "x", &format!("{}/h1", web.base_url));
-    assert_eq!((status, error_code(&body).as_str()), (400, "bad_request"), "{body}");
+    assert_eq!(
+        (status, error_code(&body).as_str()),
+        (400, "bad_request"),
+        "{body}"
+    );
     assert!(message(&body).contains("redirect"), "{body}");
     assert_eq!(web.hits("/h4"), 1);
     assert_eq!(web.hits("/data.csv"), 0);
@@ -133,7 +141,11 @@ fn csv_url_imports_answer_within_10_seconds_however_slow_the_server() {
             elapsed < Duration::from_secs(13),
             "{path} answered after {elapsed:?}: {status} {body}"
         );
-        assert_eq!((status, error_code(&body).as_str()), (400, "bad_request"), "{path}: {body}");
+        assert_eq!(
+            (status, error_code(&body).as_str()),
+            (400, "bad_request"),
+            "{path}: {body}"
+        );
         assert!(message(&body).contains("10 s"), "{path}: {body}");
     }
     let (status, _) = get_data(worker, &site, "slow");
@@ -146,8 +158,20 @@ fn csv_url_bodies_over_the_cap_are_refused_without_reading_them_all() {
     let site = site(worker, "Huge import");
     let web = ScriptedWeb::start();
     let size = 40 * 1024 * 1024;
-    web.page("/announced.csv", Page::Huge { size, announced: true })
-        .page("/chunked.csv", Page::Huge { size, announced: false });
+    web.page(
+        "/announced.csv",
+        Page::Huge {
+            size,
+            announced: true,
+        },
+    )
+    .page(
+        "/chunked.csv",
+        Page::Huge {
+            size,
+            announced: false,
+        },
+    );
     for path in ["/announced.csv", "/chunked.csv"] {
         let (status, body) = import(worker, &site, "huge", &format!("{}{path}", web.base_url));
         assert_eq!(

@@ -13,7 +13,7 @@ fn the_classification_log_names_the_conversation_and_not_the_user() {
     let worker = Worker::shared();
     let upstream = ScriptedUpstream::start();
     let site = site_with_upstream(worker, "Log shop", &upstream.base_url, false);
-    let user = format!("kh-{:x}", std::process::id() ^ 0x5eed_1d);
+    let user = format!("kh-{:x}", std::process::id() ^ 0x005e_ed1d);
     let (conversation, _) = create_conversation(worker, &site, json!({"user_id": user}));
     upstream.push(Reply::text("Dạ, áo thun có size M ạ."));
     let (status, events) = send(

@@ -102,5 +102,7 @@ fn production_site_llm_endpoints_follow_the_same_rule() {
         );
     }
     // A public https endpoint is still accepted.
-    worker.create_site(json!({"name": "Public llm", "llm": {"base_url": "https://llm.merchant.example/v1"}}));
+    worker.create_site(
+        json!({"name": "Public llm", "llm": {"base_url": "https://llm.merchant.example/v1"}}),
+    );
 }

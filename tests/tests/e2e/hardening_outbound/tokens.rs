@@ -82,7 +82,12 @@ fn user_tokens_living_longer_than_24_hours_or_forever_are_refused() {
             .expect("count")
     };
     let before = count();
-    for exp in [now + DAY + 3600, now + 8 * DAY, now + 100 * 365 * DAY, u64::MAX] {
+    for exp in [
+        now + DAY + 3600,
+        now + 8 * DAY,
+        now + 100 * 365 * DAY,
+        u64::MAX,
+    ] {
         let token = mint(&secret, &json!({"sub": "alice", "exp": exp}));
         let (status, body) = create(worker, &site, &token);
         assert_eq!(
