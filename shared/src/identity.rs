@@ -7,7 +7,10 @@
 //!   base64url, the MAC computed over the first part's ASCII text exactly as sent, keyed
 //!   with the site's user-token secret (its ASCII bytes). Claims:
 //!   `{"sub": "…", "role"?: "…", "permissions"?: ["…"], "department"?: "…", "exp": <Unix seconds>}`;
-//!   other claims are ignored. Checked by [`verify_user_token`];
+//!   other claims are ignored. A token lives at most [`MAX_TOKEN_LIFETIME_SECS`] (24 hours):
+//!   one without `exp`, or whose `exp` is further from now than that (give or take
+//!   [`CLOCK_SKEW_SECS`]), is refused, so a token that leaks stops working within a day.
+//!   Checked by [`verify_user_token`];
 //! - a call with the site's **secret key** whose body states the identity (checked with
 //!   [`UserIdentity::new`], the same shape rules).
 //!
@@ -19,13 +22,18 @@
 //! use concierge_core::identity::{sign_user_token, verify_user_token, TokenError};
 //!
 //! let secret = b"uts_0123456789abcdef0123456789abcdef";
-//! let token = sign_user_token(br#"{"sub":"u-42","role":"TENANT","exp":2000000000}"#, secret);
-//! let identity = verify_user_token(&token, secret, 1_900_000_000).unwrap();
+//! let token = sign_user_token(br#"{"sub":"u-42","role":"TENANT","exp":2000003600}"#, secret);
+//! let identity = verify_user_token(&token, secret, 2_000_000_000).unwrap();
 //! assert_eq!(identity.sub, "u-42");
 //! assert_eq!(identity.role.as_deref(), Some("TENANT"));
 //! assert_eq!(
-//!     verify_user_token(&token, secret, 2_000_000_000),
+//!     verify_user_token(&token, secret, 2_000_003_600),
 //!     Err(TokenError::Expired)
+//! );
+//! // Minted for longer than 24 hours: refused.
+//! assert_eq!(
+//!     verify_user_token(&token, secret, 1_900_000_000),
+//!     Err(TokenError::LivesTooLong)
 //! );
 //! ```
 
@@ -40,6 +48,11 @@ use sha2::Sha256;
 
 /// The longest token accepted, in bytes (header values beyond this are refused unread).
 pub const MAX_TOKEN_BYTES: usize = 4096;
+/// The longest a user token may live: its `exp` at most this many seconds from now.
+pub const MAX_TOKEN_LIFETIME_SECS: u64 = 24 * 60 * 60;
+/// How far the merchant's clock may run ahead of the Worker's: an `exp` up to
+/// [`MAX_TOKEN_LIFETIME_SECS`] plus this from now is accepted.
+pub const CLOCK_SKEW_SECS: u64 = 5 * 60;
 /// The longest subject (`sub`, a body's `user_id`), in characters.
 pub const MAX_SUBJECT_CHARS: usize = 128;
 /// The longest role, in characters.
@@ -104,6 +117,10 @@ pub enum TokenError {
     BadSignature,
     /// `exp` is not in the future.
     Expired,
+    /// No `exp`: a token must expire.
+    NoExpiry,
+    /// `exp` is more than [`MAX_TOKEN_LIFETIME_SECS`] (plus [`CLOCK_SKEW_SECS`]) from now.
+    LivesTooLong,
     /// A claim has the wrong shape.
     Claim(ClaimError),
 }
@@ -122,6 +139,14 @@ impl TokenError {
                  another secret than the site's current user-token secret."
             }
             Self::Expired => "The user token has expired (`exp` is in the past).",
+            Self::NoExpiry => {
+                "The user token has no `exp`: every token must expire, at most 24 hours after \
+                 it is minted."
+            }
+            Self::LivesTooLong => {
+                "The user token lives too long: its `exp` is more than 24 hours from now. \
+                 Mint tokens that expire within 24 hours."
+            }
             Self::Claim(claim) => claim.message(),
         }
     }
@@ -146,7 +171,8 @@ struct Claims {
     permissions: Option<Vec<String>>,
     #[serde(default)]
     department: Option<String>,
-    exp: u64,
+    #[serde(default)]
+    exp: Option<u64>,
 }
 
 fn fits(text: &str, max_chars: usize) -> bool {
@@ -210,8 +236,8 @@ fn mac(secret: &[u8]) -> HmacSha256 {
 }
 
 /// Verify `token` under `secret` at `now_secs` (Unix seconds): the signature (compared in
-/// constant time) before anything else is read, then the claims' JSON, the expiry and
-/// the claims' shapes.
+/// constant time) before anything else is read, then the claims' JSON, the expiry (in the
+/// future, and at most [`MAX_TOKEN_LIFETIME_SECS`] away) and the claims' shapes.
 pub fn verify_user_token(
     token: &str,
     secret: &[u8],
@@ -233,8 +259,12 @@ pub fn verify_user_token(
         .decode(payload)
         .map_err(|_| TokenError::Malformed)?;
     let claims: Claims = serde_json::from_slice(&json).map_err(|_| TokenError::Malformed)?;
-    if claims.exp <= now_secs {
+    let exp = claims.exp.ok_or(TokenError::NoExpiry)?;
+    if exp <= now_secs {
         return Err(TokenError::Expired);
+    }
+    if exp - now_secs > MAX_TOKEN_LIFETIME_SECS + CLOCK_SKEW_SECS {
+        return Err(TokenError::LivesTooLong);
     }
     UserIdentity::new(
         claims.sub,

@@ -106,6 +106,7 @@ pub mod mcp;
 pub mod memory;
 pub mod normalize;
 pub mod openai_api;
+pub mod outbound;
 pub mod payload;
 pub mod prompt;
 pub mod retrieval;

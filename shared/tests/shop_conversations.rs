@@ -481,9 +481,9 @@ fn one_json_log_line_per_classification() {
         .unwrap();
     let (backend, _) = run_case(case, &config);
     assert_eq!(backend.logger.lines(), [
-        format!(r#"{{"intent":"unknown","confidence":0.0,"need_retrieval":false,"clarify_needed":true,"first_clarify_question":"{CLARIFY_1}","conversation_id":"id1","user_id":"visitor-7"}}"#),
-        format!(r#"{{"intent":"unknown","confidence":0.0,"need_retrieval":false,"clarify_needed":true,"first_clarify_question":"{CLARIFY_2}","conversation_id":"id1","user_id":"visitor-7"}}"#),
-        r#"{"intent":"shopping","confidence":0.71,"need_retrieval":true,"clarify_needed":false,"conversation_id":"id1","user_id":"visitor-7"}"#.to_string(),
+        format!(r#"{{"intent":"unknown","confidence":0.0,"need_retrieval":false,"clarify_needed":true,"first_clarify_question":"{CLARIFY_1}","conversation_id":"id1"}}"#),
+        format!(r#"{{"intent":"unknown","confidence":0.0,"need_retrieval":false,"clarify_needed":true,"first_clarify_question":"{CLARIFY_2}","conversation_id":"id1"}}"#),
+        r#"{"intent":"shopping","confidence":0.71,"need_retrieval":true,"clarify_needed":false,"conversation_id":"id1"}"#.to_string(),
     ]);
 }
 

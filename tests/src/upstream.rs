@@ -449,3 +449,229 @@ pub fn embed(text: &str, dims: usize) -> Vec<f32> {
     }
     v
 }
+
+/// What a [`ScriptedWeb`] path answers.
+#[derive(Debug, Clone)]
+pub enum Page {
+    /// 200 with this body (`content-type: text/csv`, its `Content-Length`).
+    Body(String),
+    /// 302 to this `Location` (absolute or relative).
+    Redirect(String),
+    /// Read the request, then send nothing for this long (then close).
+    Stall(Duration),
+    /// 200 headers at once (chunked), then one byte of body every `every`, `count` times.
+    Trickle {
+        /// Between two bytes.
+        every: Duration,
+        /// How many bytes.
+        count: usize,
+    },
+    /// 200 with `size` bytes of CSV (`a,b` then `1,2` lines), written in 64 KiB pieces;
+    /// with its `Content-Length` when `announced`, else chunked.
+    Huge {
+        /// Body size in bytes.
+        size: usize,
+        /// Whether `Content-Length` is sent.
+        announced: bool,
+    },
+}
+
+/// One request a [`ScriptedWeb`] received.
+#[derive(Debug, Clone)]
+pub struct WebRequest {
+    /// Path and query.
+    pub path: String,
+    /// Header lines, names lowercased.
+    pub headers: Vec<(String, String)>,
+}
+
+#[derive(Debug, Default)]
+struct WebState {
+    pages: std::collections::HashMap<String, Page>,
+    requests: Vec<WebRequest>,
+    /// Body bytes written successfully, per path.
+    sent: std::collections::HashMap<String, usize>,
+}
+
+/// A plain web server on `127.0.0.1:<port>` serving scripted [`Page`]s by path (404 for
+/// others), recording every request and how much of each body it managed to send: the
+/// far end of an outbound fetch (a CSV import), slow, huge or redirecting at will.
+#[derive(Debug, Clone)]
+pub struct ScriptedWeb {
+    /// `http://127.0.0.1:<port>`.
+    pub base_url: String,
+    /// The port.
+    pub port: u16,
+    state: Arc<Mutex<WebState>>,
+}
+
+impl ScriptedWeb {
+    /// Start listening on a free port.
+    pub fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind scripted web");
+        let port = listener.local_addr().expect("local addr").port();
+        let state = Arc::new(Mutex::new(WebState::default()));
+        let shared = Arc::clone(&state);
+        thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let state = Arc::clone(&shared);
+                thread::spawn(move || {
+                    let _ = serve_page(stream, &state);
+                });
+            }
+        });
+        Self {
+            base_url: format!("http://127.0.0.1:{port}"),
+            port,
+            state,
+        }
+    }
+
+    /// Serve `page` at `path` (e.g. `/data.csv`).
+    pub fn page(&self, path: &str, page: Page) -> &Self {
+        self.lock().pages.insert(path.to_string(), page);
+        self
+    }
+
+    /// Every request received so far.
+    pub fn requests(&self) -> Vec<WebRequest> {
+        self.lock().requests.clone()
+    }
+
+    /// How many requests `path` received.
+    pub fn hits(&self, path: &str) -> usize {
+        self.lock()
+            .requests
+            .iter()
+            .filter(|r| r.path == path)
+            .count()
+    }
+
+    /// Body bytes of `path` written so far (before the client went away).
+    pub fn bytes_sent(&self, path: &str) -> usize {
+        self.lock().sent.get(path).copied().unwrap_or(0)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, WebState> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+fn serve_page(stream: TcpStream, state: &Mutex<WebState>) -> std::io::Result<()> {
+    let lock = || {
+        state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    };
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut request_line = String::new();
+    reader.read_line(&mut request_line)?;
+    let path = request_line
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or("/")
+        .to_string();
+    let mut headers = Vec::new();
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 {
+            return Ok(());
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':') {
+            headers.push((name.trim().to_ascii_lowercase(), value.trim().to_string()));
+        }
+    }
+    let page = {
+        let mut state = lock();
+        state.requests.push(WebRequest {
+            path: path.clone(),
+            headers,
+        });
+        state.pages.get(&path).cloned()
+    };
+    let mut out = stream;
+    let count = |n: usize| {
+        *lock().sent.entry(path.clone()).or_default() += n;
+    };
+    match page {
+        None => {
+            write!(
+                out,
+                "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+            )?;
+        }
+        Some(Page::Body(body)) => {
+            write!(
+                out,
+                "HTTP/1.1 200 OK\r\ncontent-type: text/csv\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                body.len()
+            )?;
+            out.write_all(body.as_bytes())?;
+            count(body.len());
+        }
+        Some(Page::Redirect(location)) => {
+            write!(
+                out,
+                "HTTP/1.1 302 Found\r\nlocation: {location}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+            )?;
+        }
+        Some(Page::Stall(duration)) => {
+            thread::sleep(duration);
+            return Ok(());
+        }
+        Some(Page::Trickle { every, count: n }) => {
+            write!(
+                out,
+                "HTTP/1.1 200 OK\r\ncontent-type: text/csv\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n"
+            )?;
+            out.flush()?;
+            for i in 0..n {
+                let byte = if i % 2 == 0 { "a" } else { "\n" };
+                write!(out, "1\r\n{byte}\r\n")?;
+                out.flush()?;
+                count(1);
+                thread::sleep(every);
+            }
+            out.write_all(b"0\r\n\r\n")?;
+        }
+        Some(Page::Huge { size, announced }) => {
+            let length = if announced {
+                format!("content-length: {size}")
+            } else {
+                "transfer-encoding: chunked".to_string()
+            };
+            write!(
+                out,
+                "HTTP/1.1 200 OK\r\ncontent-type: text/csv\r\n{length}\r\nconnection: close\r\n\r\n"
+            )?;
+            let mut piece = String::from("a,b\n");
+            while piece.len() < 64 * 1024 {
+                piece.push_str("1,2\n");
+            }
+            let mut left = size;
+            while left > 0 {
+                let n = left.min(piece.len());
+                let bytes = &piece.as_bytes()[..n];
+                if announced {
+                    out.write_all(bytes)?;
+                } else {
+                    write!(out, "{n:x}\r\n")?;
+                    out.write_all(bytes)?;
+                    out.write_all(b"\r\n")?;
+                }
+                count(n);
+                left -= n;
+            }
+            if !announced {
+                out.write_all(b"0\r\n\r\n")?;
+            }
+        }
+    }
+    out.flush()
+}

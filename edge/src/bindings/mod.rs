@@ -15,6 +15,7 @@ pub(crate) mod js_stream;
 pub(crate) mod kb;
 pub(crate) mod kv_cache;
 pub(crate) mod mcp_sessions;
+pub(crate) mod outbound;
 pub(crate) mod queue;
 pub(crate) mod rate_limit;
 pub(crate) mod services;

@@ -3,22 +3,33 @@
 //! connection atomically; `GET /admin/data` lists them with their inferred columns;
 //! `GET /admin/data/{name}` shows one with its first rows; `DELETE` removes one;
 //! `POST /admin/data/{name}/sync` re-imports from its CSV URL.
+//!
+//! A CSV URL is fetched within the outbound rule of every URL the Worker calls for a site
+//! (`site::endpoint`: https to a public host, no credentials; loopback only in
+//! development), each redirect checked again (at most 3), in at most 10 s, reading at most
+//! the 32 MB upload cap (`bindings::outbound`).
 
 use concierge_core::boundary::Ids;
 use concierge_core::flows::analyst::data::{Prepared, parse_csv, prepare_json, prepare_table};
+use std::time::Duration;
+
 use serde::Deserialize;
 use serde_json::{Value, json};
-use worker::{Env, Fetch, Request, Response, Url};
+use worker::{Env, Request, Response};
 
 use super::body;
 use crate::auth::{self, Caller};
 use crate::bindings::d1_data::{D1Data, Listed, Upload};
+use crate::bindings::outbound::{self, FetchError, MAX_REDIRECTS};
 use crate::bindings::services::RandomIds;
+use crate::site::endpoint;
 use crate::{ApiError, now_ms};
 
 /// Upload bodies may be large (a 100 000-row data set).
 const MAX_UPLOAD_BYTES: usize = 32 * 1024 * 1024;
 const TOO_LARGE: &str = "The data set is over 32 MB.";
+/// The longest a `csv_url` import may take, redirects and body included.
+const FETCH_LIMIT: Duration = Duration::from_secs(10);
 /// Rows shown by `GET /admin/data/{name}`.
 const PREVIEW_ROWS: usize = 50;
 
@@ -73,26 +84,36 @@ fn listed_json(l: &Listed) -> Value {
            "updated_at": l.updated_at})
 }
 
-async fn fetch_csv(url: &str) -> Result<String, ApiError> {
-    let parsed = Url::parse(url)
-        .ok()
-        .filter(|u| u.scheme() == "https" || u.scheme() == "http")
-        .ok_or_else(|| ApiError::bad_request("`csv_url` must be an http(s) URL."))?;
-    let mut response = Fetch::Url(parsed)
-        .send()
+/// The CSV at `url`, fetched within the outbound rule (see the module's documentation).
+async fn fetch_csv(env: &Env, url: &str) -> Result<String, ApiError> {
+    let development = endpoint::development(env);
+    let bytes = outbound::get_capped(url, development, FETCH_LIMIT, MAX_UPLOAD_BYTES)
         .await
-        .map_err(|_| ApiError::bad_request("`csv_url` could not be fetched."))?;
-    if !(200..300).contains(&response.status_code()) {
-        return Err(ApiError::bad_request(format!(
-            "`csv_url` answered HTTP {}.",
-            response.status_code()
-        )));
-    }
-    let text = response.text().await?;
-    if text.len() > MAX_UPLOAD_BYTES {
-        return Err(ApiError::PayloadTooLarge(TOO_LARGE));
-    }
-    Ok(text)
+        .map_err(|err| match err {
+            FetchError::Refused { hop: 0, why } => {
+                ApiError::bad_request(format!("`csv_url` {why}."))
+            }
+            FetchError::Refused { why, .. } => ApiError::bad_request(format!(
+                "`csv_url` redirects to a URL that is not allowed: it {why}."
+            )),
+            FetchError::TooManyRedirects => ApiError::bad_request(format!(
+                "`csv_url` redirects more than {MAX_REDIRECTS} times."
+            )),
+            FetchError::BadRedirect => {
+                ApiError::bad_request("`csv_url` answered a redirect without a usable `Location`.")
+            }
+            FetchError::TimedOut => ApiError::bad_request(format!(
+                "`csv_url` did not answer within {} s.",
+                FETCH_LIMIT.as_secs()
+            )),
+            FetchError::TooLarge => ApiError::PayloadTooLarge(TOO_LARGE),
+            FetchError::Status(status) => {
+                ApiError::bad_request(format!("`csv_url` answered HTTP {status}."))
+            }
+            FetchError::Unreachable => ApiError::bad_request("`csv_url` could not be fetched."),
+        })?;
+    String::from_utf8(bytes)
+        .map_err(|_| ApiError::bad_request("The CSV at `csv_url` must be UTF-8."))
 }
 
 fn from_csv(text: &str) -> Result<Prepared, ApiError> {
@@ -164,7 +185,7 @@ pub(crate) async fn put(mut req: Request, env: &Env, name: &str) -> Result<Respo
     let user = check_user(&upload.user_id)?.to_string();
     let (prepared, source) = match (upload.rows, upload.csv_url) {
         (Some(rows), None) => (prepare_json(&rows).map_err(ApiError::bad_request)?, None),
-        (None, Some(url)) => (from_csv(&fetch_csv(&url).await?)?, Some(url)),
+        (None, Some(url)) => (from_csv(&fetch_csv(env, &url).await?)?, Some(url)),
         _ => {
             return Err(ApiError::bad_request(
                 "Send exactly one of `rows` (an array of objects) and `csv_url`.",
@@ -254,7 +275,7 @@ pub(crate) async fn sync(req: Request, env: &Env, name: &str) -> Result<Response
             "This data set was not imported from a `csv_url`; upload it again instead.",
         ));
     };
-    let prepared = from_csv(&fetch_csv(&url).await?)?;
+    let prepared = from_csv(&fetch_csv(env, &url).await?)?;
     let c = &one.connection;
     store(
         env,

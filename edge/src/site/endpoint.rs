@@ -1,16 +1,22 @@
-//! Which LLM endpoints a site may set (`llm.base_url`, `llm.embed_base_url`).
+//! Which URLs the Worker may call on a site's behalf: its LLM endpoints (`llm.base_url`,
+//! `llm.embed_base_url`), its SearXNG instance and a data set's `csv_url`.
 //!
-//! Production calls only `https` endpoints. Plain `http` is allowed only to a loopback
-//! host (`localhost`, `127.0.0.0/8`, `[::1]`) and only when the Worker runs with the
-//! development flag `DEV_MODE` on (`make dev` and the tests set it; `wrangler.toml` has it
-//! off). No credentials in the URL (they would be stored and shown in the clear), and no
-//! query or fragment (paths are appended to it). The rule is checked when a site is
-//! written and again when its endpoint is used, so a value stored before it is not called.
+//! One rule for all of them, `concierge_core::outbound` (https to a public host, no
+//! credentials; loopback, private and reserved hosts, and plain http to loopback, only
+//! when the Worker runs with the development flag `DEV_MODE` on: `make dev` and the tests
+//! set it, `wrangler.toml` has it off). URLs are parsed here with the WHATWG parser
+//! `fetch` uses, so the rule judges the address the request would really go to.
+//!
+//! A base URL ([`check`]) also has no query or fragment (paths are appended to it). The
+//! rule is checked when a site is written and again when its endpoint is used, so a value
+//! stored before it is not called; a fetch that follows redirects checks every hop
+//! ([`crate::bindings::outbound`]).
 
+use concierge_core::outbound::{self, Host, Target};
 use worker::Url;
-use worker::{Env, url::Host};
+use worker::{Env, url};
 
-/// The development flag: loopback `http` endpoints are allowed while it is on.
+/// The development flag: loopback and private endpoints are allowed while it is on.
 pub(crate) const DEV_FLAG: &str = "DEV_MODE";
 
 /// Whether the Worker runs in development (`DEV_MODE` on).
@@ -18,27 +24,35 @@ pub(crate) fn development(env: &Env) -> bool {
     crate::var_on(env, DEV_FLAG)
 }
 
-/// Check `url` against the rule; the normalised URL (no trailing `/`) when allowed, else
-/// why not.
-pub(crate) fn check(url: &str, development: bool) -> Result<String, &'static str> {
+/// `url` parsed and checked against the outbound rule, or why not.
+pub(crate) fn target(url: &str, development: bool) -> Result<Url, &'static str> {
     let parsed = Url::parse(url.trim()).map_err(|_| "must be an absolute URL")?;
-    if !parsed.username().is_empty() || parsed.password().is_some() {
-        return Err("must not carry credentials (set `llm.api_key` instead)");
-    }
+    allowed(&parsed, development)?;
+    Ok(parsed)
+}
+
+/// Whether the parsed `url` obeys the outbound rule.
+pub(crate) fn allowed(url: &Url, development: bool) -> Result<(), &'static str> {
+    let host = match url.host() {
+        Some(url::Host::Domain(domain)) => Some(Host::Domain(domain)),
+        Some(url::Host::Ipv4(ip)) => Some(Host::Ip(ip.into())),
+        Some(url::Host::Ipv6(ip)) => Some(Host::Ip(ip.into())),
+        None => None,
+    };
+    let target = Target {
+        scheme: url.scheme(),
+        host,
+        credentials: !url.username().is_empty() || url.password().is_some(),
+    };
+    outbound::check(&target, development).map_err(outbound::Refusal::message)
+}
+
+/// Check a base URL (an endpoint paths are appended to) against the rule; the normalised
+/// URL (no trailing `/`) when allowed, else why not.
+pub(crate) fn check(url: &str, development: bool) -> Result<String, &'static str> {
+    let parsed = target(url, development)?;
     if parsed.query().is_some() || parsed.fragment().is_some() {
         return Err("must not have a query or fragment");
-    }
-    let loopback = match parsed.host() {
-        Some(Host::Domain(domain)) => domain.eq_ignore_ascii_case("localhost"),
-        Some(Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(Host::Ipv6(ip)) => ip.is_loopback(),
-        None => return Err("must have a host"),
-    };
-    match parsed.scheme() {
-        "https" => {}
-        "http" if development && loopback => {}
-        "http" if development => return Err("must be https (http only to a loopback host)"),
-        _ => return Err("must be https"),
     }
     Ok(parsed.as_str().trim_end_matches('/').to_string())
 }

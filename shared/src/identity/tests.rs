@@ -95,7 +95,6 @@ fn malformed_tokens_are_refused() {
     for claims in [
         "not json",
         r#"{"exp":1900000100}"#,
-        r#"{"sub":"u"}"#,
         r#"{"sub":"u","exp":"1900000100"}"#,
         r#"{"sub":7,"exp":1900000100}"#,
         r#"{"sub":"u","exp":1900000100,"permissions":"all"}"#,
@@ -183,4 +182,32 @@ fn messages_never_echo_the_token() {
     ] {
         assert!(!error.to_string().is_empty());
     }
+}
+
+#[test]
+fn tokens_without_exp_or_living_longer_than_24_hours_are_refused() {
+    assert_eq!(
+        verify_user_token(&token(r#"{"sub":"u"}"#), SECRET, NOW),
+        Err(TokenError::NoExpiry)
+    );
+    let furthest = NOW + MAX_TOKEN_LIFETIME_SECS + CLOCK_SKEW_SECS;
+    let at = token(&format!(r#"{{"sub":"u","exp":{furthest}}}"#));
+    assert_eq!(verify_user_token(&at, SECRET, NOW).unwrap().sub, "u");
+    for exp in [furthest + 1, NOW + 8 * 86_400, u64::MAX] {
+        let t = token(&format!(r#"{{"sub":"u","exp":{exp}}}"#));
+        assert_eq!(
+            verify_user_token(&t, SECRET, NOW),
+            Err(TokenError::LivesTooLong),
+            "{exp}"
+        );
+    }
+    // Refused only after the signature: a forged long-lived token is a bad signature.
+    let forged = format!(
+        "{}.AAAA",
+        URL_SAFE_NO_PAD.encode(br#"{"sub":"u","exp":99999999999}"#)
+    );
+    assert_eq!(
+        verify_user_token(&forged, SECRET, NOW),
+        Err(TokenError::BadSignature)
+    );
 }

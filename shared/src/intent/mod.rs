@@ -230,7 +230,9 @@ pub fn confidence_json(confidence: f32) -> serde_json::Value {
 
 /// The seed's one-line JSON debug log of a classification:
 /// `{intent, confidence, need_retrieval, clarify_needed, first_clarify_question?,
-/// conversation_id, user_id}`.
+/// conversation_id}`. The seed also logged the `user_id`; this log does not: it goes to the
+/// platform's log stream, which is not the place for who the visitor is, and the
+/// conversation id already ties the line to what was said.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ClassificationLog {
     /// The intent.
@@ -246,8 +248,6 @@ pub struct ClassificationLog {
     pub first_clarify_question: Option<String>,
     /// The conversation.
     pub conversation_id: String,
-    /// The visitor, when known.
-    pub user_id: Option<String>,
 }
 
 impl ClassificationLog {

@@ -129,10 +129,9 @@ fn log_line_has_the_seeds_fields() {
         clarify_needed: true,
         first_clarify_question: Some("?".into()),
         conversation_id: "c1".into(),
-        user_id: None,
     };
     assert_eq!(
         log.to_json_line(),
-        r#"{"intent":"unknown","confidence":0.0,"need_retrieval":false,"clarify_needed":true,"first_clarify_question":"?","conversation_id":"c1","user_id":null}"#
+        r#"{"intent":"unknown","confidence":0.0,"need_retrieval":false,"clarify_needed":true,"first_clarify_question":"?","conversation_id":"c1"}"#
     );
 }

@@ -18,6 +18,7 @@ mod hardening_data;
 mod hardening_keys;
 mod hardening_learned;
 mod hardening_origins;
+mod hardening_outbound;
 mod hardening_turns;
 mod identity;
 mod isolation;

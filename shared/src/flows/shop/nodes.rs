@@ -70,7 +70,6 @@ impl<P: Platform> ShopFlow<'_, '_, P> {
             clarify_needed: state.clarify_needed(),
             first_clarify_question: state.clarify_questions.first().cloned(),
             conversation_id: state.conversation_id.clone(),
-            user_id: state.user_id.clone(),
         };
         self.platform.logger().log(&LogRecord::Classification(&log));
         Ok(())
