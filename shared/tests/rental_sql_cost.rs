@@ -25,8 +25,10 @@ const STEP_BOUND: i64 = 10 * WORK_BUDGET as i64;
 /// Demo-like listings: the shapes of `scripts/seed-rental.mjs`, deterministic.
 fn demo_database() -> Connection {
     let db = Connection::open_in_memory().unwrap();
-    db.execute_batch(include_str!("../../migrations-listings/0001_rental_rows.sql"))
-        .unwrap();
+    db.execute_batch(include_str!(
+        "../../migrations-listings/0001_rental_rows.sql"
+    ))
+    .unwrap();
     if let Ok(path) = std::env::var("RENTAL_SEED_SQL") {
         let seed = std::fs::read_to_string(&path).expect("RENTAL_SEED_SQL readable");
         db.execute_batch(&seed).unwrap();
@@ -59,8 +61,20 @@ fn demo_database() -> Connection {
         ("TP.HCM", "Tân Bình"),
         ("TP.HCM", "Thủ Đức"),
     ];
-    let kinds = ["Phòng trọ", "Phòng khép kín", "Căn hộ mini", "Studio", "Phòng gác lửng"];
-    let streets = ["Lê Lợi", "Nguyễn Trãi", "Trần Hưng Đạo", "Hai Bà Trưng", "Kim Mã"];
+    let kinds = [
+        "Phòng trọ",
+        "Phòng khép kín",
+        "Căn hộ mini",
+        "Studio",
+        "Phòng gác lửng",
+    ];
+    let streets = [
+        "Lê Lợi",
+        "Nguyễn Trãi",
+        "Trần Hưng Đạo",
+        "Hai Bà Trưng",
+        "Kim Mã",
+    ];
     let tx = db.unchecked_transaction().unwrap();
     {
         let mut insert = tx
@@ -88,7 +102,12 @@ fn demo_database() -> Connection {
                     "created_at": format!("2025-{:02}-{:02}", 1 + pick(rand(), 12), 1 + pick(rand(), 28)),
                 });
                 insert
-                    .execute(params![SITE, entity, format!("{prefix}{i}"), data.to_string()])
+                    .execute(params![
+                        SITE,
+                        entity,
+                        format!("{prefix}{i}"),
+                        data.to_string()
+                    ])
                     .unwrap();
             }
         }
@@ -169,7 +188,11 @@ fn costly() -> Vec<(&'static str, &'static str)> {
 fn heavy_but_ordinary_statements_are_accepted_and_stay_within_the_step_bound() {
     let db = demo_database();
     let statements = heavy();
-    assert!(statements.len() >= 40, "{} heavy statements", statements.len());
+    assert!(
+        statements.len() >= 40,
+        "{} heavy statements",
+        statements.len()
+    );
     let mut worst = (0, "");
     for sql in &statements {
         let valid = accept(sql).unwrap_or_else(|why| panic!("refused {sql}: {why}"));
@@ -238,14 +261,21 @@ fn the_issue_statements_are_refused_before_the_database_sees_them() {
     .unwrap_err();
     assert!(recursion.contains("the CTE c reads itself"), "{recursion}");
     let product = accept("SELECT count(*) FROM rooms a, rooms b, rooms c").unwrap_err();
-    assert!(product.contains("JOIN my_rooms m ON m.id = rooms.id"), "{product}");
+    assert!(
+        product.contains("JOIN my_rooms m ON m.id = rooms.id"),
+        "{product}"
+    );
     let shadow = accept(
         "SELECT * FROM d1_migrations, (WITH d1_migrations AS (SELECT 1) SELECT * FROM d1_migrations)",
     )
     .unwrap_err();
     assert!(shadow.contains("d1_migrations"), "{shadow}");
-    let scoped = accept("SELECT * FROM t, (WITH t AS (SELECT 1 AS v) SELECT v FROM t)").unwrap_err();
-    assert!(scoped.contains("the CTE t is not in scope here"), "{scoped}");
+    let scoped =
+        accept("SELECT * FROM t, (WITH t AS (SELECT 1 AS v) SELECT v FROM t)").unwrap_err();
+    assert!(
+        scoped.contains("the CTE t is not in scope here"),
+        "{scoped}"
+    );
 }
 
 #[test]
@@ -309,7 +339,14 @@ fn database_errors_reach_the_model_as_clean_sentences() {
         "D1_ERROR: SELECTs to the left and right of UNION do not have the same number of result columns at offset 2000: SQLITE_ERROR",
     ] {
         let sentence = error_sentence(raw);
-        for internal in ["offset", "SQLITE", "D1_", "rental_rows", "json_extract", "1306"] {
+        for internal in [
+            "offset",
+            "SQLITE",
+            "D1_",
+            "rental_rows",
+            "json_extract",
+            "1306",
+        ] {
             assert!(!sentence.contains(internal), "{raw} -> {sentence}");
         }
         assert!(sentence.len() > 20, "{raw} -> {sentence}");
@@ -337,18 +374,16 @@ fn predicate(alias: &'static str) -> BoxedStrategy<String> {
     prop_oneof![
         Just(format!("{alias}.district = 'Quận 1'")),
         Just(format!("{alias}.title LIKE '%a%b%c%'")),
-        table.clone().prop_map(move |t| format!(
-            "{alias}.district IN (SELECT district FROM {t})"
-        )),
+        table
+            .clone()
+            .prop_map(move |t| format!("{alias}.district IN (SELECT district FROM {t})")),
         table.clone().prop_map(move |t| format!(
             "EXISTS (SELECT 1 FROM {t} s WHERE s.district = {alias}.district)"
         )),
-        table.clone().prop_map(move |t| format!(
-            "EXISTS (SELECT 1 FROM {t} s WHERE s.id = {alias}.id)"
-        )),
-        table.prop_map(move |t| format!(
-            "{alias}.title > (SELECT min(title) FROM {t})"
-        )),
+        table
+            .clone()
+            .prop_map(move |t| format!("EXISTS (SELECT 1 FROM {t} s WHERE s.id = {alias}.id)")),
+        table.prop_map(move |t| format!("{alias}.title > (SELECT min(title) FROM {t})")),
     ]
     .boxed()
 }
@@ -473,11 +508,20 @@ fn bench_accepted_statements() {
         timed.push((times[1], steps, sql.clone()));
     }
     timed.sort_by(|a, b| b.0.total_cmp(&a.0));
-    println!("SQLite {version}; {} accepted statements timed (median of 3)", timed.len());
+    println!(
+        "SQLite {version}; {} accepted statements timed (median of 3)",
+        timed.len()
+    );
     for (ms, steps, sql) in timed.iter().take(8) {
-        println!("{ms:9.1} ms {steps:>11} steps  {}", sql.chars().take(110).collect::<String>());
+        println!(
+            "{ms:9.1} ms {steps:>11} steps  {}",
+            sql.chars().take(110).collect::<String>()
+        );
     }
     let (worst, _, sql) = &timed[0];
     println!("worst accepted statement: {worst:.1} ms (target 250 ms): {sql}");
-    assert!(*worst <= 250.0, "an accepted statement took {worst:.1} ms: {sql}");
+    assert!(
+        *worst <= 250.0,
+        "an accepted statement took {worst:.1} ms: {sql}"
+    );
 }

@@ -30,9 +30,9 @@ use core::ops::ControlFlow;
 
 use sqlparser::ast::{
     BinaryOperator, Distinct, Expr, FunctionArguments, GroupByExpr, JoinConstraint, JoinOperator,
-    LimitClause, OrderBy, OrderByKind, Query, Select, SelectItem,
-    SelectItemQualifiedWildcardKind, SetExpr, SetOperator, SetQuantifier, TableFactor,
-    TableWithJoins, UnaryOperator, Value, Visit, Visitor,
+    LimitClause, OrderBy, OrderByKind, Query, Select, SelectItem, SelectItemQualifiedWildcardKind,
+    SetExpr, SetOperator, SetQuantifier, TableFactor, TableWithJoins, UnaryOperator, Value, Visit,
+    Visitor,
 };
 
 use super::{SqlRejection, Table, forbidden, reject};
@@ -308,7 +308,11 @@ impl<'c> Analyser<'c> {
                     "two CTEs are named {name}: give every CTE its own name"
                 ));
             }
-            if self.tables.iter().any(|t| t.name.eq_ignore_ascii_case(name)) {
+            if self
+                .tables
+                .iter()
+                .any(|t| t.name.eq_ignore_ascii_case(name))
+            {
                 return reject(format!(
                     "a CTE may not be named like the table {name}: choose another name"
                 ));
@@ -379,11 +383,10 @@ impl<'c> Analyser<'c> {
                 }
                 match limit {
                     None => None,
-                    Some(expr) => {
-                        Some(limit_number(expr).ok_or_else(|| {
-                            SqlRejection("LIMIT takes a whole number".into())
-                        })?)
-                    }
+                    Some(expr) => Some(
+                        limit_number(expr)
+                            .ok_or_else(|| SqlRejection("LIMIT takes a whole number".into()))?,
+                    ),
                 }
             }
             Some(LimitClause::OffsetCommaLimit { offset, limit }) => {
@@ -614,10 +617,19 @@ impl<'c> Analyser<'c> {
     }
 
     /// Resolves a table name: a CTE in scope, else a logical table.
-    fn table(&self, name: &str) -> Result<(f64, f64, Option<Vec<String>>, usize, bool), SqlRejection> {
+    fn table(
+        &self,
+        name: &str,
+    ) -> Result<(f64, f64, Option<Vec<String>>, usize, bool), SqlRejection> {
         for frame in self.frames.iter().rev() {
             if let Some(cte) = frame.iter().find(|c| c.name == name) {
-                return Ok((cte.rows, cte.work + cte.rows, cte.columns.clone(), cte.outer, false));
+                return Ok((
+                    cte.rows,
+                    cte.work + cte.rows,
+                    cte.columns.clone(),
+                    cte.outer,
+                    false,
+                ));
             }
         }
         if self.defining.iter().any(|d| d == name) {
@@ -631,7 +643,10 @@ impl<'c> Analyser<'c> {
                  defined after it in its WITH and by that WITH's query (no recursion)"
             ));
         }
-        if let Some(table) = self.tables.iter().find(|t| t.name.eq_ignore_ascii_case(name))
+        if let Some(table) = self
+            .tables
+            .iter()
+            .find(|t| t.name.eq_ignore_ascii_case(name))
             && !forbidden(name)
         {
             let rows = table.max_rows as f64;
@@ -759,7 +774,11 @@ impl<'c> Analyser<'c> {
         Ok(())
     }
 
-    fn select(&mut self, select: &Select, order_by: Option<&OrderBy>) -> Result<Shape, SqlRejection> {
+    fn select(
+        &mut self,
+        select: &Select,
+        order_by: Option<&OrderBy>,
+    ) -> Result<Shape, SqlRejection> {
         let mut factors = Vec::new();
         let mut relations = Vec::new();
         let mut ons: Vec<Expr> = Vec::new();
@@ -776,10 +795,7 @@ impl<'c> Analyser<'c> {
                 _ => None,
             })
             .collect();
-        self.scopes.push(Scope {
-            relations,
-            aliases,
-        });
+        self.scopes.push(Scope { relations, aliases });
         let result = self.select_in_scope(select, order_by, base, &factors, &ons);
         self.scopes.pop();
         result
@@ -960,7 +976,12 @@ impl<'c> Analyser<'c> {
 
     /// Whether `expr` is `r.id = e` for relation `i` of the scope `base` (a logical
     /// table), `e` reading neither `r` nor subqueries; the relations `e` reads.
-    fn key_of(&self, expr: &Expr, base: usize, i: usize) -> Result<Option<Vec<usize>>, SqlRejection> {
+    fn key_of(
+        &self,
+        expr: &Expr,
+        base: usize,
+        i: usize,
+    ) -> Result<Option<Vec<usize>>, SqlRejection> {
         let Expr::BinaryOp {
             left,
             op: BinaryOperator::Eq,
@@ -1014,7 +1035,9 @@ impl<'c> Analyser<'c> {
         for item in &select.projection {
             match item {
                 SelectItem::ExprWithAlias { alias, .. } => columns.push(lower(&alias.value)),
-                SelectItem::UnnamedExpr(Expr::Identifier(ident)) => columns.push(lower(&ident.value)),
+                SelectItem::UnnamedExpr(Expr::Identifier(ident)) => {
+                    columns.push(lower(&ident.value))
+                }
                 SelectItem::UnnamedExpr(Expr::CompoundIdentifier(parts)) => {
                     columns.push(lower(&parts.last()?.value));
                 }
@@ -1024,7 +1047,10 @@ impl<'c> Analyser<'c> {
                         columns.extend(relation.columns.clone()?);
                     }
                 }
-                SelectItem::QualifiedWildcard(SelectItemQualifiedWildcardKind::ObjectName(name), _) => {
+                SelectItem::QualifiedWildcard(
+                    SelectItemQualifiedWildcardKind::ObjectName(name),
+                    _,
+                ) => {
                     let table = lower(&name.0.last()?.as_ident()?.value);
                     let relation = scope
                         .relations

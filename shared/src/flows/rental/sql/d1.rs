@@ -27,7 +27,13 @@ fn core(raw: &str) -> String {
     let mut text = raw.trim();
     loop {
         let before = text;
-        for prefix in ["D1_ERROR:", "D1_EXEC_ERROR:", "Error:", "SqliteError:", "D1 error:"] {
+        for prefix in [
+            "D1_ERROR:",
+            "D1_EXEC_ERROR:",
+            "Error:",
+            "SqliteError:",
+            "D1 error:",
+        ] {
             if let Some(rest) = text.strip_prefix(prefix) {
                 text = rest.trim_start();
             }
@@ -91,7 +97,9 @@ pub fn error_sentence(raw: &str) -> String {
         );
     }
     if let Some(function) = detail(&text, "no such function:") {
-        return format!("the function {function} does not exist here: use only the allowed functions");
+        return format!(
+            "the function {function} does not exist here: use only the allowed functions"
+        );
     }
     if lower.contains("misuse of aggregate") || lower.contains("misuse of window") {
         return "an aggregate (count, sum, avg, min, max) is used where it cannot be: filter groups with HAVING, not WHERE, and do not nest aggregates".into();

@@ -30,9 +30,9 @@ use alloc::vec::Vec;
 use core::ops::ControlFlow;
 
 use sqlparser::ast::{
-    BinaryOperator, CastKind, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Query, Select, SelectItem,
-    SelectItemQualifiedWildcardKind, SetExpr, Statement, TableFactor, UnaryOperator, Value, Visit,
-    Visitor,
+    BinaryOperator, CastKind, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Query, Select,
+    SelectItem, SelectItemQualifiedWildcardKind, SetExpr, Statement, TableFactor, UnaryOperator,
+    Value, Visit, Visitor,
 };
 use sqlparser::dialect::SQLiteDialect;
 use sqlparser::parser::Parser;
