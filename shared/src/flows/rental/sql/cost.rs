@@ -90,6 +90,15 @@ struct Scope {
     aliases: Vec<String>,
 }
 
+/// What a table name resolves to.
+struct Source {
+    rows: f64,
+    work: f64,
+    columns: Option<Vec<String>>,
+    outer: usize,
+    logical: bool,
+}
+
 /// A CTE in scope.
 struct Cte {
     name: String,
@@ -617,19 +626,16 @@ impl<'c> Analyser<'c> {
     }
 
     /// Resolves a table name: a CTE in scope, else a logical table.
-    fn table(
-        &self,
-        name: &str,
-    ) -> Result<(f64, f64, Option<Vec<String>>, usize, bool), SqlRejection> {
+    fn table(&self, name: &str) -> Result<Source, SqlRejection> {
         for frame in self.frames.iter().rev() {
             if let Some(cte) = frame.iter().find(|c| c.name == name) {
-                return Ok((
-                    cte.rows,
-                    cte.work + cte.rows,
-                    cte.columns.clone(),
-                    cte.outer,
-                    false,
-                ));
+                return Ok(Source {
+                    rows: cte.rows,
+                    work: cte.work + cte.rows,
+                    columns: cte.columns.clone(),
+                    outer: cte.outer,
+                    logical: false,
+                });
             }
         }
         if self.defining.iter().any(|d| d == name) {
@@ -650,7 +656,13 @@ impl<'c> Analyser<'c> {
             && !forbidden(name)
         {
             let rows = table.max_rows as f64;
-            return Ok((rows, 0.0, table.columns.clone(), NONE, true));
+            return Ok(Source {
+                rows,
+                work: 0.0,
+                columns: table.columns.clone(),
+                outer: NONE,
+                logical: true,
+            });
         }
         let allowed: Vec<&str> = self.tables.iter().map(|t| t.name.as_str()).collect();
         reject(format!(
@@ -675,7 +687,13 @@ impl<'c> Analyser<'c> {
                     .and_then(|p| p.as_ident())
                     .map(|i| lower(&i.value))
                     .unwrap_or_default();
-                let (rows, work, columns, outer, logical) = self.table(&table)?;
+                let Source {
+                    rows,
+                    work,
+                    columns,
+                    outer,
+                    logical,
+                } = self.table(&table)?;
                 let columns = match alias {
                     Some(alias) if !alias.columns.is_empty() => {
                         Some(alias.columns.iter().map(|c| lower(&c.name.value)).collect())
@@ -726,14 +744,14 @@ impl<'c> Analyser<'c> {
                     return reject("a parenthesised join may not have an alias");
                 }
                 // Its own constraint joins a group: it keys nothing.
-                self.from_item(table_with_joins, outer_joined, factors, relations)?;
+                self.join_list(table_with_joins, outer_joined, factors, relations)?;
             }
             _ => return reject("this kind of FROM item is not allowed"),
         }
         Ok(())
     }
 
-    fn from_item(
+    fn join_list(
         &mut self,
         item: &TableWithJoins,
         outer_joined: bool,
@@ -783,7 +801,7 @@ impl<'c> Analyser<'c> {
         let mut relations = Vec::new();
         let mut ons: Vec<Expr> = Vec::new();
         for item in &select.from {
-            self.from_item(item, false, &mut factors, &mut relations)?;
+            self.join_list(item, false, &mut factors, &mut relations)?;
             collect_on(item, &mut ons);
         }
         let base = self.scopes.len();
