@@ -8,7 +8,6 @@ SELECT city, district, ward, count(*) AS n FROM rooms GROUP BY city, district, w
 SELECT * FROM rooms WHERE price < (SELECT avg(price) FROM rooms) ORDER BY price
 SELECT * FROM rooms WHERE district IN (SELECT district FROM room_seeking_posts) AND status = 'available' ORDER BY price
 SELECT r.id, r.title, m.price FROM rooms r JOIN my_rooms m ON m.id = r.id ORDER BY m.price
-SELECT r.title, p.title FROM rooms r LEFT JOIN posts p ON p.id = r.id ORDER BY r.price
 SELECT id, title, (SELECT count(*) FROM posts p WHERE p.id = r.id) AS same FROM rooms r ORDER BY price DESC
 SELECT DISTINCT district FROM rooms UNION SELECT DISTINCT district FROM posts UNION SELECT DISTINCT district FROM room_seeking_posts
 WITH cheap AS (SELECT * FROM rooms WHERE price < 3000000) SELECT district, count(*) AS n FROM cheap GROUP BY district ORDER BY n DESC
@@ -50,9 +49,10 @@ WITH a AS (SELECT id, title || title AS t FROM rooms), b AS (SELECT id, t || t A
 SELECT r.id, (SELECT p.title FROM posts p WHERE p.id = r.id) AS post, (SELECT s.title FROM room_seeking_posts s WHERE s.id = r.id) AS seeking, (SELECT m.price FROM my_rooms m WHERE m.id = r.id) AS mine FROM rooms r ORDER BY 2, 3, 4
 SELECT district, count(*) AS n FROM rooms WHERE id IN (SELECT id FROM rooms WHERE price > 2000000) AND id IN (SELECT id FROM rooms WHERE area_m2 > 20) AND district IN (SELECT district FROM posts) GROUP BY district ORDER BY n DESC
 SELECT * FROM rooms WHERE title IN (SELECT title FROM posts UNION SELECT title FROM rooms UNION SELECT title FROM room_seeking_posts) ORDER BY title
-SELECT a.id, a.title, b.title AS post, c.title AS seeking FROM rooms a LEFT JOIN posts b ON b.id = a.id LEFT JOIN room_seeking_posts c ON c.id = a.id ORDER BY a.price, b.price
 SELECT * FROM rooms WHERE district IN (SELECT district FROM posts WHERE price > 4000000) AND city IN (SELECT city FROM room_seeking_posts WHERE budget_max > 3000000) ORDER BY price DESC
 SELECT district, count(*) AS n, sum(price) AS total, min(created_at) AS first, max(created_at) AS last FROM posts GROUP BY district HAVING n > 5 ORDER BY total DESC
 SELECT * FROM (SELECT district, count(*) AS n FROM rooms GROUP BY district) WHERE n > (SELECT count(*) / 40 FROM rooms) ORDER BY n DESC
 SELECT status, city, count(*) AS n, avg(price) AS p FROM rooms GROUP BY status, city ORDER BY p DESC
 SELECT title FROM rooms WHERE title LIKE '%Studio%' UNION SELECT title FROM posts WHERE title LIKE '%studio%' ORDER BY 1
+SELECT a.id, a.title, b.title AS post, c.title AS seeking FROM rooms a JOIN posts b ON b.id = a.id JOIN room_seeking_posts c ON c.id = a.id ORDER BY a.price, b.price
+SELECT DISTINCT t0.title FROM rooms t0 JOIN my_rooms t1 ON t1.id = t0.id ORDER BY t0.title

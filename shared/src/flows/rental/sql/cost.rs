@@ -251,7 +251,7 @@ struct Factor {
     /// One-off work to produce it (a CTE's or derived table's query).
     work: f64,
     outer: usize,
-    /// Whether a `LEFT`/`RIGHT`/`FULL` join brings it in (only its own `ON` can key it).
+    /// Whether a `LEFT`/`RIGHT`/`FULL` join brings it in (then it is never keyed).
     outer_joined: bool,
     /// Its own `ON`/`USING` constraint.
     constraint: Option<JoinConstraint>,
@@ -554,6 +554,11 @@ impl<'c> Analyser<'c> {
                     if certain {
                         break;
                     }
+                }
+                if hits.is_empty() {
+                    // A name the model cannot place (SQLite's `name:1` for a repeated
+                    // column, a typo): it may read any enclosing query.
+                    hits.push((0, None));
                 }
                 Ok(hits)
             }
@@ -962,27 +967,23 @@ impl<'c> Analyser<'c> {
             }
         }
         for (i, factor) in factors.iter().enumerate() {
-            let mut own: Vec<&Expr> = Vec::new();
-            match &factor.constraint {
-                Some(JoinConstraint::On(on)) => conjuncts(on, &mut own),
-                Some(JoinConstraint::Using(names)) => {
-                    let by_id = names.iter().any(|n| {
-                        n.0.last()
-                            .and_then(|p| p.as_ident())
-                            .is_some_and(|id| id.value.eq_ignore_ascii_case("id"))
-                    });
-                    let relation = &self.scopes[base].relations[i];
-                    if by_id && relation.logical && i > 0 {
-                        keys[i].push((0..i).collect());
-                    }
-                }
-                _ => {}
+            // The right side of an outer join is never keyed: SQLite may materialise it
+            // (e.g. under DISTINCT) and then scan it once per row, without an index.
+            if factor.outer_joined {
+                continue;
             }
-            let pool: Vec<&Expr> = if factor.outer_joined {
-                own
-            } else {
-                shared.clone()
-            };
+            if let Some(JoinConstraint::Using(names)) = &factor.constraint {
+                let by_id = names.iter().any(|n| {
+                    n.0.last()
+                        .and_then(|p| p.as_ident())
+                        .is_some_and(|id| id.value.eq_ignore_ascii_case("id"))
+                });
+                let relation = &self.scopes[base].relations[i];
+                if by_id && relation.logical && i > 0 {
+                    keys[i].push((0..i).collect());
+                }
+            }
+            let pool = shared.clone();
             for conjunct in pool {
                 if let Some(deps) = self.key_of(conjunct, base, i)? {
                     keys[i].push(deps);
