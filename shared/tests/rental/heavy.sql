@@ -45,7 +45,7 @@ SELECT id, title FROM rooms WHERE id = 'r42'
 SELECT p.* FROM posts p JOIN rooms r ON r.id = p.id WHERE r.price > p.price
 SELECT count(*) AS n FROM rooms a JOIN rooms b ON b.id = a.id JOIN my_rooms c ON c.id = b.id JOIN posts d ON d.id = c.id
 SELECT DISTINCT city, district, ward FROM rooms UNION SELECT DISTINCT city, district, ward FROM posts ORDER BY 1, 2, 3
-WITH a AS (SELECT id, title || title AS t FROM rooms), b AS (SELECT id, t || t AS t FROM a), c AS (SELECT id, t || t AS t FROM b), d AS (SELECT id, t || t AS t FROM c), e AS (SELECT id, t || t AS t FROM d), f AS (SELECT id, t || t AS t FROM e) SELECT id, length(t) AS n FROM f ORDER BY t DESC
+WITH a AS (SELECT id, title || title AS t FROM rooms), b AS (SELECT id, t || t AS t FROM a), c AS (SELECT id, t || t AS t FROM b), d AS (SELECT id, t || t AS t FROM c) SELECT id, length(t) AS n FROM d ORDER BY t DESC
 SELECT r.id, (SELECT p.title FROM posts p WHERE p.id = r.id) AS post, (SELECT s.title FROM room_seeking_posts s WHERE s.id = r.id) AS seeking, (SELECT m.price FROM my_rooms m WHERE m.id = r.id) AS mine FROM rooms r ORDER BY 2, 3, 4
 SELECT district, count(*) AS n FROM rooms WHERE id IN (SELECT id FROM rooms WHERE price > 2000000) AND id IN (SELECT id FROM rooms WHERE area_m2 > 20) AND district IN (SELECT district FROM posts) GROUP BY district ORDER BY n DESC
 SELECT * FROM rooms WHERE title IN (SELECT title FROM posts UNION SELECT title FROM rooms UNION SELECT title FROM room_seeking_posts) ORDER BY title

@@ -82,7 +82,7 @@ pub const FUNCTIONS: [&str; 25] = [
 const FORBIDDEN_PREFIXES: [&str; 5] = ["sqlite_", "pragma_", "rental_", "d1_", "_cf_"];
 
 /// Most `||` operators in a statement (each may double a text through a CTE).
-pub const MAX_CONCATS: usize = 6;
+pub const MAX_CONCATS: usize = 4;
 
 /// Longest `strftime` format and `group_concat` separator, in bytes.
 const MAX_FORMAT_BYTES: usize = 64;
