@@ -26,15 +26,14 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec;
 use alloc::vec::Vec;
-use core::ops::ControlFlow;
 
 use sqlparser::ast::{
-    BinaryOperator, Distinct, Expr, FunctionArguments, GroupByExpr, JoinConstraint, JoinOperator,
-    LimitClause, OrderBy, OrderByKind, Query, Select, SelectItem, SelectItemQualifiedWildcardKind,
-    SetExpr, SetOperator, SetQuantifier, TableFactor, TableWithJoins, UnaryOperator, Value, Visit,
-    Visitor,
+    BinaryOperator, Distinct, Expr, GroupByExpr, JoinConstraint, JoinOperator, LimitClause,
+    OrderBy, OrderByKind, Query, Select, SelectItem, SelectItemQualifiedWildcardKind, SetExpr,
+    SetOperator, SetQuantifier, TableFactor, TableWithJoins,
 };
 
+use super::scan::{collect_on, conjuncts, cte_names, limit_number, lower, scan, strip};
 use super::{SqlRejection, Table, forbidden, reject};
 
 /// Work units (≈ one row visited, ≈ 1 µs of SQLite) a statement may cost.
@@ -128,107 +127,8 @@ pub(super) struct Analyser<'c> {
     reasons: Reasons,
 }
 
-fn lower(text: &str) -> String {
-    text.to_ascii_lowercase()
-}
-
 fn at_least_one(rows: f64) -> f64 {
     if rows < 1.0 { 1.0 } else { rows }
-}
-
-/// Every CTE name the statement defines, at any depth (lowercase, with repeats).
-fn cte_names(query: &Query) -> Vec<String> {
-    struct Names(Vec<String>);
-    impl Visitor for Names {
-        type Break = ();
-        fn pre_visit_query(&mut self, query: &Query) -> ControlFlow<()> {
-            if let Some(with) = &query.with {
-                for cte in &with.cte_tables {
-                    self.0.push(lower(&cte.alias.name.value));
-                }
-            }
-            ControlFlow::Continue(())
-        }
-    }
-    let mut names = Names(Vec::new());
-    let _ = query.visit(&mut names);
-    names.0
-}
-
-/// The identifiers, direct subqueries and calls of one expression (not looking inside
-/// its subqueries).
-#[derive(Default)]
-struct Scan {
-    depth: usize,
-    idents: Vec<Vec<String>>,
-    subqueries: Vec<Query>,
-    nodes: usize,
-    aggregate: bool,
-    distinct_aggregate: bool,
-    group_concat: bool,
-}
-
-impl Visitor for Scan {
-    type Break = ();
-
-    fn pre_visit_query(&mut self, query: &Query) -> ControlFlow<()> {
-        if self.depth == 0 {
-            self.subqueries.push(query.clone());
-        }
-        self.depth += 1;
-        ControlFlow::Continue(())
-    }
-
-    fn post_visit_query(&mut self, _query: &Query) -> ControlFlow<()> {
-        self.depth -= 1;
-        ControlFlow::Continue(())
-    }
-
-    fn pre_visit_expr(&mut self, expr: &Expr) -> ControlFlow<()> {
-        if self.depth > 0 {
-            return ControlFlow::Continue(());
-        }
-        self.nodes += 1;
-        match expr {
-            Expr::Identifier(ident) => self.idents.push(vec![lower(&ident.value)]),
-            Expr::CompoundIdentifier(parts) => self
-                .idents
-                .push(parts.iter().map(|p| lower(&p.value)).collect()),
-            Expr::Function(function) => {
-                let name = function
-                    .name
-                    .0
-                    .last()
-                    .and_then(|p| p.as_ident())
-                    .map(|i| lower(&i.value))
-                    .unwrap_or_default();
-                let (count, distinct) = match &function.args {
-                    FunctionArguments::List(list) => {
-                        (list.args.len(), list.duplicate_treatment.is_some())
-                    }
-                    _ => (0, false),
-                };
-                let aggregate = match name.as_str() {
-                    "count" | "sum" | "avg" | "total" | "group_concat" => true,
-                    "min" | "max" => count == 1,
-                    _ => false,
-                };
-                if aggregate {
-                    self.aggregate = true;
-                    self.distinct_aggregate |= distinct;
-                }
-                self.group_concat |= name == "group_concat";
-            }
-            _ => {}
-        }
-        ControlFlow::Continue(())
-    }
-}
-
-fn scan(expr: &Expr) -> Scan {
-    let mut scan = Scan::default();
-    let _ = expr.visit(&mut scan);
-    scan
 }
 
 /// What the expressions of one `SELECT` add up to.
@@ -255,44 +155,6 @@ struct Factor {
     outer_joined: bool,
     /// Its own `ON`/`USING` constraint.
     constraint: Option<JoinConstraint>,
-}
-
-/// Integer literal of a `LIMIT`/`OFFSET` (`-1` is "no limit").
-fn limit_number(expr: &Expr) -> Option<i64> {
-    match expr {
-        Expr::Value(value) => match &value.value {
-            Value::Number(text, _) => text.parse().ok(),
-            _ => None,
-        },
-        Expr::UnaryOp {
-            op: UnaryOperator::Minus,
-            expr,
-        } => limit_number(expr).map(|n| -n),
-        Expr::Nested(inner) => limit_number(inner),
-        _ => None,
-    }
-}
-
-fn conjuncts<'e>(expr: &'e Expr, out: &mut Vec<&'e Expr>) {
-    match expr {
-        Expr::BinaryOp {
-            left,
-            op: BinaryOperator::And,
-            right,
-        } => {
-            conjuncts(left, out);
-            conjuncts(right, out);
-        }
-        Expr::Nested(inner) => conjuncts(inner, out),
-        other => out.push(other),
-    }
-}
-
-fn strip(expr: &Expr) -> &Expr {
-    match expr {
-        Expr::Nested(inner) => strip(inner),
-        other => other,
-    }
 }
 
 impl<'c> Analyser<'c> {
@@ -1081,37 +943,5 @@ impl<'c> Analyser<'c> {
             }
         }
         Some(columns)
-    }
-}
-
-/// The `ON` expressions of a `FROM` item, at any nesting.
-fn collect_on(item: &TableWithJoins, out: &mut Vec<Expr>) {
-    if let TableFactor::NestedJoin {
-        table_with_joins, ..
-    } = &item.relation
-    {
-        collect_on(table_with_joins, out);
-    }
-    for join in &item.joins {
-        if let TableFactor::NestedJoin {
-            table_with_joins, ..
-        } = &join.relation
-        {
-            collect_on(table_with_joins, out);
-        }
-        let constraint = match &join.join_operator {
-            JoinOperator::Join(c)
-            | JoinOperator::Inner(c)
-            | JoinOperator::CrossJoin(c)
-            | JoinOperator::Left(c)
-            | JoinOperator::LeftOuter(c)
-            | JoinOperator::Right(c)
-            | JoinOperator::RightOuter(c)
-            | JoinOperator::FullOuter(c) => Some(c),
-            _ => None,
-        };
-        if let Some(JoinConstraint::On(expr)) = constraint {
-            out.push(expr.clone());
-        }
     }
 }

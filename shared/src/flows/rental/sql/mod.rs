@@ -39,6 +39,7 @@ use sqlparser::parser::Parser;
 
 mod cost;
 mod d1;
+mod scan;
 
 pub use cost::{SORT, WORK_BUDGET};
 pub use d1::error_sentence;
