@@ -9,7 +9,7 @@
 use concierge_core::boundary::{ReadOnlyQuery, SqlReader, SqlRows, SqlScope, TableSchema};
 use concierge_core::error::{ServiceError, ServiceErrorKind};
 use concierge_core::flows::rental::schema::RentalSchema;
-use concierge_core::flows::rental::sql::validate;
+use concierge_core::flows::rental::sql::{error_sentence, validate_in};
 use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 use worker::{D1Database, Env};
@@ -61,9 +61,8 @@ impl SqlReader for ListingsSql {
             return Err(invalid("listings statements take no parameters"));
         }
         let signed_in = scope.user_id.is_some();
-        let tables = self.schema.tables(signed_in);
-        let names: Vec<&str> = tables.iter().map(String::as_str).collect();
-        let valid = validate(query.sql(), &names).map_err(|r| invalid(r.0))?;
+        let catalog = self.schema.catalog(signed_in);
+        let valid = validate_in(query.sql(), &catalog).map_err(|r| invalid(r.0))?;
         let sql = self.schema.scoped_sql(valid.sql(), signed_in);
         let mut params: Vec<JsValue> = vec![
             scope.site_id.into(),
@@ -87,12 +86,12 @@ impl SqlReader for ListingsSql {
         let _ = js_sys::Reflect::set(&options, &"columnNames".into(), &JsValue::TRUE);
         let promise = raw
             .call1(inner, &options)
-            .map_err(|e| invalid(js_text(&e)))?
+            .map_err(|e| failed(&e))?
             .dyn_into::<js_sys::Promise>()
             .map_err(|_| invalid("D1 raw() did not return a promise"))?;
         let result = wasm_bindgen_futures::JsFuture::from(promise)
             .await
-            .map_err(|e| invalid(js_text(&e)))?;
+            .map_err(|e| failed(&e))?;
         let json = js_sys::JSON::stringify(&result)
             .ok()
             .and_then(|s| s.as_string())
@@ -121,7 +120,16 @@ impl SqlReader for ListingsSql {
     }
 }
 
-/// A JS error's message (D1 errors name only the statement's own tables and columns).
+/// A failed statement, as a sentence the SQL model can act on: D1's message names the
+/// scoped statement's internals (offsets, the physical table, its JSON columns), so the
+/// model gets [`error_sentence`] instead (the raw message goes to the Worker's log).
+fn failed(error: &JsValue) -> ServiceError {
+    let raw = js_text(error);
+    worker::console_warn!("listings statement failed: {raw}");
+    invalid(error_sentence(&raw))
+}
+
+/// A JS error's message.
 fn js_text(error: &JsValue) -> String {
     js_sys::Reflect::get(error, &"message".into())
         .ok()

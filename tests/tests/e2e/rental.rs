@@ -283,10 +283,17 @@ fn failing_sql_is_retried_with_the_error_and_five_failures_say_sorry() {
         system(2)
     );
     assert!(
-        system(3).contains("nope"),
-        "the D1 error is fed back: {}",
+        system(3).contains("there is no column nope"),
+        "the D1 error is fed back as a sentence: {}",
         system(3)
     );
+    for internal in ["offset", "SQLITE", "D1_ERROR", "json_extract"] {
+        assert!(
+            !system(3).contains(internal),
+            "D1 internals reach the model ({internal}): {}",
+            system(3)
+        );
+    }
 
     r.orchestrate("QUERY", true, "LIST", "");
     for _ in 0..5 {

@@ -18,6 +18,10 @@ use crate::boundary::{ColumnSchema, ColumnType, TableSchema};
 /// The listing kinds (seed `entityHint`).
 pub const ENTITIES: [&str; 3] = ["room", "post", "room_seeking_post"];
 
+/// The most listings of one kind a site holds, as the SQL cost model assumes
+/// ([`super::sql`]): the demo has 3,000 rooms, 1,200 posts and 800 room-seeking posts.
+pub const MAX_ROWS_PER_TABLE: u64 = 5_000;
+
 /// The table a landlord's own rooms appear under (user-scoped; rows whose `owner_id` is the
 /// signed-in user).
 pub const MY_ROOMS: &str = "my_rooms";
@@ -205,6 +209,25 @@ impl RentalSchema {
         tables
     }
 
+    /// The tables a statement may read, with their columns and row bounds, for the SQL
+    /// validator's scoping and cost model.
+    pub fn catalog(&self, signed_in: bool) -> Vec<crate::flows::rental::sql::Table> {
+        self.table_schemas(signed_in)
+            .into_iter()
+            .map(|table| crate::flows::rental::sql::Table {
+                columns: Some(
+                    table
+                        .columns
+                        .iter()
+                        .map(|c| c.name.to_ascii_lowercase())
+                        .collect(),
+                ),
+                name: table.name,
+                max_rows: MAX_ROWS_PER_TABLE,
+            })
+            .collect()
+    }
+
     /// The tables as the SQL prompt describes them.
     pub fn table_schemas(&self, signed_in: bool) -> Vec<TableSchema> {
         let mut out = Vec::new();
@@ -224,7 +247,8 @@ impl RentalSchema {
         out
     }
 
-    /// The statement that runs a validated query for one site: the logical tables as CTEs
+    /// The statement that runs a validated query for one site: the logical tables as
+    /// (not materialised) CTEs
     /// over `rental_rows` filtered by `?1` (the site id) and the entity, the query as a
     /// subquery, and `LIMIT ?2` (the row cap). With `signed_in`, `my_rooms` is filtered
     /// by `?3` (the user id). Column names come from a [`check`](Self::check)ed schema.
@@ -234,7 +258,12 @@ impl RentalSchema {
             if i > 0 {
                 sql.push_str(", ");
             }
-            sql.push_str(&format!("{} AS (SELECT id", entity.table()));
+            // `NOT MATERIALIZED`: every reference reads `rental_rows` itself, so an
+            // `id` equality is a primary-key lookup (the cost model counts on it).
+            sql.push_str(&format!(
+                "{} AS NOT MATERIALIZED (SELECT id",
+                entity.table()
+            ));
             for column in entity.columns.iter().filter(|c| is_column_name(&c.name)) {
                 sql.push_str(&format!(
                     ", json_extract(data, '$.{0}') AS {0}",
@@ -248,7 +277,7 @@ impl RentalSchema {
         }
         if signed_in && self.entity("room").is_some() {
             sql.push_str(&format!(
-                ", {MY_ROOMS} AS (SELECT * FROM rooms WHERE id IN (SELECT id FROM rental_rows \
+                ", {MY_ROOMS} AS NOT MATERIALIZED (SELECT * FROM rooms WHERE id IN (SELECT id FROM rental_rows \
                  WHERE site_id = ?1 AND entity = 'room' AND json_extract(data, '$.owner_id') = ?3))"
             ));
         }

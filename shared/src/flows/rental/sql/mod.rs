@@ -13,6 +13,13 @@
 //!   without bind parameters, the usual operators, `CASE`, `CAST`, `IN`, `BETWEEN`,
 //!   `LIKE`, `IS [NOT] NULL`, subqueries, `EXISTS`).
 //!
+//! - names resolve with real scoping, and the statement's estimated work fits the budget
+//!   ([`cost`]: no recursion with or without the keyword, no products of tables, no
+//!   per-row subqueries over whole tables);
+//! - text cannot grow without bound: `replace` never lengthens (literal pattern and a
+//!   replacement no longer than it), `strftime` takes a literal format, at most
+//!   [`MAX_CONCATS`] `||`, `group_concat` only in the outermost `SELECT`.
+//!
 //! What runs is the re-serialised AST ([`ValidSql::sql`]), never the raw text: comments
 //! are gone, and the serialisation is checked to parse back to the same statement (no
 //! parser differential between what was checked and what runs).
@@ -23,12 +30,19 @@ use alloc::vec::Vec;
 use core::ops::ControlFlow;
 
 use sqlparser::ast::{
-    BinaryOperator, CastKind, Expr, FunctionArguments, Query, Select, SelectItem,
-    SelectItemQualifiedWildcardKind, SetExpr, Statement, TableFactor, UnaryOperator, Value, Visit,
-    Visitor,
+    BinaryOperator, CastKind, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Query, Select,
+    SelectItem, SelectItemQualifiedWildcardKind, SetExpr, Statement, TableFactor, UnaryOperator,
+    Value, Visit, Visitor,
 };
 use sqlparser::dialect::SQLiteDialect;
 use sqlparser::parser::Parser;
+
+mod cost;
+mod d1;
+mod scan;
+
+pub use cost::{SORT, WORK_BUDGET};
+pub use d1::error_sentence;
 
 /// Longest accepted statement, in characters.
 pub const MAX_SQL_CHARS: usize = 4000;
@@ -66,7 +80,26 @@ pub const FUNCTIONS: [&str; 25] = [
 ];
 
 /// Names no statement may use, even as its own CTE (physical tables, system tables).
-const FORBIDDEN_PREFIXES: [&str; 3] = ["sqlite_", "pragma_", "rental_"];
+const FORBIDDEN_PREFIXES: [&str; 5] = ["sqlite_", "pragma_", "rental_", "d1_", "_cf_"];
+
+/// Most `||` operators in a statement (each may double a text through a CTE).
+pub const MAX_CONCATS: usize = 4;
+
+/// Longest `strftime` format and `group_concat` separator, in bytes.
+const MAX_FORMAT_BYTES: usize = 64;
+
+/// A logical table a statement may read: its name, its columns (`None`: unknown, so
+/// every unqualified name inside a subquery over it may read the outer query) and the
+/// most rows it holds (the cost model's bound).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Table {
+    /// As statements name it (`rooms`).
+    pub name: String,
+    /// Its column names, lowercase, `id` included.
+    pub columns: Option<Vec<String>>,
+    /// The most rows it holds for one site.
+    pub max_rows: u64,
+}
 
 /// A statement the validator accepted, re-serialised.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,8 +129,33 @@ fn reject<T>(why: impl Into<String>) -> Result<T, SqlRejection> {
 }
 
 /// Validates a model-written statement against the logical `tables` (names as statements
-/// use them, e.g. `rooms`); returns it re-serialised.
+/// use them, e.g. `rooms`), with the columns and row bounds of the default schema
+/// ([`crate::flows::rental::schema::RentalSchema::default`]; a name it lacks has unknown
+/// columns); returns it re-serialised. [`validate_in`] takes a site's own catalog.
 pub fn validate(sql: &str, tables: &[&str]) -> Result<ValidSql, SqlRejection> {
+    let known = crate::flows::rental::schema::RentalSchema::default().catalog(true);
+    let catalog: Vec<Table> = tables
+        .iter()
+        .map(|name| {
+            known
+                .iter()
+                .find(|t| t.name.eq_ignore_ascii_case(name))
+                .cloned()
+                .unwrap_or_else(|| Table {
+                    name: (*name).into(),
+                    columns: None,
+                    max_rows: crate::flows::rental::schema::MAX_ROWS_PER_TABLE,
+                })
+        })
+        .collect();
+    validate_in(sql, &catalog)
+}
+
+/// Validates a model-written statement against a catalog of logical tables; returns it
+/// re-serialised.
+pub fn validate_in(sql: &str, catalog: &[Table]) -> Result<ValidSql, SqlRejection> {
+    let names: Vec<&str> = catalog.iter().map(|t| t.name.as_str()).collect();
+    let tables = names.as_slice();
     if sql.chars().count() > MAX_SQL_CHARS {
         return reject(format!(
             "the statement is longer than {MAX_SQL_CHARS} characters"
@@ -105,6 +163,7 @@ pub fn validate(sql: &str, tables: &[&str]) -> Result<ValidSql, SqlRejection> {
     }
     let statement = parse_one(sql)?;
     check(&statement, tables)?;
+    estimate(&statement, catalog)?;
     let text = statement.to_string();
     // The serialisation must mean the same statement: parse it again and compare.
     let again = parse_one(&text)?;
@@ -112,7 +171,21 @@ pub fn validate(sql: &str, tables: &[&str]) -> Result<ValidSql, SqlRejection> {
         return reject("the statement does not re-serialise faithfully");
     }
     check(&again, tables)?;
+    estimate(&again, catalog)?;
     Ok(ValidSql { sql: text })
+}
+
+/// Scoping and the cost budget ([`cost`]).
+fn estimate(statement: &Statement, catalog: &[Table]) -> Result<(), SqlRejection> {
+    let Statement::Query(query) = statement else {
+        return reject("only a SELECT statement is allowed");
+    };
+    let mut analyser = cost::Analyser::new(catalog);
+    let work = analyser.statement(query)?;
+    if work.is_nan() || work > WORK_BUDGET {
+        return Err(analyser.too_costly(work));
+    }
+    Ok(())
 }
 
 fn parse_one(sql: &str) -> Result<Statement, SqlRejection> {
@@ -148,6 +221,7 @@ fn check(statement: &Statement, tables: &[&str]) -> Result<(), SqlRejection> {
     let mut checker = Checker {
         tables,
         ctes: &ctes,
+        concats: 0,
     };
     match statement.visit(&mut checker) {
         ControlFlow::Break(rejection) => Err(rejection),
@@ -180,6 +254,7 @@ fn collect_ctes(statement: &Statement, out: &mut Vec<String>) {
 struct Checker<'a> {
     tables: &'a [&'a str],
     ctes: &'a [String],
+    concats: usize,
 }
 
 type Step = ControlFlow<SqlRejection>;
@@ -320,6 +395,8 @@ impl Visitor for Checker<'_> {
             | Expr::Case { .. }
             | Expr::Exists { .. }
             | Expr::Subquery(_) => ControlFlow::Continue(()),
+            // `substr(x, a, b)`, as the parser reads it.
+            Expr::Substring { special: true, .. } => ControlFlow::Continue(()),
             Expr::CompoundIdentifier(parts) if parts.len() == 2 => ControlFlow::Continue(()),
             Expr::Like { any: false, .. } => ControlFlow::Continue(()),
             Expr::UnaryOp { op, .. } => match op {
@@ -328,7 +405,17 @@ impl Visitor for Checker<'_> {
                 }
                 _ => deny(format!("the operator {op} is not allowed")),
             },
-            Expr::BinaryOp { op, .. } => check_operator(op),
+            Expr::BinaryOp { op, .. } => {
+                if *op == BinaryOperator::StringConcat {
+                    self.concats += 1;
+                    if self.concats > MAX_CONCATS {
+                        return deny(format!(
+                            "at most {MAX_CONCATS} || operators are allowed in a statement"
+                        ));
+                    }
+                }
+                check_operator(op)
+            }
             Expr::Cast {
                 kind: CastKind::Cast,
                 format: None,
@@ -370,7 +457,7 @@ impl Visitor for Checker<'_> {
                 {
                     return deny(format!("{name}: only plain arguments are allowed"));
                 }
-                ControlFlow::Continue(())
+                check_growth(&name, &function.args)
             }
             _ => deny(format!(
                 "this kind of expression is not allowed: {}",
@@ -378,6 +465,58 @@ impl Visitor for Checker<'_> {
             )),
         }
     }
+}
+
+/// A string literal argument's text.
+fn literal(arg: Option<&FunctionArg>) -> Option<&str> {
+    match arg? {
+        FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Value(value))) => match &value.value {
+            Value::SingleQuotedString(text) => Some(text),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Functions that could make text grow: bounded by literal arguments.
+fn check_growth(name: &str, args: &FunctionArguments) -> Step {
+    let list: &[FunctionArg] = match args {
+        FunctionArguments::List(list) => &list.args,
+        _ => &[],
+    };
+    match name {
+        "replace" => {
+            let (Some(pattern), Some(replacement)) = (literal(list.get(1)), literal(list.get(2)))
+            else {
+                return deny(
+                    "replace: the text to find and its replacement must be string literals",
+                );
+            };
+            if replacement.len() > pattern.len() || pattern.is_empty() {
+                return deny(
+                    "replace: the replacement may not be longer than the (non-empty) text it replaces",
+                );
+            }
+        }
+        "strftime" => match literal(list.first()) {
+            Some(format) if format.len() <= MAX_FORMAT_BYTES => {}
+            _ => {
+                return deny(format!(
+                    "strftime: the format must be a string literal of at most {MAX_FORMAT_BYTES} bytes"
+                ));
+            }
+        },
+        "group_concat" if list.len() > 1 => match literal(list.get(1)) {
+            Some(separator) if separator.len() <= MAX_FORMAT_BYTES => {}
+            _ => {
+                return deny(format!(
+                    "group_concat: the separator must be a string literal of at most {MAX_FORMAT_BYTES} bytes"
+                ));
+            }
+        },
+        _ => {}
+    }
+    ControlFlow::Continue(())
 }
 
 /// A query body: SELECTs, possibly combined (`UNION`, …) or parenthesised.
