@@ -212,20 +212,7 @@ impl RentalSchema {
     /// The tables a statement may read, with their columns and row bounds, for the SQL
     /// validator's scoping and cost model.
     pub fn catalog(&self, signed_in: bool) -> Vec<crate::flows::rental::sql::Table> {
-        self.table_schemas(signed_in)
-            .into_iter()
-            .map(|table| crate::flows::rental::sql::Table {
-                columns: Some(
-                    table
-                        .columns
-                        .iter()
-                        .map(|c| c.name.to_ascii_lowercase())
-                        .collect(),
-                ),
-                name: table.name,
-                max_rows: MAX_ROWS_PER_TABLE,
-            })
-            .collect()
+        catalog_of(&self.table_schemas(signed_in))
     }
 
     /// The tables as the SQL prompt describes them.
@@ -295,4 +282,22 @@ fn entity_literal(entity: &str) -> &'static str {
         .find(|e| **e == entity)
         .copied()
         .unwrap_or("none")
+}
+
+/// The validator's view of `tables`: names, lowercase columns and row bounds.
+pub fn catalog_of(tables: &[TableSchema]) -> Vec<crate::flows::rental::sql::Table> {
+    tables
+        .iter()
+        .map(|table| crate::flows::rental::sql::Table {
+            columns: Some(
+                table
+                    .columns
+                    .iter()
+                    .map(|c| c.name.to_ascii_lowercase())
+                    .collect(),
+            ),
+            name: table.name.clone(),
+            max_rows: MAX_ROWS_PER_TABLE,
+        })
+        .collect()
 }

@@ -23,7 +23,8 @@ use crate::flows::rental::config::{
     CANONICAL_HARD, CANONICAL_SOFT, RESPONSE_PROMPT, SQL_ATTEMPTS, SQL_PROMPT, VALIDATOR_PROMPT,
 };
 use crate::flows::rental::format::{EndGate, LabelGate, parse};
-use crate::flows::rental::sql::{FUNCTIONS, validate};
+use crate::flows::rental::schema::catalog_of;
+use crate::flows::rental::sql::{FUNCTIONS, Table, validate_in};
 use crate::prompt::fill;
 use crate::turn::TurnEvent;
 
@@ -42,9 +43,10 @@ impl<P: Platform> Run<'_, '_, '_, P> {
         vector: Option<Vec<f32>>,
     ) -> Result<Answer, Error> {
         self.route.push("sql_generation");
-        let names: Vec<&str> = tables.iter().map(|t| t.name.as_str()).collect();
+        // The site's own tables and columns: the validator scopes and costs against them.
+        let catalog = catalog_of(tables);
         let outcome = self
-            .sql(&names, schema, business, vector.as_deref())
+            .sql(&catalog, schema, business, vector.as_deref())
             .await?;
         let Some(outcome) = outcome else {
             self.route.push("content_response");
@@ -103,7 +105,7 @@ impl<P: Platform> Run<'_, '_, '_, P> {
     /// Agent 2: canonical reuse, else up to five attempts with the error fed back.
     async fn sql(
         &self,
-        tables: &[&str],
+        tables: &[Table],
         schema: &str,
         business: &str,
         vector: Option<&[f32]>,
@@ -181,9 +183,9 @@ impl<P: Platform> Run<'_, '_, '_, P> {
     async fn run_sql(
         &self,
         written: &str,
-        tables: &[&str],
+        tables: &[Table],
     ) -> Result<(String, SqlRows, u64), String> {
-        let valid = validate(written, tables).map_err(|r| r.0)?;
+        let valid = validate_in(written, tables).map_err(|r| r.0)?;
         let query = ReadOnlyQuery::new(valid.sql());
         let started = self.platform.clock().now_ms();
         let rows = self
