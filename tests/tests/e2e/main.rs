@@ -17,6 +17,7 @@ mod guarded_wire;
 mod hardening_data;
 mod hardening_keys;
 mod hardening_origins;
+mod hardening_sessions;
 mod hardening_turns;
 mod identity;
 mod isolation;
