@@ -135,6 +135,21 @@ impl Admission {
         Ok(())
     }
 
+    /// Counts `n` more requests against each limit at once (the other messages of a batch
+    /// admitted as one request); refused when any count is.
+    pub(crate) async fn check_more(&self, n: usize) -> Result<(), ApiError> {
+        for (binding, key) in &self.limits {
+            let counts = (0..n).map(|_| limit(&self.env, binding, key));
+            let counted = futures_util::future::join_all(counts).await;
+            let refused = counted.into_iter().find_map(Result::err);
+            remember(binding, key, refused.is_none());
+            if let Some(error) = refused {
+                return Err(error);
+            }
+        }
+        Ok(())
+    }
+
     /// This admission as a turn takes it: [likely](engine::Admission::likely) when the
     /// caller was admitted last time and may run ahead (see the module's documentation).
     pub(crate) fn for_turn(self) -> engine::Admission<impl Future<Output = bool>> {

@@ -5,6 +5,10 @@
 //! Errors: parse error -32700, invalid request -32600, unknown method -32601, invalid
 //! params -32602 `"Invalid params"` (an unknown `conversation_id`, another site's
 //! included: `data.reason = "unknown conversation_id"`, no data of it), internal -32603.
+//!
+//! A body is one request: the seed has no batches, so an array is -32600. A body over
+//! 256 KB is 413 `payload_too_large`, refused by its declared length or, streamed without
+//! one, as soon as the bytes read pass the cap (the rest is never read).
 
 use concierge_core::boundary::{ConversationStore, WebSearch};
 use concierge_core::chat::Role;
@@ -21,7 +25,11 @@ use crate::ApiError;
 use crate::auth;
 use crate::bindings::d1_memory::{self, MemoryRow};
 use crate::bindings::services::Services;
+use crate::routes::body;
 use crate::site::{KeyKind, Site};
+
+/// Largest request body accepted (413 past it, without reading on).
+const MAX_BODY_BYTES: usize = 256 * 1024;
 
 /// Longest message `add_message` stores, in characters.
 const MAX_CONTENT_CHARS: usize = 32_000;
@@ -68,10 +76,7 @@ pub(crate) async fn handle(mut req: Request, env: &Env) -> Result<Response, ApiE
     if caller.kind != KeyKind::Secret {
         return Err(ApiError::Forbidden("JSON-RPC takes the site's secret key."));
     }
-    let bytes = req.bytes().await?;
-    if bytes.len() > 256 * 1024 {
-        return Err(ApiError::bad_request("The request body is over 256 KB."));
-    }
+    let bytes = body::capped(&mut req, MAX_BODY_BYTES, "The request body is over 256 KB.").await?;
     let reply = match serde_json::from_slice::<Value>(&bytes) {
         Err(_) => envelope(
             Value::Null,

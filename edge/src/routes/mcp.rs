@@ -4,7 +4,10 @@
 //!
 //! - The key is checked before anything else: none or a wrong one is 401 in the API's
 //!   error shape, a public key 403.
-//! - `POST`: one JSON-RPC message (or, for a session at protocol 2025-03-26, a batch).
+//! - `POST`: one JSON-RPC message (or, for a session at protocol 2025-03-26, a batch of at
+//!   most [`MAX_BATCH`](mcp::MAX_BATCH) messages — a longer one is refused whole, 400
+//!   -32600 —, each counted against the rate limits as a request of its own: a batch
+//!   over the limit is 429 and none of it runs).
 //!   Requests are answered as `application/json` — or as a one-event SSE stream when the
 //!   client accepts only `text/event-stream` —, notifications and responses with 202 and
 //!   no body. `initialize` answers the client's version when supported, else the latest,
@@ -26,7 +29,7 @@ use worker::{Context, Env, Request, Response};
 
 use super::mcp_tools::{self, ToolContext};
 use crate::ApiError;
-use crate::auth::{self, Caller};
+use crate::auth::{self, Admission, Caller};
 use crate::bindings::mcp_sessions;
 use crate::routes::body;
 
@@ -70,9 +73,10 @@ impl Reply {
 
 /// `/mcp`, any method.
 pub(crate) async fn handle(req: Request, env: &Env, ctx: &Context) -> Result<Response, ApiError> {
-    let caller = auth::site_caller(&req, env, false).await?;
+    let (caller, admission) = auth::admitted_caller(&req, env, false).await?;
+    admission.check().await?;
     match req.method() {
-        worker::Method::Post => post(req, env, ctx, &caller).await,
+        worker::Method::Post => post(req, env, ctx, &caller, &admission).await,
         worker::Method::Delete => end(&req, env, &caller).await,
         _ => {
             let mut response = ApiError::MethodNotAllowed.into_response()?;
@@ -149,6 +153,7 @@ async fn post(
     env: &Env,
     ctx: &Context,
     caller: &Caller,
+    admission: &Admission,
 ) -> Result<Response, ApiError> {
     let Some(format) = format(&req) else {
         let reply = Reply::refuse(
@@ -196,7 +201,7 @@ async fn post(
             server.request(&id, &method, params.as_ref()).await?
         }
         Ok(Body::Single(Ok(_))) => Reply::status(202, None),
-        Ok(Body::Batch(messages)) => server.batch(messages).await?,
+        Ok(Body::Batch(messages)) => server.batch(messages, admission).await?,
     };
     encode(reply, format)
 }
@@ -231,10 +236,15 @@ impl Server<'_> {
         })
     }
 
-    /// A batch: allowed only in a session at a protocol version that has batches, and
-    /// without `initialize`. Answered with the responses to its requests in order (202 when
-    /// it holds none).
-    async fn batch(&self, messages: Vec<Result<Message, rpc::Invalid>>) -> Result<Reply, ApiError> {
+    /// A batch: allowed only in a session at a protocol version that has batches, of at
+    /// most [`mcp::MAX_BATCH`] messages, each counted by `admission` (the first already
+    /// was, as the HTTP request), and without `initialize`. Answered with the responses to
+    /// its requests in order (202 when it holds none).
+    async fn batch(
+        &self,
+        messages: Vec<Result<Message, rpc::Invalid>>,
+        admission: &Admission,
+    ) -> Result<Reply, ApiError> {
         if !self
             .session
             .is_some_and(|s| mcp::batches_allowed(s.version))
@@ -246,6 +256,17 @@ impl Server<'_> {
                 "Batches are not supported at this protocol version.",
             ));
         }
+        if messages.len() > mcp::MAX_BATCH {
+            let message = format!(
+                "A batch holds at most {} messages; this one holds {}. Send them in smaller batches.",
+                mcp::MAX_BATCH,
+                messages.len()
+            );
+            return Ok(Reply::refuse(400, &Value::Null, INVALID_REQUEST, &message));
+        }
+        admission
+            .check_more(messages.len().saturating_sub(1))
+            .await?;
         let mut answers = Vec::new();
         for message in messages {
             match message {

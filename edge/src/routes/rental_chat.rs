@@ -1,8 +1,23 @@
 //! `POST /ai/chat` — seed 002's `chatWithAI(query, {userId, clientIp})`: one question in,
-//! one `ChatResponse` out (not streamed), on a session keyed by the verified user
-//! (`user_{sub}`) or, anonymously, by the hashed client address (`ip_{sha256(ip)[..16]}`).
-//! A session idle for more than 30 minutes starts a new conversation; the Cron Trigger
-//! ([`cleanup`]) deletes idle sessions with their conversations.
+//! one `ChatResponse` out (not streamed), on a session.
+//!
+//! Sessions belong to what the caller proves, never to its address (the seed keyed them
+//! by `clientIp`: visitors behind one NAT, or every call of a merchant's server, shared one
+//! conversation):
+//! - a call without `sessionId` starts a session: the server mints a random id
+//!   (`s_` + 128 bits in hex) and returns it as `sessionId`;
+//! - a call sending a `sessionId` back continues that session only if the server minted it
+//!   for the same site and the same caller: the same verified user (signed user token),
+//!   or, without a token, the same kind of key (anonymous visitors with the public key,
+//!   the merchant's server with the secret key);
+//! - any other `sessionId` — unknown, malformed, expired, another site's, another user's,
+//!   or minted for another kind of caller — is not an error: the call starts a fresh
+//!   session, as the seed does for a session that timed out, and the new `sessionId` in
+//!   the answer tells the client. All of these are answered alike, so the answer does not
+//!   tell whether an id exists elsewhere.
+//!
+//! A session idle for more than 30 minutes is over (a call naming it starts a fresh one);
+//! the Cron Trigger ([`cleanup`]) deletes idle sessions with their conversations.
 
 use concierge_core::conversation::{Language, Scope, StoredMessage};
 use concierge_core::engine::{self, NewConversation};
@@ -26,6 +41,34 @@ use concierge_core::template::Template;
 #[serde(deny_unknown_fields)]
 struct ChatBody {
     query: String,
+    /// A session id an earlier answer returned.
+    #[serde(default, rename = "sessionId")]
+    session_id: Option<String>,
+}
+
+/// Who a session belongs to: the part of its stored key before the id, so an id is found
+/// only by the caller it was minted for.
+fn owner(visitor: &Visitor) -> String {
+    match visitor {
+        Visitor::User(Some(identity)) => format!("user:{}", auth::sha256_hex(&identity.sub)),
+        Visitor::User(None) => "anonymous".to_string(),
+        Visitor::Site => "site".to_string(),
+    }
+}
+
+/// A new session id: `s_` and 128 bits from the platform CSPRNG, in hex.
+fn mint_session_id() -> Result<String, ApiError> {
+    let mut bytes = [0u8; 16];
+    crate::random_bytes(&mut bytes)?;
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    Ok(format!("s_{hex}"))
+}
+
+/// Whether `id` has the shape of an id [`mint_session_id`] returns.
+fn well_formed(id: &str) -> bool {
+    id.strip_prefix("s_").is_some_and(|hex| {
+        hex.len() == 32 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    })
 }
 
 #[derive(Debug, Deserialize)]
@@ -74,7 +117,7 @@ fn iso(ms: u64) -> String {
     date.to_iso_string().as_string().unwrap_or_default()
 }
 
-/// `POST /ai/chat` `{query}`: 200 `{kind, sessionId, timestamp, message, payload?}`.
+/// `POST /ai/chat` `{query, sessionId?}`: 200 `{kind, sessionId, timestamp, message, payload?}`.
 pub(crate) async fn chat(mut req: Request, env: &Env) -> Result<Response, ApiError> {
     let caller = auth::site_caller(&req, env, true).await?;
     let visitor = auth::visitor(&req, env, &caller)?;
@@ -86,56 +129,62 @@ pub(crate) async fn chat(mut req: Request, env: &Env) -> Result<Response, ApiErr
     if query.is_empty() {
         return Err(ApiError::bad_request("`query` must not be empty."));
     }
+    let owner = owner(&visitor);
     let identity = match visitor {
         Visitor::User(identity) => identity,
         Visitor::Site => None,
     };
-    let session_id = match &identity {
-        Some(identity) => format!("user_{}", identity.sub),
-        None => {
-            let ip = req
-                .headers()
-                .get("cf-connecting-ip")
-                .ok()
-                .flatten()
-                .unwrap_or_default();
-            format!("ip_{}", &auth::sha256_hex(&ip)[..16])
-        }
-    };
-    let site = caller.site;
+    let site = &caller.site;
     let db = env.d1("DB")?;
     let now = now_ms();
-    let session: Option<SessionRow> = db
-        .prepare("SELECT conversation_id, last_active_at FROM rental_sessions WHERE site_id = ?1 AND session_id = ?2")
-        .bind(&[site.id.as_str().into(), session_id.as_str().into()])?
-        .first(None)
-        .await?;
-    let assistant = SiteAssistant::for_site(&site)?;
-    let services = Services::new(env, &site)?;
-    let live = session.filter(|s| now.saturating_sub(s.last_active_at as u64) <= SESSION_IDLE_MS);
-    let conversation_id = match live {
-        Some(session) => session.conversation_id,
+    // The session the caller names, if the server minted it for this site and this caller
+    // and it is still live; else a fresh one (see the module's documentation).
+    let named = body
+        .session_id
+        .as_deref()
+        .map(str::trim)
+        .filter(|id| well_formed(id));
+    let live = match named {
+        Some(id) => {
+            let key = format!("{owner}:{id}");
+            let row: Option<SessionRow> = db
+                .prepare("SELECT conversation_id, last_active_at FROM rental_sessions WHERE site_id = ?1 AND session_id = ?2")
+                .bind(&[site.id.as_str().into(), key.as_str().into()])?
+                .first(None)
+                .await?;
+            row.filter(|s| now.saturating_sub(s.last_active_at as u64) <= SESSION_IDLE_MS)
+                .map(|s| (id.to_string(), s.conversation_id))
+        }
+        None => None,
+    };
+    let assistant = SiteAssistant::for_site(site)?;
+    let services = Services::new(env, site)?;
+    let (session_id, conversation_id) = match live {
+        Some(live) => live,
         None => {
+            // A new session is a new conversation: with the public key, at most a few a
+            // minute per client, as `POST /conversations`.
+            auth::limit_conversation_start(&req, env, &caller).await?;
             let new = NewConversation {
                 site_id: site.id.clone(),
                 user_id: identity.as_ref().map(|i| i.sub.clone()),
                 identity,
                 language: site.config.language.as_deref().and_then(Language::parse),
             };
-            engine::create_conversation(&services, &assistant, new)
+            let conversation = engine::create_conversation(&services, &assistant, new)
                 .await?
-                .conversation
-                .id
+                .conversation;
+            (mint_session_id()?, conversation.id)
         }
     };
+    let key = format!("{owner}:{session_id}");
     db.prepare(
         "INSERT INTO rental_sessions (site_id, session_id, conversation_id, last_active_at) VALUES (?1, ?2, ?3, ?4) \
-         ON CONFLICT (site_id, session_id) DO UPDATE SET conversation_id = excluded.conversation_id, \
-         last_active_at = excluded.last_active_at",
+         ON CONFLICT (site_id, session_id) DO UPDATE SET last_active_at = excluded.last_active_at",
     )
     .bind(&[
         site.id.as_str().into(),
-        session_id.as_str().into(),
+        key.as_str().into(),
         conversation_id.as_str().into(),
         JsValue::from_f64(now as f64),
     ])?

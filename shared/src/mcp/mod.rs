@@ -55,6 +55,10 @@ pub fn batches_allowed(version: &str) -> bool {
     version == "2025-03-26"
 }
 
+/// Most messages one batch may hold. Each message counts against the caller's rate limits
+/// as a request of its own; a longer batch is refused whole, before any of it runs.
+pub const MAX_BATCH: usize = 20;
+
 /// The server's description in an `initialize` result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ServerInfo<'a> {

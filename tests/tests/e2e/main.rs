@@ -19,6 +19,7 @@ mod hardening_keys;
 mod hardening_learned;
 mod hardening_origins;
 mod hardening_outbound;
+mod hardening_sessions;
 mod hardening_turns;
 mod identity;
 mod isolation;

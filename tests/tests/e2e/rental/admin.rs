@@ -101,17 +101,22 @@ fn listings_roles_and_learned_qa_are_managed_with_the_secret_key() {
 #[test]
 fn the_seed_endpoint_answers_a_chat_response_on_a_session() {
     let r = rental_site("Rental seed endpoint");
-    let ask = |query: &str| -> Value {
+    let ask_on = |query: &str, session: Option<&str>| -> Value {
+        let mut body = json!({"query": query});
+        if let Some(session) = session {
+            body["sessionId"] = json!(session);
+        }
         let (status, body) = into_parts(
             agent()
                 .post(&r.worker.url("/ai/chat"))
                 .set("x-api-key", &r.site.public_key)
                 .set("origin", "https://shop.example")
-                .send_json(json!({"query": query})),
+                .send_json(body),
         );
         assert_eq!(status, 200, "{body}");
         serde_json::from_str(&body).expect("JSON")
     };
+    let ask = |query: &str| ask_on(query, None);
     r.orchestrate("QUERY", true, "LIST", "");
     r.reply(Q1_SQL);
     r.reply("[GUEST] Đây là 2 phòng giá rẻ ở quận 1...\n---END\nLIST: [{\"id\":\"r1\"}]\nTABLE: null\nCHART: null");
@@ -125,8 +130,9 @@ fn the_seed_endpoint_answers_a_chat_response_on_a_session() {
     assert_eq!(first["payload"]["mode"], "LIST");
     assert_eq!(first["payload"]["list"]["items"][0]["path"], "/rooms/r1");
     let session = first["sessionId"].as_str().expect("sessionId").to_string();
+    // Minted by the server (never derived from the caller's address).
     assert!(
-        session.starts_with("ip_") && session.len() == 19,
+        session.starts_with("s_") && session.len() == 34,
         "{session}"
     );
     assert!(
@@ -137,7 +143,7 @@ fn the_seed_endpoint_answers_a_chat_response_on_a_session() {
     );
 
     r.orchestrate("CLARIFICATION", false, "LIST", "Bạn muốn khoảng giá nào?");
-    let second = ask("Còn phòng nào khác không?");
+    let second = ask_on("Còn phòng nào khác không?", Some(&session));
     assert_eq!(second["kind"], "CONTROL");
     assert_eq!(second["sessionId"], session.as_str());
     assert_eq!(second["payload"], json!({"reason": "CLARIFICATION"}));
