@@ -130,6 +130,9 @@ fn a_broken_product_is_a_warranty_check() {
         "may loc nuoc nha minh bi hu, bao hanh sao a",
         "My washing machine is broken, how does the warranty work?",
         "the screen stopped working, what about the warranty?",
+        "Máy lọc nước bị rò rỉ, em muốn bảo hành",
+        "em cần bảo hành cái laptop",
+        "I'd like to make a warranty claim for my phone",
     ] {
         let c = classify(text, &[]);
         assert_eq!(c.intent, Intent::Warranty, "{text}");
