@@ -302,7 +302,7 @@ fn a_labelled_serial_after_the_rule_reminder_is_looked_up() {
         // The lookup ends the wait; a new request asks again, and an unknown serial
         // after a label is looked up and not found.
         assert_eq!(
-            chat.say("Còn cái máy giặt nữa, bảo hành thế nào ạ?"),
+            chat.say("Còn cái máy giặt nữa, kiểm tra bảo hành giúp em"),
             vi("warranty.ask_serial"),
             "{path:?}"
         );
@@ -433,4 +433,75 @@ fn english_with_vietnamese_place_names_is_answered_in_english_from_the_widget() 
 #[test]
 fn english_with_vietnamese_place_names_is_answered_in_english_in_the_background() {
     english_conversations_stay_english(Path::Background, "English shop (background)");
+}
+
+/// `POST /v1/chat/completions` without a chat id: the client sends the whole conversation
+/// (as an OpenAI-style client does), nothing is stored. The answer's text.
+fn stateless(worker: &Worker, site: &TestSite, messages: &[(&str, &str)]) -> String {
+    let messages: Vec<Value> = messages
+        .iter()
+        .map(|(role, content)| json!({"role": role, "content": content}))
+        .collect();
+    let (status, body) = into_parts(
+        agent()
+            .post(&worker.url("/v1/chat/completions"))
+            .set("authorization", &format!("Bearer {}", site.secret_key))
+            .send_json(json!({
+                "model": format!("concierge-{}", site.id),
+                "stream": false,
+                "messages": messages,
+            })),
+    );
+    assert_eq!(status, 200, "{body}");
+    let json: Value = serde_json::from_str(&body).expect("JSON");
+    json["choices"][0]["message"]["content"]
+        .as_str()
+        .expect("content")
+        .to_string()
+}
+
+/// The OpenAI-compatible way in: the client's history carries the serial request, the
+/// visitor's labelled serial gets the lookup.
+#[test]
+fn labelled_serials_answer_the_serial_request_on_the_openai_api() {
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    let site = shop_site(worker, &upstream, "Serial labels shop (OpenAI API)");
+    let ask = vi("warranty.ask_serial");
+    let mut failures = Vec::new();
+    for (request, answer, serial) in ANSWERED {
+        let seen = stateless(
+            worker,
+            &site,
+            &[("user", request), ("assistant", &ask), ("user", answer)],
+        );
+        if seen != found_vi(serial) {
+            failures.push(format!("{answer:?} → {seen:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(upstream.chat_requests().is_empty());
+}
+
+/// The OpenAI-compatible way in: a conversation the visitor opened in English (naming
+/// Vietnamese places) is answered in English at every turn, not only the first.
+#[test]
+fn english_with_vietnamese_place_names_is_answered_in_english_on_the_openai_api() {
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    upstream.set_default(Reply::text(ENGLISH_ANSWER));
+    let site = shop_site(worker, &upstream, "English shop (OpenAI API)");
+    let follow_up = "Thanks. How much is the RTX 4060 graphics card?";
+    for first in ENGLISH_FIRST {
+        let before = upstream.chat_requests().len();
+        let seen = stateless(worker, &site, &[("user", first)]);
+        assert_english(&upstream, before, first, &seen);
+        let before = upstream.chat_requests().len();
+        let seen = stateless(
+            worker,
+            &site,
+            &[("user", first), ("assistant", &seen), ("user", follow_up)],
+        );
+        assert_english(&upstream, before, follow_up, &seen);
+    }
 }
