@@ -248,6 +248,50 @@ fn the_step_cap_and_the_error_budget_end_the_turn_with_the_templates_sentence() 
     }
 }
 
+/// A stateless conversation keeps the language of the visitor's first message (as a stored
+/// one does), switched by an explicit request in between.
+#[test]
+fn a_stateless_turn_keeps_the_language_of_the_callers_first_message() {
+    let (backend, config) = (MemoryBackend::demo(SITE), ShopConfig::default());
+    let follow_up = "Thanks. How much is the RTX 4060 graphics card?";
+    let cases = [
+        (
+            vec![
+                "Good morning, is your store in Da Nang open today?",
+                follow_up,
+            ],
+            Language::En,
+        ),
+        (vec!["Giá RTX 4060 bao nhiêu?", follow_up], Language::Vi),
+        (
+            vec![
+                "Giá RTX 4060 bao nhiêu?",
+                "please answer in English",
+                follow_up,
+            ],
+            Language::En,
+        ),
+    ];
+    for (visitor, language) in cases {
+        backend.model.reply(&["OK."]);
+        let mut messages = Vec::new();
+        for text in &visitor {
+            if !messages.is_empty() {
+                messages.push((Role::Assistant, "OK.".to_string()));
+            }
+            messages.push((Role::User, text.to_string()));
+        }
+        let input = StatelessInput {
+            site_id: SITE.into(),
+            messages,
+            identity: None,
+        };
+        let mut events = Vec::new();
+        let outcome = block_on(engine::run_stateless(&backend, &config, input, &mut events));
+        assert_eq!(outcome.unwrap().language, language, "{visitor:?}");
+    }
+}
+
 #[test]
 fn a_stateless_turn_answers_from_the_callers_history_and_stores_nothing() {
     let (backend, config) = (MemoryBackend::demo(SITE), ShopConfig::default());

@@ -12,6 +12,7 @@ use crate::chat::Role;
 use crate::conversation::{Conversation, Language, MessageKind};
 use crate::error::{Error, InvalidMessage};
 use crate::identity::UserIdentity;
+use crate::language;
 use crate::turn::{TurnEvent, TurnSink};
 
 /// A turn whose history comes from the caller (e.g. an OpenAI-style client that sends the
@@ -50,6 +51,7 @@ async fn stateless<P: Platform, A: Assistant>(
         return Err(Error::InvalidMessage(InvalidMessage::History));
     };
     valid_text(assistant, last)?;
+    let language = earlier_language(&input.messages[..input.messages.len() - 1]);
     let (ids, now) = (platform.ids(), platform.clock().now_ms());
     let skip = input
         .messages
@@ -74,7 +76,7 @@ async fn stateless<P: Platform, A: Assistant>(
         site_id: input.site_id,
         user_id: input.identity.as_ref().map(|identity| identity.sub.clone()),
         identity: input.identity.map(Box::new),
-        language: Language::default(),
+        language,
         created_at: now,
     };
     let message = history.pop().expect("the last message is the visitor's");
@@ -94,4 +96,22 @@ async fn stateless<P: Platform, A: Assistant>(
         message_id: pending.reply_id.clone(),
     });
     answer(platform, assistant, pending, TurnMode::Stateless, sink).await
+}
+
+/// The language a stored conversation would have before its current message: detected
+/// from the visitor's first message, switched by any explicit request after it (the
+/// current message is [`answer`]'s to decide). Read from the whole history, before the
+/// window drops its oldest messages.
+fn earlier_language(earlier: &[(Role, String)]) -> Language {
+    let mut visitor = earlier
+        .iter()
+        .filter(|(role, _)| *role == Role::User)
+        .map(|(_, text)| text.as_str());
+    let Some(first) = visitor.next() else {
+        return Language::default();
+    };
+    let first = language::requested(first).unwrap_or_else(|| language::detect(first));
+    visitor.fold(first, |current, text| {
+        language::requested(text).unwrap_or(current)
+    })
 }

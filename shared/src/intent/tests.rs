@@ -120,6 +120,32 @@ fn warranty_check_and_rationale() {
     assert!(!classify("chính sách bảo hành thế nào", &[]).warranty_check);
 }
 
+/// A visitor whose own product is broken needs its warranty checked (the branch asks for
+/// the serial); a question about the policy in general does not.
+#[test]
+fn a_broken_product_is_a_warranty_check() {
+    for text in [
+        "Máy giặt nhà em bị lỗi, bảo hành thế nào?",
+        "tủ lạnh bị hỏng rồi, bảo hành ra sao shop?",
+        "may loc nuoc nha minh bi hu, bao hanh sao a",
+        "My washing machine is broken, how does the warranty work?",
+        "the screen stopped working, what about the warranty?",
+        "Máy lọc nước bị rò rỉ, em muốn bảo hành",
+        "em cần bảo hành cái laptop",
+        "I'd like to make a warranty claim for my phone",
+    ] {
+        let c = classify(text, &[]);
+        assert_eq!(c.intent, Intent::Warranty, "{text}");
+        assert!(c.warranty_check, "{text}");
+    }
+    for text in [
+        "sản phẩm lỗi thì chính sách bảo hành thế nào?",
+        "how does your warranty policy work?",
+    ] {
+        assert!(!classify(text, &[]).warranty_check, "{text}");
+    }
+}
+
 #[test]
 fn log_line_has_the_seeds_fields() {
     let log = ClassificationLog {

@@ -31,4 +31,5 @@ mod platform;
 mod real_model;
 mod rental;
 mod scripted_turns;
+mod shop_understanding;
 mod sites;
