@@ -47,6 +47,9 @@ pub(crate) enum ApiError {
     RateLimited,
     /// The resource kept changing under this request; retrying may succeed.
     Conflict(&'static str),
+    /// The request would take the site past a bound it cannot exceed; the message says
+    /// which and what to do.
+    LimitReached(String),
     /// A platform dependency that must not be skipped (the rate limiter) failed.
     Unavailable,
     /// A background turn could not be queued (its message is stored and marked).
@@ -88,6 +91,7 @@ impl ApiError {
             Self::Forbidden(message) => (403, "forbidden", message),
             Self::RateLimited => (429, "rate_limited", "Too many requests; try again shortly."),
             Self::Conflict(message) => (409, "conflict", message),
+            Self::LimitReached(message) => (409, "limit_reached", message),
             Self::Unavailable => (
                 503,
                 "unavailable",

@@ -8,7 +8,7 @@
 
 use concierge_core::boundary::{ReadOnlyQuery, SqlReader, SqlRows, SqlScope, TableSchema};
 use concierge_core::error::{ServiceError, ServiceErrorKind};
-use concierge_core::flows::rental::schema::RentalSchema;
+use concierge_core::flows::rental::schema::{MAX_ROWS_PER_TABLE, RentalSchema};
 use concierge_core::flows::rental::sql::{error_sentence, validate_in};
 use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
@@ -138,15 +138,34 @@ fn js_text(error: &JsValue) -> String {
         .unwrap_or_else(|| "D1 error".into())
 }
 
+/// Why a bulk upsert did not happen.
+#[derive(Debug)]
+pub(crate) enum UpsertError {
+    /// The site would hold more than [`MAX_ROWS_PER_TABLE`] listings of this entity.
+    Full,
+    /// D1 failed.
+    Store(ServiceError),
+}
+
+/// What D1 answers when the batch's guard fires (see [`upsert`]).
+const FULL_GUARD: &str = "malformed JSON";
+
 /// Bulk upsert of one entity's listings of a site (one D1 batch: all or nothing).
+///
+/// A site holds at most [`MAX_ROWS_PER_TABLE`] listings of each entity: the SQL cost
+/// model's row bound depends on it. The batch ends with a guard that counts the rows as
+/// the upsert left them and fails (D1 rolls the whole batch back) when they are over the
+/// bound, so concurrent upserts cannot pass it together. SQLite's `raise()` works only in
+/// triggers; `json('over')` fails the same way wherever it is evaluated.
 pub(crate) async fn upsert(
     db: &D1Database,
     site_id: &str,
     entity: &str,
     rows: &[(String, String)],
     now: u64,
-) -> Result<(), ServiceError> {
-    let mut statements = Vec::with_capacity(rows.len());
+) -> Result<(), UpsertError> {
+    let store = |e| UpsertError::Store(service_error(e));
+    let mut statements = Vec::with_capacity(rows.len() + 1);
     for (id, data) in rows {
         let params = [
             site_id.into(),
@@ -161,11 +180,26 @@ pub(crate) async fn upsert(
                  ON CONFLICT (site_id, entity, id) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at",
             )
             .bind(&params)
-            .map_err(service_error)?,
+            .map_err(store)?,
         );
     }
-    db.batch(statements).await.map_err(service_error)?;
-    Ok(())
+    statements.push(
+        db.prepare(
+            "SELECT json(CASE WHEN (SELECT count(*) FROM rental_rows WHERE site_id = ?1 AND entity = ?2) > ?3 \
+             THEN 'over' ELSE '0' END) AS guard",
+        )
+        .bind(&[
+            site_id.into(),
+            entity.into(),
+            JsValue::from_f64(MAX_ROWS_PER_TABLE as f64),
+        ])
+        .map_err(store)?,
+    );
+    match db.batch(statements).await {
+        Ok(_) => Ok(()),
+        Err(e) if e.to_string().contains(FULL_GUARD) => Err(UpsertError::Full),
+        Err(e) => Err(store(e)),
+    }
 }
 
 /// Deletes one listing; whether it existed.

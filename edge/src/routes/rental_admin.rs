@@ -4,13 +4,14 @@
 
 use concierge_core::boundary::VectorIndex;
 use concierge_core::flows::rental::qa_vector_id;
+use concierge_core::flows::rental::schema::MAX_ROWS_PER_TABLE;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use worker::{Env, Request, Response};
 
 use super::body;
 use crate::auth::{self, Caller};
-use crate::bindings::d1_listings::{self, BINDING};
+use crate::bindings::d1_listings::{self, BINDING, UpsertError};
 use crate::bindings::d1_rental::{D1Rental, QaCursor};
 use crate::bindings::vectors::Vectors;
 use crate::site::RentalSettings;
@@ -91,9 +92,18 @@ pub(crate) async fn upsert(
         rows.push((id, Value::Object(data).to_string()));
     }
     let db = env.d1(BINDING)?;
-    d1_listings::upsert(&db, &caller.site.id, &entity.entity, &rows, now_ms())
-        .await
-        .map_err(ApiError::store)?;
+    match d1_listings::upsert(&db, &caller.site.id, &entity.entity, &rows, now_ms()).await {
+        Ok(()) => {}
+        Err(UpsertError::Full) => {
+            return Err(ApiError::LimitReached(format!(
+                "A site holds at most {MAX_ROWS_PER_TABLE} listings of {}; nothing was written. \
+                 Delete listings (DELETE /admin/rental/{}/{{id}}) before adding more.",
+                entity.table(),
+                entity.entity
+            )));
+        }
+        Err(UpsertError::Store(e)) => return Err(ApiError::store(e)),
+    }
     Ok(Response::from_json(
         &serde_json::json!({"upserted": rows.len()}),
     )?)

@@ -243,3 +243,61 @@ fn the_cron_trigger_deletes_idle_seed_sessions_with_their_conversations() {
         || (left() == (0, 0, 0)).then_some(()),
     );
 }
+
+/// `n` rooms with ids `cap-{from}` … `cap-{from + n - 1}`.
+fn rooms(from: usize, n: usize) -> Value {
+    let rows: Vec<Value> = (from..from + n)
+        .map(|i| json!({"id": format!("cap-{i}"), "title": format!("Phòng {i}"), "price": 1_000_000 + i}))
+        .collect();
+    json!({ "rows": rows })
+}
+
+/// The SQL cost model assumes a site holds at most 5,000 listings of each kind: the admin
+/// API keeps it true, all or nothing, and says so.
+#[test]
+fn a_site_holds_at_most_5000_listings_of_each_kind() {
+    let r = rental_site("Rental listing cap");
+    // The site starts with 3 rooms; 4,000 more make 4,003.
+    for batch in 0..4 {
+        let (status, body) = call(
+            &r,
+            "PUT",
+            "/admin/rental/room",
+            Some(rooms(batch * 1000, 1000)),
+        );
+        assert_eq!(status, 200, "batch {batch}: {body}");
+    }
+    // 998 more would make 5,001: refused whole, with a sentence naming the bound.
+    let (status, body) = call(&r, "PUT", "/admin/rental/room", Some(rooms(4000, 998)));
+    assert_eq!(status, 409, "{body}");
+    let error: Value = serde_json::from_str(&body).expect("a JSON error");
+    assert_eq!(error["error"]["code"], "limit_reached", "{body}");
+    let message = error["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("5000") && message.contains("rooms"),
+        "{message}"
+    );
+    // Nothing of the refused batch was written: exactly 997 still fit (5,000 in all).
+    assert_eq!(
+        call(&r, "DELETE", "/admin/rental/room/cap-4000", None).0,
+        404
+    );
+    let (status, body) = call(&r, "PUT", "/admin/rental/room", Some(rooms(4000, 997)));
+    assert_eq!(status, 200, "{body}");
+    // At the bound, updating listings it holds still works; a new one does not.
+    let (status, body) = call(&r, "PUT", "/admin/rental/room", Some(rooms(0, 1000)));
+    assert_eq!(status, 200, "updates at the bound: {body}");
+    assert_eq!(
+        call(&r, "PUT", "/admin/rental/room", Some(rooms(4997, 1))).0,
+        409
+    );
+    // Deleting one makes room for one; other kinds of listings have their own bound.
+    assert_eq!(call(&r, "DELETE", "/admin/rental/room/cap-0", None).0, 204);
+    assert_eq!(
+        call(&r, "PUT", "/admin/rental/room", Some(rooms(4997, 1))).0,
+        200
+    );
+    let post = json!({"rows": [{"id": "p-cap", "title": "Tin đăng"}]});
+    let (status, body) = call(&r, "PUT", "/admin/rental/post", Some(post));
+    assert_eq!(status, 200, "{body}");
+}
