@@ -1,11 +1,17 @@
 #!/bin/sh
 # Builds the Worker (edge/) with worker-build into edge/build/. Used by `make build`
 # and as wrangler's [build] command; CONCIERGE_SKIP_BUILD=1 skips it when the caller
-# has just built (test harnesses, `make dev`). A failed build fails this script (and so
+# has just built (test harnesses). A failed build fails this script (and so
 # `make build` and `make test`): the old edge/build/ is never served in its place.
 set -eu
 . "$(dirname "$0")/env.sh"
 [ "${CONCIERGE_SKIP_BUILD:-0}" = 1 ] && exit 0
+# `make dev` builds before it starts wrangler dev, so wrangler's first build (on start)
+# would only repeat it: that one is skipped while the file CONCIERGE_SKIP_NEXT_BUILD names
+# exists (it is removed); wrangler's rebuilds when sources change run.
+if [ -n "${CONCIERGE_SKIP_NEXT_BUILD:-}" ] && rm "$CONCIERGE_SKIP_NEXT_BUILD" 2>/dev/null; then
+    exit 0
+fi
 cd "$ROOT/edge"
 log=$(mktemp "${TMPDIR:-/tmp}/concierge-build-edge.XXXXXX")
 trap 'rm -f "$log"' EXIT

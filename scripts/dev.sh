@@ -2,22 +2,87 @@
 # `make dev`: build, apply migrations, seed demo data, and run the Worker on
 # http://127.0.0.1:8787 under wrangler dev (local workerd, D1, KV and Queues).
 #
+# In order: the widget and the Worker are built (a first build takes many minutes), the
+# demo data that lives in D1 is seeded, wrangler dev starts (without building again) and
+# is waited for until /health answers, then the demo data that needs the running Worker
+# (the analyst data sets, the indexed knowledge bases) is seeded and checked
+# (scripts/seed-demo.mjs). "Concierge is running" is printed only then. If the Worker
+# does not come up or a demo cannot be prepared, it says what failed, stops everything it
+# started and exits non-zero. Ctrl-C stops everything it started.
+#
 # Configuration (LLM_*, EMBED_*, OPERATOR_TOKEN, …) comes from the environment and from
 # `.dev.vars` (KEY=value lines; another file with CONCIERGE_DEV_VARS=path); the environment
 # wins. Both reach the Worker as wrangler env files, so secrets such as LLM_API_KEY are not
 # printed. With no LLM endpoint configured (LLM_BASE_URL), it also starts a real local
 # model: llama.cpp's llama-server with SmolLM2-135M, one process for chat and one for
-# embeddings. Ctrl-C stops everything it started.
+# embeddings (the demo knowledge bases are indexed through it).
 #   PORT=8787  CONCIERGE_STATE_DIR=.wrangler/state  LLM_PORT=8080
+#   CONCIERGE_DEV_READY_TIMEOUT=300  seconds the Worker (and each llama-server) may take to answer
+#   CONCIERGE_DEV_SEED_TIMEOUT=300   seconds the demo knowledge bases may take to be indexed
+#   CONCIERGE_SKIP_BUILD=1           build nothing (test harnesses, which have just built)
+# Logs: target/dev-logs/<port>/ (wrangler.log, llama-*.log, migrations.log, seed.log).
 set -eu
 . "$(dirname "$0")/env.sh"
 cd "$ROOT"
 PORT="${PORT:-8787}"
 STATE="${CONCIERGE_STATE_DIR:-$ROOT/.wrangler/state}"
-LOGS="$ROOT/target/dev-logs"
+LOGS="$ROOT/target/dev-logs/$PORT"
 DEV_VARS="${CONCIERGE_DEV_VARS:-$ROOT/.dev.vars}"
+READY_TIMEOUT="${CONCIERGE_DEV_READY_TIMEOUT:-300}"
 mkdir -p "$LOGS" "$STATE"
 
+pids=""
+# Stops what this script started: on any exit, Ctrl-C (INT) and TERM.
+cleanup() {
+    trap - EXIT INT TERM
+    if [ -n "$pids" ]; then
+        kill $pids 2>/dev/null || true
+        wait 2>/dev/null || true
+    fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# fail MESSAGE [LOG]: says what failed (and the end of LOG), then exits non-zero; the EXIT
+# trap stops everything started.
+fail() {
+    echo "dev: $1" >&2
+    if [ -n "${2:-}" ] && [ -s "$2" ]; then
+        echo "dev: the end of $2:" >&2
+        tail -n 40 "$2" >&2
+    fi
+    echo "dev: make dev failed; everything it started is stopped" >&2
+    exit 1
+}
+
+# Something already answering on the port would pass for this Worker.
+port_free() {
+    code=0
+    curl -s -o /dev/null --max-time 3 "http://127.0.0.1:$PORT/" || code=$?
+    [ "$code" -eq 7 ] ||
+        fail "port $PORT is already in use (another make dev?); stop it or run with PORT=<a free port>"
+}
+
+# wait_ready URL WHAT PID LOG: until URL answers 200, as long as process PID lives, for up
+# to READY_TIMEOUT seconds (a note every 30 s); fails, with LOG's end, otherwise.
+wait_ready() {
+    began=$(date +%s)
+    note=$((began + 30))
+    until curl -sf --max-time 5 -o /dev/null "$1" 2>/dev/null; do
+        kill -0 "$3" 2>/dev/null || fail "$2 exited before it answered $1" "$4"
+        now=$(date +%s)
+        [ $((now - began)) -lt "$READY_TIMEOUT" ] ||
+            fail "$2 did not answer $1 within $READY_TIMEOUT s (CONCIERGE_DEV_READY_TIMEOUT)" "$4"
+        if [ "$now" -ge "$note" ]; then
+            echo "dev: still waiting for $2 ($((now - began)) s)"
+            note=$((now + 30))
+        fi
+        sleep 0.5
+    done
+}
+
+port_free
 # The Worker's settings (wrangler.toml [vars] and secrets) that the environment passes on,
 # over the vars file's.
 WORKER_SETTINGS="LLM_PROVIDER LLM_BASE_URL LLM_MODEL LLM_API_KEY LLM_FIRST_TOKEN_TIMEOUT_MS
@@ -55,38 +120,48 @@ if ! printenv SITE_KEYS_SECRET >/dev/null && ! grep -qs '^SITE_KEYS_SECRET *=' "
 fi
 env_files="$env_files $from_env"
 
-# The widget is built here; wrangler builds the Worker itself (its [build] command) and
-# rebuilds it when edge/, shared/ or prompts/ change. CONCIERGE_SKIP_BUILD=1 (test
-# harnesses, which have just built) skips both.
-[ "${CONCIERGE_SKIP_BUILD:-0}" = 1 ] || sh scripts/build-widget.sh
+# Everything is built before wrangler starts: wrangler's own build ([build] in
+# wrangler.toml) would run inside its start, for many minutes on a first build. Its first
+# build is skipped (the marker below); it still rebuilds when edge/, shared/ or prompts/
+# change.
+skip_first_build=""
+if [ "${CONCIERGE_SKIP_BUILD:-0}" = 1 ]; then
+    echo "dev: not building (CONCIERGE_SKIP_BUILD=1)"
+else
+    echo "dev: building the widget and the Worker (a first build takes many minutes)"
+    build_began=$(date +%s)
+    sh scripts/build.sh || fail "the build failed (above)"
+    echo "dev: built in $(($(date +%s) - build_began)) s"
+    skip_first_build="$STATE/.built-for-wrangler"
+    : >"$skip_first_build"
+fi
+[ -f edge/build/index.js ] || fail "the Worker is not built (edge/build/index.js): run make build"
 echo "dev: applying D1 migrations (local)"
 wrangler d1 migrations apply DB --local --persist-to "$STATE" >"$LOGS/migrations.log" 2>&1 ||
-    { cat "$LOGS/migrations.log"; exit 1; }
+    fail "applying the D1 migrations failed" "$LOGS/migrations.log"
 wrangler d1 migrations apply LISTINGS --local --persist-to "$STATE" >>"$LOGS/migrations.log" 2>&1 ||
-    { cat "$LOGS/migrations.log"; exit 1; }
+    fail "applying the LISTINGS migrations failed" "$LOGS/migrations.log"
 echo "dev: seeding demo data"
-# The demo site allows this server's own origins (the demo page embeds the widget).
-sed "s/:8787/:$PORT/g" scripts/seed.sql >"$LOGS/seed.sql"
+# The demo site allows this server's own origins (the demo page embeds the widget). The
+# demo knowledge bases are indexed again once the Worker runs: pending until then.
+{
+    sed "s/:8787/:$PORT/g" scripts/seed.sql
+    echo "UPDATE knowledge_documents SET index_status = 'pending' WHERE site_id IN ('site_demo', 'site_kb_demo');"
+} >"$LOGS/seed.sql"
 wrangler d1 execute DB --local --persist-to "$STATE" --file "$LOGS/seed.sql" >"$LOGS/seed.log" 2>&1 ||
-    { cat "$LOGS/seed.log"; exit 1; }
+    fail "seeding the demo sites failed" "$LOGS/seed.log"
 # The `rental` demo site, and its 5,000 generated listings in the LISTINGS database.
 sed "s/:8787/:$PORT/g" scripts/seed-rental.sql >"$LOGS/seed-rental.sql"
 node scripts/seed-rental.mjs site_rental_demo >"$LOGS/seed-listings.sql"
 { wrangler d1 execute DB --local --persist-to "$STATE" --file "$LOGS/seed-rental.sql" &&
     wrangler d1 execute LISTINGS --local --persist-to "$STATE" --file "$LOGS/seed-listings.sql"; } \
-    >>"$LOGS/seed.log" 2>&1 || { cat "$LOGS/seed.log"; exit 1; }
+    >>"$LOGS/seed.log" 2>&1 || fail "seeding the rental demo failed" "$LOGS/seed.log"
 # The `analyst` demo site (its data sets are uploaded once the Worker runs, below).
 sed "s/:8787/:$PORT/g" scripts/seed-analyst.sql >"$LOGS/seed-analyst.sql"
 wrangler d1 execute DB --local --persist-to "$STATE" --file "$LOGS/seed-analyst.sql" >>"$LOGS/seed.log" 2>&1 ||
-    { cat "$LOGS/seed.log"; exit 1; }
-
-pids=""
-cleanup() {
-    trap - EXIT INT TERM
-    [ -n "$pids" ] && kill $pids 2>/dev/null || true
-    wait 2>/dev/null || true
-}
-trap cleanup EXIT INT TERM
+    fail "seeding the analyst demo site failed" "$LOGS/seed.log"
+node scripts/seed-analyst.mjs orders >"$LOGS/don_hang.csv"
+node scripts/seed-analyst.mjs salaries >"$LOGS/luong_nhan_vien.csv"
 
 configured_llm="${LLM_BASE_URL:-}"
 if [ -z "$configured_llm" ] && [ -f "$DEV_VARS" ]; then
@@ -107,44 +182,29 @@ else
     embed_port=$((chat_port + 1))
     echo "dev: starting llama-server (SmolLM2-135M) for chat on :$chat_port and embeddings on :$embed_port"
     sh scripts/llm-server.sh "$chat_port" >"$LOGS/llama-chat.log" 2>&1 &
-    pids="$pids $!"
+    chat_pid=$!
+    pids="$pids $chat_pid"
     LLM_SERVER_ARGS="--embeddings --pooling mean" sh scripts/llm-server.sh "$embed_port" >"$LOGS/llama-embed.log" 2>&1 &
-    pids="$pids $!"
-    for _ in $(seq 1 100); do
-        curl -sf "http://127.0.0.1:$chat_port/health" >/dev/null 2>&1 &&
-            curl -sf "http://127.0.0.1:$embed_port/health" >/dev/null 2>&1 && break
-        sleep 0.3
-    done
+    embed_pid=$!
+    pids="$pids $embed_pid"
+    wait_ready "http://127.0.0.1:$chat_port/health" "llama-server (chat)" "$chat_pid" "$LOGS/llama-chat.log"
+    wait_ready "http://127.0.0.1:$embed_port/health" "llama-server (embeddings)" "$embed_pid" "$LOGS/llama-embed.log"
     set -- "$@" --var "LLM_PROVIDER:openai" --var "LLM_BASE_URL:http://127.0.0.1:$chat_port/v1" \
         --var "LLM_MODEL:smollm2-135m-instruct" --var "EMBED_BASE_URL:http://127.0.0.1:$embed_port/v1" \
         --var "EMBED_MODEL:smollm2-135m-instruct"
 fi
 
-wrangler dev --local --ip 127.0.0.1 --port "$PORT" --persist-to "$STATE" \
-    --show-interactive-dev-session=false "$@" &
+port_free
+echo "dev: starting the Worker (wrangler dev; log in $LOGS/wrangler.log)"
+CONCIERGE_SKIP_NEXT_BUILD="$skip_first_build" \
+    wrangler dev --local --ip 127.0.0.1 --port "$PORT" --persist-to "$STATE" \
+    --show-interactive-dev-session=false "$@" >"$LOGS/wrangler.log" 2>&1 &
 wrangler_pid=$!
 pids="$pids $wrangler_pid"
-for _ in $(seq 1 240); do
-    curl -sf "http://127.0.0.1:$PORT/health" >/dev/null 2>&1 && break
-    kill -0 "$wrangler_pid" 2>/dev/null || { echo "dev: wrangler dev exited" >&2; exit 1; }
-    sleep 0.25
-done
-# Index the demo knowledge base (through the queue, in the background).
-curl -sf -X POST -H "x-api-key: sk_demo_local_only" "http://127.0.0.1:$PORT/admin/index" >/dev/null ||
-    echo "dev: could not queue the knowledge base for indexing" >&2
-curl -sf -X POST -H "x-api-key: sk_kb_demo_local_only" "http://127.0.0.1:$PORT/admin/index" >/dev/null ||
-    echo "dev: could not queue the knowledge demo for indexing" >&2
-
-# The analyst demo's data sets: orders for user shop-owner, salaries for user hr-manager.
-node scripts/seed-analyst.mjs orders >"$LOGS/don_hang.csv"
-node scripts/seed-analyst.mjs salaries >"$LOGS/luong_nhan_vien.csv"
-for set in "don_hang shop-owner" "luong_nhan_vien hr-manager"; do
-    name=${set% *}
-    user=${set#* }
-    curl -sf -X PUT -H "x-api-key: sk_analyst_demo_local_only" -H "content-type: text/csv" \
-        --data-binary "@$LOGS/$name.csv" "http://127.0.0.1:$PORT/admin/data/$name?user_id=$user" >/dev/null ||
-        echo "dev: could not upload the analyst demo data set $name" >&2
-done
+wait_ready "http://127.0.0.1:$PORT/health" "the Worker (wrangler dev)" "$wrangler_pid" "$LOGS/wrangler.log"
+echo "dev: the Worker answers; seeding the demos that need it"
+node scripts/seed-demo.mjs "http://127.0.0.1:$PORT" "$LOGS" ||
+    fail "the demo data could not be prepared (above)" "$LOGS/wrangler.log"
 
 cat <<MSG
 
@@ -168,4 +228,12 @@ cat <<MSG
   Ctrl-C stops everything.
 
 MSG
-wait "$wrangler_pid"
+# The Worker's log from here on, until it stops.
+tail -n 0 -f --pid="$wrangler_pid" "$LOGS/wrangler.log" &
+pids="$pids $!"
+status=0
+wait "$wrangler_pid" || status=$?
+# Ctrl-C reaches wrangler too (the terminal's process group): it ends with 130.
+[ "$status" -eq 130 ] && exit 130
+echo "dev: wrangler dev exited (status $status)" >&2
+exit "$status"
