@@ -312,9 +312,14 @@ fn ordinary_rental_questions_are_still_accepted() {
         "WITH cheap AS (SELECT * FROM rooms WHERE price < 2000000) SELECT * FROM cheap",
         "SELECT * FROM my_rooms ORDER BY created_at DESC",
         "SELECT * FROM rooms UNION SELECT * FROM rooms",
+        // `trim` is on the allow-list; the parser reads it as its own expression.
+        "SELECT id, title FROM rooms WHERE lower(trim(district)) = 'quận 1'",
+        "SELECT trim(title, ' .') AS t FROM rooms",
     ] {
         accept(sql).unwrap_or_else(|why| panic!("refused {sql}: {why}"));
     }
+    // SQLite has no `TRIM(… FROM …)`.
+    assert!(accept("SELECT TRIM(BOTH 'x' FROM title) FROM rooms").is_err());
 }
 
 #[test]

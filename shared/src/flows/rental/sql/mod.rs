@@ -397,6 +397,13 @@ impl Visitor for Checker<'_> {
             | Expr::Subquery(_) => ControlFlow::Continue(()),
             // `substr(x, a, b)`, as the parser reads it.
             Expr::Substring { special: true, .. } => ControlFlow::Continue(()),
+            // `trim(x)` and `trim(x, chars)`, as the parser reads them (never longer than
+            // `x`); SQLite has no `TRIM([BOTH|LEADING|TRAILING] … FROM …)`.
+            Expr::Trim {
+                trim_where: None,
+                trim_what: None,
+                ..
+            } => ControlFlow::Continue(()),
             Expr::CompoundIdentifier(parts) if parts.len() == 2 => ControlFlow::Continue(()),
             Expr::Like { any: false, .. } => ControlFlow::Continue(()),
             Expr::UnaryOp { op, .. } => match op {
