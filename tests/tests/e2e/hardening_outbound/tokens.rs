@@ -2,52 +2,16 @@
 //! (5 minutes are allowed for clock skew), or that has no `exp`, is refused with 401
 //! `invalid_user_token` saying why, on every route that reads one.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use concierge_e2e::api::{error_code, site_with_upstream};
 use concierge_e2e::upstream::ScriptedUpstream;
 use concierge_e2e::{TestSite, Worker, agent, into_parts};
-use hmac::{Hmac, Mac};
-use serde_json::{Value, json};
-use sha2::Sha256;
+use serde_json::json;
 
 use super::message;
+use crate::identity::tokens::{mint, new_token_secret, now_secs};
 
 const ORIGIN: &str = "https://shop.example";
 const DAY: u64 = 24 * 60 * 60;
-
-fn now_secs() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .expect("clock")
-        .as_secs()
-}
-
-fn mint(secret: &str, claims: &Value) -> String {
-    let payload = URL_SAFE_NO_PAD.encode(claims.to_string());
-    let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("HMAC key");
-    mac.update(payload.as_bytes());
-    format!(
-        "{payload}.{}",
-        URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes())
-    )
-}
-
-fn token_secret(worker: &Worker, site: &TestSite) -> String {
-    let (status, body) = into_parts(
-        agent()
-            .post(&worker.url("/admin/site/user-token-secret"))
-            .set("x-api-key", &site.secret_key)
-            .call(),
-    );
-    assert_eq!(status, 201, "{body}");
-    serde_json::from_str::<Value>(&body).expect("JSON")["user_token_secret"]
-        .as_str()
-        .expect("secret")
-        .to_string()
-}
 
 fn create(worker: &Worker, site: &TestSite, token: &str) -> (u16, String) {
     into_parts(
@@ -65,7 +29,7 @@ fn user_tokens_living_longer_than_24_hours_or_forever_are_refused() {
     let worker = Worker::shared();
     let upstream = ScriptedUpstream::start();
     let site = site_with_upstream(worker, "Token lifetime", &upstream.base_url, false);
-    let secret = token_secret(worker, &site);
+    let secret = new_token_secret(worker, &site);
     let now = now_secs();
 
     for exp in [now + 600, now + DAY - 60, now + DAY + 60] {

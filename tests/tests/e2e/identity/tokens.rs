@@ -16,7 +16,7 @@ use super::{admin_site, message};
 
 const ORIGIN: &str = "https://shop.example";
 
-fn now_secs() -> u64 {
+pub(crate) fn now_secs() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .expect("clock")
@@ -25,7 +25,7 @@ fn now_secs() -> u64 {
 
 /// A user token as the merchant's backend mints it:
 /// `b64url(claims) "." b64url(HMAC-SHA256(secret, first part))`.
-fn mint(secret: &str, claims: &Value) -> String {
+pub(crate) fn mint(secret: &str, claims: &Value) -> String {
     let payload = URL_SAFE_NO_PAD.encode(claims.to_string());
     let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("HMAC key");
     mac.update(payload.as_bytes());
