@@ -20,6 +20,12 @@
 #   CONCIERGE_DEV_READY_TIMEOUT=300  seconds the Worker (and each llama-server) may take to answer
 #   CONCIERGE_DEV_SEED_TIMEOUT=300   seconds the demo knowledge bases may take to be indexed
 #   CONCIERGE_SKIP_BUILD=1           build nothing (test harnesses, which have just built)
+#   RETRIEVAL=vectorize-double       retrieval through the production Vectorize code path
+#                                    (RETRIEVAL_BACKEND=vectorize) against the local Vectorize
+#                                    double (tests/doubles/vectorize/) instead of the D1 fallback;
+#                                    VECTORIZE_DOUBLE_DELAY_MS=1000 (writes become visible after
+#                                    it), VECTORIZE_DOUBLE_DIMENSIONS (default: 1024, or 576 for
+#                                    the bundled SmolLM2 embeddings)
 # Logs: target/dev-logs/<port>/ (wrangler.log, llama-*.log, migrations.log, seed.log).
 set -eu
 . "$(dirname "$0")/env.sh"
@@ -169,7 +175,12 @@ if [ -z "$configured_llm" ] && [ -f "$DEV_VARS" ]; then
 fi
 # Development mode: loopback http endpoints allowed, the diagnostics route on; the panel
 # is served from this Worker's own origins.
-set -- --var RETRIEVAL_BACKEND:local --var DEV_MODE:on --var DEBUG_ROUTES:on \
+case "${RETRIEVAL:-local}" in
+    local) backend=local ;;
+    vectorize-double) backend=vectorize ;;
+    *) fail "RETRIEVAL must be local or vectorize-double, not ${RETRIEVAL}" ;;
+esac
+set -- --var "RETRIEVAL_BACKEND:$backend" --var DEV_MODE:on --var DEBUG_ROUTES:on \
     --var "CONCIERGE_COMMIT:$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
     --var "WORKER_ORIGINS:http://127.0.0.1:$PORT http://localhost:$PORT"
 for file in $env_files; do
@@ -192,6 +203,18 @@ else
     set -- "$@" --var "LLM_PROVIDER:openai" --var "LLM_BASE_URL:http://127.0.0.1:$chat_port/v1" \
         --var "LLM_MODEL:smollm2-135m-instruct" --var "EMBED_BASE_URL:http://127.0.0.1:$embed_port/v1" \
         --var "EMBED_MODEL:smollm2-135m-instruct"
+fi
+
+if [ "$backend" = vectorize ]; then
+    # The bundled SmolLM2 embeds in 576 dimensions; a configured model in the index's.
+    dimensions="${VECTORIZE_DOUBLE_DIMENSIONS:-}"
+    if [ -z "$dimensions" ] && [ -z "$configured_llm" ]; then
+        dimensions=576
+    fi
+    sh scripts/vectorize-double.sh "$STATE/vectorize-double" "${VECTORIZE_DOUBLE_DELAY_MS:-1000}" \
+        "$dimensions" >/dev/null || fail "writing the Vectorize double's configuration failed"
+    set -- -c "$ROOT/wrangler.vectorize-double.toml" -c "$STATE/vectorize-double/vectorize-double.toml" "$@"
+    echo "dev: retrieval through the Vectorize code path, against the local Vectorize double"
 fi
 
 port_free

@@ -127,6 +127,11 @@ async function awaitIndexed({ demo, key }, deadline) {
             const query = documents[0].title;
             const found = await call(`could not search ${what}`, "POST", "/admin/search", key, { query });
             const passages = (found.results || []).filter((r) => r.source === "knowledge");
+            // Vectorize (and its local double) show a write only after a delay.
+            if (passages.length === 0 && Date.now() <= deadline) {
+                await sleep(1000);
+                continue;
+            }
             if (passages.length === 0) {
                 throw new SeedError(`${what} is indexed, but searching it for "${query}" finds nothing`);
             }

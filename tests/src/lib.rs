@@ -122,6 +122,51 @@ pub struct WorkerOptions {
     /// own origin, as `make dev` does, so the Worker's own demo page (`/`, key `pk_demo`)
     /// can open its panel.
     pub demo_site: bool,
+    /// Run the production retrieval path (`RETRIEVAL_BACKEND=vectorize`) against the local
+    /// Vectorize double (tests/doubles/vectorize/), bound as `VECTORIZE` in the same
+    /// `wrangler dev` session; `None` keeps the D1 fallback.
+    pub vectorize_double: Option<VectorizeDouble>,
+}
+
+/// The local Vectorize double a [`Worker`] runs against ([`WorkerOptions::vectorize_double`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VectorizeDouble {
+    /// How long a write takes to become visible to queries (Vectorize is eventually
+    /// consistent).
+    pub delay_ms: u64,
+    /// The index's dimensions; `None`: the deployment's (scripts/vectorize-setup.sh).
+    pub dimensions: Option<u32>,
+}
+
+impl Default for VectorizeDouble {
+    fn default() -> Self {
+        Self {
+            delay_ms: 1_000,
+            dimensions: None,
+        }
+    }
+}
+
+/// The `wrangler dev` arguments that bind the Vectorize double (`-c <Concierge config> -c
+/// <double config>`), from scripts/vectorize-double.sh writing the configs under `dir`.
+pub fn vectorize_double_args(dir: &Path, double: &VectorizeDouble) -> Vec<String> {
+    let output = Command::new("sh")
+        .arg(repo_root().join("scripts/vectorize-double.sh"))
+        .arg(dir)
+        .arg(double.delay_ms.to_string())
+        .arg(double.dimensions.map(|d| d.to_string()).unwrap_or_default())
+        .env("CONCIERGE_ROOT", repo_root())
+        .output()
+        .expect("run scripts/vectorize-double.sh");
+    assert!(
+        output.status.success(),
+        "scripts/vectorize-double.sh failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout)
+        .split_whitespace()
+        .map(String::from)
+        .collect()
 }
 
 impl Worker {
@@ -132,6 +177,19 @@ impl Worker {
             Worker::start(&WorkerOptions {
                 vars: test_vars(),
                 demo_site: true,
+                ..WorkerOptions::default()
+            })
+        })
+    }
+
+    /// The Worker shared by the tests that run retrieval through the Vectorize double
+    /// ([`WorkerOptions::vectorize_double`], default delay), started on first use.
+    pub fn shared_vectorize() -> &'static Worker {
+        static SHARED: OnceLock<Worker> = OnceLock::new();
+        SHARED.get_or_init(|| {
+            Worker::start(&WorkerOptions {
+                vars: test_vars(),
+                vectorize_double: Some(VectorizeDouble::default()),
                 ..WorkerOptions::default()
             })
         })
@@ -231,9 +289,19 @@ impl Worker {
         .iter()
         .map(ToString::to_string)
         .collect();
+        if let Some(double) = &options.vectorize_double {
+            args.extend(vectorize_double_args(&state_dir, double));
+        }
         for (name, value) in &options.vars {
+            if options.vectorize_double.is_some() && name == "RETRIEVAL_BACKEND" {
+                continue;
+            }
             args.push("--var".into());
             args.push(format!("{name}:{value}"));
+        }
+        if options.vectorize_double.is_some() {
+            args.push("--var".into());
+            args.push("RETRIEVAL_BACKEND:vectorize".into());
         }
         if !options
             .vars

@@ -1,17 +1,28 @@
 //! The core's vector index: Cloudflare Vectorize in production, and a local path over D1
 //! for `wrangler dev`, where Vectorize cannot run.
 //!
-//! workers-rs has no Vectorize wrapper, so the binding is called structurally through
-//! `js_sys` (`upsert`, `query`, `deleteByIds`). The local path keeps vectors in the
+//! workers-rs has no Vectorize wrapper: the binding is a small `extern` type
+//! ([`VectorizeIndex`]: `upsert`, `query`, `deleteByIds`), called as methods, so the same
+//! code reaches the real binding and the local double (tests/doubles/vectorize/, an RPC
+//! service bound under the same name). The local path keeps vectors in the
 //! `local_vectors` table, reads the rows a query can match (filtered in SQL by site,
-//! source and conversation, and for `knowledge` by scope and department) and ranks them by cosine similarity in the Worker — fine for a
-//! development data set, and behind the same trait. Both refuse ids over 64 bytes.
+//! source and conversation, and for `knowledge` by scope and department) and ranks them
+//! by cosine similarity in the Worker — fine for a development data set, and behind the
+//! same trait.
+//!
+//! Both backends apply Vectorize's limits before anything is written or asked, so a local
+//! run refuses what production would refuse, with an error that says why: ids of at most
+//! 64 bytes, vectors of 1 to 1536 dimensions (one size per write), at most 10 KiB of
+//! metadata per vector, filters only on the fields that have a metadata index (the
+//! `--property-name` lines of scripts/vectorize-setup.sh, read at build time), and `topK`
+//! capped at 20 (Vectorize's most with metadata). Writes go in batches of at most 1000.
 //!
 //! Whatever the backend answers, a query returns only what it may ([`VectorQuery::admit`]:
 //! the query's site and filter, re-checked here) and only vectors whose message or
-//! document still exists in D1 ([`live`]): deleted content is never retrieved, even while
-//! Vectorize applies a deletion (its writes are asynchronous) or after a deletion failed
-//! half-way.
+//! document still exists in D1 and, for a document, still has the scope and department
+//! the vector was written with ([`live`]): deleted content is never retrieved, and a
+//! document made private leaves public answers at once — even while Vectorize applies
+//! the writes (they become visible after a delay) or the re-indexing waits in its queue.
 
 use concierge_core::boundary::{
     FilterCondition, MAX_VECTOR_ID_BYTES, VectorIndex, VectorMatch, VectorQuery, VectorRecord,
@@ -19,17 +30,137 @@ use concierge_core::boundary::{
 use concierge_core::conversation::Metadata;
 use concierge_core::error::{ServiceError, ServiceErrorKind};
 use serde::Deserialize;
-use wasm_bindgen::JsValue;
+use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use worker::{D1Database, Env};
 
 use super::d1_store::service_error;
 
+#[wasm_bindgen]
+extern "C" {
+    /// The `VECTORIZE` binding: a Vectorize index, or the local double standing in for it.
+    #[derive(Debug, Clone)]
+    type VectorizeIndex;
+
+    #[wasm_bindgen(method, catch)]
+    fn upsert(this: &VectorizeIndex, vectors: JsValue) -> Result<js_sys::Promise, JsValue>;
+
+    #[wasm_bindgen(method, catch)]
+    fn query(
+        this: &VectorizeIndex,
+        vector: JsValue,
+        options: JsValue,
+    ) -> Result<js_sys::Promise, JsValue>;
+
+    #[wasm_bindgen(method, catch, js_name = deleteByIds)]
+    fn delete_by_ids(this: &VectorizeIndex, ids: JsValue) -> Result<js_sys::Promise, JsValue>;
+}
+
+/// The most matches Vectorize returns with metadata (`returnMetadata: "all"`).
+pub(crate) const MAX_TOP_K: usize = 20;
+
+/// The most dimensions a Vectorize vector has.
+pub(crate) const MAX_DIMENSIONS: usize = 1536;
+
+/// The most metadata a Vectorize vector carries, in bytes of JSON.
+const MAX_METADATA_BYTES: usize = 10 * 1024;
+
+/// The most vectors (or ids) in one Vectorize write from a Worker.
+const MAX_BATCH: usize = 1000;
+
+/// The deployment's commands: its `--property-name=` lines are the metadata indexes.
+const SETUP: &str = include_str!("../../../scripts/vectorize-setup.sh");
+
+/// The fields with a metadata index (scripts/vectorize-setup.sh): the only ones a filter
+/// may name.
+pub(crate) fn indexed_fields() -> impl Iterator<Item = &'static str> {
+    SETUP
+        .lines()
+        .filter(|line| {
+            !line.trim_start().starts_with('#') && line.contains("create-metadata-index")
+        })
+        .filter_map(|line| line.split("--property-name=").nth(1))
+        .filter_map(|rest| rest.split_whitespace().next())
+}
+
+/// Refuses what Vectorize would: a filter on a field without a metadata index.
+fn check_filter(query: &VectorQuery) -> Result<(), ServiceError> {
+    for condition in &query.filter.conditions {
+        let key = match condition {
+            FilterCondition::Eq(key, _)
+            | FilterCondition::Ne(key, _)
+            | FilterCondition::In(key, _) => key,
+        };
+        if !indexed_fields().any(|field| field == key) {
+            return Err(ServiceError::new(
+                ServiceErrorKind::Invalid,
+                format!(
+                    "vector filter on `{key}`, which has no metadata index \
+                     (scripts/vectorize-setup.sh lists the indexed fields)"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a vector Vectorize would refuse: no values, more than [`MAX_DIMENSIONS`], or
+/// not `dimensions` long when a batch has set them.
+fn check_values(values: &[f32], dimensions: Option<usize>) -> Result<(), ServiceError> {
+    let invalid = |message: String| Err(ServiceError::new(ServiceErrorKind::Invalid, message));
+    if values.is_empty() || values.len() > MAX_DIMENSIONS {
+        return invalid(format!(
+            "a vector of {} dimensions (Vectorize takes 1 to {MAX_DIMENSIONS}: set the site's \
+             `llm.embed_dimensions` or use another embedding model)",
+            values.len()
+        ));
+    }
+    if let Some(expected) = dimensions
+        && values.len() != expected
+    {
+        return invalid(format!(
+            "vectors of {} and {expected} dimensions in one write",
+            values.len()
+        ));
+    }
+    if values.iter().any(|v| !v.is_finite()) {
+        return invalid("a vector with a value that is not a finite number".into());
+    }
+    Ok(())
+}
+
+/// Refuses records Vectorize would refuse (ids, dimensions, metadata size).
+fn check_records(records: &[VectorRecord]) -> Result<(), ServiceError> {
+    let dimensions = records.first().map(|r| r.values.len());
+    for record in records {
+        if record.id.is_empty() || record.id.len() > MAX_VECTOR_ID_BYTES {
+            return Err(ServiceError::new(
+                ServiceErrorKind::Invalid,
+                format!("vector id over {MAX_VECTOR_ID_BYTES} bytes: {}", record.id),
+            ));
+        }
+        check_values(&record.values, dimensions)?;
+        let size = serde_json::to_string(&record.metadata).map_or(usize::MAX, |m| m.len());
+        if size > MAX_METADATA_BYTES {
+            return Err(ServiceError::new(
+                ServiceErrorKind::Invalid,
+                format!(
+                    "vector {} has {size} bytes of metadata; Vectorize stores at most \
+                     {MAX_METADATA_BYTES} (its text is a chunk too long to index)",
+                    record.id
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Where vectors live.
 #[derive(Debug)]
 enum Backend {
     /// The `VECTORIZE` binding.
-    Vectorize(JsValue),
+    Vectorize(VectorizeIndex),
     /// The `local_vectors` D1 table.
     Local,
 }
@@ -53,7 +184,7 @@ impl Vectors {
         let backend = if backend == "local" || binding.is_undefined() {
             Backend::Local
         } else {
-            Backend::Vectorize(binding)
+            Backend::Vectorize(binding.unchecked_into())
         };
         Ok(Self {
             backend,
@@ -62,11 +193,20 @@ impl Vectors {
     }
 }
 
+/// A rejected binding call: its message (an `Error`'s own message is not enumerable, so
+/// JSON would lose it), as Vectorize words it (`VECTOR_QUERY_ERROR (code = …): …`).
 fn js_error(err: JsValue) -> ServiceError {
-    let detail = js_sys::JSON::stringify(&err)
-        .map(String::from)
-        .unwrap_or_else(|_| "vectorize error".into());
-    ServiceError::new(ServiceErrorKind::Unavailable, detail)
+    let detail = match err.dyn_ref::<js_sys::Error>() {
+        Some(error) => String::from(error.message()),
+        None => err
+            .as_string()
+            .or_else(|| js_sys::JSON::stringify(&err).ok().map(String::from))
+            .unwrap_or_else(|| "vectorize error".into()),
+    };
+    ServiceError::new(
+        ServiceErrorKind::Unavailable,
+        format!("vectorize: {detail}"),
+    )
 }
 
 fn to_js<T: serde::Serialize>(value: &T) -> Result<JsValue, ServiceError> {
@@ -75,13 +215,11 @@ fn to_js<T: serde::Serialize>(value: &T) -> Result<JsValue, ServiceError> {
     js_sys::JSON::parse(&text).map_err(js_error)
 }
 
-async fn call(binding: &JsValue, method: &str, args: &[JsValue]) -> Result<JsValue, ServiceError> {
-    let function: js_sys::Function = js_sys::Reflect::get(binding, &method.into())
-        .map_err(js_error)?
-        .into();
-    let array = args.iter().collect::<js_sys::Array>();
-    let promise: js_sys::Promise = function.apply(binding, &array).map_err(js_error)?.into();
-    JsFuture::from(promise).await.map_err(js_error)
+/// Awaits a binding call.
+async fn settle(call: Result<js_sys::Promise, JsValue>) -> Result<JsValue, ServiceError> {
+    JsFuture::from(call.map_err(js_error)?)
+        .await
+        .map_err(js_error)
 }
 
 fn site_of(metadata: &Metadata) -> &str {
@@ -156,22 +294,18 @@ impl VectorIndex for Vectors {
         if records.is_empty() {
             return Ok(());
         }
-        if let Some(record) = records.iter().find(|r| r.id.len() > MAX_VECTOR_ID_BYTES) {
-            return Err(ServiceError::new(
-                ServiceErrorKind::Invalid,
-                format!("vector id over {MAX_VECTOR_ID_BYTES} bytes: {}", record.id),
-            ));
-        }
+        check_records(records)?;
         let db = &self.db;
         match &self.backend {
             Backend::Vectorize(binding) => {
-                let vectors: Vec<serde_json::Value> = records
-                    .iter()
-                    .map(|r| serde_json::json!({"id": r.id, "values": r.values, "metadata": r.metadata}))
-                    .collect();
-                call(binding, "upsert", &[to_js(&vectors)?])
-                    .await
-                    .map(|_| ())
+                for batch in records.chunks(MAX_BATCH) {
+                    let vectors: Vec<serde_json::Value> = batch
+                        .iter()
+                        .map(|r| serde_json::json!({"id": r.id, "values": r.values, "metadata": r.metadata}))
+                        .collect();
+                    settle(binding.upsert(to_js(&vectors)?)).await?;
+                }
+                Ok(())
             }
             Backend::Local => {
                 let mut statements = Vec::with_capacity(records.len());
@@ -215,6 +349,20 @@ impl VectorIndex for Vectors {
         let site = query.site_id().ok_or_else(|| {
             ServiceError::new(ServiceErrorKind::Invalid, "vector query without site_id")
         })?;
+        check_filter(query)?;
+        check_values(&query.vector, None)?;
+        // Vectorize returns at most 20 matches with their metadata: ask for no more, on
+        // either backend (the same answers locally as in production).
+        let capped;
+        let query = if query.top_k > MAX_TOP_K {
+            capped = VectorQuery {
+                top_k: MAX_TOP_K,
+                ..query.clone()
+            };
+            &capped
+        } else {
+            query
+        };
         let matches = match &self.backend {
             Backend::Vectorize(binding) => {
                 let options = serde_json::json!({
@@ -222,8 +370,7 @@ impl VectorIndex for Vectors {
                     "returnMetadata": "all",
                     "filter": query.filter.to_vectorize_json(),
                 });
-                let result =
-                    call(binding, "query", &[to_js(&query.vector)?, to_js(&options)?]).await?;
+                let result = settle(binding.query(to_js(&query.vector)?, to_js(&options)?)).await?;
                 let text: String = js_sys::JSON::stringify(&result).map_err(js_error)?.into();
                 let parsed: VectorizeMatches = serde_json::from_str(&text)
                     .map_err(|e| ServiceError::new(ServiceErrorKind::Other, e.to_string()))?;
@@ -256,9 +403,12 @@ impl VectorIndex for Vectors {
             return Ok(());
         }
         match &self.backend {
-            Backend::Vectorize(binding) => call(binding, "deleteByIds", &[to_js(&ids)?])
-                .await
-                .map(|_| ()),
+            Backend::Vectorize(binding) => {
+                for batch in ids.chunks(MAX_BATCH) {
+                    settle(binding.delete_by_ids(to_js(&batch)?)).await?;
+                }
+                Ok(())
+            }
             Backend::Local => {
                 let statements = ids
                     .iter()
@@ -381,8 +531,16 @@ async fn live(
         for group in ids.chunks(LIVE_IDS_PER_STATEMENT) {
             let placeholders: Vec<String> =
                 (0..group.len()).map(|i| format!("?{}", i + 2)).collect();
+            // A document's current scope and department: its vectors carry the ones it
+            // had when they were written.
+            let access = if source == "knowledge" {
+                "scope, department"
+            } else {
+                "NULL AS scope, NULL AS department"
+            };
             let sql = format!(
-                "SELECT '{source}' AS source, id FROM {table} WHERE site_id = ?1 AND id IN ({})",
+                "SELECT '{source}' AS source, id, {access} FROM {table} \
+                 WHERE site_id = ?1 AND id IN ({})",
                 placeholders.join(", ")
             );
             let mut params = vec![JsValue::from(site)];
@@ -394,19 +552,36 @@ async fn live(
     struct Live {
         source: String,
         id: String,
+        #[serde(default)]
+        scope: Option<String>,
+        #[serde(default)]
+        department: Option<String>,
     }
-    let mut present: Vec<(String, String)> = Vec::new();
+    let mut present: Vec<Live> = Vec::new();
     for result in db.batch(statements).await.map_err(service_error)? {
-        present.extend(
-            result
-                .results::<Live>()
-                .map_err(service_error)?
-                .into_iter()
-                .map(|row| (row.source, row.id)),
-        );
+        present.extend(result.results::<Live>().map_err(service_error)?);
     }
+    // A document's vectors count only while it still has the access they were written
+    // with: a document made private is out of public answers before it is re-indexed
+    // (the defaults are the columns' and the indexer's).
+    let same = |m: &VectorMatch, key: &str, now: &Option<String>, default: &str| {
+        let written = m
+            .metadata
+            .get(key)
+            .and_then(|v| v.as_str())
+            .unwrap_or(default);
+        written == now.as_deref().unwrap_or(default)
+    };
     kept.extend(matches.into_iter().filter(|m| {
-        parent(m).is_some_and(|(source, id)| present.iter().any(|(s, i)| s == source && *i == id))
+        parent(m).is_some_and(|(source, id)| {
+            present.iter().any(|row| {
+                row.source == source
+                    && row.id == id
+                    && (source != "knowledge"
+                        || (same(m, "scope", &row.scope, "public")
+                            && same(m, "department", &row.department, "general")))
+            })
+        })
     }));
     Ok(kept)
 }

@@ -98,6 +98,16 @@ impl LlmPatch {
                 "`llm.first_token_timeout_ms` must be 1000 to 120000.",
             ));
         }
+        // Vectorize holds vectors of 1 to 1536 dimensions (bindings/vectors.rs).
+        let most = crate::bindings::vectors::MAX_DIMENSIONS as u32;
+        if self
+            .embed_dimensions
+            .is_some_and(|d| !(1..=most).contains(&d))
+        {
+            return Err(ApiError::bad_request(format!(
+                "`llm.embed_dimensions` must be 1 to {most} (Vectorize's most)."
+            )));
+        }
         if self.max_tokens.is_some_and(|n| !(16..=32_768).contains(&n)) {
             return Err(ApiError::bad_request(
                 "`llm.max_tokens` must be 16 to 32768.",

@@ -30,6 +30,7 @@ mod openai_api;
 mod platform;
 mod real_model;
 mod rental;
+mod retrieval_backends;
 mod scripted_turns;
 mod shop_understanding;
 mod sites;
