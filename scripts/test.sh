@@ -28,6 +28,9 @@ cargo test --quiet -p concierge-widget
 step "AI SDK stream fixtures through the ai package's own parser"
 node tests/ai-sdk/parse.mjs
 
+step "the local Vectorize double's documented limits"
+node --test tests/doubles/vectorize/test/
+
 step "wasm32 builds: core (no_std), widget, Worker"
 cargo build --quiet -p concierge-core --no-default-features --target $WASM
 sh scripts/build.sh

@@ -9,9 +9,10 @@
 # by a service binding of the same name (`VECTORIZE`) to the double: the Worker's code
 # path is production's (RETRIEVAL_BACKEND=vectorize), only the index is local. It is
 # written beside wrangler.toml (wrangler.vectorize-double.toml, ignored by git) so its
-# relative paths still hold; it depends on wrangler.toml alone, so concurrent runs write
-# the same file. The double's configuration goes to DIR, with DELAY_MS (how long a write
-# takes to become visible; default 1000) and DIMENSIONS (default: the index's, from
+# relative paths still hold; it depends on wrangler.toml alone, and is replaced only when
+# that changed (a running `wrangler dev` reloads on a new file, and the double forgets its
+# vectors). The double's configuration goes to DIR, with DELAY_MS (how long a write takes
+# to become visible; default 1000) and DIMENSIONS (default: the index's, from
 # scripts/vectorize-setup.sh).
 set -eu
 ROOT="${CONCIERGE_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}"
@@ -36,7 +37,11 @@ awk '
     }
 ' "$ROOT/wrangler.toml" >"$tmp"
 grep -q '^binding = "VECTORIZE"' "$tmp" || { echo "vectorize-double: no VECTORIZE binding written" >&2; exit 1; }
-mv "$tmp" "$concierge"
+if cmp -s "$tmp" "$concierge"; then
+    rm -f "$tmp"
+else
+    mv "$tmp" "$concierge"
+fi
 
 double="$DIR/vectorize-double.toml"
 sed -e "s|^main = \"src/worker.js\"|main = \"$ROOT/tests/doubles/vectorize/src/worker.js\"|" \

@@ -87,7 +87,13 @@ fn every_filtered_field_has_a_metadata_index_and_every_index_is_used() {
     filtered_fields(&root.join("shared/src"), &mut filtered);
     filtered_fields(&root.join("edge/src"), &mut filtered);
     // The scan finds the filters it must (a broken scan would pass anything).
-    for known in ["site_id", "source", "conversation_id", "scope", "department"] {
+    for known in [
+        "site_id",
+        "source",
+        "conversation_id",
+        "scope",
+        "department",
+    ] {
         assert!(filtered.contains(known), "{known} among {filtered:?}");
     }
     let missing: Vec<&String> = filtered.difference(&indexed).collect();
@@ -120,7 +126,9 @@ fn the_setup_creates_the_index_wrangler_binds_with_the_models_dimensions() {
     // bge-m3 (wrangler.toml's EMBED_MODEL) embeds in 1024 dimensions, compared by cosine.
     assert!(wrangler.contains("EMBED_MODEL = \"bge-m3\""));
     assert!(setup.contains("VECTORIZE_DIMENSIONS:-1024}"));
-    assert!(setup.contains("vectorize create \"$INDEX\" --dimensions=\"$DIMENSIONS\" --metric=cosine"));
+    assert!(
+        setup.contains("vectorize create \"$INDEX\" --dimensions=\"$DIMENSIONS\" --metric=cosine")
+    );
     let printed = std::process::Command::new("sh")
         .arg(root.join("scripts/vectorize-setup.sh"))
         .arg("--print")

@@ -508,3 +508,57 @@ fn embedding_dimensions_above_the_index_limit_are_refused() {
         }
     }
 }
+
+/// `RETRIEVAL=vectorize-double make dev`: the Worker runs the Vectorize code path against
+/// the local double; "Concierge is running" means the demo knowledge bases were indexed
+/// through it and are found by a search (scripts/seed-demo.mjs checks), and they are.
+#[test]
+fn make_dev_runs_retrieval_against_the_vectorize_double_on_request() {
+    use concierge_e2e::{free_port, repo_root, scratch_dir, supervise_command};
+    let upstream = ScriptedUpstream::start();
+    let dir = scratch_dir("make-dev-vectorize");
+    let port = free_port();
+    let log = dir.join("dev.log");
+    let command: Vec<String> = [
+        "env".to_string(),
+        format!("PORT={port}"),
+        format!("CONCIERGE_STATE_DIR={}", dir.join("state").display()),
+        format!("LLM_BASE_URL={}/v1", upstream.base_url),
+        "RETRIEVAL=vectorize-double".to_string(),
+        // The scripted embeddings endpoint answers 64 dimensions unless asked for others.
+        "VECTORIZE_DOUBLE_DIMENSIONS=64".to_string(),
+        "sh".to_string(),
+        repo_root().join("scripts/dev.sh").display().to_string(),
+    ]
+    .into();
+    let mut dev = supervise_command(&command, &log);
+    let read_log = || std::fs::read_to_string(&log).unwrap_or_default();
+    eventually(Duration::from_secs(400), "make dev to be running", || {
+        let text = read_log();
+        assert!(!text.contains("make dev failed"), "{text}");
+        text.contains("Concierge is running").then_some(())
+    });
+    let text = read_log();
+    assert!(
+        text.contains("against the local Vectorize double"),
+        "{text}"
+    );
+    let wrangler =
+        std::fs::read_to_string(repo_root().join(format!("target/dev-logs/{port}/wrangler.log")))
+            .unwrap_or_default();
+    assert!(
+        wrangler.contains("env.VECTORIZE (concierge-vectorize-double)"),
+        "{wrangler}"
+    );
+    let (status, body) = into_parts(
+        agent()
+            .post(&format!("http://127.0.0.1:{port}/admin/search"))
+            .set("x-api-key", "sk_kb_demo_local_only")
+            .send_json(json!({"query": "đi muộn"})),
+    );
+    assert_eq!(status, 200, "{body}");
+    let found: Value = serde_json::from_str(&body).unwrap();
+    assert!(!found["results"].as_array().unwrap().is_empty(), "{body}");
+    drop(dev.stdin.take());
+    let _ = dev.wait();
+}
