@@ -24,7 +24,9 @@ mod vector;
 use alloc::string::{String, ToString};
 
 pub use cache::{CACHE_KEY_PREFIX, CacheKey, KvCache, MIN_TTL_SECONDS};
-pub use data::{DataConnection, DataField, DataFuture, DataRows, DataSets};
+pub use data::{
+    AggregateQuery, AggregateRow, DataConnection, DataField, DataFuture, DataRows, DataSets,
+};
 pub use logs::{KnowledgeState, LogEntry, LogQuery, fts_any_of};
 pub use model::{ChatModel, ChatRequest, ChatSink, Constraint, parse_tool_call, tool_call_schema};
 pub use records::{CalendarDate, WarrantyRecord, WarrantyRecords};

@@ -12,7 +12,7 @@ use core::cell::RefCell;
 use core::future::poll_fn;
 use core::task::{Poll, Waker};
 
-use super::Platform;
+use super::contract::Platform;
 use crate::boundary::{
     ChatModel, ChatRequest, ChatSink, Clock, Constraint, ConversationStore, EmbedQueue, Ids,
     KnowledgeState, LogEntry, LogQuery, Logger, NewTurn, RentalData, TurnContext, TurnOpening,

@@ -11,8 +11,8 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::lifecycle::{assistant_message, queue_embedding};
-use super::{Platform, Turn, TurnMode};
+use super::contract::{Platform, Turn, TurnMode};
+use super::steps::{assistant_message, queue_embedding};
 use crate::agent::{ReactConfig, ReactEnd, ToolRegistry, run_react};
 use crate::boundary::{ChatModel, ChatRequest, ConversationStore};
 use crate::chat::{ChatEvent, FinishReason, UpstreamError, Usage};

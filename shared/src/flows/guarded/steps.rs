@@ -5,10 +5,10 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use super::calls::{accumulate_summary, complete, step, upstream_error};
 use super::config::{
     GuardedConfig, KEEP_RECENT_MESSAGES, MAX_SEARCH_RESULTS, SEARCH_TOOL, SUMMARIZE_THRESHOLD,
 };
-use super::flow::{complete, step, upstream_error};
 use super::prompt;
 use super::sources::{SourcesCut, results_text};
 use crate::boundary::{ChatModel, ChatRequest, ConversationStore, LogRecord, WebSearch};
@@ -17,8 +17,6 @@ use crate::conversation::{MessageKind, Metadata, Summary};
 use crate::engine::{Platform, Turn, TurnMode, store_reply};
 use crate::error::Error;
 use crate::turn::TurnEvent;
-
-use super::flow::accumulate_summary;
 
 /// The accumulated summary, `""` when there is none; a read error degrades to `""`
 /// (seed: "continue without memory"), logged.

@@ -6,13 +6,13 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use serde_json::{Map, Value, json};
 
+use super::answer::{CachedAnswer, ROUTE, answered};
 use super::config::{AgentConfig, KnowledgeConfig, sentence};
 use super::plan::Plan;
 use super::prompt;
 use super::resolve::{AgentAnswer, Resolution};
 use super::respond::{evidence_json, stream_final};
 use super::run::Execution;
-use super::turn::{CachedAnswer, ROUTE, answered};
 use crate::conversation::{Language, MessageKind, Metadata};
 use crate::engine::{Answer, Platform, Turn, store_reply};
 use crate::error::Error;

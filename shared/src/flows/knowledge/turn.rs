@@ -1,12 +1,11 @@
 //! One `knowledge` turn, node by node (see the module docs for the graph).
 
-use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::Cell;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::access::Access;
+use super::answer::{CachedAnswer, ROUTE, answered};
 use super::config::{AgentConfig, KnowledgeConfig};
 use super::exec::{Exec, complete};
 use super::fallback::{partial, serve_cached};
@@ -20,28 +19,11 @@ use super::respond::{
 };
 use super::run::{Execution, execute};
 use crate::boundary::{CacheKey, KvCache, LogRecord};
-use crate::conversation::{MessageKind, Metadata, StoredMessage};
+use crate::conversation::{MessageKind, Metadata};
 use crate::engine::{Answer, Platform, Turn, store_reply};
 use crate::error::Error;
 use crate::payload::Payload;
 use crate::turn::TurnEvent;
-
-/// The graph nodes a planned turn visits.
-pub(super) const ROUTE: [&str; 5] = [
-    "orchestrator",
-    "reflection_router",
-    "agent_execution",
-    "conflict_resolution",
-    "final_response",
-];
-
-/// An answer kept in the answer cache.
-#[derive(Debug, Serialize, Deserialize)]
-pub(super) struct CachedAnswer {
-    pub(super) answer: String,
-    pub(super) output: Value,
-    pub(super) metadata: Metadata,
-}
 
 pub(super) async fn answer<P: Platform>(
     config: &KnowledgeConfig,
@@ -324,20 +306,6 @@ fn progress(message: &str, percentage: f32, stage: &str) -> TurnEvent {
         message: message.into(),
         percentage: Some(percentage),
         stage: Some(stage.into()),
-    }
-}
-
-pub(super) fn answered(
-    reply: StoredMessage,
-    confidence: Option<f64>,
-    route: Vec<&'static str>,
-) -> Answer {
-    Answer {
-        reply,
-        intent: None,
-        confidence: confidence.map(|c| c as f32),
-        usage: None,
-        route,
     }
 }
 

@@ -1,0 +1,61 @@
+//! What the flow and its steps share: the model call that collects a text, the step log
+//! line, the upstream error, and the seed's summary accumulation.
+
+use alloc::format;
+use alloc::string::String;
+
+use crate::boundary::{ChatModel, ChatRequest, LogRecord, Logger};
+use crate::chat::ChatEvent;
+use crate::engine::Platform;
+use crate::error::{ChatModelError, ChatModelErrorKind, Error};
+
+/// The seed's accumulation: `existing + "\n\n" + new`, or just `new` when there is no
+/// summary yet.
+pub fn accumulate_summary(existing: &str, new: &str) -> String {
+    if existing.trim().is_empty() {
+        String::from(new)
+    } else {
+        format!("{existing}\n\n{new}")
+    }
+}
+
+pub(super) fn step(logger: &dyn Logger, conversation_id: &str, step: &'static str, msg: &str) {
+    logger.log(&LogRecord::Step {
+        conversation_id,
+        step,
+        msg,
+    });
+}
+
+/// Runs `request` on `model` (the site's when `None`) and collects its text.
+pub(super) async fn complete<P: Platform>(
+    platform: &P,
+    model: Option<&str>,
+    request: &ChatRequest,
+) -> Result<String, Error> {
+    let mut text = String::new();
+    let mut upstream = None;
+    let mut sink = |event: ChatEvent| match event {
+        ChatEvent::TextDelta(delta) => text.push_str(&delta),
+        ChatEvent::Error(error) => upstream = Some(error),
+        _ => {}
+    };
+    match model {
+        Some(model) => {
+            platform
+                .model()
+                .stream_with_model(model, request, &mut sink)
+                .await
+        }
+        None => platform.model().stream(request, &mut sink).await,
+    }
+    .map_err(Error::ChatModel)?;
+    match upstream {
+        Some(error) => Err(upstream_error(&error.message)),
+        None => Ok(text),
+    }
+}
+
+pub(super) fn upstream_error(message: &str) -> Error {
+    Error::ChatModel(ChatModelError::new(ChatModelErrorKind::Upstream, message))
+}
