@@ -48,7 +48,7 @@ pub enum Received {
     Refused {
         /// The id announced for the visitor's (unstored) message.
         user_message_id: String,
-        /// The refusal, as an unstored [`MessageKind::Refusal`] reply.
+        /// The refusal, as an unstored [`MessageKind::Refusal`](crate::conversation::MessageKind::Refusal) reply.
         reply: StoredMessage,
         /// The language of the refusal.
         language: crate::conversation::Language,
