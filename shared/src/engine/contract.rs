@@ -143,9 +143,9 @@ impl Default for TurnConfig {
 /// A template: its settings, its greeting and its answer steps.
 ///
 /// The engine runs everything around [`Assistant::answer`]; the answer streams into
-/// [`Turn::sink`] and stores its reply with [`store_reply`](super::store_reply), [`stream_answer`](super::stream_answer) or
-/// [`react_answer`](super::react_answer) (which apply the turn's mode: stored or stateless, partial text kept
-/// or not).
+/// [`Turn::sink`] and stores its reply with [`store_reply`](super::store_reply),
+/// [`stream_answer`](super::stream_answer) or [`react_answer`](super::react_answer) (which
+/// apply the turn's mode: stored or stateless, partial text kept or not).
 // `async fn` in a public trait: its futures carry no `Send` bound, which is what we want —
 // Workers and browsers are single-threaded.
 #[allow(async_fn_in_trait)]
