@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use concierge_core::boundary::{
-    ChatModel, ChatRequest, ChatSink, Constraint, Embedder, tool_call_schema,
+    ChatModel, ChatRequest, ChatSink, Constraint, Embedder, ModelCall, tool_call_schema,
 };
 use concierge_core::chat::ChatEvent;
 use concierge_core::error::{ChatModelError, ChatModelErrorKind, ServiceError, ServiceErrorKind};
@@ -361,30 +361,15 @@ impl Upstream {
 impl ChatModel for Upstream {
     async fn stream(
         &self,
-        request: &ChatRequest,
+        call: &ModelCall<'_>,
         sink: &mut dyn ChatSink,
     ) -> Result<(), ChatModelError> {
-        self.stream_on(&self.model, request, &Constraint::default(), sink)
-            .await
-    }
-
-    async fn stream_with_model(
-        &self,
-        model: &str,
-        request: &ChatRequest,
-        sink: &mut dyn ChatSink,
-    ) -> Result<(), ChatModelError> {
-        self.stream_on(model, request, &Constraint::default(), sink)
-            .await
-    }
-
-    async fn stream_constrained(
-        &self,
-        constraint: &Constraint<'_>,
-        request: &ChatRequest,
-        sink: &mut dyn ChatSink,
-    ) -> Result<(), ChatModelError> {
-        match self.stream_on(&self.model, request, constraint, sink).await {
+        let (model, request, constraint) = (
+            call.model.unwrap_or(&self.model),
+            call.request,
+            &call.constraint,
+        );
+        match self.stream_on(model, request, constraint, sink).await {
             // A provider without structured output or `tool_choice` refuses the request:
             // ask plainly (the caller checks the reply either way).
             Err(error)
@@ -392,7 +377,7 @@ impl ChatModel for Upstream {
                     && matches!(error.kind, ChatModelErrorKind::Status(400 | 422)) =>
             {
                 let plain = Constraint::default();
-                self.stream_on(&self.model, request, &plain, sink).await
+                self.stream_on(model, request, &plain, sink).await
             }
             other => other,
         }
@@ -453,7 +438,7 @@ impl Upstream {
     }
 
     /// [`ChatModel::stream`] on the provider's model `model` (`constraint`: see
-    /// [`ChatModel::stream_constrained`]).
+    /// [`ModelCall::constraint`]).
     async fn stream_on(
         &self,
         model: &str,

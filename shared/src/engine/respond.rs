@@ -14,7 +14,7 @@ use alloc::vec::Vec;
 use super::contract::{Platform, Turn, TurnMode};
 use super::steps::{assistant_message, queue_embedding};
 use crate::agent::{ReactConfig, ReactEnd, ToolRegistry, run_react};
-use crate::boundary::{ChatModel, ChatRequest, ConversationStore};
+use crate::boundary::{ChatModel, ChatRequest, ConversationStore, ModelCall};
 use crate::chat::{ChatEvent, FinishReason, UpstreamError, Usage};
 use crate::conversation::{MessageKind, Metadata, StoredMessage, ToolStep};
 use crate::error::{ChatModelError, ChatModelErrorKind, Error};
@@ -91,7 +91,10 @@ pub async fn stream_answer<P: Platform>(
         ChatEvent::Error(error) if upstream.is_none() => upstream = Some(error),
         _ => {}
     };
-    let streamed = platform.model().stream(request, &mut on_event).await;
+    let streamed = platform
+        .model()
+        .stream(&ModelCall::new(request), &mut on_event)
+        .await;
     let failure = match (streamed, upstream) {
         (Err(error), _) => Some(Error::ChatModel(error)),
         (Ok(()), Some(error)) => Some(upstream_error(&error)),

@@ -16,11 +16,11 @@ use super::{
 };
 use crate::agent::{ReactEnd, Tool, ToolRegistry, run_react};
 use crate::boundary::{
-    ChatModel, ChatRequest, Constraint, DataConnection, DataFuture, DataRows, DataSets,
+    ChatModel, ChatRequest, Constraint, DataConnection, DataFuture, DataRows, DataSets, ModelCall,
 };
 use crate::chat::{ChatEvent, ChatMessage};
 use crate::conversation::{Language, MessageKind, Metadata, StoredMessage};
-use crate::engine::{Answer, Platform, Turn, TurnMode, store_reply};
+use crate::engine::{self, Answer, Platform, Turn, TurnMode, store_reply};
 use crate::error::{ChatModelError, Error};
 use crate::turn::TurnEvent;
 
@@ -132,27 +132,11 @@ async fn collect<M: ChatModel>(
     labels: &[&str],
     request: &ChatRequest,
 ) -> Result<String, ChatModelError> {
-    let mut text = String::new();
-    let mut failed = None;
-    let mut on_event = |event: ChatEvent| match event {
-        ChatEvent::TextDelta(delta) => text.push_str(&delta),
-        ChatEvent::Error(error) => failed = Some(error.message),
-        _ => {}
-    };
     let constraint = Constraint {
         one_of: labels,
         ..Constraint::default()
     };
-    model
-        .stream_constrained(&constraint, request, &mut on_event)
-        .await?;
-    match failed {
-        Some(message) => Err(ChatModelError::new(
-            crate::error::ChatModelErrorKind::Upstream,
-            message,
-        )),
-        None => Ok(text),
-    }
+    engine::complete(model, &ModelCall::new(request).constrained(constraint)).await
 }
 
 /// What a streamed node showed.
@@ -205,7 +189,7 @@ async fn stream_text<M: ChatModel>(
             }
             _ => {}
         };
-        model.stream(request, &mut on_event).await
+        model.stream(&ModelCall::new(request), &mut on_event).await
     };
     let rest = normaliser.finish();
     emit(rest, &mut shown);

@@ -4,9 +4,8 @@
 use alloc::format;
 use alloc::string::String;
 
-use crate::boundary::{ChatModel, ChatRequest, LogRecord, Logger};
-use crate::chat::ChatEvent;
-use crate::engine::Platform;
+use crate::boundary::{ChatRequest, LogRecord, Logger, ModelCall};
+use crate::engine::{self, Platform};
 use crate::error::{ChatModelError, ChatModelErrorKind, Error};
 
 /// The seed's accumulation: `existing + "\n\n" + new`, or just `new` when there is no
@@ -33,27 +32,10 @@ pub(super) async fn complete<P: Platform>(
     model: Option<&str>,
     request: &ChatRequest,
 ) -> Result<String, Error> {
-    let mut text = String::new();
-    let mut upstream = None;
-    let mut sink = |event: ChatEvent| match event {
-        ChatEvent::TextDelta(delta) => text.push_str(&delta),
-        ChatEvent::Error(error) => upstream = Some(error),
-        _ => {}
-    };
-    match model {
-        Some(model) => {
-            platform
-                .model()
-                .stream_with_model(model, request, &mut sink)
-                .await
-        }
-        None => platform.model().stream(request, &mut sink).await,
-    }
-    .map_err(Error::ChatModel)?;
-    match upstream {
-        Some(error) => Err(upstream_error(&error.message)),
-        None => Ok(text),
-    }
+    let call = ModelCall::new(request).on_model(model);
+    engine::complete(platform.model(), &call)
+        .await
+        .map_err(Error::ChatModel)
 }
 
 pub(super) fn upstream_error(message: &str) -> Error {

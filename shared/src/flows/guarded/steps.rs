@@ -11,7 +11,7 @@ use super::config::{
 };
 use super::prompt;
 use super::sources::{SourcesCut, results_text};
-use crate::boundary::{ChatModel, ChatRequest, ConversationStore, LogRecord, WebSearch};
+use crate::boundary::{ChatModel, ChatRequest, ConversationStore, LogRecord, ModelCall, WebSearch};
 use crate::chat::{ChatEvent, FinishReason, Usage};
 use crate::conversation::{MessageKind, Metadata, Summary};
 use crate::engine::{Platform, Turn, TurnMode, store_reply};
@@ -103,11 +103,8 @@ pub(super) async fn generate<P: Platform>(
             ChatEvent::Error(error) if upstream.is_none() => upstream = Some(error),
             _ => {}
         };
-        let model = platform.model();
-        match config.chat_model.as_deref() {
-            Some(name) => model.stream_with_model(name, request, &mut on_event).await,
-            None => model.stream(request, &mut on_event).await,
-        }
+        let call = ModelCall::new(request).on_model(config.chat_model.as_deref());
+        platform.model().stream(&call, &mut on_event).await
     };
     let rest = cut.finish();
     if !rest.is_empty() && upstream.is_none() && streamed.is_ok() {

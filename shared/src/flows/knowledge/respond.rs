@@ -13,7 +13,7 @@ use super::output::{EndSplitter, permission_entry, router_entry};
 use super::plan::Plan;
 use super::resolve::Resolution;
 use super::run::Execution;
-use crate::boundary::{ChatModel, ChatRequest};
+use crate::boundary::{ChatModel, ChatRequest, ModelCall};
 use crate::chat::ChatEvent;
 use crate::conversation::Metadata;
 use crate::engine::{Platform, Turn};
@@ -100,7 +100,10 @@ pub(super) async fn stream_final<P: Platform>(
         ChatEvent::Error(error) if upstream.is_none() => upstream = Some(error),
         _ => {}
     };
-    let result = platform.model().stream(request, &mut on_event).await;
+    let result = platform
+        .model()
+        .stream(&ModelCall::new(request), &mut on_event)
+        .await;
     let failure = match (result, upstream) {
         (Err(error), _) => Some(Error::ChatModel(error)),
         (Ok(()), Some(error)) => Some(Error::ChatModel(crate::error::ChatModelError::new(

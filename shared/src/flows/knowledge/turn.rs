@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::access::Access;
 use super::answer::{CachedAnswer, ROUTE, answered};
 use super::config::{AgentConfig, KnowledgeConfig};
-use super::exec::{Exec, complete};
+use super::exec::Exec;
 use super::fallback::{partial, serve_cached};
 use super::output::{parse_tail, router_entry};
 use super::plan::{PlanError, RouterOutput, direct_plan, parse_router};
@@ -18,9 +18,9 @@ use super::respond::{
     reply_metadata, stream_final,
 };
 use super::run::{Execution, execute};
-use crate::boundary::{CacheKey, KvCache, LogRecord};
+use crate::boundary::{CacheKey, KvCache, LogRecord, ModelCall};
 use crate::conversation::{MessageKind, Metadata};
-use crate::engine::{Answer, Platform, Turn, store_reply};
+use crate::engine::{self, Answer, Platform, Turn, store_reply};
 use crate::error::Error;
 use crate::payload::Payload;
 use crate::turn::TurnEvent;
@@ -83,7 +83,8 @@ pub(super) async fn answer<P: Platform>(
         let mut routed = None;
         for attempt in 0..2 {
             let request = prompt::router(config, &agents, &history, &query, error);
-            let Ok(reply) = complete(platform.model(), &request).await else {
+            let Ok(reply) = engine::complete(platform.model(), &ModelCall::new(&request)).await
+            else {
                 break;
             };
             match parse_router(&reply, &query, config, &access, logs_usable) {

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::{QA_SOURCE, Run, SqlOutcome, qa_vector_id};
 use crate::boundary::{
-    ChatModel, MetadataFilter, QaRecord, ReadOnlyQuery, SqlReader, SqlRows, TableSchema,
+    ChatModel, MetadataFilter, ModelCall, QaRecord, ReadOnlyQuery, SqlReader, SqlRows, TableSchema,
     VectorIndex, VectorQuery, VectorRecord,
 };
 use crate::chat::ChatEvent;
@@ -237,7 +237,11 @@ impl<P: Platform> Run<'_, '_, '_, P> {
             ChatEvent::Error(error) if failure.is_none() => failure = Some(error.message),
             _ => {}
         };
-        let streamed = self.platform.model().stream(&request, &mut on_event).await;
+        let streamed = self
+            .platform
+            .model()
+            .stream(&ModelCall::new(&request), &mut on_event)
+            .await;
         streamed.map_err(Error::ChatModel)?;
         if let Some(message) = failure {
             let error = ChatModelError::new(ChatModelErrorKind::Upstream, message);
