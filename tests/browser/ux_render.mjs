@@ -7,7 +7,8 @@
 // Usage: node ux_render.mjs <scenario> <page_url> <artifact_dir> <profile_dir>
 // Scenarios: md-table, labels, chart, role. Environment: WORKER, SECRET_KEY, SCRIPT_FILE
 // (JSON {"turns": [script, …]}), LANG (vi or en: the embed tag's data-lang).
-// Screenshots: <artifact_dir>/ux-render-<scenario>-<lang>-{desktop,phone}[-reloaded].png.
+// Screenshots: <artifact_dir>/ux-render-<scenario>-<lang>-{desktop,phone}[-reloaded].png, and
+// each chart alone: ux-render-chart-<lang>-<viewport>-<n>.png.
 // Prints "ok <scenario>" on success.
 import { chromium } from "playwright-core";
 import assert from "node:assert/strict";
@@ -192,8 +193,12 @@ const scenarios = {
   /** Charts a visitor can read: a title, the values (labels or an axis) formatted, a
    * legend for several series, text at least 12 px on screen, a text alternative in the
    * conversation's language with the values. */
-  async chart(frame) {
+  async chart(frame, { viewport }) {
     const expect = JSON.parse(env.EXPECT);
+    const figures = last(frame, ".cw-chart");
+    for (let i = 0; i < (await figures.count()); i++) {
+      await figures.nth(i).screenshot({ path: `${artifacts}/ux-render-chart-${LANG}-${viewport}-${i + 1}.png` });
+    }
     const charts = await last(frame, ".cw-chart").evaluateAll((figs) => figs.map((f) => {
       const svg = f.querySelector("svg");
       const scale = svg.getScreenCTM().a;

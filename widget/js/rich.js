@@ -1,8 +1,15 @@
-// Rich turns in the chat panel: tool rows, a plan's progress bar, a turn's payloads —
-// lists, tables, charts (inline SVG), sources, evidence, and follow-up and control
-// questions as chips — and feedback (thumbs, optional comment) and copy on each answer,
-// drawn with DOM calls only from the answer's events or its stored message
-// (widget/src/rich.rs forwards them).
+// Rich turns in the chat panel: the answer's safe markdown (bottom of this file), tool rows,
+// a plan's progress bar, a turn's payloads — lists, tables, charts (inline SVG), sources,
+// evidence, and follow-up and control questions as chips — and feedback (thumbs, optional
+// comment) and copy on each answer, drawn with DOM calls only from the answer's text and
+// events or its stored message (widget/src/rich.rs forwards them). Everything is in the
+// panel's language: names from the payloads (`area_m2`, `check_stock`) through a
+// vocabulary, numbers, prices and dates in the language's format, a plan's stages in the
+// panel's words.
+//
+// Another page (the console's conversation view) uses the same entry points: `setup(words,
+// lang, origin)` once, then per message `markdown(bodyElement, text)` and
+// `render(element, payloads)`; `stored`/`mount`/`event` add feedback and live events.
 //
 // Every payload string becomes a text node or an attribute value, never markup. Links
 // point only to absolute http(s) URLs or to site-relative paths on the embedding page's
@@ -26,8 +33,8 @@ const GLYPH = FONT * 0.52; // a glyph's average width, to decide what fits
 // [working, done, failed, table, showing×3, sources, evidence, follow-ups, control, up and
 //  down (names), up and down (visible), copy, copied, comment, send comment, thanks,
 //  stages×4 (plan ready, "step {0}/{1}: {2}", "{0}/{1} steps done", resolving), currency,
-//  chart kinds×3 (bar, line, pie) and a chart's default title, a tool with no known word,
-//  the vocabulary] (widget/src/rich.rs)
+//  chart kinds×3 (bar, line, pie) and a chart's default title, the vocabulary, a tool with
+//  no known word] (widget/src/rich.rs builds it from widget/src/i18n.rs)
 let words = [];
 let format, compact, percent, day;
 let vocab = new Map();
@@ -149,6 +156,12 @@ function draw(key) {
     for (const payload of turn.payloads) paint(rich, payload);
   }
   footer(key);
+}
+
+/** A message's payloads drawn into `out`, without feedback or copy: for a page that only
+ * shows a conversation (after `setup`). */
+export function render(out, payloads) {
+  for (const payload of arr(payloads)) paint(out, payload);
 }
 
 function paint(out, payload) {
@@ -280,8 +293,9 @@ const isPrice = (name) =>
   /price|cost|amount|revenue|fee|budget|salary|(^|[\s_])(gia|tien|doanh|luong|phi)([\s_]|$)|giá(?! trị)|tiền|doanh thu|phí|lương/i.test(name) &&
   !/vnd|usd|₫|\(đ\)|\$| đ$/i.test(name);
 
-/** `n` formatted, with the currency when `name` names an amount. */
-const amount = (n, name) => num(n) + (isPrice(name) ? ` ${words[24]}` : "");
+/** `n` formatted, with the currency when `name` names an amount of money and `n` is one
+ * (from 1,000: no price is less; a smaller figure is in some other unit, e.g. millions). */
+const amount = (n, name) => num(n) + (isPrice(name) && Math.abs(n) >= 1e3 ? ` ${words[24]}` : "");
 
 /** An ISO date (`2026-03-05`, with or without a time) in the panel's format. */
 function date(value) {

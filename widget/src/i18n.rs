@@ -234,7 +234,7 @@ static EN: Strings = Strings {
     control: "Choose an answer",
     feedback: [
         "Helpful answer",
-        "Unhelpful answer",
+        "Answer not helpful",
         "Helpful",
         "Not helpful",
         "Copy",
@@ -326,7 +326,11 @@ mod tests {
     #[test]
     fn rich_turn_words_are_translated_and_keep_their_placeholders() {
         let (vi, en) = (Lang::Vi.strings(), Lang::En.strings());
-        let pairs = vi.stages.iter().zip(en.stages).chain(vi.charts.iter().zip(en.charts));
+        let pairs = vi
+            .stages
+            .iter()
+            .zip(en.stages)
+            .chain(vi.charts.iter().zip(en.charts));
         for (v, e) in pairs.chain([(&vi.currency, en.currency), (&vi.tool, en.tool)]) {
             assert!(!v.trim().is_empty() && !e.trim().is_empty());
             assert_ne!(*v, e, "untranslated: {e}");
@@ -339,7 +343,13 @@ mod tests {
         for vocabulary in [vi.vocabulary, en.vocabulary] {
             for entry in vocabulary.split('|') {
                 let (key, _) = entry.split_once('=').expect("key=words");
-                assert!(!key.is_empty() && key.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'), "{entry}");
+                assert!(
+                    !key.is_empty()
+                        && key
+                            .bytes()
+                            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'),
+                    "{entry}"
+                );
             }
         }
     }
