@@ -188,6 +188,8 @@ const scenarios = {
     assert.deepEqual(await page.$$eval(`${answer} .md-table th`, (t) => t.map((x) => x.textContent)), ["Mẫu", "Giá"], "a GFM table");
     assert.ok(!(await page.textContent(`${answer} .body`)).includes("|---"), "no raw table rule");
     assert.ok(await page.isVisible(`${answer} .cw-table table`), "the table payload");
+    // In the conversation's language (Vietnamese), whatever the console's (English here).
+    assert.ok((await page.textContent(`${answer} .cw-table`)).includes("20.990.000"), "Vietnamese number format");
     assert.ok(await page.isVisible(`${answer} .cw-list a`), "the list payload");
     assert.ok(await page.isVisible(`${answer} .cw-sources li`), "the sources");
     assert.equal(await page.$$eval("#conv-messages .cw-foot button", (b) => b.length), 0, "no vote buttons in the console");

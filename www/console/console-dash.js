@@ -89,7 +89,7 @@
           null).appendChild(document.createElementNS(SVG, "title")).textContent = d.day + ": " + num(s[0]);
         if (bar >= 12) svg(root, "text", { x: (x + s[2] + bar / 2).toFixed(1), y: (y(s[0]) - 4).toFixed(1), "font-size": 12, "text-anchor": "middle", class: "dash-text" }, num(s[0]));
       });
-      if (i % every === 0) {
+      if ((rows.length - 1 - i) % every === 0) {
         svg(root, "text", { x: x.toFixed(1), y: height - bottom + 18, "font-size": FONT, "text-anchor": "middle", class: "dash-text" },
           d.day.slice(8, 10) + "/" + d.day.slice(5, 7));
       }

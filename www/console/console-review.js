@@ -95,13 +95,16 @@ async function openConversation(id) {
   $("conv-title").textContent = t("Conversation {id}", { id });
   $("conv-delete").hidden = false;
   let messages;
+  let lang;
   try {
-    messages = (await api("GET", "/admin/conversations/" + encodeURIComponent(id))).messages || [];
+    const view = await api("GET", "/admin/conversations/" + encodeURIComponent(id));
+    messages = view.messages || [];
+    // Drawn in the conversation's language, as the visitor saw it.
+    lang = view.language === "en" ? "en" : "vi";
   } catch (e) {
     out.appendChild(el("li", { class: "error", text: e.message }));
     return;
   }
-  const lang = window.ConsoleI18n.lang();
   rich.setup(WORDS[lang] || WORDS.vi, lang, "");
   rich.conversation(id, "", "", "");
   messages.forEach((m, i) => {

@@ -27,7 +27,7 @@
       blocked.hidden = false;
       $("try-allow").hidden = true;
       $("try-key-field").hidden = false;
-      $("try-blocked-text").textContent = "This site was created before the console kept its public key: paste it (or rotate the keys).";
+      $("try-blocked-text").textContent = t("This site was created before the console kept its public key: paste it (or rotate the keys).");
       return;
     }
     blocked.hidden = true;
@@ -117,6 +117,7 @@
       var answer = await api("POST", "/admin/site/user-token-secret");
       $("try-secret-value").textContent = answer.user_token_secret;
       $("try-secret-shown").hidden = false;
+      $("try-secret-intro").hidden = true;
       $("try-secret-create").hidden = true;
       app.site.user_token_secret_set = true;
       await mintToken();

@@ -184,6 +184,8 @@
     "The schema's entities: {names}.": "Các thực thể trong lược đồ: {names}.",
     "The chat panel runs only on pages of the site's allowed origins. To try it here, allow this console's origin ({origin}): its pages can then use the site's public key too.":
       "Khung chat chỉ chạy trên các trang thuộc nguồn được phép của trang. Để dùng thử tại đây, hãy cho phép nguồn của bảng điều khiển ({origin}): các trang của nguồn này cũng sẽ dùng được khóa công khai.",
+    "This site was created before the console kept its public key: paste it (or rotate the keys).":
+      "Trang này được tạo trước khi bảng điều khiển lưu khóa công khai: hãy dán khóa đó (hoặc đổi khóa).",
     "Retrieval for: {text}": "Kết quả truy xuất cho: {text}",
     "Nothing found.": "Không tìm thấy gì.",
     "Speaking as {user} until {time}.": "Đang nói với vai {user} đến {time}.",
@@ -211,7 +213,6 @@
     "Allowed: the widget works on pages of {origin}.": "Được phép: widget chạy trên các trang của {origin}.",
     "Not allowed: add {origin} to the allowed origins (Assistant tab), or the widget refuses to run there.":
       "Chưa được phép: hãy thêm {origin} vào nguồn được phép (mục Trợ lý), nếu không widget sẽ không chạy ở đó.",
-    "Conversations": "Hội thoại",
     "Visitor messages": "Tin nhắn của khách",
     "Answered": "Đã trả lời",
     "Unanswered": "Chưa trả lời",

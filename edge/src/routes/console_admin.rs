@@ -276,6 +276,7 @@ pub(crate) async fn conversation(req: Request, env: &Env, id: &str) -> Result<Re
     let body = serde_json::json!({
         "conversation_id": id,
         "user_id": conversation.identity.as_ref().map(|i| i.sub.clone()),
+        "language": conversation.language.as_str(),
         "messages": messages,
     });
     Ok(Response::from_json(&body)?)
