@@ -4,6 +4,7 @@
 
 pub(crate) mod d1_admin;
 pub(crate) mod d1_console;
+pub(crate) mod d1_console_stats;
 pub(crate) mod d1_data;
 pub(crate) mod d1_feedback;
 pub(crate) mod d1_listings;
