@@ -38,12 +38,16 @@ mod model;
 pub mod respond;
 mod stateless;
 mod steps;
+mod streamed;
 
 pub use at_once::Admission;
 pub use contract::{Answer, Assistant, Platform, Refusal, Turn, TurnConfig, TurnMode, TurnOutcome};
 pub use create::{CreatedConversation, NewConversation, create_conversation};
 pub use lifecycle::{Received, answer_job, receive, run_admitted_turn, run_turn};
 pub use model::complete;
-pub use respond::{StreamedAnswer, react_answer, store_reply, stream_answer};
+pub use respond::{StreamedAnswer, react_answer, stream_answer};
 pub use stateless::{StatelessInput, run_stateless};
-pub use steps::PendingTurn;
+pub use steps::{PendingTurn, store_reply};
+pub use streamed::{
+    AsItComes, Streamed, TextFilter, TrimStart, fail_answer, note_finish, stream_text,
+};

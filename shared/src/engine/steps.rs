@@ -9,6 +9,7 @@ use alloc::vec::Vec;
 use super::contract::{Answer, Assistant, Platform, Turn, TurnMode, TurnOutcome};
 use crate::boundary::{ConversationStore, LogRecord, TurnStart};
 use crate::chat::Role;
+use crate::conversation::ToolStep;
 use crate::conversation::{
     EmbedJob, EmbeddingStatus, MessageKind, Metadata, Scope, StoredMessage, embedding_policy,
 };
@@ -238,4 +239,33 @@ pub(super) fn queue_embedding<P: Platform>(
             text: message.content.clone(),
         });
     }
+}
+
+/// Stores the turn's reply under its announced id (and queues its embedding when the
+/// embedding policy says so). A stateless turn only builds the message.
+pub async fn store_reply<P: Platform>(
+    platform: &P,
+    turn: &Turn<'_>,
+    kind: MessageKind,
+    content: String,
+    metadata: Metadata,
+    tool_steps: Vec<ToolStep>,
+) -> Result<StoredMessage, Error> {
+    let now = platform.clock().now_ms();
+    let mut message = assistant_message(turn.reply_id.clone(), kind, content, now);
+    message.metadata = metadata;
+    message.tool_steps = tool_steps;
+    message.payloads = turn.payloads.clone();
+    let scope = turn.scope();
+    if turn.mode == TurnMode::Stateless {
+        message.seq = turn.message_seq + 1;
+        return Ok(message);
+    }
+    message.seq = platform
+        .store()
+        .append_reply(scope, &turn.user_message_id, &message)
+        .await
+        .map_err(Error::Store)?;
+    queue_embedding(platform, scope, &message);
+    Ok(message)
 }

@@ -1,12 +1,12 @@
 //! What the flow and its steps share: the model call that collects a text, the step log
-//! line, the upstream error, and the seed's summary accumulation.
+//! line, and the seed's summary accumulation.
 
 use alloc::format;
 use alloc::string::String;
 
 use crate::boundary::{ChatRequest, LogRecord, Logger, ModelCall};
 use crate::engine::{self, Platform};
-use crate::error::{ChatModelError, ChatModelErrorKind, Error};
+use crate::error::Error;
 
 /// The seed's accumulation: `existing + "\n\n" + new`, or just `new` when there is no
 /// summary yet.
@@ -36,8 +36,4 @@ pub(super) async fn complete<P: Platform>(
     engine::complete(platform.model(), &call)
         .await
         .map_err(Error::ChatModel)
-}
-
-pub(super) fn upstream_error(message: &str) -> Error {
-    Error::ChatModel(ChatModelError::new(ChatModelErrorKind::Upstream, message))
 }

@@ -20,7 +20,7 @@ use super::respond::{
 use super::run::{Execution, execute};
 use crate::boundary::{CacheKey, KvCache, LogRecord, ModelCall};
 use crate::conversation::{MessageKind, Metadata};
-use crate::engine::{self, Answer, Platform, Turn, store_reply};
+use crate::engine::{self, Answer, Platform, Turn, fail_answer, store_reply};
 use crate::error::Error;
 use crate::payload::Payload;
 use crate::turn::TurnEvent;
@@ -194,26 +194,12 @@ pub(super) async fn answer<P: Platform>(
     // Node 5, final response.
     let formatter_started = clock.now_ms();
     let request = prompt::final_answer(&plan, &resolution, &syntheses, &[], config, language);
-    let (text, tail) = match stream_final(platform, turn, &request).await {
-        Ok(done) => done,
-        Err((streamed, error)) => {
-            if !streamed.is_empty() {
-                let mut metadata = Metadata::new();
-                metadata.insert("incomplete".into(), true.into());
-                metadata.insert("error".into(), error.code().into());
-                let _ = store_reply(
-                    platform,
-                    turn,
-                    MessageKind::Answer,
-                    streamed,
-                    metadata,
-                    Vec::new(),
-                )
-                .await;
-            }
-            return Err(error);
-        }
-    };
+    let (mut streamed, tail) = stream_final(platform, turn, &request).await;
+    if let Some(error) = streamed.failure_or_empty() {
+        let (shown, finish, none) = (streamed.shown, streamed.finish, Metadata::new());
+        return Err(fail_answer(platform, turn, shown, none, Vec::new(), finish, error).await);
+    }
+    let text = streamed.shown.trim().to_string();
     let (reasoning, follow_ups) = parse_tail(&tail);
     let reasoning = reasoning.unwrap_or_else(|| default_reasoning(config, &resolution, now));
     let mut follow_ups = if config.workflow.enable_follow_up_questions {
