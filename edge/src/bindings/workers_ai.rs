@@ -81,9 +81,11 @@ impl WorkersAi {
             .ok()
             .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
             .ok_or_else(|| "the AI binding has no run method".to_string())?;
-        let promise = run
-            .call2(&self.binding, &model.into(), &inputs)
-            .map_err(|e| describe(&e))?;
+        // `Reflect.apply`, not `run.call(…)`: on a service binding's RPC stub (the tests'
+        // double), `.call` would be taken for a remote method named `call`.
+        let args = js_sys::Array::of2(&model.into(), &inputs);
+        let promise =
+            js_sys::Reflect::apply(&run, &self.binding, &args).map_err(|e| describe(&e))?;
         JsFuture::from(js_sys::Promise::resolve(&promise))
             .await
             .map_err(|e| describe(&e))
