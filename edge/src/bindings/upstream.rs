@@ -671,15 +671,22 @@ impl Upstream {
                 "the Worker has no AI binding (wrangler.toml [ai] binding = \"AI\")".into(),
             ));
         };
-        let inputs = workers_ai::embed_inputs(texts).to_string();
-        let resolved = match within(self.idle_timeout, ai.run(&self.embed_model, &inputs)).await {
-            Some(Ok(resolved)) => resolved,
-            Some(Err(message)) => return Err(unavailable(format!("Workers AI: {message}"))),
-            None => return Err(unavailable("embedding request timed out".into())),
-        };
         let dimensions = self.embed_dimensions.and_then(|d| usize::try_from(d).ok());
-        workers_ai::to_json(&resolved)
-            .and_then(|reply| workers_ai::vectors(reply, texts.len(), dimensions))
-            .map_err(|e| ServiceError::new(ServiceErrorKind::Other, e))
+        let mut vectors = Vec::with_capacity(texts.len());
+        // The service takes at most MAX_EMBED_TEXTS texts per call.
+        for batch in texts.chunks(workers_ai::MAX_EMBED_TEXTS) {
+            let inputs = workers_ai::embed_inputs(batch).to_string();
+            let resolved = match within(self.idle_timeout, ai.run(&self.embed_model, &inputs)).await
+            {
+                Some(Ok(resolved)) => resolved,
+                Some(Err(message)) => return Err(unavailable(format!("Workers AI: {message}"))),
+                None => return Err(unavailable("embedding request timed out".into())),
+            };
+            let batch = workers_ai::to_json(&resolved)
+                .and_then(|reply| workers_ai::vectors(reply, batch.len(), dimensions))
+                .map_err(|e| ServiceError::new(ServiceErrorKind::Other, e))?;
+            vectors.extend(batch);
+        }
+        Ok(vectors)
     }
 }

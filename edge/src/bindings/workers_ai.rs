@@ -42,6 +42,8 @@ pub(crate) const DEFAULT_CHAT_MODEL: &str = "@cf/meta/llama-3.1-8b-instruct";
 pub(crate) const DEFAULT_EMBED_MODEL: &str = "@cf/baai/bge-m3";
 /// `@cf/baai/bge-m3`'s vector size.
 pub(crate) const BGE_M3_DIMENSIONS: usize = 1024;
+/// The most texts one embedding call takes (the `text` array's documented limit).
+pub(crate) const MAX_EMBED_TEXTS: usize = 100;
 
 /// Whether `name` is a Workers AI model name (`@cf/…`, `@hf/…`).
 pub(crate) fn is_model_name(name: &str) -> bool {

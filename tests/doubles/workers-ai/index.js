@@ -32,7 +32,8 @@ const ROLES = new Set(["system", "user", "assistant", "tool"]);
 
 class AiError extends Error {
   constructor(code, message) {
-    super(`${code}: ${message}`);
+    // A message that already starts with its code keeps it.
+    super(/^\d{4}: /.test(message) ? message : `${code}: ${message}`);
     this.name = "InferenceUpstreamError";
   }
 }

@@ -298,3 +298,103 @@ fn a_workers_ai_site_refuses_endpoint_settings_and_foreign_model_names() {
         assert!(body.contains(&format!("llm.{field}")), "{body}");
     }
 }
+
+#[test]
+fn tool_calls_and_constrained_replies_go_through_the_binding_whole() {
+    // The `analyst` template: a classifier constrained to its labels (structured output),
+    // an agent that must call a tool, then the formatter's streamed answer.
+    const CLASSIFIER: &str = "Bạn là một classifier phân loại ý định người dùng.";
+    const AGENT: &str = "Bạn là trợ lý phân tích dữ liệu kinh doanh.";
+    const FORMATTER: &str = "Format kết quả phân tích dữ liệu cho người dùng.";
+    let (worker, script) = worker();
+    let site = worker.create_site(json!({
+        "name": "Workers AI analyst",
+        "template": "analyst",
+        "allowed_origins": ["https://shop.example"],
+    }));
+    let (status, body) = into_parts(
+        agent()
+            .put(&worker.url("/admin/data/don_hang?user_id=alice"))
+            .set("x-api-key", &site.secret_key)
+            .set("content-type", "text/csv")
+            .send_string(
+                "ngay,san_pham,doanh_thu\n05/01/2024,Áo thun,60.000.000\n\
+                 15/1/2024,Quần jean,50.000.000\n2024-01-31,Áo thun,40.000.000\n\
+                 2024-02-02,Giày,57.750.000\n",
+            ),
+    );
+    assert_eq!(status, 200, "{body}");
+    script.push(CLASSIFIER, AiPlan::text("data_query"));
+    script.push(
+        AGENT,
+        AiPlan::ToolCalls(vec![(
+            "aggregate_data".into(),
+            json!({"connection_name": "don_hang", "operation": "sum", "field": "doanh_thu",
+                "date_field": "ngay", "date_from": "2024-01-01", "date_to": "2024-01-31"}),
+        )]),
+    );
+    script.push(
+        AGENT,
+        AiPlan::text("Tổng doanh thu tháng 1/2024 là 150000000 VND"),
+    );
+    script.push(
+        FORMATTER,
+        AiPlan::text("Tổng doanh thu tháng 1/2024: 150000000 VND"),
+    );
+    let (status, body) = into_parts(
+        agent()
+            .post(&worker.url("/conversations"))
+            .set("x-api-key", &site.secret_key)
+            .send_json(json!({"user_id": "alice"})),
+    );
+    assert_eq!(status, 201, "{body}");
+    let conversation: Value = serde_json::from_str(&body).expect("JSON");
+    let conversation = conversation["conversation_id"].as_str().expect("id");
+    let (status, events) = send(
+        worker,
+        &site.secret_key,
+        conversation,
+        "Tổng doanh thu tháng 1/2024?",
+    );
+    assert_eq!(status, 200);
+    let ends: Vec<Value> = events
+        .iter()
+        .filter(|e| e.event == "tool_end")
+        .map(|e| serde_json::from_str(&e.data).expect("JSON"))
+        .collect();
+    assert_eq!(ends.len(), 1, "{events:?}");
+    assert_eq!(ends[0]["ok"], true);
+    assert_eq!(ends[0]["output"]["value"], 150_000_000);
+    assert_eq!(terminal(&events).0, "completed", "{events:?}");
+    assert_eq!(
+        streamed_text(&events),
+        "Tổng doanh thu tháng 1/2024: 150.000.000 VND"
+    );
+
+    let classifier = &script.calls(CLASSIFIER)[0];
+    assert_eq!(classifier.inputs["stream"], false);
+    assert_eq!(
+        classifier.inputs["response_format"]["json_schema"]["properties"]["choice"]["enum"],
+        json!(["data_query", "chat", "unclear"])
+    );
+    let agent_calls = script.calls(AGENT);
+    assert_eq!(
+        agent_calls.len(),
+        2,
+        "the call, then the answer from its result"
+    );
+    assert_eq!(agent_calls[0].inputs["stream"], false);
+    assert_eq!(
+        agent_calls[0].inputs["tools"][0]["type"], "function",
+        "{}",
+        agent_calls[0].inputs["tools"]
+    );
+    let fed_back = agent_calls[1].inputs["messages"]
+        .as_array()
+        .expect("messages");
+    assert!(
+        fed_back.iter().any(|m| m["role"] == "tool"),
+        "the tool's result went back to the model: {fed_back:?}"
+    );
+    assert_eq!(script.calls(FORMATTER)[0].inputs["stream"], true);
+}
