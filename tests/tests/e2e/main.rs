@@ -36,3 +36,4 @@ mod rental;
 mod scripted_turns;
 mod shop_understanding;
 mod sites;
+mod workers_ai;
