@@ -1,5 +1,6 @@
 //! One `knowledge` turn, node by node (see the module docs for the graph).
 
+use alloc::string::ToString;
 use alloc::vec::Vec;
 use core::cell::Cell;
 use serde_json::{Value, json};
