@@ -13,6 +13,7 @@
 pub mod api;
 pub mod host_page;
 pub mod upstream;
+pub mod workers_ai;
 
 use std::io::{BufRead, BufReader, Read};
 use std::net::TcpListener;
@@ -126,6 +127,10 @@ pub struct WorkerOptions {
     /// Vectorize double (tests/doubles/vectorize/), bound as `VECTORIZE` in the same
     /// `wrangler dev` session; `None` keeps the D1 fallback.
     pub vectorize_double: Option<VectorizeDouble>,
+    /// Run the Workers AI double (`tests/doubles/workers-ai/`) beside the Worker as its `AI`
+    /// binding, asking this script server ([`workers_ai::AiScript`]'s `base_url`) what to
+    /// answer. Without it the Worker has no `AI` binding (`wrangler dev --local`).
+    pub workers_ai_script: Option<String>,
 }
 
 /// The local Vectorize double a [`Worker`] runs against ([`WorkerOptions::vectorize_double`]).
@@ -269,6 +274,11 @@ impl Worker {
         }
 
         let inspector = free_port();
+        let configs = options
+            .workers_ai_script
+            .as_deref()
+            .map(|script| workers_ai::configs(&root, &state_dir, script))
+            .unwrap_or_default();
         let mut args: Vec<String> = [
             "dev",
             "--local",
@@ -289,8 +299,17 @@ impl Worker {
         .iter()
         .map(ToString::to_string)
         .collect();
+        // One double at a time: each writes its own copy of the Worker's config.
+        assert!(
+            options.vectorize_double.is_none() || configs.is_empty(),
+            "the Vectorize and Workers AI doubles cannot run in one Worker yet"
+        );
         if let Some(double) = &options.vectorize_double {
             args.extend(vectorize_double_args(&state_dir, double));
+        }
+        for config in &configs {
+            args.push("-c".into());
+            args.push(config.to_string_lossy().into_owned());
         }
         for (name, value) in &options.vars {
             if options.vectorize_double.is_some() && name == "RETRIEVAL_BACKEND" {
