@@ -110,9 +110,7 @@ impl Dev {
     /// Poll until the first `GET /health` is answered 200. Returns the time from spawn to
     /// that answer and the answered request's own duration.
     fn first_health(&self) -> (Duration, Duration) {
-        let agent = ureq::AgentBuilder::new()
-            .timeout(START_TIMEOUT)
-            .build();
+        let agent = ureq::AgentBuilder::new().timeout(START_TIMEOUT).build();
         loop {
             assert!(
                 self.spawned.elapsed() < START_TIMEOUT,
@@ -300,10 +298,7 @@ fn prepare_concierge(upstream: &ScriptedUpstream, n: usize) -> Target {
         .expect("create site");
     assert_eq!(response.status(), 201, "create site");
     let site: Value = response.into_json().expect("JSON");
-    let secret_key = site["secret_key"]
-        .as_str()
-        .expect("secret key")
-        .to_string();
+    let secret_key = site["secret_key"].as_str().expect("secret key").to_string();
     let conversations = (0..n)
         .map(|_| {
             let response = agent()
