@@ -371,7 +371,11 @@ fn anything_but_exactly_one_query_is_refused_with_its_reason() {
         assert!(refused(sql).contains("exactly one SELECT"), "{sql}");
     }
     for sql in ["SELECT id FROM rooms garbage here", "rooms", "42"] {
-        assert!(refused(sql).starts_with("syntax error"), "{sql}: {}", refused(sql));
+        assert!(
+            refused(sql).starts_with("syntax error"),
+            "{sql}: {}",
+            refused(sql)
+        );
     }
     // Queries in each form sqlparser starts one with are parsed; `;` around them is fine.
     for sql in [
@@ -380,6 +384,10 @@ fn anything_but_exactly_one_query_is_refused_with_its_reason() {
         "(SELECT id FROM rooms)",
         "WITH r AS (SELECT id FROM rooms) SELECT id FROM r",
     ] {
-        assert!(validate(sql, &tables).is_ok(), "{sql}: {:?}", validate(sql, &tables));
+        assert!(
+            validate(sql, &tables).is_ok(),
+            "{sql}: {:?}",
+            validate(sql, &tables)
+        );
     }
 }
