@@ -10,9 +10,9 @@ set -eu
 . "$(dirname "$0")/env.sh"
 cd "$ROOT"
 # The enforced budget: the size reached so far (1,408,010 B on 2026-11-27) with room for
-# the routes being added; issue 29's target, 1,200,000 B, is printed beside it until met
-# (then it becomes the budget).
-GZIP_BUDGET=1450000
+# the code merged since (≈ +2.5% of the Rust lines); issue 29's target, 1,200,000 B, is
+# printed beside it until met (then it becomes the budget).
+GZIP_BUDGET=1500000
 GZIP_TARGET=1200000
 WASM="$ROOT/edge/build/index_bg.wasm"
 # The same wasm before its name section was stripped (scripts/build-edge.sh keeps it).
