@@ -1,5 +1,5 @@
 # Concierge — two commands on a fresh machine: `make dev` and `make test`.
-.PHONY: install build dev test bench-e2e bench-hardening
+.PHONY: install build dev test bench-e2e bench-cold-start worker-size bench-hardening
 SHELL := /bin/sh
 
 install:
@@ -17,6 +17,16 @@ test: install
 # On demand (not part of `make test`): end-to-end latency, CPU and concurrency figures.
 bench-e2e: build
 	@sh scripts/bench-e2e.sh
+
+# On demand: a new isolate's first /health and first streamed turn, from a fresh wrangler
+# dev per run, Concierge beside the bare relay (medians).
+bench-cold-start: build
+	@sh scripts/bench-cold-start.sh
+
+# On demand: the Worker's upload size against its budget, and where its bytes go (twiggy).
+worker-size: build
+	@sh scripts/worker-size.sh check
+	@sh scripts/worker-size.sh profile
 
 # On demand: issue 24's bounds over the demo data — the worst accepted rental SQL time
 # (target ≤ 250 ms) and the worst accepted analyst pipeline time and bytes (≤ 1 s, ≤ 32 MB).

@@ -35,6 +35,7 @@ step "wasm32 builds: core (no_std), widget, Worker"
 cargo build --quiet -p concierge-core --no-default-features --target $WASM
 sh scripts/build.sh
 sh scripts/sizes.sh
+sh scripts/worker-size.sh check
 
 step "end-to-end: wrangler dev + headless Chromium"
 cargo test --quiet -p concierge-e2e

@@ -343,3 +343,51 @@ fn the_generated_statements_exercise_both_verdicts() {
     );
     println!("generated statements: {accepted} of {total} accepted");
 }
+
+/// What the model is told when it writes anything but exactly one query: the reason names
+/// the rule it broke (only queries are parsed; any other statement is refused by its first
+/// keyword, and a second statement is refused whatever it is).
+#[test]
+fn anything_but_exactly_one_query_is_refused_with_its_reason() {
+    let tables = ["rooms"];
+    let refused = |sql: &str| validate(sql, &tables).unwrap_err().to_string();
+    for sql in [
+        "DROP TABLE rooms",
+        "PRAGMA table_info(rooms)",
+        "ATTACH DATABASE 'x' AS y",
+        "EXPLAIN SELECT * FROM rooms",
+        "CREATE TABLE t (x",
+        "; INSERT INTO rooms (id) VALUES (1)",
+    ] {
+        assert_eq!(refused(sql), "only a SELECT statement is allowed", "{sql}");
+    }
+    for sql in ["", " ; ;", "-- nothing"] {
+        assert!(refused(sql).contains("exactly one SELECT"), "{sql}");
+    }
+    for sql in [
+        "SELECT id FROM rooms; SELECT id FROM rooms",
+        "SELECT id FROM rooms; DROP TABLE rooms",
+    ] {
+        assert!(refused(sql).contains("exactly one SELECT"), "{sql}");
+    }
+    for sql in ["SELECT id FROM rooms garbage here", "rooms", "42"] {
+        assert!(
+            refused(sql).starts_with("syntax error"),
+            "{sql}: {}",
+            refused(sql)
+        );
+    }
+    // Queries in each form sqlparser starts one with are parsed; `;` around them is fine.
+    for sql in [
+        "SELECT id FROM rooms",
+        ";SELECT id FROM rooms;;",
+        "(SELECT id FROM rooms)",
+        "WITH r AS (SELECT id FROM rooms) SELECT id FROM r",
+    ] {
+        assert!(
+            validate(sql, &tables).is_ok(),
+            "{sql}: {:?}",
+            validate(sql, &tables)
+        );
+    }
+}

@@ -3,6 +3,8 @@
 // streamed body untouched (no parsing, no storage). Used only by `make bench-e2e`.
 export default {
   async fetch(request) {
+    // The cold-start benchmark's first request (`make bench-cold-start`).
+    if (new URL(request.url).pathname === "/health") return new Response("ok");
     const upstream = new URL(request.url).searchParams.get("upstream");
     const answer = await fetch(`${upstream}/v1/chat/completions`, {
       method: "POST",

@@ -32,16 +32,21 @@ use core::ops::ControlFlow;
 use sqlparser::ast::{
     BinaryOperator, CastKind, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Query, Select,
     SelectItem, SelectItemQualifiedWildcardKind, SetExpr, Statement, TableFactor, UnaryOperator,
-    Value, Visit, Visitor,
+    Value, Visitor,
 };
 use sqlparser::dialect::SQLiteDialect;
-use sqlparser::parser::Parser;
+use sqlparser::keywords::Keyword;
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::Token;
 
 pub use crate::flows::rental::schema::Table;
 
 mod cost;
 mod d1;
 mod scan;
+mod walk;
+
+use walk::walk;
 
 pub use cost::{SORT, WORK_BUDGET};
 pub use d1::error_sentence;
@@ -177,20 +182,58 @@ fn estimate(statement: &Statement, catalog: &[Table]) -> Result<(), SqlRejection
     Ok(())
 }
 
+/// Parses `sql` as exactly one statement, a query (`SELECT`, `WITH`, `VALUES`, or one in
+/// parentheses), as sqlparser's `parse_statements` would, empty statements (`;`) aside.
+///
+/// Only queries are parsed (`Parser::parse_query`): any other statement is refused by its
+/// first keyword, unparsed. sqlparser's parser of every other statement (`CREATE`,
+/// `ALTER`, `GRANT`… about 0.3 MB of the Worker's wasm) is then never linked (issue 29).
 fn parse_one(sql: &str) -> Result<Statement, SqlRejection> {
+    let syntax = |error: ParserError| SqlRejection(format!("syntax error: {error}"));
     let dialect = SQLiteDialect {};
-    let mut statements = Parser::new(&dialect)
-        .with_recursion_limit(RECURSION_LIMIT)
+    let mut parser = Parser::new(&dialect)
+        // `parse_statement` took one level of the limit before `parse_query`.
+        .with_recursion_limit(RECURSION_LIMIT - 1)
         .try_with_sql(sql)
-        .and_then(|mut parser| parser.parse_statements())
-        .map_err(|error| SqlRejection(format!("syntax error: {error}")))?;
-    if statements.len() != 1 {
-        return reject(format!(
-            "exactly one SELECT statement is allowed, found {}",
-            statements.len()
-        ));
+        .map_err(syntax)?;
+    while parser.consume_token(&Token::SemiColon) {}
+    let query_start = match &parser.peek_token_ref().token {
+        Token::EOF => return reject("exactly one SELECT statement is allowed, found 0"),
+        Token::LParen => true,
+        Token::Word(word) => match word.keyword {
+            Keyword::SELECT | Keyword::WITH | Keyword::VALUES | Keyword::FROM => true,
+            Keyword::NoKeyword => {
+                let found = parser.peek_token();
+                return parser.expected("an SQL statement", found).map_err(syntax);
+            }
+            _ => false,
+        },
+        _ => {
+            let found = parser.peek_token();
+            return parser.expected("an SQL statement", found).map_err(syntax);
+        }
+    };
+    if !query_start {
+        return reject("only a SELECT statement is allowed");
     }
-    Ok(statements.remove(0))
+    let query = parser.parse_query().map_err(syntax)?;
+    // What may follow: empty statements, the end, or (sqlparser's) `END`.
+    let mut delimited = false;
+    while parser.consume_token(&Token::SemiColon) {
+        delimited = true;
+    }
+    match &parser.peek_token_ref().token {
+        Token::EOF => {}
+        Token::Word(word) if !delimited && word.keyword == Keyword::END => {}
+        _ if delimited => {
+            return reject("exactly one SELECT statement is allowed, found more than one");
+        }
+        _ => {
+            let found = parser.peek_token();
+            return parser.expected("end of statement", found).map_err(syntax);
+        }
+    }
+    Ok(Statement::Query(query))
 }
 
 fn check(statement: &Statement, tables: &[&str]) -> Result<(), SqlRejection> {
@@ -212,7 +255,7 @@ fn check(statement: &Statement, tables: &[&str]) -> Result<(), SqlRejection> {
         ctes: &ctes,
         concats: 0,
     };
-    match statement.visit(&mut checker) {
+    match walk(statement, &mut checker) {
         ControlFlow::Break(rejection) => Err(rejection),
         ControlFlow::Continue(()) => Ok(()),
     }
@@ -227,8 +270,8 @@ fn forbidden(name: &str) -> bool {
 fn collect_ctes(statement: &Statement, out: &mut Vec<String>) {
     struct Ctes<'o>(&'o mut Vec<String>);
     impl Visitor for Ctes<'_> {
-        type Break = ();
-        fn pre_visit_query(&mut self, query: &Query) -> ControlFlow<()> {
+        type Break = SqlRejection;
+        fn pre_visit_query(&mut self, query: &Query) -> ControlFlow<SqlRejection> {
             if let Some(with) = &query.with {
                 for cte in &with.cte_tables {
                     self.0.push(cte.alias.name.value.clone());
@@ -237,7 +280,7 @@ fn collect_ctes(statement: &Statement, out: &mut Vec<String>) {
             ControlFlow::Continue(())
         }
     }
-    let _ = statement.visit(&mut Ctes(out));
+    let _ = walk(statement, &mut Ctes(out));
 }
 
 struct Checker<'a> {
@@ -552,8 +595,11 @@ fn check_operator(op: &BinaryOperator) -> Step {
 pub fn first_table(sql: &str) -> Option<String> {
     struct First(Option<String>);
     impl Visitor for First {
-        type Break = ();
-        fn pre_visit_relation(&mut self, relation: &sqlparser::ast::ObjectName) -> ControlFlow<()> {
+        type Break = SqlRejection;
+        fn pre_visit_relation(
+            &mut self,
+            relation: &sqlparser::ast::ObjectName,
+        ) -> ControlFlow<SqlRejection> {
             if self.0.is_none() {
                 self.0 = relation
                     .0
@@ -566,6 +612,6 @@ pub fn first_table(sql: &str) -> Option<String> {
     }
     let statement = parse_one(sql).ok()?;
     let mut first = First(None);
-    let _ = statement.visit(&mut first);
+    let _ = walk(&statement, &mut first);
     first.0
 }

@@ -9,8 +9,11 @@ use core::ops::ControlFlow;
 
 use sqlparser::ast::{
     BinaryOperator, Expr, FunctionArguments, JoinConstraint, JoinOperator, Query, TableFactor,
-    TableWithJoins, UnaryOperator, Value, Visit, Visitor,
+    TableWithJoins, UnaryOperator, Value, Visitor,
 };
+
+use super::SqlRejection;
+use super::walk::walk;
 
 pub(super) fn lower(text: &str) -> String {
     text.to_ascii_lowercase()
@@ -20,8 +23,8 @@ pub(super) fn lower(text: &str) -> String {
 pub(super) fn cte_names(query: &Query) -> Vec<String> {
     struct Names(Vec<String>);
     impl Visitor for Names {
-        type Break = ();
-        fn pre_visit_query(&mut self, query: &Query) -> ControlFlow<()> {
+        type Break = SqlRejection;
+        fn pre_visit_query(&mut self, query: &Query) -> ControlFlow<SqlRejection> {
             if let Some(with) = &query.with {
                 for cte in &with.cte_tables {
                     self.0.push(lower(&cte.alias.name.value));
@@ -31,7 +34,7 @@ pub(super) fn cte_names(query: &Query) -> Vec<String> {
         }
     }
     let mut names = Names(Vec::new());
-    let _ = query.visit(&mut names);
+    let _ = walk(query, &mut names);
     names.0
 }
 
@@ -49,9 +52,9 @@ pub(super) struct Scan {
 }
 
 impl Visitor for Scan {
-    type Break = ();
+    type Break = SqlRejection;
 
-    fn pre_visit_query(&mut self, query: &Query) -> ControlFlow<()> {
+    fn pre_visit_query(&mut self, query: &Query) -> ControlFlow<SqlRejection> {
         if self.depth == 0 {
             self.subqueries.push(query.clone());
         }
@@ -59,12 +62,12 @@ impl Visitor for Scan {
         ControlFlow::Continue(())
     }
 
-    fn post_visit_query(&mut self, _query: &Query) -> ControlFlow<()> {
+    fn post_visit_query(&mut self, _query: &Query) -> ControlFlow<SqlRejection> {
         self.depth -= 1;
         ControlFlow::Continue(())
     }
 
-    fn pre_visit_expr(&mut self, expr: &Expr) -> ControlFlow<()> {
+    fn pre_visit_expr(&mut self, expr: &Expr) -> ControlFlow<SqlRejection> {
         if self.depth > 0 {
             return ControlFlow::Continue(());
         }
@@ -107,7 +110,7 @@ impl Visitor for Scan {
 
 pub(super) fn scan(expr: &Expr) -> Scan {
     let mut scan = Scan::default();
-    let _ = expr.visit(&mut scan);
+    let _ = walk(expr, &mut scan);
     scan
 }
 

@@ -1,0 +1,98 @@
+#!/bin/sh
+# The Worker's size, as `wrangler deploy` uploads it (edge/build/ after scripts/build-edge.sh).
+#   sh scripts/worker-size.sh check    prints the upload size and fails over budget (make test)
+#   sh scripts/worker-size.sh profile  where the bytes go: by crate, then the largest
+#                                      functions (twiggy, pinned by scripts/install.sh)
+# The measure is wrangler's own: `wrangler deploy --dry-run` bundles the Worker as it would
+# upload it and prints "Total Upload: <raw> KiB / gzip: <gzip> KiB" (KiB = 1024 B); the
+# budget is on the gzip figure.
+set -eu
+. "$(dirname "$0")/env.sh"
+cd "$ROOT"
+# The enforced budget: the size reached so far (1,408,010 B on 2026-11-27) with room for
+# the code merged since (≈ +2.5% of the Rust lines); issue 29's target, 1,200,000 B, is
+# printed beside it until met (then it becomes the budget).
+GZIP_BUDGET=1500000
+GZIP_TARGET=1200000
+WASM="$ROOT/edge/build/index_bg.wasm"
+# The same wasm before its name section was stripped (scripts/build-edge.sh keeps it).
+NAMED="$ROOT/target/worker-size/index_bg.named.wasm"
+# Installed by scripts/install.sh (cargo install --root .tools/cargo, pinned).
+TWIGGY_BIN="$ROOT/.tools/cargo/bin/twiggy"
+
+[ -f "$WASM" ] || { echo "worker-size: $WASM is missing: run sh scripts/build-edge.sh" >&2; exit 1; }
+
+upload() { # prints "<raw bytes> <gzip bytes>" of the upload wrangler would make
+    out=$(mktemp -d "${TMPDIR:-/tmp}/concierge-worker-size.XXXXXX")
+    report=$(CONCIERGE_SKIP_BUILD=1 wrangler deploy --dry-run --outdir "$out/bundle" 2>&1) || {
+        rm -rf "$out"; printf '%s\n' "$report" >&2; echo "worker-size: wrangler deploy --dry-run failed" >&2; exit 1; }
+    rm -rf "$out"
+    printf '%s\n' "$report" | sed 's/\x1b\[[0-9;]*m//g' |
+        awk '/Total Upload:/ { for (i = 1; i <= NF; i++) { if ($i == "Upload:") raw = $(i+1); if ($i == "gzip:") gz = $(i+1) }
+                               printf "%d %d\n", raw * 1024, gz * 1024; found = 1 }
+             END { if (!found) exit 1 }'
+}
+
+case "${1:-check}" in
+check)
+    sizes=$(upload) || { echo "worker-size: no 'Total Upload' line from wrangler deploy --dry-run" >&2; exit 1; }
+    raw=${sizes% *}; gz=${sizes#* }
+    printf 'Worker upload (wrangler deploy --dry-run): %s B raw, %s B gzip (wasm alone: %s B raw)\n' \
+        "$raw" "$gz" "$(wc -c <"$WASM" | tr -d ' ')"
+    printf 'budget: gzip %s B <= %s B; target %s B: %s\n' "$gz" "$GZIP_BUDGET" "$GZIP_TARGET" \
+        "$([ "$gz" -le "$GZIP_TARGET" ] && echo met || echo "not met yet ($((gz - GZIP_TARGET)) B over)")"
+    if [ "$gz" -gt "$GZIP_BUDGET" ]; then
+        echo "worker-size: the Worker is over its budget (see: sh scripts/worker-size.sh profile)" >&2
+        exit 1
+    fi
+    ;;
+profile)
+    [ -x "$TWIGGY_BIN" ] || { echo "worker-size: twiggy missing at $TWIGGY_BIN: run make install" >&2; exit 1; }
+    [ -f "$NAMED" ] || { echo "worker-size: $NAMED is missing: run sh scripts/build-edge.sh" >&2; exit 1; }
+    csv=$(mktemp "${TMPDIR:-/tmp}/concierge-twiggy.XXXXXX")
+    trap 'rm -f "$csv"' EXIT
+    "$TWIGGY_BIN" top -n 1000000 --format csv "$NAMED" >"$csv"
+    printf 'Worker wasm %s B raw (%s B gzip -9, name section stripped); twiggy shallow sizes of %s\n\n' \
+        "$(wc -c <"$WASM" | tr -d ' ')" "$(gzip -9 -c "$WASM" | wc -c | tr -d ' ')" "$NAMED"
+    python3 - "$csv" "${PROFILE_TOP:-25}" <<'EOF'
+import csv, re, sys
+from collections import defaultdict
+rows = list(csv.DictReader(open(sys.argv[1])))
+top = int(sys.argv[2])
+total = sum(int(r["ShallowSize"]) for r in rows)
+by = defaultdict(int)
+# An item counts for the first non-std crate its name mentions: monomorphised code for
+# the crate whose item or type it is (`<sqlparser::ast::Statement as core::clone::Clone>`).
+STD = {"core", "alloc", "std", "fmt", "num", "str", "slice", "ptr", "iter", "vec", "string", "option", "result"}
+def crate(name):
+    if name.startswith("data[") or name.startswith("data segment"):
+        return "(data: string literals, tables, vtables)"
+    if name.startswith("\"function names\"") or name.startswith("custom section"):
+        return "(name section / custom sections)"
+    if name.startswith("code[") or name.startswith("func["):
+        return "(unnamed functions)"
+    if name in ("table[0]", "elem[0]") or name.startswith(("type[", "import ", "export ", "global[", "elem[", "table[", "memory[")):
+        return "(wasm structure: types, imports, exports, tables)"
+    crates = re.findall(r"(?<![A-Za-z0-9_:])([a-z_][a-z0-9_]*)::", name)
+    if not crates:
+        return "(other)"
+    # Generic std code (drop glue, Vec, Option, iterators…) counts for the first other
+    # crate its name mentions (`core::ptr::drop_in_place<sqlparser::ast::Expr>`: sqlparser).
+    own = [c for c in crates if c not in STD]
+    return own[0] if own else "std (core, alloc: fmt, panics, collections)"
+for r in rows:
+    by[crate(r["Name"])] += int(r["ShallowSize"])
+print(f"{'crate / group':<52} {'bytes':>10} {'share':>7}")
+for name, size in sorted(by.items(), key=lambda kv: -kv[1])[:top]:
+    print(f"{name:<52} {size:>10} {100 * size / total:>6.1f}%")
+print(f"{'total':<52} {total:>10}")
+print(f"\nlargest {top} items:")
+for r in rows[:top]:
+    print(f"{int(r['ShallowSize']):>8}  {float(r['ShallowSizePercent']):>5.2f}%  {r['Name'][:110]}")
+EOF
+    ;;
+*)
+    echo "usage: sh scripts/worker-size.sh [check|profile]" >&2
+    exit 2
+    ;;
+esac
