@@ -7,7 +7,6 @@ set -eu
 cd "$ROOT"
 
 WORKER_BUILD_VERSION=0.8.7
-TWIGGY_VERSION=0.8.0
 # wasm-bindgen-cli must match the wasm-bindgen crate in Cargo.lock exactly.
 WASM_BINDGEN_VERSION=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
 LOG_DIR="$ROOT/target/install-logs"
@@ -78,12 +77,6 @@ cargo_tool() { # binary, crate, version
 }
 cargo_tool worker-build worker-build "$WORKER_BUILD_VERSION"
 cargo_tool wasm-bindgen wasm-bindgen-cli "$WASM_BINDGEN_VERSION"
-# twiggy, the wasm size profiler of `sh scripts/worker-size.sh profile`, in the project's
-# own .tools/ (built from source: it runs on any CPU family).
-if [ "$("$ROOT/.tools/cargo/bin/twiggy" --version 2>/dev/null | awk '{print $NF}')" != "$TWIGGY_VERSION" ]; then
-    say "twiggy $TWIGGY_VERSION (cargo install into .tools/cargo)"
-    cargo install twiggy --version "$TWIGGY_VERSION" --root "$ROOT/.tools/cargo" --force --quiet
-fi
 
 if [ -n "$apt_pid" ]; then
     if ! wait "$apt_pid"; then

@@ -2,7 +2,7 @@
 # The Worker's size, as `wrangler deploy` uploads it (edge/build/ after scripts/build-edge.sh).
 #   sh scripts/worker-size.sh check    prints the upload size and fails over budget (make test)
 #   sh scripts/worker-size.sh profile  where the bytes go: by crate, then the largest
-#                                      functions (twiggy, pinned by scripts/install.sh)
+#                                      functions (twiggy, pinned, installed on first use)
 # The measure is wrangler's own: `wrangler deploy --dry-run` bundles the Worker as it would
 # upload it and prints "Total Upload: <raw> KiB / gzip: <gzip> KiB" (KiB = 1024 B); the
 # budget is on the gzip figure.
@@ -17,7 +17,8 @@ GZIP_TARGET=1200000
 WASM="$ROOT/edge/build/index_bg.wasm"
 # The same wasm before its name section was stripped (scripts/build-edge.sh keeps it).
 NAMED="$ROOT/target/worker-size/index_bg.named.wasm"
-# Installed by scripts/install.sh (cargo install --root .tools/cargo, pinned).
+# Installed on first use by `profile` (cargo install --root .tools/cargo, pinned).
+TWIGGY_VERSION=0.8.0
 TWIGGY_BIN="$ROOT/.tools/cargo/bin/twiggy"
 
 [ -f "$WASM" ] || { echo "worker-size: $WASM is missing: run sh scripts/build-edge.sh" >&2; exit 1; }
@@ -47,7 +48,12 @@ check)
     fi
     ;;
 profile)
-    [ -x "$TWIGGY_BIN" ] || { echo "worker-size: twiggy missing at $TWIGGY_BIN: run make install" >&2; exit 1; }
+    # Installed on first use (not by `make install`: only profiles need it), pinned, built
+    # from source into the project's own .tools/ (it runs on any CPU family).
+    if [ "$("$TWIGGY_BIN" --version 2>/dev/null | awk '{print $NF}')" != "$TWIGGY_VERSION" ]; then
+        echo "worker-size: installing twiggy $TWIGGY_VERSION into .tools/cargo" >&2
+        cargo install twiggy --version "$TWIGGY_VERSION" --locked --root "$ROOT/.tools/cargo" --force --quiet
+    fi
     [ -f "$NAMED" ] || { echo "worker-size: $NAMED is missing: run sh scripts/build-edge.sh" >&2; exit 1; }
     csv=$(mktemp "${TMPDIR:-/tmp}/concierge-twiggy.XXXXXX")
     trap 'rm -f "$csv"' EXIT
