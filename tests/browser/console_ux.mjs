@@ -185,7 +185,9 @@ const scenarios = {
     assert.equal(await page.textContent(`${answer} .body strong`), "RTX 4060");
     assert.ok(!(await page.textContent(`${answer} .body`)).includes("**"), "no raw markdown");
     assert.equal(await page.$$eval(`${answer} .body li`, (l) => l.length), 2, "a markdown list");
-    assert.deepEqual(await page.$$eval(`${answer} .md-table th`, (t) => t.map((x) => x.textContent)), ["Mẫu", "Giá"], "a GFM table");
+    assert.deepEqual(await page.$$eval(`${answer} .body .cw-table th`, (t) => t.map((x) => x.textContent)), ["Mẫu", "Giá"],
+      "a GFM table, drawn by the panel's markdown");
+    assert.equal(await page.getAttribute(`${answer} .body .cw-table`, "aria-label"), "Bảng dữ liệu", "the panel's words for a table");
     assert.ok(!(await page.textContent(`${answer} .body`)).includes("|---"), "no raw table rule");
     assert.ok(await page.isVisible(`${answer} .cw-table table`), "the table payload");
     // In the conversation's language (Vietnamese), whatever the console's (English here).
@@ -193,6 +195,14 @@ const scenarios = {
     assert.ok(await page.isVisible(`${answer} .cw-list a`), "the list payload");
     assert.ok(await page.isVisible(`${answer} .cw-sources li`), "the sources");
     assert.equal(await page.$$eval("#conv-messages .cw-foot button", (b) => b.length), 0, "no vote buttons in the console");
+    // The panel's words, all of them, in the panel's order: the chart's kind and a number in
+    // its text alternative, as the visitor's panel says them.
+    const chartLabel = await page.getAttribute(`${answer} .cw-chart svg`, "aria-label");
+    assert.match(chartLabel, /^Biểu đồ cột: Giá\. /, chartLabel);
+    assert.ok(chartLabel.includes("A: 20.990.000 đ"), `a price with the panel's currency: ${chartLabel}`);
+    assert.ok(!/undefined/.test(await page.textContent(answer)), "no missing word");
+    // The visitor's message is shown as typed, not as markdown.
+    assert.equal(await page.textContent("#conv-messages li.user .body"), env.RICH_QUESTION);
     await shot(page, "conversation-rich");
     // Search.
     await page.fill("#cf-q", env.RICH_QUESTION.slice(4, 16));
@@ -202,6 +212,18 @@ const scenarios = {
       return shown.length === 1 && shown[0] === ids;
     }, env.RICH);
     await page.fill("#cf-q", "");
+    // Template: the one that answered each conversation, named in the list.
+    assert.equal(await page.getAttribute(`${item(env.RICH)} .meta`, "data-template"), "shop");
+    assert.match(await page.textContent(`${item(env.RICH)} .meta`), / · Shop · /);
+    await page.selectOption("#cf-template", "analyst");
+    await page.click('#conv-filter button[type="submit"]');
+    await page.waitForFunction(() => document.querySelectorAll("#conv-list button").length === 0);
+    assert.match(await page.textContent("#conv-count"), /No conversation matches/);
+    await page.selectOption("#cf-template", "shop");
+    await page.click('#conv-filter button[type="submit"]');
+    await page.waitForSelector(item(env.RICH));
+    await audit(page, "conversations filtered by template");
+    await page.selectOption("#cf-template", "");
     // Votes down.
     await page.selectOption("#cf-votes", "down");
     await page.click('#conv-filter button[type="submit"]');

@@ -30,11 +30,21 @@ const H = 200;
 const FONT = 13;
 const GLYPH = FONT * 0.52; // a glyph's average width, to decide what fits
 
-// [working, done, failed, table, showing×3, sources, evidence, follow-ups, control, up and
-//  down (names), up and down (visible), copy, copied, comment, send comment, thanks,
-//  stages×4 (plan ready, "step {0}/{1}: {2}", "{0}/{1} steps done", resolving), currency,
-//  chart kinds×3 (bar, line, pie) and a chart's default title, the vocabulary, a tool with
-//  no known word] (widget/src/rich.rs builds it from widget/src/i18n.rs)
+/** The words `setup` takes, in order, by their field in widget/src/i18n.rs `Strings`
+ * (`field.n`: item n of an array field): tool states, table, "showing…" parts, headings,
+ * chip label, feedback (up and down names, up and down visible, copy, copied, comment,
+ * send comment, thanks), a plan's stages (ready, "step {0}/{1}: {2}", "{0}/{1} steps
+ * done", resolving), currency, chart kinds (bar, line, pie) and a chart's default title,
+ * the vocabulary, a tool with no known word. widget/src/rich.rs builds the panel's list in
+ * this order; the console's list is generated from i18n.rs by these keys
+ * (scripts/console-words.mjs); tests/browser/console_words.mjs checks both. */
+export const WORD_KEYS = [
+  "tool_states.0", "tool_states.1", "tool_states.2", "table", "showing.0", "showing.1", "showing.2",
+  "sources", "evidence", "follow_ups", "control",
+  ...[0, 1, 2, 3, 4, 5, 6, 7, 8].map((i) => `feedback.${i}`),
+  ...[0, 1, 2, 3].map((i) => `stages.${i}`),
+  "currency", "charts.0", "charts.1", "charts.2", "charts.3", "vocabulary", "tool",
+];
 let words = [];
 let format, compact, percent, day;
 let vocab = new Map();

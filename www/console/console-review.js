@@ -1,25 +1,21 @@
 // Concierge console: conversations as the visitor saw them — the list (only conversations
 // with a visitor message), its search and filters, CSV/JSON export, and each message drawn
-// like the chat panel draws it: the text as markdown (console-markdown.js), then tool rows,
-// lists, tables, charts, sources… by the widget's own renderer (`/console/rich.js`, built
-// from widget/js/rich.js), fed the stored message and its tool calls.
+// by the chat panel's own renderer (`/console/rich.js`, built from widget/js/rich.js): the
+// text as the panel's markdown (GFM tables, no rental role label), then tool rows, lists,
+// tables, charts, sources…, fed the stored message and its tool calls, in the panel's
+// words (`rich.WORDS`, generated at build time from widget/src/i18n.rs in the order
+// rich.js takes them: scripts/console-words.mjs).
 // A module (deferred like the other console scripts, run after them).
 import * as rich from "/console/rich.js";
-import { renderMarkdown } from "/console/console-markdown.js";
 
 const app = window.ConciergeConsole;
 const { $, el, when, api, show } = app;
 const t = (text, values) => window.ConsoleI18n.t(text, values);
 
-// The panel's words for rich.js, in its order (widget/src/i18n.rs `Strings`): tool states,
-// table label, "showing…" parts, headings, chip labels, then the feedback words (unused here:
-// the console shows votes, it does not cast them).
-const WORDS = {
-  vi: ["đang xử lý…", "xong", "lỗi", "Bảng dữ liệu", "Đang hiển thị ", " mục đầu tiên trên tổng số ", ".",
-    "Nguồn", "Căn cứ", "Câu hỏi tiếp theo", "Chọn câu trả lời"],
-  en: ["working…", "done", "failed", "Data table", "Showing the first ", " of ", ".",
-    "Sources", "Evidence", "Follow-up questions", "Choose an answer"],
-};
+// The template that answered a conversation, in the console's words (the filter's labels);
+// none recorded: created before templates were recorded.
+const TEMPLATES = { shop: "Shop", guarded: "Support with guardrails", rental: "Room rental", knowledge: "Knowledge base", analyst: "Data analyst" };
+const templateName = (name) => t(TEMPLATES[name] || "Not recorded (older conversations)");
 
 let feedback = []; // GET /admin/feedback's rows
 let current = null; // the conversation shown
@@ -30,6 +26,7 @@ function filterQuery() {
   const params = new URLSearchParams();
   const q = $("cf-q").value.trim();
   if (q) params.set("q", q);
+  if ($("cf-template").value) params.set("template", $("cf-template").value);
   if ($("cf-votes").value) params.set("votes", $("cf-votes").value);
   if ($("cf-unanswered").checked) params.set("unanswered", "1");
   // Dates are the merchant's local days: from its first millisecond to the next day's.
@@ -75,7 +72,8 @@ async function loadConversations(event) {
     const up = feedback.filter((f) => f.conversation_id === c.id && f.rating === "up").length;
     const label = el("button", { type: "button", "data-conversation": c.id },
       el("strong", { text: c.first_question || "" }),
-      el("span", { class: "meta", text: " " + when(c.updated_at) + " · " + t("{n} messages", { n: c.messages }) + (c.user_id ? " · " + c.user_id : "") }),
+      el("span", { class: "meta", "data-template": c.template || "unknown",
+        text: " " + when(c.updated_at) + " · " + templateName(c.template) + " · " + t("{n} messages", { n: c.messages }) + (c.user_id ? " · " + c.user_id : "") }),
       c.last_role === "user" ? el("span", { class: "badge bad", "data-badge": "no-answer", text: t("no answer") }) : null,
       c.incomplete ? el("span", { class: "badge bad", text: t("{n} incomplete", { n: c.incomplete }) }) : null,
       c.down_votes ? el("span", { class: "badge bad", "data-down": String(c.down_votes), text: t("{n} down", { n: c.down_votes }) }) : null,
@@ -105,7 +103,7 @@ async function openConversation(id) {
     out.appendChild(el("li", { class: "error", text: e.message }));
     return;
   }
-  rich.setup(WORDS[lang] || WORDS.vi, lang, "");
+  rich.setup(rich.WORDS[lang] || rich.WORDS.vi, lang, "");
   rich.conversation(id, "", "", "");
   messages.forEach((m, i) => {
     const next = messages[i + 1];
@@ -113,7 +111,9 @@ async function openConversation(id) {
     const incomplete = m.role === "assistant" && m.metadata && m.metadata.incomplete === true;
     const votes = feedback.filter((f) => f.message_id === m.id);
     const body = el("div", { class: "body" });
-    renderMarkdown(body, m.content || "");
+    // The visitor's words as typed; the assistant's as the panel drew them.
+    if (m.role === "assistant") rich.markdown(body, m.content || "");
+    else body.textContent = m.content || "";
     const item = el("li", { class: m.role + (failed ? " failed" : "") + (incomplete ? " incomplete" : ""), "data-message": m.id },
       el("span", { class: "meta", text: (m.role === "user" ? t("Visitor") : t("Assistant")) + " · " + m.kind + " · " + when(m.created_at) +
         (failed ? " · " + t("no answer (the turn failed or is still running)") : "") + (incomplete ? " · " + t("incomplete answer") : "") }));

@@ -15,6 +15,8 @@ pub(crate) struct ConversationSummary {
     pub id: String,
     pub user_id: Option<String>,
     pub language: String,
+    /// The template that answered it (`None`: created before templates were recorded).
+    pub template: Option<String>,
     pub created_at: f64,
     pub updated_at: f64,
     /// Stored messages (the greeting included).
@@ -44,7 +46,7 @@ impl D1Store {
         let statement = self
             .db()
             .prepare(format!(
-                "SELECT c.id, c.user_id, c.language, c.created_at, c.updated_at, \
+                "SELECT c.id, c.user_id, c.language, c.template, c.created_at, c.updated_at, \
                  (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id AND m.site_id = ?1) AS messages, \
                  (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id AND m.site_id = ?1 \
                     AND json_extract(m.metadata, '$.incomplete') = 1) AS incomplete, \
@@ -55,7 +57,7 @@ impl D1Store {
                  (SELECT COUNT(*) FROM message_feedback f WHERE f.conversation_id = c.id AND f.site_id = ?1 \
                     AND f.rating < 0) AS down_votes \
                  FROM conversations c WHERE {FILTER_SQL} \
-                 ORDER BY c.updated_at DESC, c.id LIMIT ?7"
+                 ORDER BY c.updated_at DESC, c.id LIMIT ?8"
             ))
             .bind(&params)
             .map_err(service_error)?;

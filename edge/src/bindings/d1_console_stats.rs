@@ -4,6 +4,7 @@
 //! bound parameters only.
 
 use concierge_core::error::ServiceError;
+use concierge_core::template::Template;
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::JsValue;
 
@@ -23,9 +24,20 @@ pub(crate) struct ConversationFilter {
     pub from_ms: Option<f64>,
     /// Started before this time (Unix milliseconds).
     pub to_ms: Option<f64>,
+    /// Answered by this template ([`TemplateFilter`]).
+    pub template: Option<TemplateFilter>,
 }
 
-/// The filter's conditions over `conversations c`; parameters `?1` (site) to `?6`.
+/// The template a conversation was answered by, as the filter takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TemplateFilter {
+    /// This template (recorded when the conversation was created).
+    Is(Template),
+    /// None recorded: the conversation was created before templates were recorded.
+    Unknown,
+}
+
+/// The filter's conditions over `conversations c`; parameters `?1` (site) to `?7`.
 /// Conversations with no visitor message (a panel opened, nothing asked) are never taken.
 pub(crate) const FILTER_SQL: &str = "c.site_id = ?1 \
      AND EXISTS (SELECT 1 FROM messages u WHERE u.conversation_id = c.id AND u.site_id = ?1 AND u.role = 'user') \
@@ -38,10 +50,11 @@ pub(crate) const FILTER_SQL: &str = "c.site_id = ?1 \
           OR EXISTS (SELECT 1 FROM messages i WHERE i.conversation_id = c.id AND i.site_id = ?1 \
           AND json_extract(i.metadata, '$.incomplete') = 1)) \
      AND (?5 IS NULL OR c.updated_at >= ?5) \
-     AND (?6 IS NULL OR c.created_at < ?6)";
+     AND (?6 IS NULL OR c.created_at < ?6) \
+     AND (?7 IS NULL OR (?7 = '' AND c.template IS NULL) OR c.template = ?7)";
 
 impl ConversationFilter {
-    /// The bound values for `?1`..`?6`.
+    /// The bound values for `?1`..`?7` (`?7`: the template's name, `''` for none recorded).
     pub(crate) fn params(&self, site_id: &str) -> Vec<JsValue> {
         let optional = |v: Option<f64>| v.map_or(JsValue::NULL, JsValue::from_f64);
         vec![
@@ -57,6 +70,11 @@ impl ConversationFilter {
             },
             optional(self.from_ms),
             optional(self.to_ms),
+            match self.template {
+                None => JsValue::NULL,
+                Some(TemplateFilter::Unknown) => "".into(),
+                Some(TemplateFilter::Is(template)) => template.as_str().into(),
+            },
         ]
     }
 }
@@ -130,7 +148,7 @@ impl D1Store {
     ) -> Result<Vec<ExportRow>, ServiceError> {
         let sql = format!(
             "WITH picked AS (SELECT c.id, c.user_id, c.updated_at FROM conversations c WHERE {FILTER_SQL} \
-             ORDER BY c.updated_at DESC, c.id LIMIT ?7) \
+             ORDER BY c.updated_at DESC, c.id LIMIT ?8) \
              SELECT m.conversation_id, p.user_id, m.seq, m.role, m.kind, m.content, m.created_at, \
              (SELECT COUNT(*) FROM message_feedback f WHERE f.message_id = m.id AND f.site_id = ?1 AND f.rating < 0) AS down_votes, \
              (SELECT COUNT(*) FROM message_feedback f WHERE f.message_id = m.id AND f.site_id = ?1 AND f.rating > 0) AS up_votes, \
@@ -138,7 +156,7 @@ impl D1Store {
                 AND f.site_id = ?1 AND f.comment IS NOT NULL AND f.comment <> '') AS comments \
              FROM messages m JOIN picked p ON p.id = m.conversation_id \
              WHERE m.site_id = ?1 AND m.role IN ('user', 'assistant') \
-             ORDER BY p.updated_at DESC, m.conversation_id, m.seq LIMIT ?8"
+             ORDER BY p.updated_at DESC, m.conversation_id, m.seq LIMIT ?9"
         );
         let mut params = filter.params(site_id);
         params.push(JsValue::from_f64(f64::from(limit)));

@@ -191,8 +191,10 @@ impl ConversationStore for D1Store {
             .map_err(|e| ServiceError::new(ServiceErrorKind::Invalid, e.to_string()))?;
         self.db
             .prepare(
-                "INSERT INTO conversations (id, site_id, user_id, language, created_at, updated_at, identity) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6)",
+                // The site's template at this time answers the conversation (the
+                // console filters by it; a later template change keeps it).
+                "INSERT INTO conversations (id, site_id, user_id, language, created_at, updated_at, identity, template) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, (SELECT s.template FROM sites s WHERE s.id = ?2))",
             )
             .bind(&[
                 conversation.id.as_str().into(),

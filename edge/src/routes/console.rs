@@ -39,7 +39,7 @@ pub(crate) async fn page(req: Request, env: &Env) -> Result<Response, ApiError> 
 }
 
 /// `GET /admin/conversations?limit=N` (default 50, at most 200) and the filter of
-/// [`super::console_admin::filter`] (search, votes, no answer, dates). Conversations
+/// [`super::console_admin::filter`] (search, votes, no answer, template, dates). Conversations
 /// without a visitor message are never listed.
 pub(crate) async fn conversations(req: Request, env: &Env) -> Result<Response, ApiError> {
     let caller = auth::site_caller(&req, env, false).await?;

@@ -11,18 +11,20 @@
 //! - `GET /admin/rental-schema`: the site's listings schema (the entities records are
 //!   uploaded under).
 //!
-//! The list's filter (`q`, `votes=down|up`, `unanswered=1`, `from`/`to` in Unix
-//! milliseconds) is read by [`filter`]; a bad value is a 400 naming the parameter.
+//! The list's filter (`q`, `votes=down|up`, `unanswered=1`, `template=<name>|unknown`,
+//! `from`/`to` in Unix milliseconds) is read by [`filter`]; a bad value is a 400 naming
+//! the parameter.
 
 use concierge_core::boundary::ConversationStore;
 use concierge_core::conversation::Scope;
 use concierge_core::identity::{self, UserIdentity};
+use concierge_core::template::Template;
 use serde::Deserialize;
 use worker::{Env, Request, Response};
 
 use crate::ApiError;
 use crate::auth::{self, Caller};
-use crate::bindings::d1_console_stats::{ConversationFilter, ExportRow};
+use crate::bindings::d1_console_stats::{ConversationFilter, ExportRow, TemplateFilter};
 use crate::bindings::d1_store::D1Store;
 use crate::routes::{body, conversations::message_json};
 
@@ -91,6 +93,22 @@ pub(crate) fn filter(
                     "1" | "true" => true,
                     "" | "0" | "false" => false,
                     _ => return Err(ApiError::bad_request("`unanswered` must be 1 or 0.")),
+                }
+            }
+            "template" => {
+                filter.template = match value.as_ref() {
+                    "" | "any" => None,
+                    "unknown" => Some(TemplateFilter::Unknown),
+                    name => Some(Template::parse(name).map(TemplateFilter::Is).ok_or_else(
+                        || {
+                            ApiError::bad_request(format!(
+                                "`template` must be one of {}, \"unknown\" or \"any\".",
+                                Template::ALL
+                                    .map(|t| format!("\"{}\"", t.as_str()))
+                                    .join(", ")
+                            ))
+                        },
+                    )?),
                 }
             }
             "from" if !value.is_empty() => filter.from_ms = Some(time("from", &value)?),

@@ -3,7 +3,8 @@
 //! dashboard drawn as charts, the console in Vietnamese and English, conversations drawn
 //! as the visitor saw them with search, filters and export, the records entity from the
 //! schema, and Try it as a chosen user on an analyst site. axe-core audits every tab
-//! (desktop and phone). Screenshots land in `target/test-artifacts/console-ux-*.png`.
+//! (desktop and phone). The console hands the panel's renderer the panel's words in its order
+//! (`tests/browser/console_words.mjs`). Screenshots land in `target/test-artifacts/console-ux-*.png`.
 
 use std::process::Command;
 
@@ -290,5 +291,23 @@ fn try_it_as_a_chosen_user_reaches_that_users_data_on_an_analyst_site() {
     assert!(
         rows.iter().any(|r| r["user_id"] == "shop-owner"),
         "{rows:?}"
+    );
+}
+
+#[test]
+fn the_consoles_words_are_the_panels_in_the_panels_order() {
+    // Node only (no Worker, no browser): `tests/browser/console_words.mjs`.
+    let output = Command::new("sh")
+        .arg("-c")
+        .arg(". \"$CONCIERGE_ROOT/scripts/env.sh\"; exec node --no-warnings tests/browser/console_words.mjs")
+        .current_dir(repo_root())
+        .env("CONCIERGE_ROOT", repo_root())
+        .output()
+        .expect("run node");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success() && stdout.contains("ok console words"),
+        "console_words.mjs failed:\n{stdout}\n{stderr}"
     );
 }

@@ -241,6 +241,104 @@ fn the_conversation_list_and_export_take_only_asked_conversations_of_the_site_fi
     );
 }
 
+/// `PATCH /admin/site` with `body`; must succeed.
+fn patch_site(worker: &Worker, site: &TestSite, body: Value) {
+    let (status, text) = into_parts(
+        agent()
+            .request("PATCH", &worker.url("/admin/site"))
+            .set("x-api-key", &site.secret_key)
+            .send_json(body),
+    );
+    assert_eq!(status, 200, "{text}");
+}
+
+/// The `conversation_id`s of `GET /admin/conversations/export?format=json&{query}`.
+fn exported(worker: &Worker, site: &TestSite, query: &str) -> Vec<String> {
+    let (status, body) = get(
+        worker,
+        &site.secret_key,
+        &format!("/admin/conversations/export?format=json&{query}"),
+    );
+    assert_eq!(status, 200, "{query}: {body}");
+    let mut ids: Vec<String> = json_of(&body)["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["conversation_id"].as_str().unwrap().to_string())
+        .collect();
+    ids.dedup();
+    ids
+}
+
+#[test]
+fn conversations_are_filtered_by_the_template_that_answered_them() {
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    let site = failing_site(worker, &upstream, "Console template filter");
+    let (shop, _) = scripted(worker, &site, "Có PC gaming không?", chunk("Dạ có."));
+    let (legacy, _) = scripted(worker, &site, "Mấy giờ mở cửa?", chunk("Dạ, 8 giờ."));
+    // The site changes template: conversations started before keep the old one.
+    patch_site(worker, &site, json!({"template": "analyst"}));
+    let analyst = conversation(worker, &site);
+    let _ = concierge_e2e::api::send(worker, &site.secret_key, &analyst, "Doanh thu tháng này?");
+    // A conversation stored before templates were recorded (no template).
+    worker.d1_rows(&format!(
+        "UPDATE conversations SET template = NULL WHERE id = '{legacy}'"
+    ));
+
+    let all = listed(worker, &site, "");
+    for id in [&shop, &legacy, &analyst] {
+        assert!(all.contains(id), "{id} listed without a filter: {all:?}");
+    }
+    assert_eq!(listed(worker, &site, "template=shop"), [shop.as_str()]);
+    assert_eq!(
+        listed(worker, &site, "template=analyst"),
+        [analyst.as_str()]
+    );
+    assert!(listed(worker, &site, "template=guarded").is_empty());
+    assert_eq!(listed(worker, &site, "template=unknown"), [legacy.as_str()]);
+    assert_eq!(
+        listed(worker, &site, "template=shop&q=gaming"),
+        [shop.as_str()]
+    );
+    assert!(listed(worker, &site, "template=analyst&q=gaming").is_empty());
+    // The list says which template answered each conversation.
+    let (_, body) = get(worker, &site.secret_key, "/admin/conversations");
+    for c in json_of(&body)["conversations"].as_array().unwrap() {
+        let want = if c["id"] == shop.as_str() {
+            json!("shop")
+        } else if c["id"] == analyst.as_str() {
+            json!("analyst")
+        } else {
+            Value::Null
+        };
+        assert_eq!(c["template"], want, "{c}");
+    }
+    // The export takes the same filter.
+    assert_eq!(exported(worker, &site, "template=shop"), [shop.as_str()]);
+    assert_eq!(
+        exported(worker, &site, "template=unknown"),
+        [legacy.as_str()]
+    );
+    // Not a template: 400 naming the parameter, on the list and the export.
+    for path in [
+        "/admin/conversations?template=support",
+        "/admin/conversations/export?template=SHOP",
+        "/admin/conversations?template=shop%27--",
+    ] {
+        let (status, body) = get(worker, &site.secret_key, path);
+        assert_eq!(status, 400, "{path}: {body}");
+        assert_eq!(error_code(&body), "bad_request");
+        assert!(
+            json_of(&body)["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("`template`"),
+            "{body}"
+        );
+    }
+}
+
 #[test]
 fn stats_count_one_sites_days_answers_votes_and_top_questions() {
     let worker = Worker::shared();
