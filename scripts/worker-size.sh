@@ -9,10 +9,10 @@
 set -eu
 . "$(dirname "$0")/env.sh"
 cd "$ROOT"
-# The enforced budget: the size reached so far (1,408,010 B on 2026-11-27) with room for
-# the code merged since (≈ +2.5% of the Rust lines); issue 29's target, 1,200,000 B, is
-# printed beside it until met (then it becomes the budget).
-GZIP_BUDGET=1500000
+# The enforced budget: the size reached so far (1,377,331 B on 2026-11-27, functions
+# ordered by name before gzip: scripts/build-edge.sh) plus ~2%; issue 29's target,
+# 1,200,000 B, is printed beside it until met (then it becomes the budget).
+GZIP_BUDGET=1405000
 GZIP_TARGET=1200000
 WASM="$ROOT/edge/build/index_bg.wasm"
 # The same wasm before its name section was stripped (scripts/build-edge.sh keeps it).
