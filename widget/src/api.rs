@@ -62,6 +62,8 @@ pub(crate) struct SiteConfig {
     pub language: Option<Lang>,
     /// Suggested first questions.
     pub starter_prompts: Vec<String>,
+    /// The site turns handoff on ("talk to a person").
+    pub handoff: bool,
 }
 
 /// A stored message.
@@ -128,6 +130,10 @@ impl Api {
                 .filter_map(|p| p.as_string())
                 .filter(|p| !p.trim().is_empty())
                 .collect(),
+            handoff: Reflect::get(&json, &JsValue::from_str("handoff"))
+                .ok()
+                .and_then(|v| v.as_bool())
+                .unwrap_or(false),
         })
     }
 

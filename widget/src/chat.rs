@@ -29,6 +29,10 @@ use crate::turn::{Failure, Phase, StreamEvent, Turn};
 /// The largest SSE line and event the panel reads (8 MiB).
 const MAX_EVENT_BYTES: usize = 8 << 20;
 
+/// The longest message the Worker accepts, in characters; `js/flow.js` counts towards it
+/// and says so when a message is over it.
+const MAX_MESSAGE_CHARS: usize = 4_000;
+
 /// One message on screen.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Entry {
@@ -172,11 +176,12 @@ impl Chat {
         });
     }
 
-    /// Send the visitor's `text`; false when it cannot be sent now (empty, an answer is
-    /// streaming, or the conversation is not ready).
+    /// Send the visitor's `text`; false when it cannot be sent now (empty, over the
+    /// length limit, an answer is streaming, or the conversation is not ready).
     pub(crate) fn send(self, text: &str) -> bool {
         let text = text.trim();
         if text.is_empty()
+            || text.chars().count() > MAX_MESSAGE_CHARS
             || self.busy.get_untracked()
             || self.status.get_untracked() != Status::Ready
         {

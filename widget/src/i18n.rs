@@ -105,6 +105,11 @@ pub(crate) struct Strings {
     /// Feedback on an answer: thumbs up and down (names, then visible words), copy,
     /// copied, the comment box, its send button, thanks.
     pub feedback: [&'static str; 9],
+    /// Around the conversation (`js/flow.js`): the "new messages" pill; the length
+    /// counter's unit; the over-the-limit message before and after the limit; earlier
+    /// conversations (the list and its button); the "talk to a person" button; and the
+    /// request that button sends.
+    pub flow: [&'static str; 7],
 }
 
 static VI: Strings = Strings {
@@ -148,6 +153,15 @@ static VI: Strings = Strings {
         "Gửi góp ý",
         "Cảm ơn quý khách đã góp ý!",
     ],
+    flow: [
+        "Tin nhắn mới ↓",
+        "ký tự",
+        "Tin nhắn dài quá ",
+        " ký tự, quý khách vui lòng rút gọn.",
+        "Cuộc trò chuyện trước",
+        "Gặp nhân viên",
+        "Tôi muốn nói chuyện với nhân viên.",
+    ],
 };
 
 static EN: Strings = Strings {
@@ -190,6 +204,15 @@ static EN: Strings = Strings {
         "Add a comment (optional)",
         "Send comment",
         "Thank you for your feedback!",
+    ],
+    flow: [
+        "New messages ↓",
+        "characters",
+        "Over the limit of ",
+        " characters: please shorten it.",
+        "Earlier conversations",
+        "Talk to a person",
+        "I would like to talk to a person.",
     ],
 };
 
@@ -256,6 +279,14 @@ mod tests {
     fn every_string_is_translated() {
         let (vi, en) = (all(Lang::Vi.strings()), all(Lang::En.strings()));
         for (v, e) in vi.iter().zip(en) {
+            assert!(!v.trim().is_empty() && !e.trim().is_empty());
+            assert_ne!(*v, e, "untranslated: {e}");
+        }
+    }
+
+    #[test]
+    fn the_flow_strings_are_translated() {
+        for (v, e) in Lang::Vi.strings().flow.iter().zip(Lang::En.strings().flow) {
             assert!(!v.trim().is_empty() && !e.trim().is_empty());
             assert_ne!(*v, e, "untranslated: {e}");
         }

@@ -58,6 +58,8 @@ mod composer;
 #[cfg(target_arch = "wasm32")]
 mod dom;
 #[cfg(target_arch = "wasm32")]
+mod flow;
+#[cfg(target_arch = "wasm32")]
 mod header;
 #[cfg(target_arch = "wasm32")]
 mod host;

@@ -57,6 +57,7 @@ pub(crate) enum Route {
     KnowledgeLogs,
     KnowledgeQuery,
     WidgetConfig,
+    WidgetCheck,
     WidgetPanel,
     OpenAiModels,
     OpenAiModel,
@@ -120,6 +121,7 @@ impl Route {
                 (Self::MessageFeedback, is(Method::Post))
             }
             ["widget", "config"] => (Self::WidgetConfig, is(Method::Get)),
+            ["widget", "check"] => (Self::WidgetCheck, is(Method::Get)),
             ["chat"] => (Self::WidgetPanel, is(Method::Get) || is(Method::Head)),
             ["v1", "models"] => (Self::OpenAiModels, is(Method::Get)),
             ["v1", "models", _] => (Self::OpenAiModel, is(Method::Get)),
@@ -184,6 +186,7 @@ impl Route {
             Self::AdminConversations => "admin_conversations",
             Self::Console => "console",
             Self::WidgetConfig => "widget_config",
+            Self::WidgetCheck => "widget_check",
             Self::WidgetPanel => "widget_panel",
             Self::OpenAiModels => "openai_models",
             Self::OpenAiModel => "openai_model",
@@ -286,6 +289,7 @@ pub(crate) async fn handle(
         Route::AdminConversations => console::conversations(req, env).await,
         Route::Console => console::page(req, env).await,
         Route::WidgetConfig => widget::config(req, env).await,
+        Route::WidgetCheck => widget::check(req, env).await,
         Route::WidgetPanel => widget::panel(req, env).await,
         Route::OpenAiModels => openai::models(req, env).await,
         Route::OpenAiModel => {

@@ -7,6 +7,7 @@ mod analyst;
 mod browser;
 mod browser_console;
 mod browser_rich;
+mod browser_ux_flow;
 mod conversations;
 mod dev_command;
 mod faults;
