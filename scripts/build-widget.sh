@@ -30,5 +30,9 @@ mv "$OUT/concierge_widget.min.js" "$OUT/concierge_widget.js"
 rm -rf "$OUT/snippets"
 "$ESBUILD_BIN" widget/style/widget.css --minify --log-level=warning \
     --outfile="$ROOT/www/widget/widget.css"
+# The widget's rich-turn renderer on its own for the merchant console's conversation view
+# (www/console/console-review.js imports it): the same code the panel runs.
+"$ESBUILD_BIN" widget/js/rich.js --bundle --minify --format=esm --target=es2020 \
+    --log-level=warning --outfile="$ROOT/www/console/rich.js"
 "$ESBUILD_BIN" widget/embed/embed.js --minify --target=es2017 --log-level=warning \
     --outfile="$ROOT/www/embed.js"

@@ -17,7 +17,7 @@
 use std::io::{BufRead, Read, Write};
 use std::process::ExitCode;
 
-use concierge_core::boundary::{ChatModel, ChatRequest, ChatSink};
+use concierge_core::boundary::{ChatModel, ChatSink, ModelCall};
 use concierge_core::engine::NewConversation;
 use concierge_core::error::{ChatModelError, ChatModelErrorKind};
 use concierge_core::flows::shop::ShopConfig;
@@ -65,10 +65,12 @@ struct OpenAiChatModel {
 impl ChatModel for OpenAiChatModel {
     async fn stream(
         &self,
-        request: &ChatRequest,
+        call: &ModelCall<'_>,
         sink: &mut dyn ChatSink,
     ) -> Result<(), ChatModelError> {
-        let mut builder = ChatRequestBuilder::new(&self.model, &request.messages)
+        let request = call.request;
+        let model = call.model.unwrap_or(&self.model);
+        let mut builder = ChatRequestBuilder::new(model, &request.messages)
             .tools(&request.tools)
             .stream(true);
         if let Some(temperature) = request.temperature {

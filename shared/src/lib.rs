@@ -16,6 +16,9 @@
 //! - `std` (default): `std::error::Error` impls and std conveniences. Without it the
 //!   crate is `no_std` + `alloc` and builds for `wasm32-unknown-unknown`.
 //! - `memory`: in-memory implementations of the boundary traits.
+//! - `rental`, `knowledge`: those two templates (the Worker enables them; the widget, which
+//!   links this crate for its stream decoder, leaves them out).
+//! - `analyst-regex`: `$regex` in `analyst` pipelines (a linear-time engine).
 //!
 //! ## Native tools (`shared/examples/`)
 //! - `classify`: one message per line on stdin → one JSON classification per line (intent,
@@ -52,40 +55,30 @@
 //!
 //! ## Design note: one engine, five templates
 //!
-//! A template is a [`graph::Graph`] (named nodes; plain and conditional edges; `END`) plus a
-//! [`graph::Flow`] that runs each node against a state. The state is rebuilt from the store
-//! at the start of every turn; a node's lasting effects go through the boundaries. Early
-//! exits are conditional edges to nodes that lead to `END`; loops are edges back to an
-//! earlier node, whose router reads counters kept in the state, bounded by
-//! [`graph::Graph::step_limit`]; concurrency inside a node uses [`graph::join_all`].
+//! Every template runs the same turn lifecycle ([`engine`]): the engine receives and stores
+//! the visitor's message, decides the language, asks the template for its answer
+//! ([`engine::Assistant::answer`]) and ends the turn with exactly one terminal event. A
+//! template's answer is its own steps, named as its seed names them; each answer reports the
+//! steps it ran ([`engine::Answer::route`]), which the Worker logs. How each is written:
 //!
-//! - **000 `shop`** (implemented, [`flows::shop`]): greeting at creation (node 0),
-//!   `receive` (node 1) in the turn runner, then `classify` →
-//!   (`clarify_stream` | `warranty_stream` | `retrieve` → `respond_stream`) → `END`.
-//! - **001 `analyst`** — a ReAct tool loop with a retry cap: `intent_classifier` →
-//!   branch(`chat_node` | `data_agent_node` | `clarify_node`) → `response_formatter` →
-//!   `END`. The data agent is itself a graph: `agent` → branch(tool calls → `tools` →
-//!   back to `agent`; no calls or `tool_errors ≥ 3` → out). Tools are
-//!   [`chat::ToolSpec`]s; the model's [`chat::ChatEvent::ToolCall`]s are run and fed back as
-//!   [`chat::ChatMessage::tool_result`]s.
-//! - **002 `rental`** — sequential agents with retries and a validator: `orchestrator` →
-//!   branch(QUERY ∧ readyForSql → `sql_generation`; CLARIFICATION → `clarify`; GREETING /
-//!   GENERAL_CHAT → `chat`). `sql_generation` loops on itself while execution fails and
-//!   `attempts < 5` (the error fed back), then → `response_generator` →
-//!   `result_validator` → branch(valid → `persist_knowledge` → `END`; else `END`).
-//! - **003 `knowledge`** — planned stages run concurrently and merged: `orchestrator` →
-//!   branch(chitchat → `END`; else `semantic_router`, which writes the plan into the state)
-//!   → `execute_stage` (runs the current stage's tasks with [`agent::run_stage`], merges
-//!   results, advances the stage index) → branch(more stages → `execute_stage`; else
-//!   `conflict_resolution`) → `final_response` → `END`. Partial failures are results, not
-//!   errors.
-//! - **004 `guarded`** — guard first, early exit, summary memory: `detect_language` →
-//!   `guardrail` → branch(rejected → `refuse` → `END`, nothing stored; passed →
-//!   `load_memory` (recent window + [`conversation::Summary`] from the store) → `search` →
-//!   `respond_stream` → `save_and_summarize` (appends the answer, updates the summary) →
-//!   `END`).
+//! - **000 `shop`** ([`flows::shop`]) is a [`graph::Graph`] (named nodes; plain and
+//!   conditional edges; `END`) run by a [`graph::Flow`]: `classify` → (`clarify_stream` |
+//!   `warranty_stream` | `retrieve` → `respond_stream`) → `END`.
+//! - **001 `analyst`** ([`flows::analyst`]): `intent_classifier` → one of `chat_node`,
+//!   `data_agent_node` (a ReAct tool loop, [`agent::run_react`], at most three tool errors)
+//!   or `clarify_node` → `response_formatter`.
+//! - **002 `rental`** (`flows::rental`, feature `rental`): `orchestrator` → `sql_generation`
+//!   (validated SQL, retried with the error fed back) → `response_generator` →
+//!   `result_validator`; or `content_response` / `control_response`.
+//! - **003 `knowledge`** (`flows::knowledge`, feature `knowledge`): `orchestrator` →
+//!   `reflection_router` (the plan) → `agent_execution` (stages of concurrent tasks,
+//!   [`agent::run_stage`]) → `conflict_resolution` → `final_response`; partial failures are
+//!   results, not errors.
+//! - **004 `guarded`** ([`flows::guarded`]): `guardrail` (refused: nothing stored) →
+//!   `memory_load` (recent window and [`conversation::Summary`]) → `search` →
+//!   `build_prompt` → `generate` (streamed) → `format` → `save` (and the summary update).
 //!
-//! `tests/graph_shapes.rs` builds each of these shapes with toy nodes.
+//! Only `shop` uses [`graph`]; the other four are plain async steps with the same names.
 #![cfg_attr(not(feature = "std"), no_std)]
 
 extern crate alloc;

@@ -419,22 +419,14 @@ struct Recording<'m> {
 impl concierge_core::boundary::ChatModel for Recording<'_> {
     async fn stream(
         &self,
-        request: &ChatRequest,
+        call: &concierge_core::boundary::ModelCall<'_>,
         sink: &mut dyn concierge_core::boundary::ChatSink,
     ) -> Result<(), concierge_core::error::ChatModelError> {
-        self.model.stream(request, sink).await
-    }
-
-    async fn stream_constrained(
-        &self,
-        constraint: &concierge_core::boundary::Constraint<'_>,
-        request: &ChatRequest,
-        sink: &mut dyn concierge_core::boundary::ChatSink,
-    ) -> Result<(), concierge_core::error::ChatModelError> {
+        let constraint = call.constraint;
         self.seen
             .borrow_mut()
             .push((constraint.call_tool, constraint.tool_as_json));
-        self.model.stream(request, sink).await
+        self.model.stream(call, sink).await
     }
 }
 

@@ -87,7 +87,7 @@ proptest! {
             // Drain unused scripts so the next turn starts clean.
             while backend.model.scripts_left() > 0 {
                 let _ = concierge_core::graph::block_on(concierge_core::boundary::ChatModel::stream(
-                    &backend.model, &Default::default(), &mut |_| {}));
+                    &backend.model, &concierge_core::boundary::ModelCall::new(&Default::default()), &mut |_| {}));
             }
         }
     }

@@ -10,7 +10,7 @@ use core::cell::{Cell, RefCell};
 use core::future::poll_fn;
 use core::task::Poll;
 
-use concierge_core::boundary::{ChatModel, ChatRequest, ChatSink, ConversationStore};
+use concierge_core::boundary::{ChatModel, ChatRequest, ChatSink, ConversationStore, ModelCall};
 use concierge_core::chat::Role;
 use concierge_core::conversation::{MessageKind, Metadata, Scope, StoredMessage};
 use concierge_core::engine::{self, Admission, NewConversation};
@@ -33,13 +33,13 @@ struct Watching<'a> {
 impl ChatModel for Watching<'_> {
     async fn stream(
         &self,
-        request: &ChatRequest,
+        call: &ModelCall<'_>,
         sink: &mut dyn ChatSink,
     ) -> Result<(), ChatModelError> {
         self.reads_when_asked
             .borrow_mut()
             .push(self.store.turn_reads());
-        self.model.stream(request, sink).await
+        self.model.stream(call, sink).await
     }
 }
 

@@ -5,7 +5,7 @@
 
 use core::cell::RefCell;
 
-use concierge_core::boundary::{ChatModel, ChatRequest, ChatSink};
+use concierge_core::boundary::{ChatModel, ChatSink, ModelCall};
 use concierge_core::chat::Role;
 use concierge_core::conversation::Scope;
 use concierge_core::engine::{self, NewConversation};
@@ -30,13 +30,13 @@ struct Watching<'a> {
 impl ChatModel for Watching<'_> {
     async fn stream(
         &self,
-        request: &ChatRequest,
+        call: &ModelCall<'_>,
         sink: &mut dyn ChatSink,
     ) -> Result<(), ChatModelError> {
         let scope = Scope::new(SITE, &self.conversation_id);
         let stored = self.store.messages(scope).len();
         self.stored_when_asked.borrow_mut().push(stored);
-        self.model.stream(request, sink).await
+        self.model.stream(call, sink).await
     }
 }
 
@@ -251,7 +251,7 @@ impl Slow<'_> {
 impl ChatModel for Slow<'_> {
     async fn stream(
         &self,
-        _request: &ChatRequest,
+        _call: &ModelCall<'_>,
         sink: &mut dyn ChatSink,
     ) -> Result<(), ChatModelError> {
         use concierge_core::boundary::Timer;

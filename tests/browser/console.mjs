@@ -112,6 +112,7 @@ const scenarios = {
     assert.equal(await page.evaluate(() => sessionStorage.getItem("concierge.console.key")), secret,
       "the key is in the tab's session storage");
     await page.waitForFunction(() => document.querySelector("#f-name").value !== "");
+    await tab(page, "assistant"); // the console opens on Overview (issue 26, item 15)
     await shot(page, "assistant");
 
     // A validation error shows next to its field.

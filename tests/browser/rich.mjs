@@ -208,14 +208,14 @@ const scenarios = {
     const order = ["working", "done,working", "done,failed"].map((s) => states.indexOf(s));
     assert.ok(order.every((i) => i >= 0) && order[0] < order[1] && order[1] < order[2], `tool states seen: ${[...new Set(states)]}`);
     const first = seen.find((s) => s.tools.length === 1).tools[0][0];
-    assert.equal(first, "Search products: đang xử lý…");
+    assert.equal(first, "Tìm kiếm sản phẩm: đang xử lý…");
     const progress = seen.map((s) => s.progress).filter((p) => p !== null);
     assert.ok(progress.indexOf(30) >= 0 && progress.lastIndexOf(70) > progress.indexOf(30), `progress seen: ${[...new Set(progress)]}`);
     assert.ok(seen.some((s) => s.status === "Đang kiểm tra tồn kho…"), "the stage message shows");
     const status = await last(frame, ".cw-activity").first().evaluate((el) => [el.getAttribute("role"), el.getAttribute("aria-live")]);
     assert.deepEqual(status, ["status", "polite"]);
     const final = await last(frame, ".cw-tool").evaluateAll((els) => els.map((el) => el.textContent));
-    assert.deepEqual(final, ["Search products: xong", "Check stock: lỗi"]);
+    assert.deepEqual(final, ["Tìm kiếm sản phẩm: xong", "Kiểm tra tồn kho: lỗi"]);
     assert.equal(await last(frame, "progress").count(), 0, "no bar once the answer is written");
   },
 
@@ -255,24 +255,26 @@ const scenarios = {
     assert.ok(Date.now() - t < 1000, "the page still paints");
   },
 
-  /** Bar, line and pie, each an inline SVG image named by its text alternative. */
+  /** Bar, line and pie, each an inline SVG image with a title, named by a text alternative
+   * in the panel's words with every value (tests/browser/ux_render.mjs checks the rest). */
   async charts(frame) {
     const charts = await last(frame, ".cw-chart").evaluateAll((figs) => figs.map((f) => ({
       title: f.querySelector("figcaption")?.textContent,
       name: f.querySelector("svg").getAttribute("aria-label"),
       rects: f.querySelectorAll("rect").length,
       lines: f.querySelectorAll("polyline").length,
-      slices: f.querySelectorAll("path").length,
-      labels: [...f.querySelectorAll("text")].map((t) => t.textContent),
+      slices: f.querySelectorAll("path:not(.cw-grid)").length,
+      labels: [...f.querySelectorAll("text")].map((t) => t.textContent).filter((t) => /^(T|Tuần )\d$/.test(t)),
       legend: [...f.querySelectorAll(".cw-legend li")].map((li) => li.textContent),
     })));
     assert.deepEqual(charts, [
-      { title: "Doanh thu theo tháng", name: "Doanh thu tháng 1 đến 3: 120, 98 và 143 triệu đồng", rects: 3, lines: 0, slices: 0,
+      { title: "Doanh thu theo tháng", name: "Biểu đồ cột: Doanh thu theo tháng. T1: 120; T2: 98; T3: 143", rects: 3, lines: 0, slices: 0,
         labels: ["T1", "T2", "T3"], legend: [] },
-      { title: "Khách theo tuần", name: "Hai đường: khách mới và khách quay lại, tuần 1 đến 4", rects: 0, lines: 2, slices: 0,
+      { title: "Khách theo tuần", name: "Biểu đồ đường: Khách theo tuần. Tuần 1: Khách mới 10, Quay lại 4; Tuần 2: Khách mới 14, Quay lại 6; " +
+        "Tuần 3: Khách mới 9, Quay lại 8; Tuần 4: Khách mới 20, Quay lại 7", rects: 0, lines: 2, slices: 0,
         labels: ["Tuần 1", "Tuần 2", "Tuần 3", "Tuần 4"], legend: ["Khách mới", "Quay lại"] },
-      { title: undefined, name: "Tỷ lệ phòng: 50% đơn, 30% đôi, 20% gia đình", rects: 0, lines: 0, slices: 3,
-        labels: [], legend: ["Đơn: 50", "Đôi: 30", "Gia đình: 20"] },
+      { title: "Phòng", name: "Biểu đồ tròn: Phòng. Đơn: 50 (50%); Đôi: 30 (30%); Gia đình: 20 (20%)", rects: 0, lines: 0, slices: 3,
+        labels: [], legend: ["Đơn: 50 (50%)", "Đôi: 30 (30%)", "Gia đình: 20 (20%)"] },
     ]);
   },
 

@@ -13,6 +13,7 @@
 pub mod api;
 pub mod host_page;
 pub mod upstream;
+pub mod workers_ai;
 
 use std::io::{BufRead, BufReader, Read};
 use std::net::TcpListener;
@@ -122,6 +123,10 @@ pub struct WorkerOptions {
     /// own origin, as `make dev` does, so the Worker's own demo page (`/`, key `pk_demo`)
     /// can open its panel.
     pub demo_site: bool,
+    /// Run the Workers AI double (`tests/doubles/workers-ai/`) beside the Worker as its `AI`
+    /// binding, asking this script server ([`workers_ai::AiScript`]'s `base_url`) what to
+    /// answer. Without it the Worker has no `AI` binding (`wrangler dev --local`).
+    pub workers_ai_script: Option<String>,
 }
 
 impl Worker {
@@ -211,6 +216,11 @@ impl Worker {
         }
 
         let inspector = free_port();
+        let configs = options
+            .workers_ai_script
+            .as_deref()
+            .map(|script| workers_ai::configs(&root, &state_dir, script))
+            .unwrap_or_default();
         let mut args: Vec<String> = [
             "dev",
             "--local",
@@ -231,6 +241,10 @@ impl Worker {
         .iter()
         .map(ToString::to_string)
         .collect();
+        for config in &configs {
+            args.push("-c".into());
+            args.push(config.to_string_lossy().into_owned());
+        }
         for (name, value) in &options.vars {
             args.push("--var".into());
             args.push(format!("{name}:{value}"));

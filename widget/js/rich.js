@@ -1,8 +1,15 @@
-// Rich turns in the chat panel: tool rows, a plan's progress bar, a turn's payloads —
-// lists, tables, charts (inline SVG), sources, evidence, and follow-up and control
-// questions as chips — and feedback (thumbs, optional comment) and copy on each answer,
-// drawn with DOM calls only from the answer's events or its stored message
-// (widget/src/rich.rs forwards them).
+// Rich turns in the chat panel: the answer's safe markdown (bottom of this file), tool rows,
+// a plan's progress bar, a turn's payloads — lists, tables, charts (inline SVG), sources,
+// evidence, and follow-up and control questions as chips — and feedback (thumbs, optional
+// comment) and copy on each answer, drawn with DOM calls only from the answer's text and
+// events or its stored message (widget/src/rich.rs forwards them). Everything is in the
+// panel's language: names from the payloads (`area_m2`, `check_stock`) through a
+// vocabulary, numbers, prices and dates in the language's format, a plan's stages in the
+// panel's words.
+//
+// Another page (the console's conversation view) uses the same entry points: `setup(words,
+// lang, origin)` once, then per message `markdown(bodyElement, text)` and
+// `render(element, payloads)`; `stored`/`mount`/`event` add feedback and live events.
 //
 // Every payload string becomes a text node or an attribute value, never markup. Links
 // point only to absolute http(s) URLs or to site-relative paths on the embedding page's
@@ -16,16 +23,22 @@ const MAX_ROWS = 100;
 const MAX_ITEMS = 50;
 const MAX_LABELS = 60;
 const MAX_SERIES = 6;
-const W = 640;
-const H = 360;
-const TOP = 16;
-const BOTTOM = 48;
-const SIDE = 16;
+// A chart's drawing, in CSS pixels at its natural width (the stylesheet lets it shrink in
+// a narrower bubble, never grow): text stays at FONT px, at least 12 px on screen.
+const W = 280;
+const H = 200;
+const FONT = 13;
+const GLYPH = FONT * 0.52; // a glyph's average width, to decide what fits
 
 // [working, done, failed, table, showing×3, sources, evidence, follow-ups, control, up and
-//  down (names), up and down (visible), copy, copied, comment, send comment, thanks]
+//  down (names), up and down (visible), copy, copied, comment, send comment, thanks,
+//  stages×4 (plan ready, "step {0}/{1}: {2}", "{0}/{1} steps done", resolving), currency,
+//  chart kinds×3 (bar, line, pie) and a chart's default title, the vocabulary, a tool with
+//  no known word] (widget/src/rich.rs builds it from widget/src/i18n.rs)
 let words = [];
-let format = new Intl.NumberFormat("vi-VN", { maximumFractionDigits: 2 });
+let format, compact, percent, day;
+let vocab = new Map();
+let reorder = true; // Vietnamese puts the head noun first: "avg price" → "giá trung bình"
 let site = "";
 const turns = new Map(); // message key → its state
 const views = new Map(); // message key → [work element, payloads element, footer element]
@@ -34,7 +47,14 @@ let session = {}; // the conversation and the API headers (feedback)
 /** The panel's words, language and the embedding page's origin. */
 export function setup(panelWords, lang, origin) {
   words = panelWords;
-  format = new Intl.NumberFormat(lang === "en" ? "en-US" : "vi-VN", { maximumFractionDigits: 2 });
+  const en = lang === "en";
+  const locale = en ? "en-US" : "vi-VN";
+  format = new Intl.NumberFormat(locale, { maximumFractionDigits: 2 });
+  compact = new Intl.NumberFormat(locale, { notation: "compact", compactDisplay: en ? "short" : "long", maximumFractionDigits: 1 });
+  percent = new Intl.NumberFormat(locale, { style: "percent", maximumFractionDigits: 1 });
+  day = new Intl.DateTimeFormat(locale, { day: "2-digit", month: "2-digit", year: "numeric", timeZone: "UTC" });
+  reorder = !en;
+  vocab = new Map(str(words[29]).split("|").map((entry) => entry.split("=")));
   site = /^https?:\/\/[^/]+$/i.test(origin) ? origin : "";
 }
 
@@ -68,7 +88,7 @@ export function event(key, name, data) {
   if (name === "tool_end" && tool) tool.state = d.ok ? 1 : 2;
   // Progress shows until the answer's text begins.
   if (name === "progress" && !turn.text) {
-    turn.message = str(d.message);
+    turn.message = stage(turn, d);
     turn.percent = typeof d.percentage === "number" ? Math.max(0, Math.min(100, Math.round(d.percentage))) : -1;
   }
   if (name === "payload") turn.payloads.push(d);
@@ -81,13 +101,31 @@ export function event(key, name, data) {
 }
 
 function fresh(turn) {
-  return { tools: [], percent: -1, message: "", payloads: [], painted: -1, ...turn };
+  return { tools: [], percent: -1, message: "", payloads: [], painted: -1, done: 0, ...turn };
 }
 
-/** The elements message `key` draws into, once mounted. */
-export function mount(key, work, rich) {
+/** A plan's stage in the panel's words (the API's message is English, for logs and API
+ * clients): ready, working on step i/n, k of n steps done (counted here: tasks finish in
+ * any order), resolving. Other stages show their message as sent. */
+function stage(turn, d) {
+  const [, step, total, purpose] = /(\d+)\/(\d+):?\s*(.*)/.exec(str(d.message)) || [];
+  if (d.stage === "task_completed") turn.done++;
+  const text = {
+    plan_ready: words[20],
+    executing_task: total && fill(words[21], step, total, purpose),
+    task_completed: total && fill(words[22], Math.min(turn.done, total), total),
+    ready_for_resolution: words[23],
+  }[d.stage];
+  return text || str(d.message);
+}
+
+const fill = (template, ...args) => str(template).replace(/\{(\d)\}/g, (_, i) => args[i]);
+
+/** The elements message `key` draws into, once mounted: `work` (tool rows, progress bar),
+ * `rich` (payloads, feedback and copy) and, optionally, `activity` (the stage line). */
+export function mount(key, work, rich, activity) {
   rich.textContent = "";
-  views.set(key, [work, el(rich, "div"), el(rich, "div", "cw-foot")]);
+  views.set(key, [work, el(rich, "div"), el(rich, "div", "cw-foot"), activity]);
   const turn = turns.get(key);
   if (turn) turn.painted = -1;
   draw(key);
@@ -97,12 +135,13 @@ function draw(key) {
   const view = views.get(key);
   const turn = turns.get(key);
   if (!view || !turn) return;
-  const [work, rich] = view;
+  const [work, rich, , activity] = view;
   work.textContent = "";
+  if (activity) activity.textContent = turn.message;
   if (turn.tools.length) {
     const list = el(work, "ul", "cw-tools");
     for (const { name, state } of turn.tools) {
-      el(list, "li", "cw-tool", `${toolWords(name)}: ${words[state]}`).dataset.state = ["working", "done", "failed"][state];
+      el(list, "li", "cw-tool", `${label(name, true)}: ${words[state]}`).dataset.state = ["working", "done", "failed"][state];
     }
   }
   if (turn.percent >= 0) {
@@ -117,6 +156,12 @@ function draw(key) {
     for (const payload of turn.payloads) paint(rich, payload);
   }
   footer(key);
+}
+
+/** A message's payloads drawn into `out`, without feedback or copy: for a page that only
+ * shows a conversation (after `setup`). */
+export function render(out, payloads) {
+  for (const payload of arr(payloads)) paint(out, payload);
 }
 
 function paint(out, payload) {
@@ -210,11 +255,52 @@ function svg(parent, tag, attrs) {
 const arr = (v) => (Array.isArray(v) ? v : []);
 const str = (v) => (v == null ? "" : String(v));
 const num = (n) => format.format(n);
+const cap = (s) => s.charAt(0).toUpperCase() + s.slice(1);
 
-/** `search_products` → "Search products". */
-function toolWords(name) {
-  const w = str(name).replace(/([a-z])([A-Z])/g, "$1 $2").replace(/[_\-.:\s]+/g, " ").trim().toLowerCase();
-  return w.charAt(0).toUpperCase() + w.slice(1);
+/** A column, series, scope or tool name (`area_m2`, `avgPrice`, `check_stock`) in the
+ * panel's words, through the vocabulary (`key=words`; `^` a word that leads, `$` a unit,
+ * shown in brackets at the end, `~` a Vietnamese word: no reordering; an empty value drops
+ * the word). Text with spaces or letters beyond ASCII is already words and stays as it
+ * is. In English an unknown word is itself; in Vietnamese a name with an unknown word is
+ * shown humanised, and a tool keeps its known words or is named generically. */
+function label(name, tool) {
+  name = str(name).trim();
+  if (!/^[\w.:-]+$/.test(name)) return name;
+  const keys = name.replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase().split(/[_\-.:\s]+/).filter(Boolean);
+  const whole = vocab.get(keys.join("_"));
+  const [front, rest, units] = [[], [], []];
+  let missing = false;
+  let native = false;
+  for (const key of whole == null ? keys : [whole]) {
+    const w = whole == null ? vocab.get(key) ?? (reorder ? null : key) : key;
+    if (w == null) {
+      missing = true;
+      continue;
+    }
+    const mark = w.charAt(0);
+    if (mark === "~") native = true;
+    (mark === "^" ? front : mark === "$" ? units : rest).push("^$~".includes(mark) ? w.slice(1) : w);
+  }
+  if (missing && !tool) return cap(keys.join(" "));
+  if (reorder && !native) rest.reverse();
+  const text = front.concat(rest).filter(Boolean).join(" ");
+  if (text) return cap(text + (units.length ? ` (${units.join(" ")})` : ""));
+  return tool ? words[30] : cap(keys.join(" "));
+}
+
+/** Whether a column or series named `name` holds amounts of money. */
+const isPrice = (name) =>
+  /price|cost|amount|revenue|fee|budget|salary|(^|[\s_])(gia|tien|doanh|luong|phi)([\s_]|$)|giá(?! trị)|tiền|doanh thu|phí|lương/i.test(name) &&
+  !/vnd|usd|₫|\(đ\)|\$| đ$/i.test(name);
+
+/** `n` formatted, with the currency when `name` names an amount of money and `n` is one
+ * (from 1,000: no price is less; a smaller figure is in some other unit, e.g. millions). */
+const amount = (n, name) => num(n) + (isPrice(name) && Math.abs(n) >= 1e3 ? ` ${words[24]}` : "");
+
+/** An ISO date (`2026-03-05`, with or without a time) in the panel's format. */
+function date(value) {
+  const t = typeof value === "string" && /^\d{4}-\d\d-\d\d/.test(value) ? Date.parse(value.slice(0, 10)) : NaN;
+  return isNaN(t) ? str(value) : day.format(t);
 }
 
 /** Where a link may point, or null. */
@@ -247,14 +333,27 @@ function list(out, data) {
   for (const item of items.slice(0, MAX_ITEMS)) {
     const li = el(ul, "li");
     link(li, item && item.title, item && item.path);
-    if (item && item.subtitle) el(li, "small", "", str(item.subtitle));
+    if (item && item.subtitle) el(li, "small", "", subtitle(item.subtitle));
   }
   const total = typeof data.total === "number" ? data.total : 0;
   shown(out, Math.min(items.length, MAX_ITEMS), Math.max(total, items.length));
 }
 
+/** A list item's subtitle (parts joined by " · "): bare numbers formatted; a bare integer of
+ * 10,000 or more is an amount of money (a price or budget: the unit a subtitle shows). */
+function subtitle(text) {
+  return str(text).split(" · ").map((part) => {
+    if (!/^-?\d+(\.\d+)?$/.test(part)) return part;
+    const n = Number(part);
+    return Math.abs(n) >= 1e4 && Number.isInteger(n) ? amount(n, "price") : num(n);
+  }).join(" · ");
+}
+
 function table(out, data) {
-  const columns = arr(data.columns).map((c) => ({ key: str(c && c.key), label: str(c && c.label), number: c && c.type === "number" }));
+  const columns = arr(data.columns).map((c) => {
+    const [key, name] = [str(c && c.key), str(c && c.label)];
+    return { key, label: label(name || key), price: `${key} ${name}`, type: c && c.type, number: c && c.type === "number" };
+  });
   const rows = arr(data.rows);
   // Scrolls both ways; focusable so the keyboard can scroll it.
   const wrap = el(out, "div", "cw-table");
@@ -270,37 +369,53 @@ function table(out, data) {
     for (const c of columns) {
       const cell = row && row[c.key];
       const td = el(tr, "td", c.number ? "cw-num" : "");
-      if (typeof cell === "number") td.textContent = num(cell);
+      if (typeof cell === "number") td.textContent = amount(cell, c.price);
       else if (cell && typeof cell === "object") link(td, cell.text, cell.href);
-      else td.textContent = str(cell);
+      else td.textContent = c.type === "date" ? date(cell) : str(cell);
     }
   }
   shown(out, Math.min(rows.length, MAX_ROWS), rows.length);
 }
 
+/** A chart drawn as inline SVG: a title (the payload's, else its series' name), category
+ * labels (wrapped on two lines, every k-th when crowded), a value axis with gridlines and
+ * formatted ticks, value labels where they fit, a legend for several series or a pie's
+ * slices, and a text alternative in the panel's words with every value (the first 30). */
 function chart(out, data) {
-  const kind = data.chart;
+  const kind = ["bar", "line", "pie"].indexOf(data.chart);
   const labels = arr(data.labels).slice(0, MAX_LABELS).map(str);
   const series = arr(data.series).slice(0, MAX_SERIES);
-  if (!["bar", "line", "pie"].includes(kind) || !labels.length || !series.length) return;
+  if (kind < 0 || !labels.length || !series.length) return;
   // Missing, negative and non-finite values count as 0.
   const values = series.map((s) => labels.map((_, i) => {
     const v = arr(s && s.values)[i];
     return typeof v === "number" && isFinite(v) && v > 0 ? v : 0;
   }));
+  const raw = series.map((s, k) => str(s && s.name) || String(k + 1));
+  const names = raw.map((n) => label(n));
+  const value = (k, v) => amount(v, raw[k]);
+  const pie = kind === 2;
+  const total = values[0].reduce((a, b) => a + b, 0) || 1;
+  const share = (v) => `${value(0, v)} (${percent.format(v / total)})`;
+  const title = str(data.title) || (series.length === 1 ? names[0] : words[28]);
   const figure = el(out, "figure", "cw-chart");
-  if (data.title) el(figure, "figcaption", "", str(data.title));
-  const canvas = svg(figure, "svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": str(data.alt) });
-  const legend = [];
+  el(figure, "figcaption", "", title);
+  const alt = labels.slice(0, 30).map((l, i) => `${l}: ${pie ? share(values[0][i])
+    : series.length > 1 ? values.map((s, k) => `${names[k]} ${value(k, s[i])}`).join(", ") : value(0, values[0][i])}`);
+  const canvas = svg(figure, "svg", {
+    viewBox: `0 0 ${W} ${H}`, role: "img",
+    "aria-label": `${words[25 + kind]}: ${title}. ${alt.join("; ")}${labels.length > 30 ? "; …" : ""}`,
+  });
   const colour = (k) => "cw-s" + (k % MAX_SERIES);
-  if (kind === "pie") {
+  const text = (x, y, t, cls) => { svg(canvas, "text", { x: Math.round(x), y: Math.round(y), class: cls || "" }).textContent = t; };
+  const legend = [];
+  if (pie) {
     const v = values[0];
-    const total = v.reduce((a, b) => a + b, 0);
-    const [cx, cy, r] = [W / 2, H / 2, H / 2 - SIDE];
+    const [cx, cy, r] = [W / 2, H / 2, H / 2 - 8];
     const at = (t) => [cx + r * Math.cos(t * 2 * Math.PI - Math.PI / 2), cy + r * Math.sin(t * 2 * Math.PI - Math.PI / 2)].map(Math.round);
     let start = 0;
     v.forEach((x, i) => {
-      legend.push([i, `${labels[i]}: ${num(x)}`]);
+      legend.push([i, `${labels[i]}: ${share(x)}`]);
       if (!x) return;
       const end = start + x / total;
       const [x0, y0] = at(start);
@@ -312,32 +427,62 @@ function chart(out, data) {
       start = end;
     });
   } else {
-    const max = Math.max(...values.flat()) || 1;
+    // A round step giving about four gridlines above 0.
+    const peak = Math.max(...values.flat()) || 1;
+    const magnitude = 10 ** Math.floor(Math.log10(peak / 4));
+    const step = [1, 2, 2.5, 5, 10].find((m) => m * magnitude >= peak / 4) * magnitude;
+    const top = Math.ceil(peak / step) * step;
+    const ticks = [];
+    for (let v = 0; v <= top + step / 2; v += step) ticks.push(v);
+    const tick = (v) => (top >= 1e4 ? compact : format).format(v);
+    const left = 8 + GLYPH * Math.max(...ticks.map((v) => tick(v).length));
+    const [right, upper, lower] = [W - 4, FONT + 6, H - 2 * FONT - 10];
+    const y = (v) => lower - (v / top) * (lower - upper);
     const n = labels.length;
-    const plot = H - TOP - BOTTOM;
-    const slot = (W - 2 * SIDE) / n;
-    const y = (v) => Math.round(TOP + plot - (v / max) * plot);
+    const slot = (right - left) / n;
+    svg(canvas, "path", { class: "cw-grid", d: ticks.map((v) => `M${Math.round(left)},${Math.round(y(v))}H${right}`).join("") });
+    for (const v of ticks) text(left - 4, y(v) + FONT * 0.35, tick(v), "cw-axis");
+    // Value labels where each fits over its bar (or point): one series, or bars wide enough.
+    const fits = (v, width) => compact.format(v).length * GLYPH <= width;
+    const x = (i) => left + slot * (i + 0.5);
     values.forEach((s, k) => {
-      if (kind === "bar") {
+      if (kind === 0) {
         const w = (slot * 0.8) / values.length;
-        s.forEach((v, i) => svg(canvas, "rect", {
-          class: colour(k), x: Math.round(SIDE + slot * i + slot * 0.1 + w * k), y: y(v),
-          width: Math.max(1, Math.round(w)), height: TOP + plot - y(v),
-        }));
+        s.forEach((v, i) => {
+          const bx = left + slot * i + slot * 0.1 + w * k;
+          svg(canvas, "rect", { class: colour(k), x: Math.round(bx), y: Math.round(y(v)), width: Math.max(1, Math.round(w)), height: Math.round(lower - y(v)) });
+          if (s.every((u) => fits(u, (slot * 0.95) / values.length))) text(bx + w / 2, y(v) - 4, compact.format(v), "cw-value");
+        });
       } else {
-        svg(canvas, "polyline", { class: colour(k), points: s.map((v, i) => `${Math.round(SIDE + slot * (i + 0.5))},${y(v)}`).join(" ") });
+        svg(canvas, "polyline", { class: colour(k), points: s.map((v, i) => `${Math.round(x(i))},${Math.round(y(v))}`).join(" ") });
+        if (values.length === 1 && s.every((u) => fits(u, slot))) s.forEach((v, i) => text(x(i), y(v) - 6, compact.format(v), "cw-value"));
       }
     });
-    // Every label while they fit, else every k-th.
-    for (let i = 0; i < n; i += Math.ceil(n / 8)) {
-      svg(canvas, "text", { x: Math.round(SIDE + slot * (i + 0.5)), y: H - 16 }).textContent = labels[i].slice(0, 12);
+    // Category labels: every k-th when crowded, each on up to two lines of its slots' width.
+    const every = Math.ceil(n / Math.max(1, Math.floor((right - left) / 44)));
+    const chars = Math.max(3, Math.floor((slot * every) / GLYPH));
+    for (let i = 0; i < n; i += every) {
+      wrap(labels[i], chars).forEach((line, j) => text(x(i), lower + FONT + 4 + j * (FONT + 2), line));
     }
-    if (series.length > 1) series.forEach((s, k) => legend.push([k, str(s && s.name)]));
+    if (series.length > 1) names.forEach((name, k) => legend.push([k, name]));
   }
   if (legend.length) {
     const ul = el(figure, "ul", "cw-legend");
-    for (const [k, text] of legend) el(el(ul, "li"), "i", colour(k)).after(text);
+    for (const [k, t] of legend) el(el(ul, "li"), "i", colour(k)).after(t);
   }
+}
+
+/** `text` in at most two lines of `width` characters, the rest cut with "…". */
+function wrap(text, width) {
+  const lines = [""];
+  for (const word of text.split(/\s+/)) {
+    const line = lines[lines.length - 1];
+    if (!line || (line + " " + word).length <= width) lines[lines.length - 1] = line ? line + " " + word : word;
+    else lines.push(word);
+  }
+  const out = lines.slice(0, 2).map((l) => (l.length > width ? l.slice(0, width - 1) + "…" : l));
+  if (lines.length > 2 && !out[1].endsWith("…")) out[1] = out[1].slice(0, width - 1) + "…";
+  return out;
 }
 
 function sources(out, items) {
@@ -346,7 +491,10 @@ function sources(out, items) {
   const ol = el(section, "ol");
   for (const s of items.slice(0, MAX_ITEMS)) {
     const li = el(ol, "li");
-    link(li, s && s.title, s && s.url);
+    // A scope suffix ("… · internal") becomes a small tag in the panel's words.
+    const [, title, scope] = /^(.*) · (private|internal|public)$/.exec(str(s && s.title)) || [, s && s.title];
+    link(li, title, s && s.url);
+    if (scope) el(li, "span", "cw-tag", label(scope));
     if (s && s.snippet) el(li, "small", "", str(s.snippet));
   }
   shown(section, Math.min(items.length, MAX_ITEMS), items.length);
@@ -375,4 +523,262 @@ function chips(out, questions, label) {
     chip.type = "button";
     chip.dataset.q = q;
   }
+}
+
+// ---- markdown ----------------------------------------------------------------------------
+//
+// Safe markdown for assistant messages. Assistant text is model output: it must never become
+// markup. `parse` turns it into a tree of nodes — `[tag, attributes, ...children]` or a
+// string (text) — and `markdown` builds DOM nodes from it: only the tags below can ever be
+// produced, every piece of text becomes a text node, and a link survives only when its
+// target is `http(s):`, `mailto:` or `tel:` (so no `javascript:` URLs); any HTML in the
+// input is shown as the literal text it is.
+//
+// The dialect is what chat models write: paragraphs (a single newline is a line break),
+// `#` headings (h3–h5: the panel's title is the page's top), `-`/`*`/`+` and `1.` lists,
+// fenced code, `>` quotes, `---` rules, GFM tables (a header row, a `---`/`:--:`/`--:`
+// delimiter row, body rows; cells hold inline markdown, `\|` is a literal pipe; a column
+// without alignment whose cells are all numbers is right-aligned, like the table payload;
+// drawn in the same named, focusable scrolling region), and inline `**strong**`,
+// `*em*`/`_em_`, `` `code` ``, `[text](url)` and bare `https://` links. Unclosed markers
+// stay literal, so a message renders sensibly while it streams in. Rental's role label
+// (`[GUEST] …`, `[TENANT] …`, `[LANDLORD] …`, the seed's format, kept by the API) is not
+// shown, nor a label still arriving (`[GUE`).
+
+/** Replace `target`'s children with the assistant's `text` rendered as markdown. */
+export function markdown(target, text) {
+  target.textContent = "";
+  for (const node of parse(withoutRoleLabel(str(text)))) build(target, node);
+}
+
+function build(parent, node) {
+  if (typeof node === "string") return parent.appendChild(document.createTextNode(node));
+  const [tag, attrs, ...children] = node;
+  const e = parent.appendChild(document.createElement(tag));
+  for (const name in attrs) e.setAttribute(name, attrs[name]);
+  if (tag === "div") e.setAttribute("aria-label", words[3]);
+  for (const child of children) build(e, child);
+}
+
+/** `text` without rental's role label at its start (or the start of one, streaming). */
+export function withoutRoleLabel(text) {
+  const start = text.trimStart();
+  for (const label of ["[GUEST]", "[TENANT]", "[LANDLORD]"]) {
+    if (start.startsWith(label)) return start.slice(label.length).trimStart();
+    if (start && label.startsWith(start)) return "";
+  }
+  return text;
+}
+
+/** Whether `href` may become a link: absolute http(s)/mailto/tel, something after the
+ * scheme, no whitespace, control characters, quotes or angle brackets. */
+export function safeMarkdownHref(href) {
+  return /^(https?:\/\/|mailto:|tel:)./i.test(href) && !/[\s\p{Cc}"<>]/u.test(href);
+}
+
+const FENCE = /^(```|~~~)/;
+const ALNUM = /[\p{L}\p{N}]/u;
+
+/** Markdown `src` as a tree. */
+export function parse(src) {
+  const lines = src.split("\n").map((l) => l.replace(/\r$/, ""));
+  if (src.endsWith("\n")) lines.pop();
+  const out = [];
+  let i = 0;
+  while (i < lines.length) {
+    const line = lines[i++].trimStart();
+    if (!line) continue;
+    let m = FENCE.exec(line);
+    let item;
+    if (m) {
+      let code = "";
+      while (i < lines.length && !lines[i].trimStart().startsWith(m[1])) code += (code && "\n") + lines[i++];
+      i++; // the closing fence, if any
+      out.push(["pre", null, ["code", null, code]]);
+    } else if ((m = tableHead(line, lines[i]))) {
+      i++; // the delimiter row
+      const rows = [];
+      while (i < lines.length && lines[i].includes("|") && !startsBlock(lines[i].trim())) rows.push(cells(lines[i++]));
+      // A column without alignment whose filled cells are all numbers ends right.
+      const align = m.map((a, c) => {
+        const filled = rows.map((r) => r[c]).filter(Boolean);
+        return a ?? (filled.length && filled.every((t) => NUMERIC.test(t)) ? "cw-num" : "");
+      });
+      const row = (tag, cs) => ["tr", null, ...align.map((a, c) => [tag, tag === "th" ? { scope: "col", ...(a && { class: a }) } : a && { class: a }, ...inline(cs[c] || "")])];
+      const table = ["table", null, ["thead", null, row("th", cells(line))]];
+      if (rows.length) table.push(["tbody", null, ...rows.map((r) => row("td", r))]);
+      out.push(["div", { class: "cw-table", role: "region", tabindex: "0" }, table]);
+    } else if (isRule(line)) {
+      out.push(["hr", null]);
+    } else if ((m = heading(line))) {
+      out.push([`h${Math.min(m[0] + 2, 5)}`, null, ...inline(m[1])]);
+    } else if ((item = listItem(line))) {
+      const items = [item[2]];
+      while (i < lines.length) {
+        const next = lines[i].trimStart();
+        const it = listItem(next);
+        if (it && it[0] === item[0]) items.push(it[2]);
+        else if (!it && next && /^[ \t]/.test(lines[i])) items[items.length - 1] += "\n" + next;
+        else break;
+        i++;
+      }
+      const list = item[0] ? ["ol", item[1] !== 1 ? { start: String(item[1]) } : null] : ["ul", null];
+      out.push([...list, ...items.map((t) => ["li", null, ...inline(t)])]);
+    } else if (line.startsWith(">")) {
+      let text = line.slice(1).trimStart();
+      while (i < lines.length && lines[i].trimStart().startsWith(">")) text += "\n" + lines[i++].trimStart().slice(1).trimStart();
+      out.push(["blockquote", null, ...inline(text)]);
+    } else {
+      let text = line;
+      while (i < lines.length) {
+        const next = lines[i].trimStart();
+        if (!next || startsBlock(next) || tableHead(next, lines[i + 1])) break;
+        text += "\n" + next;
+        i++;
+      }
+      out.push(["p", null, ...inline(text)]);
+    }
+  }
+  return out;
+}
+
+/** A number, maybe signed and grouped, maybe with a percent or currency. */
+const NUMERIC = /^\$?[\d.,+\- ]*\d[\d.,+\- ]*(%|VND|vnđ|đ|₫|\$|USD|triệu|tỷ)?$/;
+
+/** A table's header `line` and its `delimiter` row: each column's alignment class (null:
+ * not given), or null when they are not a table (both hold a `|`, as many cells). */
+function tableHead(line, delimiter) {
+  if (delimiter == null || !line.includes("|") || !delimiter.includes("|")) return null;
+  const align = [];
+  for (const cell of cells(delimiter)) {
+    const m = /^(:?)-+(:?)$/.exec(cell);
+    if (!m) return null;
+    align.push(m[2] ? (m[1] ? "cw-mid" : "cw-num") : m[1] ? "" : null);
+  }
+  return align.length === cells(line).length ? align : null;
+}
+
+/** A row's cells, trimmed: split at each `|` not escaped as `\|`, without the outer pipes. */
+function cells(line) {
+  line = line.trim();
+  if (line.startsWith("|")) line = line.slice(1);
+  if (line.endsWith("|") && !line.endsWith("\\|")) line = line.slice(0, -1);
+  return line.split(/(?<!\\)\|/).map((c) => c.trim());
+}
+
+function isRule(line) {
+  const t = line.replace(/\s/g, "");
+  return /^[-*_]/.test(t) && t.length >= 3 && [...t].every((c) => c === t[0]);
+}
+
+/** `## text ##` → [2, "text"]. */
+function heading(line) {
+  const m = /^(#{1,6})(?: (.*))?$/.exec(line);
+  return m && [m[1].length, str(m[2]).trim().replace(/#+$/, "").trimEnd()];
+}
+
+/** `- x` → [false, 1, "x"]; `12. x` or `12) x` → [true, 12, "x"]. */
+function listItem(line) {
+  let m = /^[-*+] (.*)$/s.exec(line);
+  if (m) return [false, 1, m[1].trimStart()];
+  m = /^(\d{1,9})[.)] (.*)$/s.exec(line);
+  return m && [true, Number(m[1]), m[2].trimStart()];
+}
+
+const startsBlock = (line) => FENCE.test(line) || isRule(line) || heading(line) || listItem(line) || line.startsWith(">");
+
+/** Inline markdown `src` as nodes. */
+function inline(src) {
+  const out = [];
+  let text = "";
+  let prev = "";
+  let i = 0;
+  while (i < src.length) {
+    const found = inlineAt(src.slice(i), prev);
+    if (found) {
+      if (text) out.push(text);
+      text = "";
+      out.push(found[0]);
+      prev = src.slice(i, i + found[1]).slice(-1);
+      i += found[1];
+      continue;
+    }
+    const c = String.fromCodePoint(src.codePointAt(i));
+    if (c === "\\" && /[!-/:-@[-`{-~]/.test(src[i + 1] || "")) {
+      text += src[i + 1];
+      i += 2;
+    } else {
+      text += c;
+      i += c.length;
+    }
+    prev = c;
+  }
+  if (text) out.push(text);
+  return out;
+}
+
+/** An inline construct at the start of `rest`, and how many characters it used. */
+function inlineAt(rest, prev) {
+  const wordBefore = ALNUM.test(prev);
+  const c = rest[0];
+  if (c === "\n") return [["br", null], 1];
+  if (c === "`") {
+    const end = rest.indexOf("`", 1);
+    return end > 1 ? [["code", null, rest.slice(1, end)], end + 1] : null;
+  }
+  if (c === "*" || c === "_") {
+    if (c === "_" && wordBefore) return null;
+    const delim = rest[1] === c ? c + c : c;
+    const after = rest.slice(delim.length);
+    if (/^\s/.test(after) || after.startsWith(c)) return null;
+    const end = closing(after, delim);
+    if (end == null) return null;
+    return [[delim.length === 2 ? "strong" : "em", null, ...inline(after.slice(0, end))], delim.length * 2 + end];
+  }
+  if (c === "[") {
+    const close = rest.indexOf("](");
+    if (close < 0) return null;
+    const label = rest.slice(1, close);
+    const urlLen = rest.indexOf(")", close + 2) - close - 2;
+    if (urlLen < 0 || !label || /[[\]]/.test(label)) return null;
+    const href = rest.substr(close + 2, urlLen);
+    const used = close + 3 + urlLen;
+    // Not a link we allow: keep the words, drop the target.
+    return [safeMarkdownHref(href) ? ["a", link$(href), ...inline(label)] : label, used];
+  }
+  if (c === "h" && !wordBefore && /^https?:\/\//.test(rest)) {
+    const url = /^[^\s<>"]*/.exec(rest)[0].replace(/[.,;:!?)']+$/, "");
+    return safeMarkdownHref(url) ? [["a", link$(url), url], url.length] : null;
+  }
+  return null;
+}
+
+const link$ = (href) => ({ href, target: "_blank", rel: "noopener noreferrer" });
+
+/** Where in `s` the `delim` closing an emphasis opened just before `s` starts, or null. */
+function closing(s, delim) {
+  const marker = delim[0];
+  let i = 0;
+  while (i < s.length) {
+    if (s[i] === "`") {
+      // Markers inside code spans do not count.
+      const end = s.indexOf("`", i + 1);
+      if (end >= 0) {
+        i = end + 1;
+        continue;
+      }
+    }
+    if (s[i] !== marker) {
+      i++;
+      continue;
+    }
+    let run = 0;
+    while (s[i + run] === marker) run++;
+    const beforeOk = i > 0 && !/[ \t\n\f\r]/.test(s[i - 1]);
+    const afterOk = marker !== "_" || !ALNUM.test(String.fromCodePoint(s.codePointAt(i + run) || 32));
+    // A run of two inside `*…*` belongs to a nested `**…**`; the closer is the run's end.
+    if (beforeOk && afterOk && !(delim.length === 1 && run === 2) && run >= delim.length) return i + run - delim.length;
+    i += run;
+  }
+  return null;
 }

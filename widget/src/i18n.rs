@@ -110,6 +110,21 @@ pub(crate) struct Strings {
     /// conversations (the list and its button); the "talk to a person" button; and the
     /// request that button sends.
     pub flow: [&'static str; 7],
+    // ---- How rich turns read (widget/js/rich.js; issue 26 items 3–4) ----
+    /// A plan's stages: ready; working on step `{0}`/`{1}` (`{2}`: its purpose); `{0}` of
+    /// `{1}` steps done; putting the answer together.
+    pub stages: [&'static str; 4],
+    /// The currency written after an amount of money.
+    pub currency: &'static str,
+    /// A chart's kind in its text alternative (bar, line, pie), and a chart's title when
+    /// it has none and several series.
+    pub charts: [&'static str; 4],
+    /// A tool whose name has no word in [`Strings::vocabulary`].
+    pub tool: &'static str,
+    /// Words for column, series, scope and tool names: `key=words|…`, whole names first
+    /// (`get_top_items`), then single words; `^` leads, `$` is a unit (in brackets at the
+    /// end), `~` marks a Vietnamese word (kept in order), an empty value drops the word.
+    pub vocabulary: &'static str,
 }
 
 static VI: Strings = Strings {
@@ -162,6 +177,43 @@ static VI: Strings = Strings {
         "Gặp nhân viên",
         "Tôi muốn nói chuyện với nhân viên.",
     ],
+    stages: [
+        "Đã lập kế hoạch trả lời",
+        "Đang thực hiện bước {0}/{1}: {2}",
+        "Đã xong {0}/{1} bước",
+        "Đang tổng hợp câu trả lời…",
+    ],
+    currency: "đ",
+    charts: ["Biểu đồ cột", "Biểu đồ đường", "Biểu đồ tròn", "Biểu đồ"],
+    tool: "Tra cứu dữ liệu",
+    vocabulary: concat!(
+        "get_top_items=^tìm các mục dẫn đầu|execute_aggregation=^chạy truy vấn tổng hợp|",
+        "get_data_schema=^đọc cấu trúc dữ liệu|duckduckgo_search=^tìm kiếm trên web|",
+        "web_search=^tìm kiếm trên web|rag=^tra cứu tài liệu|math=^tính toán|",
+        "search=^tìm kiếm|find=^tìm|lookup=^tra cứu|get=^lấy|fetch=^lấy|list=^liệt kê|",
+        "check=^kiểm tra|verify=^kiểm tra|compare=^so sánh|aggregate=^tổng hợp|",
+        "execute=^chạy|run=^chạy|calculate=^tính|compute=^tính|summarize=^tóm tắt|",
+        "total=^tổng|sum=^tổng|count=^số lượng|number=^số|num=^số|created=^ngày tạo|",
+        "updated=^ngày cập nhật|at=|of=|per=|by=|id=mã|title=tiêu đề|name=tên|price=giá|",
+        "cost=chi phí|amount=số tiền|revenue=doanh thu|sales=doanh số|profit=lợi nhuận|",
+        "qty=số lượng|quantity=số lượng|avg=trung bình|average=trung bình|mean=trung bình|",
+        "min=thấp nhất|max=cao nhất|area=diện tích|m2=$m²|sqm=$m²|pct=$%|percent=$%|",
+        "rate=tỷ lệ|ratio=tỷ lệ|share=tỷ trọng|ward=phường|district=quận|city=thành phố|",
+        "province=tỉnh|address=địa chỉ|room=phòng|rooms=phòng|bedrooms=phòng ngủ|floor=tầng|",
+        "type=loại|category=danh mục|status=trạng thái|date=ngày|day=ngày|month=tháng|",
+        "year=năm|week=tuần|time=thời gian|customer=khách hàng|customers=khách hàng|",
+        "new=mới|returning=quay lại|order=đơn hàng|orders=đơn hàng|product=sản phẩm|",
+        "products=sản phẩm|item=mục|items=mục|stock=tồn kho|inventory=tồn kho|channel=kênh|",
+        "brand=thương hiệu|budget=ngân sách|description=mô tả|phone=số điện thoại|",
+        "email=email|url=liên kết|link=liên kết|score=điểm|rating=đánh giá|discount=giảm giá|",
+        "unit=đơn vị|value=giá trị|growth=tăng trưởng|change=thay đổi|period=kỳ|",
+        "periods=các kỳ|data=dữ liệu|schema=cấu trúc|query=truy vấn|summary=tóm tắt|",
+        "warranty=bảo hành|serial=số sê-ri|user=người dùng|users=người dùng|",
+        "internal=nội bộ|public=công khai|private=riêng tư|",
+        "gia=~giá|tb=~trung bình|tong=~tổng|so=~số|luong=~lượng|sl=~số lượng|",
+        "doanh=~doanh|thu=~thu|dien=~diện|tich=~tích|quan=~quận|phuong=~phường|ten=~tên|",
+        "ngay=~ngày|thang=~tháng|nam=~năm|phong=~phòng|khach=~khách|hang=~hàng|don=~đơn"
+    ),
 };
 
 static EN: Strings = Strings {
@@ -196,7 +248,7 @@ static EN: Strings = Strings {
     control: "Choose an answer",
     feedback: [
         "Helpful answer",
-        "Unhelpful answer",
+        "Answer not helpful",
         "Helpful",
         "Not helpful",
         "Copy",
@@ -214,6 +266,16 @@ static EN: Strings = Strings {
         "Talk to a person",
         "I would like to talk to a person.",
     ],
+    stages: [
+        "Plan ready",
+        "Working on step {0} of {1}: {2}",
+        "{0} of {1} steps done",
+        "Putting the answer together…",
+    ],
+    currency: "VND",
+    charts: ["Bar chart", "Line chart", "Pie chart", "Chart"],
+    tool: "Looking up data",
+    vocabulary: "avg=average|qty=quantity|num=number|pct=$%|percent=$%|m2=$m²|sqm=$m²|id=ID|tb=average|gia=price",
 };
 
 #[cfg(test)]
@@ -289,6 +351,37 @@ mod tests {
         for (v, e) in Lang::Vi.strings().flow.iter().zip(Lang::En.strings().flow) {
             assert!(!v.trim().is_empty() && !e.trim().is_empty());
             assert_ne!(*v, e, "untranslated: {e}");
+        }
+    }
+
+    #[test]
+    fn rich_turn_words_are_translated_and_keep_their_placeholders() {
+        let (vi, en) = (Lang::Vi.strings(), Lang::En.strings());
+        let pairs = vi
+            .stages
+            .iter()
+            .zip(en.stages)
+            .chain(vi.charts.iter().zip(en.charts));
+        for (v, e) in pairs.chain([(&vi.currency, en.currency), (&vi.tool, en.tool)]) {
+            assert!(!v.trim().is_empty() && !e.trim().is_empty());
+            assert_ne!(*v, e, "untranslated: {e}");
+        }
+        for (v, e) in vi.stages.iter().zip(en.stages) {
+            for hole in ["{0}", "{1}", "{2}"] {
+                assert_eq!(v.contains(hole), e.contains(hole), "{hole} in {v} / {e}");
+            }
+        }
+        for vocabulary in [vi.vocabulary, en.vocabulary] {
+            for entry in vocabulary.split('|') {
+                let (key, _) = entry.split_once('=').expect("key=words");
+                assert!(
+                    !key.is_empty()
+                        && key
+                            .bytes()
+                            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'),
+                    "{entry}"
+                );
+            }
         }
     }
 

@@ -20,7 +20,6 @@
 //!
 //! ## Layout
 //! Pure modules, built and tested on the host (`cargo test -p concierge-widget`):
-//! - [`markdown`] — model text to a tree of safe elements;
 //! - [`theme`] — the merchant's colour, adjusted for WCAG AA;
 //! - [`i18n`] — Vietnamese and English strings;
 //! - [`options`] — what the loader passes in the URL fragment;
@@ -31,10 +30,10 @@
 //! browser's `JSON` (see `api`) rather than the core's serde-based native decoder, to keep
 //! serde_json out of the download.
 //!
-//! Browser modules (wasm32 only): `api` (fetch), `dom` (markdown into DOM nodes), `host`
-//! (messages to the loader), `chat` (the conversation controller, a `use_chat` hook),
-//! `rich` (the bridge to `js/rich.js`, which draws rich turns, feedback and copy in plain
-//! JS to keep the download small) and one file per component: `app`, `header`,
+//! Browser modules (wasm32 only): `api` (fetch), `host` (messages to the loader), `chat`
+//! (the conversation controller, a `use_chat` hook), `rich` (the bridge to `js/rich.js`,
+//! which renders the answers' safe markdown and draws rich turns, feedback and copy in
+//! plain JS to keep the download small) and one file per component: `app`, `header`,
 //! `message_list`, `message`, `starters`, `composer`. The stylesheet is
 //! `style/widget.css` (minified into `www/widget/widget.css` by the build).
 
@@ -42,7 +41,6 @@
 #![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 
 pub(crate) mod i18n;
-pub(crate) mod markdown;
 pub(crate) mod options;
 pub(crate) mod theme;
 pub(crate) mod turn;
@@ -55,8 +53,6 @@ mod app;
 mod chat;
 #[cfg(target_arch = "wasm32")]
 mod composer;
-#[cfg(target_arch = "wasm32")]
-mod dom;
 #[cfg(target_arch = "wasm32")]
 mod flow;
 #[cfg(target_arch = "wasm32")]

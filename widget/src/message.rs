@@ -1,4 +1,5 @@
-//! One message: the visitor's as plain text, the assistant's as safe markdown, with the
+//! One message: the visitor's as plain text, the assistant's as safe markdown (drawn by
+//! `js/rich.js`, without rental's role label), with the
 //! typing indicator while it waits, and the retry control when it failed.
 
 use leptos::html::{Div, Textarea};
@@ -7,7 +8,6 @@ use leptos::prelude::*;
 use crate::api::Role;
 use crate::chat::{Chat, Entry};
 use crate::composer::focus_input;
-use crate::dom;
 use crate::i18n::Strings;
 use crate::rich;
 use crate::turn::{Failure, Phase};
@@ -33,16 +33,21 @@ pub(crate) fn Message(
             if user {
                 el.set_text_content(Some(text));
             } else {
-                dom::render_markdown(&el, text);
+                rich::markdown(&el, text);
             }
         });
     });
     // Tool rows and the progress bar (`work`), payloads (`rich_box`): drawn by `rich`.
+    // The stage line (`activity`) is shown while `entry.activity` is set and written by
+    // `rich` in the panel's words.
     let work = NodeRef::<Div>::new();
     let rich_box = NodeRef::<Div>::new();
+    let activity = NodeRef::<leptos::html::P>::new();
     Effect::new(move |_| {
-        if let (Some(work), Some(rich_box)) = (work.get(), rich_box.get()) {
-            rich::mount(entry.key, &work, &rich_box);
+        if let (Some(work), Some(rich_box), Some(activity)) =
+            (work.get(), rich_box.get(), activity.get())
+        {
+            rich::mount(entry.key, &work, &rich_box, &activity);
         }
     });
     // Chips carry their question; a tap sends it.
@@ -83,9 +88,8 @@ pub(crate) fn Message(
                 role="status"
                 aria-live="polite"
                 hidden=move || phase() != Phase::Waiting || entry.activity.with(Option::is_none)
-            >
-                {move || entry.activity.get()}
-            </p>
+                node_ref=activity
+            ></p>
             <div class="cw-rich" node_ref=rich_box on:click=chip></div>
             <div class="cw-failed" hidden=move || !matches!(phase(), Phase::Failed(_))>
                 <p class="cw-error">{failure}</p>

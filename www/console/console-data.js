@@ -4,7 +4,7 @@
 (function () {
   "use strict";
   var app = window.ConciergeConsole;
-  var $ = app.$, el = app.el, show = app.show, when = app.when, lines = app.lines, api = app.api,
+  var t = app.t, $ = app.$, el = app.el, show = app.show, when = app.when, lines = app.lines, api = app.api,
     button = app.button, clearErrors = app.clearErrors, fieldError = app.fieldError, serverError = app.serverError;
 
   // ---- Knowledge documents -------------------------------------------------------------
@@ -27,16 +27,18 @@
         el("td", { "data-label": "Id", text: d.id }), el("td", { "data-label": "Title", text: d.title || "" }),
         el("td", { "data-label": "Scope", text: d.scope || "" }),
         el("td", { "data-label": "Department", text: d.department || "" }),
-        el("td", { "data-label": "Status" }, el("span", { class: "status " + status, "data-status": status, text: status })),
+        el("td", { "data-label": "Status" }, el("span", { class: "status " + status, "data-status": status, text: t(status) })),
         el("td", { "data-label": "Updated", text: when(d.updated_at) }),
         el("td", { class: "actions-cell" },
-          button("Edit", function () { editDocument(d.id); }, "quiet small"),
-          " ", button("Re-index", function () { reindex(d.id); }, "quiet small"),
-          " ", button("Delete", function () { deleteDocument(d.id); }, "danger small")));
+          button(t("Edit"), function () { editDocument(d.id); }, "quiet small"),
+          " ", button(t("Re-index"), function () { reindex(d.id); }, "quiet small"),
+          " ", button(t("Delete"), function () { deleteDocument(d.id); }, "danger small")));
       body.appendChild(row);
     });
     var pending = documents.filter(function (d) { return d.index_status === "pending"; }).length;
-    $("docs-status").textContent = documents.length + " document(s)" + (pending ? ", " + pending + " being indexed…" : ".");
+    $("docs-status").textContent = pending
+      ? t("{n} document(s), {pending} being indexed…", { n: documents.length, pending: pending })
+      : t("{n} document(s).", { n: documents.length });
     if (pending && !$("tab-knowledge").hidden) docsTimer = setTimeout(loadDocuments, 1500);
   }
   async function editDocument(id) {
@@ -59,7 +61,7 @@
   async function reindex(id) {
     try {
       var queued = (await api("POST", "/admin/index" + (id ? "?id=" + encodeURIComponent(id) : ""))).queued;
-      $("docs-status").textContent = queued + " document(s) queued for indexing.";
+      $("docs-status").textContent = t("{n} document(s) queued for indexing.", { n: queued });
       setTimeout(loadDocuments, 1000);
     } catch (e) {
       $("docs-status").textContent = e.message;
@@ -123,9 +125,9 @@
         el("td", { "data-label": "Name", text: d.name }), el("td", { "data-label": "User", text: d.user_id || "" }),
         el("td", { "data-label": "Rows", text: String(d.row_count == null ? "" : d.row_count) }),
         el("td", { "data-label": "Columns", class: "columns", text: columns }),
-        el("td", {}, button("Delete", function () { deleteData(d.name, d.user_id); }, "danger small"))));
+        el("td", {}, button(t("Delete"), function () { deleteData(d.name, d.user_id); }, "danger small"))));
     });
-    $("data-status").textContent = sets.length + " data set(s).";
+    $("data-status").textContent = t("{n} data set(s).", { n: sets.length });
   }
   async function deleteData(name, user) {
     if (!window.confirm("Delete the data set " + name + " of " + user + "?")) return;
@@ -140,9 +142,9 @@
     var name = $("ds-name").value.trim();
     var file = $("ds-file").files[0];
     var ok = true;
-    if (!name) ok = !fieldError(form, "name", "Name the data set.");
-    if (!$("ds-user").value.trim()) ok = !fieldError(form, "user_id", "Whose data this is (the user id).");
-    if (!file) ok = !fieldError(form, "file", "Choose a CSV file.");
+    if (!name) ok = !fieldError(form, "name", t("Name the data set."));
+    if (!$("ds-user").value.trim()) ok = !fieldError(form, "user_id", t("Whose data this is (the user id)."));
+    if (!file) ok = !fieldError(form, "file", t("Choose a CSV file."));
     if (!ok) return;
     var query = "?user_id=" + encodeURIComponent($("ds-user").value.trim());
     if ($("ds-description").value.trim()) query += "&description=" + encodeURIComponent($("ds-description").value.trim());
@@ -181,7 +183,7 @@
         el("td", { "data-label": "Role", text: q.role || "" }, status ? " " : null, status),
         el("td", { "data-label": "Learned", text: when(q.created_at) }),
         el("td", { "data-label": "Reused", text: String(q.hits || 0) }),
-        el("td", { class: "actions-cell" }, button("Delete", function () { deleteLearned(q); }, "danger small"))));
+        el("td", { class: "actions-cell" }, button(t("Delete"), function () { deleteLearned(q); }, "danger small"))));
     });
     learnedNext = answer.next || null;
     $("learned-more").hidden = !learnedNext;
@@ -225,19 +227,50 @@
       else if (kind === "rental") answer = await api("PUT", "/admin/rental/" + encodeURIComponent($("r-entity").value.trim()), JSON.parse(text));
       else if (kind === "pages") answer = await api("PUT", "/admin/search-pages", JSON.parse(text));
       else answer = await api("PUT", "/admin/logs", text, "application/x-ndjson");
-      $("records-done").textContent = "Uploaded: " + JSON.stringify(answer);
+      $("records-done").textContent = t("Uploaded: {result}", { result: JSON.stringify(answer) });
     } catch (e) {
       show($("records-error"), e.message);
     }
   }
 
 
-  app.loaders.knowledge = function () { loadDocuments(); loadData(); loadLearned(false); };
+  // ---- Records: the rental entity defaults to the site's schema's first entity ---------
+  var entities = null; // the schema's entity names, once read
+  async function showEntities() {
+    var rental = $("r-kind").value === "rental";
+    $("r-entity-field").hidden = !rental;
+    if (!rental) return;
+    if (!entities) {
+      try {
+        entities = ((await api("GET", "/admin/rental-schema")).schema.entities || []).map(function (e) { return e.entity; });
+      } catch (e) {
+        show($("records-error"), e.message);
+        return;
+      }
+    }
+    var list = $("r-entities");
+    while (list.firstChild) list.removeChild(list.firstChild);
+    entities.forEach(function (name) { list.appendChild(el("option", { value: name })); });
+    if (!$("r-entity").value.trim() || entities.indexOf($("r-entity").value.trim()) < 0) $("r-entity").value = entities[0] || "";
+    $("r-entity-hint").textContent = t("The schema's entities: {names}.", { names: entities.join(", ") });
+  }
+
+  var KIND_OF_TEMPLATE = { shop: "warranty", rental: "rental", guarded: "pages", knowledge: "logs" };
+  var kindChosen = false;
+  app.loaders.knowledge = function () {
+    loadDocuments();
+    loadData();
+    loadLearned(false);
+    // The records the site's template uses, until the merchant picks another kind.
+    if (!kindChosen && KIND_OF_TEMPLATE[app.site.template]) $("r-kind").value = KIND_OF_TEMPLATE[app.site.template];
+    entities = null;
+    showEntities();
+  };
   $("doc-form").addEventListener("submit", saveDocument);
   $("reindex-all").addEventListener("click", function () { reindex(null); });
   $("data-form").addEventListener("submit", uploadData);
   $("records-form").addEventListener("submit", uploadRecords);
   $("learned-refresh").addEventListener("click", function () { loadLearned(false); });
   $("learned-more").addEventListener("click", function () { loadLearned(true); });
-  $("r-kind").addEventListener("change", function () { $("r-entity-field").hidden = $("r-kind").value !== "rental"; });
+  $("r-kind").addEventListener("change", function () { kindChosen = true; showEntities(); });
 })();

@@ -1,12 +1,12 @@
-// Concierge console: try the assistant inline, read conversations, install the widget.
+// Concierge console: try the assistant inline (anonymously or as a chosen user), install
+// the widget. (Conversations: console-review.js.)
 // Loaded after console.js, whose helpers it uses (window.ConciergeConsole).
 (function () {
   "use strict";
   var app = window.ConciergeConsole;
-  var $ = app.$, el = app.el, show = app.show, when = app.when, lines = app.lines, api = app.api,
+  var t = app.t, $ = app.$, el = app.el, show = app.show, when = app.when, lines = app.lines, api = app.api,
     button = app.button, clearErrors = app.clearErrors, fieldError = app.fieldError, serverError = app.serverError;
-  var feedback = []; // GET /admin/feedback's rows
-  var current = null; // the conversation shown
+  var asUser = null; // {user_id, role, permissions, department} Try it speaks for, or null
 
   // ---- Try it --------------------------------------------------------------------------
   function publicKey() {
@@ -20,15 +20,14 @@
       blocked.hidden = false;
       $("try-allow").hidden = false;
       $("try-key-field").hidden = true;
-      $("try-blocked-text").textContent = "The chat panel runs only on pages of the site's allowed origins. To try it here, allow this console's origin (" +
-        location.origin + "): its pages can then use the site's public key too.";
+      $("try-blocked-text").textContent = t("The chat panel runs only on pages of the site's allowed origins. To try it here, allow this console's origin ({origin}): its pages can then use the site's public key too.", { origin: location.origin });
       return;
     }
     if (!key) {
       blocked.hidden = false;
       $("try-allow").hidden = true;
       $("try-key-field").hidden = false;
-      $("try-blocked-text").textContent = "This site was created before the console kept its public key: paste it (or rotate the keys).";
+      $("try-blocked-text").textContent = t("This site was created before the console kept its public key: paste it (or rotate the keys).");
       return;
     }
     blocked.hidden = true;
@@ -54,10 +53,10 @@
     if (detail.role !== "user" || !$("show-retrieval").checked) return;
     var out = $("retrieval");
     while (out.firstChild) out.removeChild(out.firstChild);
-    out.appendChild(el("p", { class: "hint", text: "Retrieval for: " + detail.content }));
+    out.appendChild(el("p", { class: "hint", text: t("Retrieval for: {text}", { text: detail.content }) }));
     try {
       var results = (await api("POST", "/admin/search", { query: detail.content })).results || [];
-      if (!results.length) out.appendChild(el("p", { text: "Nothing found." }));
+      if (!results.length) out.appendChild(el("p", { text: t("Nothing found.") }));
       results.forEach(function (r) {
         out.appendChild(el("div", { class: "hit", "data-hit": r.id },
           el("strong", { text: (r.title || r.id) + " " }),
@@ -69,78 +68,62 @@
     }
   }
 
-  // ---- Conversations -------------------------------------------------------------------
-  async function loadConversations() {
-    var list = $("conv-list");
-    var rows;
+  // ---- Try it as a user -----------------------------------------------------------------
+  // The Worker signs a short-lived user token with the site's user-token secret (which
+  // never leaves it); the panel gets only that token, through the loader's identify().
+  function identify(token) {
+    if (window.Concierge && window.Concierge.identify) window.Concierge.identify(token || "");
+  }
+  async function mintToken() {
+    if (!asUser) return;
+    var answer;
     try {
-      var answers = await Promise.all([api("GET", "/admin/conversations?limit=100"), api("GET", "/admin/feedback?limit=500")]);
-      rows = answers[0].conversations || [];
-      feedback = answers[1].feedback || [];
+      answer = await api("POST", "/admin/try-token", asUser);
     } catch (e) {
-      list.textContent = e.message;
+      if (e.status === 409) $("try-secret").hidden = false;
+      else serverError($("try-as"), e, $("try-as-error"));
+      $("try-as-state").textContent = "";
       return;
     }
-    while (list.firstChild) list.removeChild(list.firstChild);
-    if (!rows.length) list.appendChild(el("li", { class: "hint", text: "No conversations yet." }));
-    rows.forEach(function (c) {
-      var votes = feedback.filter(function (f) { return f.conversation_id === c.id; });
-      var up = votes.filter(function (f) { return f.rating === "up"; }).length;
-      var label = el("button", { type: "button", "data-conversation": c.id },
-        el("strong", { text: c.first_question || "(no question yet)" }),
-        el("span", { class: "meta", text: " " + when(c.updated_at) + " · " + c.messages + " messages" + (c.user_id ? " · " + c.user_id : "") }),
-        c.last_role === "user" ? el("span", { class: "badge bad", text: "no answer" }) : null,
-        c.incomplete ? el("span", { class: "badge bad", text: c.incomplete + " incomplete" }) : null,
-        c.down_votes ? el("span", { class: "badge bad", "data-down": String(c.down_votes), text: c.down_votes + " down" }) : null,
-        up ? el("span", { class: "badge", text: up + " up" }) : null);
-      label.addEventListener("click", function () { openConversation(c.id); });
-      list.appendChild(el("li", {}, label));
-    });
+    $("try-secret").hidden = true;
+    identify(answer.user_token);
+    var until = new Date(answer.expires_at * 1000).toLocaleTimeString(window.ConsoleI18n.locale());
+    $("try-as-state").textContent = t("Speaking as {user} until {time}.", { user: answer.user_id, time: until });
   }
-  async function openConversation(id) {
-    current = id;
-    document.querySelectorAll("#conv-list button").forEach(function (b) {
-      b.setAttribute("aria-current", String(b.dataset.conversation === id));
-    });
-    var out = $("conv-messages");
-    while (out.firstChild) out.removeChild(out.firstChild);
-    $("conv-title").textContent = "Conversation " + id;
-    $("conv-delete").hidden = false;
-    var messages;
-    try {
-      messages = (await api("GET", "/conversations/" + encodeURIComponent(id) + "/history")).messages || [];
-    } catch (e) {
-      out.appendChild(el("li", { class: "error", text: e.message }));
-      return;
-    }
-    messages.forEach(function (m, i) {
-      var next = messages[i + 1];
-      var failed = m.role === "user" && (!next || next.role === "user");
-      var incomplete = m.role === "assistant" && m.metadata && m.metadata.incomplete === true;
-      var votes = feedback.filter(function (f) { return f.message_id === m.id; });
-      var item = el("li", { class: m.role + (failed ? " failed" : "") + (incomplete ? " incomplete" : ""), "data-message": m.id },
-        el("span", { class: "meta", text: (m.role === "user" ? "Visitor" : "Assistant") + " · " + m.kind + " · " + when(m.created_at) +
-          (failed ? " · no answer (the turn failed or is still running)" : "") + (incomplete ? " · incomplete answer" : "") }),
-        m.content);
-      votes.forEach(function (v) {
-        item.appendChild(el("span", { class: "vote", "data-vote": v.rating,
-          text: (v.rating === "up" ? "Voted up" : "Voted down") + " by " + v.voter + (v.comment ? ": “" + v.comment + "”" : "") }));
-      });
-      out.appendChild(item);
-    });
+  async function useUser(event) {
+    event.preventDefault();
+    var form = $("try-as");
+    clearErrors(form);
+    var user = $("as-user").value.trim();
+    if (!user) { useAnonymous(); return; }
+    if (user.length > 128) { fieldError(form, "user_id", t("The user id, 1 to 128 characters.")); return; }
+    asUser = { user_id: user };
+    if ($("as-role").value.trim()) asUser.role = $("as-role").value.trim();
+    var permissions = $("as-permissions").value.split(",").map(function (p) { return p.trim(); }).filter(Boolean);
+    if (permissions.length) asUser.permissions = permissions;
+    if ($("as-department").value.trim()) asUser.department = $("as-department").value.trim();
+    await mintToken();
   }
-  async function deleteConversation() {
-    if (!current || !window.confirm("Delete this conversation and its messages?")) return;
+  function useAnonymous() {
+    clearErrors($("try-as"));
+    asUser = null;
+    $("as-user").value = "";
+    $("try-secret").hidden = true;
+    identify("");
+    $("try-as-state").textContent = t("Speaking as an anonymous visitor.");
+  }
+  async function createSecret() {
     try {
-      await api("DELETE", "/conversations/" + encodeURIComponent(current));
-      current = null;
-      $("conv-delete").hidden = true;
-      var out = $("conv-messages");
-      while (out.firstChild) out.removeChild(out.firstChild);
-      $("conv-title").textContent = "Messages";
-      loadConversations();
+      var answer = await api("POST", "/admin/site/user-token-secret");
+      $("try-secret-value").textContent = answer.user_token_secret;
+      $("try-secret-shown").hidden = false;
+      $("try-secret-intro").hidden = true;
+      $("try-secret-create").hidden = true;
+      app.site.user_token_secret_set = true;
+      await mintToken();
+      $("try-secret").hidden = false; // keep the one-time secret in view
     } catch (e) {
-      $("conv-messages").appendChild(el("li", { class: "error", text: e.message }));
+      show($("try-as-error"), e.message);
     }
   }
 
@@ -165,21 +148,23 @@
       origin = url.origin;
     } catch (e) {
       out.className = "error";
-      out.textContent = "Not a web page URL (https://…).";
+      out.textContent = t("Not a web page URL (https://…).");
       return;
     }
     var allowed = (app.site.config.allowed_origins || []).includes(origin);
     out.className = allowed ? "ok" : "error";
     out.textContent = allowed
-      ? "Allowed: the widget works on pages of " + origin + "."
-      : "Not allowed: add " + origin + " to the allowed origins (Assistant tab), or the widget refuses to run there.";
+      ? t("Allowed: the widget works on pages of {origin}.", { origin: origin })
+      : t("Not allowed: add {origin} to the allowed origins (Assistant tab), or the widget refuses to run there.", { origin: origin });
   }
 
 
   app.loaders.try = setUpTry;
-  app.loaders.conversations = loadConversations;
   app.loaders.install = fillInstall;
   $("try-allow").addEventListener("click", allowConsoleOrigin);
+  $("try-as").addEventListener("submit", useUser);
+  $("as-anonymous").addEventListener("click", useAnonymous);
+  $("try-secret-create").addEventListener("click", createSecret);
   $("try-key-use").addEventListener("click", function () {
     var key = $("try-key").value.trim();
     if (/^pk_[0-9a-f]+$/.test(key)) { sessionStorage.setItem(app.PK, key); setUpTry(); }
@@ -189,14 +174,12 @@
     var out = $("retrieval");
     while (out.firstChild) out.removeChild(out.firstChild);
   });
-  $("conv-refresh").addEventListener("click", loadConversations);
-  $("conv-delete").addEventListener("click", deleteConversation);
   $("copy-snippet").addEventListener("click", async function () {
     try {
       await navigator.clipboard.writeText(snippet());
-      $("copied").textContent = "Copied.";
+      $("copied").textContent = t("Copied.");
     } catch (e) {
-      $("copied").textContent = "Select the tag and copy it.";
+      $("copied").textContent = t("Select the tag and copy it.");
     }
   });
   $("origin-check").addEventListener("submit", checkOrigin);

@@ -9,6 +9,7 @@
   var KEY = "concierge.console.key";
   var PK = "concierge.console.public_key";
   var $ = function (id) { return document.getElementById(id); };
+  var t = window.ConsoleI18n.t;
   /** What the other console scripts share: helpers, the signed-in site, tab loaders. */
   var app = (window.ConciergeConsole = { site: null, loaders: {} });
 
@@ -32,7 +33,7 @@
     node.hidden = !text;
   }
   function when(ms) {
-    return ms ? new Date(Number(ms)).toLocaleString() : "";
+    return ms ? new Date(Number(ms)).toLocaleString(window.ConsoleI18n.locale()) : "";
   }
   function lines(text) {
     return text.split("\n").map(function (l) { return l.trim(); }).filter(Boolean);
@@ -59,7 +60,7 @@
       var error = (json && json.error) || {};
       var failure = new ApiError(response.status, error.code || "http_" + response.status,
         error.message || "The Worker answered " + response.status + ".");
-      if (response.status === 401 && path !== "/admin/site") signOut("Your key is no longer valid: sign in again.");
+      if (response.status === 401 && path !== "/admin/site") signOut(t("Your key is no longer valid: sign in again."));
       throw failure;
     }
     return json;
@@ -73,10 +74,10 @@
     } catch (e) {
       sessionStorage.removeItem(KEY);
       var message = e.status === 401
-        ? "This key was refused. Paste the site's secret key (sk_…) exactly as it was shown; after a key rotation only the new one works."
+        ? t("This key was refused. Paste the site's secret key (sk_…) exactly as it was shown; after a key rotation only the new one works.")
         : e.status === 403
-          ? "That is not a secret key: the console needs the site's secret key (sk_…), not its public key."
-          : "Could not sign in: " + e.message;
+          ? t("That is not a secret key: the console needs the site's secret key (sk_…), not its public key.")
+          : t("Could not sign in: {message}", { message: e.message });
       show($("signin-error"), message);
       return false;
     }
@@ -86,7 +87,7 @@
     $("sign-out").hidden = false;
     show($("site-line"), app.site.name + " · " + app.site.template + " · " + app.site.id);
     fillAssistant();
-    openTab(location.hash.slice(1) || "assistant");
+    openTab(location.hash.slice(1) || "overview");
     return true;
   }
 
@@ -105,8 +106,10 @@
   }
 
   // ---- Tabs ----------------------------------------------------------------------------
+  var currentTab = null;
   function openTab(name) {
-    if (!$("tab-" + name)) name = "assistant";
+    if (!$("tab-" + name)) name = "overview";
+    currentTab = name;
     document.querySelectorAll(".tabs button").forEach(function (b) {
       b.setAttribute("aria-selected", String(b.dataset.tab === name));
     });
@@ -199,7 +202,7 @@
     $("f-ftt").value = loaded.ftt;
     $("f-api-key").value = "";
     $("f-clear-key").checked = false;
-    $("api-key-state").textContent = app.site.llm_api_key_set ? "A key is stored (it is never shown)." : "No key stored.";
+    $("api-key-state").textContent = app.site.llm_api_key_set ? t("A key is stored (it is never shown).") : t("No key stored.");
     TEMPLATE_SETTINGS.forEach(function (t) { $("f-" + t).value = loaded[t]; });
     showTemplateSettings();
   }
@@ -226,12 +229,12 @@
       allowed_origins: lines($("f-origins").value),
     };
     var ok = true;
-    if (!patch.name) ok = !fieldError(form, "name", "The site needs a name.");
-    if (patch.starter_prompts.length > 6) ok = !fieldError(form, "starter_prompts", "At most 6 starter prompts.");
+    if (!patch.name) ok = !fieldError(form, "name", t("The site needs a name."));
+    if (patch.starter_prompts.length > 6) ok = !fieldError(form, "starter_prompts", t("At most 6 starter prompts."));
     if ($("f-template").value !== loaded.template) patch.template = $("f-template").value;
     var greeting = $("f-greeting").value.trim();
     var persona = $("f-persona").value.trim();
-    if (/\n/.test(greeting)) ok = !fieldError(form, "greeting", "The greeting is one line.");
+    if (/\n/.test(greeting)) ok = !fieldError(form, "greeting", t("The greeting is one line."));
     patch.persona = (greeting ? "Greeting: " + greeting + (persona ? "\n" : "") : "") + persona;
     // The LLM settings are replaced whole: sent only when one of them changed.
     var llmFields = { provider: "f-provider", model: "f-model", base_url: "f-base-url",
@@ -248,7 +251,7 @@
       Object.keys(numbers).forEach(function (k) {
         var v = $(llmFields[numbers[k]]).value.trim();
         if (!v) return;
-        if (!/^\d+$/.test(v)) ok = !fieldError(form, "llm." + k, "A whole number.");
+        if (!/^\d+$/.test(v)) ok = !fieldError(form, "llm." + k, t("A whole number."));
         else llm[k] = Number(v);
       });
       if ($("f-api-key").value) llm.api_key = $("f-api-key").value.trim();
@@ -256,15 +259,15 @@
       patch.llm = llm;
     }
     var template = $("f-template").value;
-    TEMPLATE_SETTINGS.forEach(function (t) {
-      var text = $("f-" + t).value.trim();
-      if (t !== template || text === loaded[t].trim() || !text) return;
+    TEMPLATE_SETTINGS.forEach(function (name) {
+      var text = $("f-" + name).value.trim();
+      if (name !== template || text === loaded[name].trim() || !text) return;
       try {
         var value = JSON.parse(text);
         if (!value || typeof value !== "object" || Array.isArray(value)) throw new Error("a JSON object");
-        patch[t] = value;
+        patch[name] = value;
       } catch (e) {
-        ok = !fieldError(form, t, "Not valid JSON (" + e.message + ").");
+        ok = !fieldError(form, name, t("Not valid JSON ({message}).", { message: e.message }));
       }
     });
     if (!ok) return;
@@ -272,7 +275,7 @@
       app.site = (await api("PATCH", "/admin/site", patch)).site;
       fillAssistant();
       show($("site-line"), app.site.name + " · " + app.site.template + " · " + app.site.id);
-      $("assistant-saved").textContent = "Saved.";
+      $("assistant-saved").textContent = t("Saved.");
     } catch (e) {
       serverError(form, e, $("assistant-error"));
     }
@@ -299,7 +302,7 @@
   }
 
 
-  Object.assign(app, { $: $, el: el, show: show, when: when, lines: lines, api: api, button: button,
+  Object.assign(app, { t: t, $: $, el: el, show: show, when: when, lines: lines, api: api, button: button,
     clearErrors: clearErrors, fieldError: fieldError, serverError: serverError, fillAssistant: fillAssistant,
     PK: PK });
 
@@ -321,6 +324,12 @@
     $("f-template").addEventListener("change", showTemplateSettings);
     $("rotate-confirm").addEventListener("change", function () { $("rotate").disabled = !$("rotate-confirm").checked; });
     $("rotate").addEventListener("click", rotateKeys);
+    // Another language: the open tab is drawn again in it.
+    document.addEventListener("console:language", function () {
+      if (!app.site) return;
+      $("api-key-state").textContent = app.site.llm_api_key_set ? t("A key is stored (it is never shown).") : t("No key stored.");
+      if (currentTab && app.loaders[currentTab]) app.loaders[currentTab]();
+    });
     var key = sessionStorage.getItem(KEY);
     if (key) signIn(key);
   });

@@ -6,6 +6,7 @@ use concierge_core::error::ServiceError;
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::JsValue;
 
+use super::d1_console_stats::{ConversationFilter, FILTER_SQL};
 use super::d1_store::{D1Store, service_error};
 
 /// One conversation in the console's list.
@@ -30,15 +31,19 @@ pub(crate) struct ConversationSummary {
 }
 
 impl D1Store {
-    /// The site's `limit` most recently active conversations, newest first.
+    /// The site's `limit` most recently active conversations that `filter` takes (never
+    /// one without a visitor message), newest first.
     pub(crate) async fn recent_conversations(
         &self,
         site_id: &str,
+        filter: &ConversationFilter,
         limit: u32,
     ) -> Result<Vec<ConversationSummary>, ServiceError> {
+        let mut params = filter.params(site_id);
+        params.push(JsValue::from_f64(f64::from(limit)));
         let statement = self
             .db()
-            .prepare(
+            .prepare(format!(
                 "SELECT c.id, c.user_id, c.language, c.created_at, c.updated_at, \
                  (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id AND m.site_id = ?1) AS messages, \
                  (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id AND m.site_id = ?1 \
@@ -49,10 +54,10 @@ impl D1Store {
                     AND m.site_id = ?1 AND m.role = 'user' ORDER BY m.seq LIMIT 1) AS first_question, \
                  (SELECT COUNT(*) FROM message_feedback f WHERE f.conversation_id = c.id AND f.site_id = ?1 \
                     AND f.rating < 0) AS down_votes \
-                 FROM conversations c WHERE c.site_id = ?1 \
-                 ORDER BY c.updated_at DESC, c.id LIMIT ?2",
-            )
-            .bind(&[site_id.into(), JsValue::from_f64(f64::from(limit))])
+                 FROM conversations c WHERE {FILTER_SQL} \
+                 ORDER BY c.updated_at DESC, c.id LIMIT ?7"
+            ))
+            .bind(&params)
             .map_err(service_error)?;
         let result = statement.all().await.map_err(service_error)?;
         result.results().map_err(service_error)

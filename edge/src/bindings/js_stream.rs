@@ -246,9 +246,13 @@ impl ChunkReader {
         })
         .await;
         match result {
-            Err(error) => Some(Err(js_sys::JSON::stringify(&error)
-                .map(String::from)
-                .unwrap_or_else(|_| "stream error".into()))),
+            // An `Error` stringifies to `{}`: its message says what happened.
+            Err(error) => Some(Err(match error.dyn_ref::<js_sys::Error>() {
+                Some(error) => String::from(error.message()),
+                None => js_sys::JSON::stringify(&error)
+                    .map(String::from)
+                    .unwrap_or_else(|_| "stream error".into()),
+            })),
             Ok(step) => {
                 let done = js_sys::Reflect::get(&step, &"done".into())
                     .map(|d| d.is_truthy())

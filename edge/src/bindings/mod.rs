@@ -1,9 +1,10 @@
 //! Platform glue: each module implements a `concierge-core` boundary (or wraps a
-//! binding) over Cloudflare D1, KV, Queues, Vectorize, the rate limiter or `fetch`;
+//! binding) over Cloudflare D1, KV, Queues, Vectorize, Workers AI, the rate limiter or `fetch`;
 //! [`js_stream`] holds the byte streams of streamed bodies.
 
 pub(crate) mod d1_admin;
 pub(crate) mod d1_console;
+pub(crate) mod d1_console_stats;
 pub(crate) mod d1_data;
 pub(crate) mod d1_feedback;
 pub(crate) mod d1_listings;
@@ -24,3 +25,4 @@ pub(crate) mod turn_queue;
 pub(crate) mod upstream;
 pub(crate) mod vectors;
 pub(crate) mod web_search;
+pub(crate) mod workers_ai;

@@ -84,6 +84,9 @@ pub(crate) struct Services {
     cache: WorkerKvCache,
     embeds: PendingEmbeds,
     logger: ConsoleLogger,
+    /// A digest of the site's knowledge settings, part of the knowledge version in every
+    /// knowledge cache key: an answer computed under other settings is never served.
+    knowledge_settings: String,
     listings: ListingsSql,
     rental: D1Rental,
     data: D1Data,
@@ -106,6 +109,10 @@ impl Services {
             cache: WorkerKvCache::from_env(env)?,
             embeds: PendingEmbeds::default(),
             logger: ConsoleLogger,
+            knowledge_settings: crate::auth::sha256_hex(
+                &serde_json::to_string(&site.config.knowledge).unwrap_or_default(),
+            )[..16]
+                .to_string(),
         })
     }
 
@@ -193,6 +200,8 @@ impl Platform for Services {
         super::kb::search(self.store.db(), site_id, query).await
     }
     async fn knowledge_state(&self, site_id: &str) -> Result<KnowledgeState, ServiceError> {
-        super::kb::state(self.store.db(), site_id).await
+        let mut state = super::kb::state(self.store.db(), site_id).await?;
+        state.version = format!("{}.{}", state.version, self.knowledge_settings);
+        Ok(state)
     }
 }

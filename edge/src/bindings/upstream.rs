@@ -1,5 +1,6 @@
 //! The core's chat model and embedder over `fetch`: an OpenAI-compatible endpoint (OpenAI,
-//! Groq, vLLM, llama.cpp, …) or Ollama's native API.
+//! Groq, vLLM, llama.cpp, …) or Ollama's native API; or over the `AI` binding, Workers AI
+//! ([`super::workers_ai`]), read by the same stream loop.
 //!
 //! The chat stream is decoded with the core's push decoders as bytes arrive. Before the
 //! first token there is a deadline ([`Upstream::first_token_timeout`]) and one retry; after
@@ -9,7 +10,7 @@
 use std::time::Duration;
 
 use concierge_core::boundary::{
-    ChatModel, ChatRequest, ChatSink, Constraint, Embedder, tool_call_schema,
+    ChatModel, ChatRequest, ChatSink, Constraint, Embedder, ModelCall, tool_call_schema,
 };
 use concierge_core::chat::ChatEvent;
 use concierge_core::error::{ChatModelError, ChatModelErrorKind, ServiceError, ServiceErrorKind};
@@ -17,11 +18,13 @@ use concierge_core::stream::ChatStreamDecoder;
 use concierge_core::stream::{ollama, openai};
 use futures_util::future::{Either, select};
 use futures_util::pin_mut;
+use worker::web_sys::ReadableStream;
 use worker::{
     AbortController, Delay, Env, Fetch, Headers, Method, Request, RequestInit, ResponseBody,
 };
 
 use super::js_stream::ChunkReader;
+use super::workers_ai::{self, WorkersAi, WorkersAiStreamDecoder};
 
 use crate::site::{Site, endpoint};
 
@@ -30,6 +33,8 @@ use crate::site::{Site, endpoint};
 pub(crate) enum Provider {
     OpenAi,
     Ollama,
+    /// The `AI` binding: no URL, no key.
+    WorkersAi,
 }
 
 /// A configured upstream: per-site settings over the Worker's defaults.
@@ -54,6 +59,8 @@ pub(crate) struct Upstream {
     pub embed_dimensions: Option<u32>,
     pub first_token_timeout: Duration,
     pub idle_timeout: Duration,
+    /// The `AI` binding (for [`Provider::WorkersAi`]), when the Worker has one.
+    pub ai: Option<WorkersAi>,
 }
 
 impl Upstream {
@@ -66,11 +73,21 @@ impl Upstream {
                 .ok()
                 .filter(|v| !v.is_empty())
         };
-        let provider = settings.provider.clone().or_else(|| var("LLM_PROVIDER"));
-        let provider = if provider.as_deref() == Some("ollama") {
-            Provider::Ollama
-        } else {
-            Provider::OpenAi
+        let operator_provider = var("LLM_PROVIDER");
+        let provider = match settings.provider.clone() {
+            Some(provider) => Some(provider),
+            // A site's own endpoint speaks HTTP, whatever the operator's default.
+            None if settings.base_url.is_some()
+                && operator_provider.as_deref() == Some(workers_ai::PROVIDER) =>
+            {
+                None
+            }
+            None => operator_provider,
+        };
+        let provider = match provider.as_deref() {
+            Some("ollama") => Provider::Ollama,
+            Some(workers_ai::PROVIDER) => Provider::WorkersAi,
+            _ => Provider::OpenAi,
         };
         // The site's own endpoints, checked again at use: a value stored before the rule
         // (or in breach of it) is not called.
@@ -111,23 +128,42 @@ impl Upstream {
         };
         let millis =
             |name: &str, default: u64| var(name).and_then(|v| v.parse().ok()).unwrap_or(default);
+        let mut model = settings
+            .model
+            .clone()
+            .or_else(|| var("LLM_MODEL"))
+            .unwrap_or_else(|| "default".into());
+        let mut embed_model = settings
+            .embed_model
+            .clone()
+            .or_else(|| var("EMBED_MODEL"))
+            .unwrap_or_else(|| "bge-m3".into());
+        let mut embed_dimensions = settings.embed_dimensions;
+        let ai = if provider == Provider::WorkersAi {
+            // The operator's defaults name the HTTP endpoint's models unless they name
+            // Workers AI models (`@cf/…`).
+            if !workers_ai::is_model_name(&model) {
+                model = workers_ai::DEFAULT_CHAT_MODEL.into();
+            }
+            if !workers_ai::is_model_name(&embed_model) {
+                embed_model = workers_ai::DEFAULT_EMBED_MODEL.into();
+            }
+            if embed_dimensions.is_none() && embed_model == workers_ai::DEFAULT_EMBED_MODEL {
+                embed_dimensions = u32::try_from(workers_ai::BGE_M3_DIMENSIONS).ok();
+            }
+            WorkersAi::from_env(env)
+        } else {
+            None
+        };
         Self {
             provider,
             embed_base_url: embed_base_url.trim_end_matches('/').to_string(),
             base_url: base_url.trim_end_matches('/').to_string(),
-            model: settings
-                .model
-                .clone()
-                .or_else(|| var("LLM_MODEL"))
-                .unwrap_or_else(|| "default".into()),
+            model,
             api_key,
             embed_api_key,
-            embed_model: settings
-                .embed_model
-                .clone()
-                .or_else(|| var("EMBED_MODEL"))
-                .unwrap_or_else(|| "bge-m3".into()),
-            embed_dimensions: settings.embed_dimensions,
+            embed_model,
+            embed_dimensions,
             first_token_timeout: Duration::from_millis(
                 settings
                     .first_token_timeout_ms
@@ -135,6 +171,7 @@ impl Upstream {
                     .unwrap_or_else(|| millis("LLM_FIRST_TOKEN_TIMEOUT_MS", 20_000)),
             ),
             idle_timeout: Duration::from_millis(millis("LLM_IDLE_TIMEOUT_MS", 30_000)),
+            ai,
         }
     }
 
@@ -153,7 +190,7 @@ impl Upstream {
 
     fn join(base: &str, provider: Provider, path_openai: &str, path_ollama: &str) -> String {
         match provider {
-            Provider::OpenAi => format!("{base}{path_openai}"),
+            Provider::OpenAi | Provider::WorkersAi => format!("{base}{path_openai}"),
             Provider::Ollama => format!("{base}{path_ollama}"),
         }
     }
@@ -225,54 +262,39 @@ struct AttemptError {
 }
 
 impl Upstream {
-    async fn attempt(&self, body: &str, sink: &mut dyn ChatSink) -> Result<(), AttemptError> {
+    /// One request on `model` with the provider's request body `body`.
+    async fn attempt(
+        &self,
+        model: &str,
+        body: &str,
+        sink: &mut dyn ChatSink,
+    ) -> Result<(), AttemptError> {
         let fail = |error, delivered| AttemptError { error, delivered };
         // Aborted however the attempt ends: one dropped unfinished (its turn ended early)
         // does not leave the upstream generating for nobody.
-        let controller = AbortOnDrop(Some(AbortController::default()));
-        let (url, accept) = match self.provider {
-            Provider::OpenAi => (self.url("/chat/completions", ""), "text/event-stream"),
-            Provider::Ollama => (self.url("", "/api/chat"), "application/x-ndjson"),
-        };
-        let fetch = Self::post(&url, self.api_key.as_deref(), body.to_string(), accept)
-            .map_err(|e| fail(unreachable(e.to_string()), false))?;
+        let mut controller = AbortOnDrop(Some(AbortController::default()));
         let started = worker::Date::now().as_millis();
-        let signal = controller.signal();
-        let response = match within(self.first_token_timeout, fetch.send_with_signal(&signal)).await
+        let (body, mut decoder): (ReadableStream, Box<dyn ChatStreamDecoder>) = match self.provider
         {
-            Some(Ok(response)) => response,
-            Some(Err(err)) => return Err(fail(unreachable(err.to_string()), false)),
-            None => {
-                controller.abort();
-                return Err(fail(
-                    unreachable("timed out waiting for the upstream to answer"),
-                    false,
-                ));
+            Provider::WorkersAi => match self.open_workers_ai(model, body, sink).await {
+                Ok(Some(stream)) => (stream, Box::new(WorkersAiStreamDecoder::new())),
+                // Answered whole, and its events delivered.
+                Ok(None) => return Ok(()),
+                Err(error) => return Err(fail(error, false)),
+            },
+            Provider::OpenAi | Provider::Ollama => {
+                let body = self
+                    .open_http(body, &mut controller, sink)
+                    .await
+                    .map_err(|e| fail(e, false))?;
+                let decoder: Box<dyn ChatStreamDecoder> = match self.provider {
+                    Provider::Ollama => Box::new(ollama::OllamaStreamDecoder::new()),
+                    _ => Box::new(openai::OpenAiStreamDecoder::new()),
+                };
+                (body, decoder)
             }
         };
-        let status = response.status_code();
-        if !(200..300).contains(&status) {
-            return Err(fail(
-                ChatModelError::new(
-                    ChatModelErrorKind::Status(status),
-                    format!("upstream answered {status}"),
-                ),
-                false,
-            ));
-        }
-        // The model has the request: work kept out of its way may go.
-        sink.answering();
-        let ResponseBody::Stream(body) = response.body() else {
-            return Err(fail(
-                unreachable("the upstream answered without a body"),
-                false,
-            ));
-        };
-        let mut reader = ChunkReader::new(body);
-        let mut decoder: Box<dyn ChatStreamDecoder> = match self.provider {
-            Provider::OpenAi => Box::new(openai::OpenAiStreamDecoder::new()),
-            Provider::Ollama => Box::new(ollama::OllamaStreamDecoder::new()),
-        };
+        let mut reader = ChunkReader::new(&body);
         let mut delivered = false;
         let mut finished = false;
         // One timer, re-armed only when it fires early (not one per chunk): before the first
@@ -358,33 +380,91 @@ impl Upstream {
     }
 }
 
+impl Upstream {
+    /// POST `body` to the chat endpoint: the response's body stream once it answers 2xx.
+    async fn open_http(
+        &self,
+        body: &str,
+        controller: &mut AbortOnDrop,
+        sink: &mut dyn ChatSink,
+    ) -> Result<ReadableStream, ChatModelError> {
+        let (url, accept) = match self.provider {
+            Provider::Ollama => (self.url("", "/api/chat"), "application/x-ndjson"),
+            _ => (self.url("/chat/completions", ""), "text/event-stream"),
+        };
+        let fetch = Self::post(&url, self.api_key.as_deref(), body.to_string(), accept)
+            .map_err(|e| unreachable(e.to_string()))?;
+        let signal = controller.signal();
+        let response = match within(self.first_token_timeout, fetch.send_with_signal(&signal)).await
+        {
+            Some(Ok(response)) => response,
+            Some(Err(err)) => return Err(unreachable(err.to_string())),
+            None => {
+                if let Some(c) = controller.0.take() {
+                    c.abort();
+                }
+                return Err(unreachable("timed out waiting for the upstream to answer"));
+            }
+        };
+        let status = response.status_code();
+        if !(200..300).contains(&status) {
+            return Err(ChatModelError::new(
+                ChatModelErrorKind::Status(status),
+                format!("upstream answered {status}"),
+            ));
+        }
+        // The model has the request: work kept out of its way may go.
+        sink.answering();
+        let ResponseBody::Stream(body) = response.body() else {
+            return Err(unreachable("the upstream answered without a body"));
+        };
+        Ok(body.clone())
+    }
+
+    /// `env.AI.run(model, inputs)`: its stream, or `None` once a whole reply (tools,
+    /// structured output) was delivered to `sink`.
+    async fn open_workers_ai(
+        &self,
+        model: &str,
+        inputs: &str,
+        sink: &mut dyn ChatSink,
+    ) -> Result<Option<ReadableStream>, ChatModelError> {
+        let Some(ai) = &self.ai else {
+            return Err(unreachable(
+                "the Worker has no AI binding (wrangler.toml [ai] binding = \"AI\")",
+            ));
+        };
+        let resolved = match within(self.first_token_timeout, ai.run(model, inputs)).await {
+            Some(Ok(resolved)) => resolved,
+            Some(Err(message)) => return Err(workers_ai::call_error(&message)),
+            None => return Err(unreachable("timed out waiting for Workers AI to answer")),
+        };
+        sink.answering();
+        if let Some(stream) = workers_ai::as_stream(&resolved) {
+            return Ok(Some(stream));
+        }
+        let events = workers_ai::to_json(&resolved)
+            .and_then(workers_ai::reply_events)
+            .map_err(|e| ChatModelError::new(ChatModelErrorKind::Decode, e))?;
+        for event in events {
+            sink.event(event);
+        }
+        Ok(None)
+    }
+}
+
 impl ChatModel for Upstream {
     async fn stream(
         &self,
-        request: &ChatRequest,
+        call: &ModelCall<'_>,
         sink: &mut dyn ChatSink,
     ) -> Result<(), ChatModelError> {
-        self.stream_on(&self.model, request, &Constraint::default(), sink)
-            .await
-    }
-
-    async fn stream_with_model(
-        &self,
-        model: &str,
-        request: &ChatRequest,
-        sink: &mut dyn ChatSink,
-    ) -> Result<(), ChatModelError> {
-        self.stream_on(model, request, &Constraint::default(), sink)
-            .await
-    }
-
-    async fn stream_constrained(
-        &self,
-        constraint: &Constraint<'_>,
-        request: &ChatRequest,
-        sink: &mut dyn ChatSink,
-    ) -> Result<(), ChatModelError> {
-        match self.stream_on(&self.model, request, constraint, sink).await {
+        let (model, request, constraint) = (
+            call.model.unwrap_or(&self.model),
+            call.request,
+            &call.constraint,
+        );
+        match self.stream_on(model, request, constraint, sink).await {
             // A provider without structured output or `tool_choice` refuses the request:
             // ask plainly (the caller checks the reply either way).
             Err(error)
@@ -392,7 +472,7 @@ impl ChatModel for Upstream {
                     && matches!(error.kind, ChatModelErrorKind::Status(400 | 422)) =>
             {
                 let plain = Constraint::default();
-                self.stream_on(&self.model, request, &plain, sink).await
+                self.stream_on(model, request, &plain, sink).await
             }
             other => other,
         }
@@ -428,6 +508,7 @@ impl Upstream {
                 }
                 builder.build().to_json()
             }
+            Provider::WorkersAi => workers_ai::chat_inputs(request, constraint).to_string(),
             Provider::Ollama => {
                 let mut builder =
                     ollama::OllamaChatRequest::new(model, &request.messages).stream(true);
@@ -453,7 +534,7 @@ impl Upstream {
     }
 
     /// [`ChatModel::stream`] on the provider's model `model` (`constraint`: see
-    /// [`ChatModel::stream_constrained`]).
+    /// [`ModelCall::constraint`]).
     async fn stream_on(
         &self,
         model: &str,
@@ -461,13 +542,13 @@ impl Upstream {
         constraint: &Constraint<'_>,
         sink: &mut dyn ChatSink,
     ) -> Result<(), ChatModelError> {
-        if self.base_url.is_empty() {
+        if self.base_url.is_empty() && self.provider != Provider::WorkersAi {
             return Err(unreachable(
                 "no LLM endpoint is configured (LLM_BASE_URL or the site's llm.base_url)",
             ));
         }
         let body = self.chat_body(model, request, constraint);
-        match self.attempt(&body, sink).await {
+        match self.attempt(model, &body, sink).await {
             Ok(()) => Ok(()),
             // One retry, only when nothing reached the visitor and the failure may be transient.
             Err(first) if !first.delivered && retryable(&first.error) => {
@@ -477,7 +558,7 @@ impl Upstream {
                     "detail": first.error.to_string(),
                 });
                 worker::console_warn!("{line}");
-                self.attempt(&body, sink)
+                self.attempt(model, &body, sink)
                     .await
                     .map_err(|second| second.error)
             }
@@ -497,11 +578,15 @@ fn retryable(error: &ChatModelError) -> bool {
 impl Embedder for Upstream {
     async fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, ServiceError> {
         let unavailable = |detail: String| ServiceError::new(ServiceErrorKind::Unavailable, detail);
+        if self.provider == Provider::WorkersAi {
+            return self.embed_workers_ai(texts).await;
+        }
         if self.embed_base_url.is_empty() {
             return Err(unavailable("no embedding endpoint is configured".into()));
         }
+        // (Workers AI was answered above.)
         let (url, body) = match self.provider {
-            Provider::OpenAi => {
+            Provider::OpenAi | Provider::WorkersAi => {
                 let mut request =
                     openai::EmbeddingsRequest::new(&self.embed_model, texts.iter().copied());
                 if let Some(d) = self.embed_dimensions {
@@ -543,7 +628,7 @@ impl Embedder for Upstream {
             .await
             .map_err(|e| unavailable(e.to_string()))?;
         let vectors = match self.provider {
-            Provider::OpenAi => {
+            Provider::OpenAi | Provider::WorkersAi => {
                 openai::EmbeddingsResponse::from_json(&bytes).map(|r| r.into_vectors())
             }
             Provider::Ollama => ollama::EmbedResponse::from_json(&bytes).map(|r| r.embeddings),
@@ -556,6 +641,36 @@ impl Embedder for Upstream {
                 ServiceErrorKind::Other,
                 "embedding count mismatch",
             ));
+        }
+        Ok(vectors)
+    }
+}
+
+impl Upstream {
+    /// Embeddings through the `AI` binding: `{text}` in, `{shape, data}` out, checked
+    /// (count, size, numbers) before anything is stored.
+    async fn embed_workers_ai(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, ServiceError> {
+        let unavailable = |detail: String| ServiceError::new(ServiceErrorKind::Unavailable, detail);
+        let Some(ai) = &self.ai else {
+            return Err(unavailable(
+                "the Worker has no AI binding (wrangler.toml [ai] binding = \"AI\")".into(),
+            ));
+        };
+        let dimensions = self.embed_dimensions.and_then(|d| usize::try_from(d).ok());
+        let mut vectors = Vec::with_capacity(texts.len());
+        // The service takes at most MAX_EMBED_TEXTS texts per call.
+        for batch in texts.chunks(workers_ai::MAX_EMBED_TEXTS) {
+            let inputs = workers_ai::embed_inputs(batch).to_string();
+            let resolved = match within(self.idle_timeout, ai.run(&self.embed_model, &inputs)).await
+            {
+                Some(Ok(resolved)) => resolved,
+                Some(Err(message)) => return Err(unavailable(format!("Workers AI: {message}"))),
+                None => return Err(unavailable("embedding request timed out".into())),
+            };
+            let batch = workers_ai::to_json(&resolved)
+                .and_then(|reply| workers_ai::vectors(reply, batch.len(), dimensions))
+                .map_err(|e| ServiceError::new(ServiceErrorKind::Other, e))?;
+            vectors.extend(batch);
         }
         Ok(vectors)
     }

@@ -9,6 +9,7 @@ use worker::{Env, Request, Response};
 
 use crate::auth::{self, Caller};
 use crate::bindings::d1_store::D1Store;
+use crate::bindings::workers_ai;
 use crate::routes::body;
 use crate::site::guarded::GuardedPatch;
 use crate::site::{self, KeyKind, LlmSettings, Site, SiteConfig, endpoint, sealed};
@@ -75,11 +76,41 @@ impl LlmPatch {
     /// configured: a key is never stored in the clear).
     fn check(&self, env: &Env, site_id: &str) -> Result<LlmChange, ApiError> {
         if let Some(provider) = &self.provider
-            && !matches!(provider.as_str(), "openai" | "ollama")
+            && !matches!(
+                provider.as_str(),
+                "openai" | "ollama" | workers_ai::PROVIDER
+            )
         {
             return Err(ApiError::bad_request(
-                "`llm.provider` must be \"openai\" or \"ollama\".",
+                "`llm.provider` must be \"openai\", \"ollama\" or \"workers-ai\".",
             ));
+        }
+        if self.provider.as_deref() == Some(workers_ai::PROVIDER) {
+            // The `AI` binding has no URL and no key; its models are named `@cf/…`.
+            for (field, set) in [
+                ("base_url", self.base_url.is_some()),
+                ("embed_base_url", self.embed_base_url.is_some()),
+                (
+                    "api_key",
+                    self.api_key.as_deref().is_some_and(|k| !k.is_empty()),
+                ),
+            ] {
+                if set {
+                    return Err(ApiError::bad_request(format!(
+                        "`llm.{field}` is not used with \"workers-ai\" (the Worker's AI binding)."
+                    )));
+                }
+            }
+            for (field, name) in [("model", &self.model), ("embed_model", &self.embed_model)] {
+                if name
+                    .as_deref()
+                    .is_some_and(|n| !workers_ai::is_model_name(n))
+                {
+                    return Err(ApiError::bad_request(format!(
+                        "`llm.{field}` must be a Workers AI model name (\"@cf/…\") with \"workers-ai\"."
+                    )));
+                }
+            }
         }
         let development = endpoint::development(env);
         let checked = |field: &str, url: &Option<String>| {

@@ -38,21 +38,14 @@ pub(crate) async fn page(req: Request, env: &Env) -> Result<Response, ApiError> 
     Ok(response)
 }
 
-/// `GET /admin/conversations?limit=N` (default 50, at most 200).
+/// `GET /admin/conversations?limit=N` (default 50, at most 200) and the filter of
+/// [`super::console_admin::filter`] (search, votes, no answer, dates). Conversations
+/// without a visitor message are never listed.
 pub(crate) async fn conversations(req: Request, env: &Env) -> Result<Response, ApiError> {
     let caller = auth::site_caller(&req, env, false).await?;
-    let mut limit = 50u32;
-    for (key, value) in req.url()?.query_pairs() {
-        if key == "limit" {
-            limit = value
-                .parse()
-                .ok()
-                .filter(|n| (1..=200).contains(n))
-                .ok_or_else(|| ApiError::bad_request("`limit` must be 1 to 200."))?;
-        }
-    }
+    let (filter, limit) = super::console_admin::filter(&req, 50, 200)?;
     let rows = D1Store::new(env.d1("DB")?)
-        .recent_conversations(&caller.site.id, limit)
+        .recent_conversations(&caller.site.id, &filter, limit)
         .await
         .map_err(ApiError::store)?;
     Ok(Response::from_json(

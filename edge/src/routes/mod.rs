@@ -9,6 +9,7 @@ mod ai_sdk;
 mod analyst_admin;
 pub(crate) mod body;
 mod console;
+mod console_admin;
 mod conversations;
 mod debug_script;
 mod feedback;
@@ -78,6 +79,16 @@ pub(crate) enum Route {
     DataSet,
     /// `POST /admin/data/{name}/sync`.
     DataSync,
+    /// `GET /admin/conversations/export`.
+    AdminExport,
+    /// `GET /admin/conversations/{id}`.
+    AdminConversation,
+    /// `GET /admin/stats`.
+    AdminStats,
+    /// `POST /admin/try-token`.
+    AdminTryToken,
+    /// `GET /admin/rental-schema`.
+    AdminRentalSchema,
     Preflight,
     MethodNotAllowed,
     NotFound,
@@ -112,6 +123,11 @@ impl Route {
             ["knowledge", "query"] => (Self::KnowledgeQuery, is(Method::Post)),
             ["admin", "feedback"] => (Self::AdminFeedback, is(Method::Get)),
             ["admin", "conversations"] => (Self::AdminConversations, is(Method::Get)),
+            ["admin", "conversations", "export"] => (Self::AdminExport, is(Method::Get)),
+            ["admin", "conversations", _] => (Self::AdminConversation, is(Method::Get)),
+            ["admin", "stats"] => (Self::AdminStats, is(Method::Get)),
+            ["admin", "try-token"] => (Self::AdminTryToken, is(Method::Post)),
+            ["admin", "rental-schema"] => (Self::AdminRentalSchema, is(Method::Get)),
             ["console"] => (Self::Console, is(Method::Get) || is(Method::Head)),
             ["conversations"] => (Self::ConversationCreate, is(Method::Post)),
             ["conversations", _] => (Self::ConversationDelete, is(Method::Delete)),
@@ -204,6 +220,11 @@ impl Route {
             Self::DataList => "data_list",
             Self::DataSet => "data_set",
             Self::DataSync => "data_sync",
+            Self::AdminExport => "admin_export",
+            Self::AdminConversation => "admin_conversation",
+            Self::AdminStats => "admin_stats",
+            Self::AdminTryToken => "admin_try_token",
+            Self::AdminRentalSchema => "admin_rental_schema",
             Self::Preflight => "preflight",
             Self::MethodNotAllowed => "method_not_allowed",
             Self::NotFound => "not_found",
@@ -334,6 +355,14 @@ pub(crate) async fn handle(
             let name = segment(&req, 2);
             analyst_admin::sync(req, env, &name).await
         }
+        Route::AdminExport => console_admin::export(req, env).await,
+        Route::AdminConversation => {
+            let id = segment(&req, 2);
+            console_admin::conversation(req, env, &id).await
+        }
+        Route::AdminStats => console_admin::stats(req, env).await,
+        Route::AdminTryToken => console_admin::try_token(req, env).await,
+        Route::AdminRentalSchema => console_admin::rental_schema(req, env).await,
         Route::Preflight => preflight(&req, env).await,
         Route::MethodNotAllowed => Err(ApiError::MethodNotAllowed),
         Route::NotFound => Err(ApiError::NotFound),

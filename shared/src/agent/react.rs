@@ -27,7 +27,7 @@ use alloc::vec::Vec;
 
 use super::tool::{ToolError, ToolRegistry};
 use super::with_timeout;
-use crate::boundary::{ChatModel, ChatRequest, Constraint, Timer, parse_tool_call};
+use crate::boundary::{ChatModel, ChatRequest, Constraint, ModelCall, Timer, parse_tool_call};
 use crate::chat::{ChatEvent, ChatMessage, FinishReason, ToolCall, Usage};
 use crate::conversation::{StoredToolCall, ToolStep};
 use crate::error::{ChatModelError, ChatModelErrorKind};
@@ -274,9 +274,8 @@ async fn call_model<M: ChatModel>(
                     .get_or_insert(ChatModelError::new(ChatModelErrorKind::Upstream, message));
             }
         };
-        model
-            .stream_constrained(constraint, request, &mut on_event)
-            .await
+        let call = ModelCall::new(request).constrained(*constraint);
+        model.stream(&call, &mut on_event).await
     };
     if let Err(error) = result {
         reply.error.get_or_insert(error);

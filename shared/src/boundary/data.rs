@@ -17,6 +17,38 @@ use crate::error::ServiceError;
 /// A future borrowed from the store (single-threaded: no `Send`).
 pub type DataFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, ServiceError>> + 'a>>;
 
+/// What `aggregate_data` asks, when the SQL path can answer it exactly.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AggregateQuery {
+    /// `sum`, `count`, `avg`, `min` or `max`.
+    pub operation: String,
+    /// The aggregated field (none: count rows).
+    pub field: Option<String>,
+    /// The grouping field.
+    pub group_by: Option<String>,
+    /// Equality filters (field, string or number).
+    pub equals: Vec<(String, serde_json::Value)>,
+    /// An inclusive date range (field, from, to-end-of-day) over ISO strings.
+    pub range: Option<(String, String, String)>,
+    /// Whether `field` was typed `number` at upload (every value a number or null), so no
+    /// per-row type check is needed.
+    pub field_numeric: bool,
+    /// Whether `group_by` was typed `string`, `number` or `date` at upload (no booleans),
+    /// so its JSON type need not be read.
+    pub group_scalar: bool,
+}
+
+/// One result row: the group (null without `group_by`), the value, the rows counted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AggregateRow {
+    /// The group's key.
+    pub group: serde_json::Value,
+    /// The aggregate.
+    pub value: serde_json::Value,
+    /// Rows in the group.
+    pub row_count: u64,
+}
+
 /// One inferred column of a data set.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DataField {
@@ -84,8 +116,8 @@ pub trait DataSets {
         _site_id: &'a str,
         _user_id: &'a str,
         _connection_id: &'a str,
-        _query: &'a crate::flows::analyst::sql::AggregateQuery,
-    ) -> DataFuture<'a, Option<Vec<crate::flows::analyst::sql::AggregateRow>>> {
+        _query: &'a AggregateQuery,
+    ) -> DataFuture<'a, Option<Vec<AggregateRow>>> {
         Box::pin(async { Ok(None) })
     }
 }

@@ -24,9 +24,13 @@ mod vector;
 use alloc::string::{String, ToString};
 
 pub use cache::{CACHE_KEY_PREFIX, CacheKey, KvCache, MIN_TTL_SECONDS};
-pub use data::{DataConnection, DataField, DataFuture, DataRows, DataSets};
+pub use data::{
+    AggregateQuery, AggregateRow, DataConnection, DataField, DataFuture, DataRows, DataSets,
+};
 pub use logs::{KnowledgeState, LogEntry, LogQuery, fts_any_of};
-pub use model::{ChatModel, ChatRequest, ChatSink, Constraint, parse_tool_call, tool_call_schema};
+pub use model::{
+    ChatModel, ChatRequest, ChatSink, Constraint, ModelCall, parse_tool_call, tool_call_schema,
+};
 pub use records::{CalendarDate, WarrantyRecord, WarrantyRecords};
 pub use rental::{QaRecord, RentalData, RentalFuture};
 pub use search::{WebSearch, WebSource, is_web_url};

@@ -19,8 +19,7 @@ pub struct ChatRequest {
     pub max_tokens: Option<u32>,
 }
 
-/// What a step asks of the model's reply beyond the request
-/// ([`ChatModel::stream_constrained`]).
+/// What a step asks of the model's reply beyond the request ([`ModelCall::constraint`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Constraint<'a> {
     /// The reply is one of these labels (non-empty): with structured output, the JSON
@@ -110,46 +109,67 @@ impl<F: FnMut(ChatEvent)> ChatSink for F {
     }
 }
 
+/// One call of the model, as a step describes it: the request, and what the step asks
+/// beyond it — another of the provider's models than the site's (a template with a model
+/// per step, e.g. `guarded`'s small guardrail model) and a [`Constraint`] on the reply.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ModelCall<'a> {
+    /// The prompt and its sampling settings.
+    pub request: &'a ChatRequest,
+    /// The provider's model to run instead of the configured one (`None`: the site's).
+    /// Models that cannot switch run their own.
+    pub model: Option<&'a str>,
+    /// What the reply must be (default: nothing beyond the request). A provider that
+    /// supports it constrains its decoding, so even a small model keeps to it; one that
+    /// does not runs the plain request, whose reply the caller checks either way.
+    pub constraint: Constraint<'a>,
+}
+
+impl<'a> ModelCall<'a> {
+    /// `request` on the site's model, unconstrained.
+    pub fn new(request: &'a ChatRequest) -> Self {
+        Self {
+            request,
+            model: None,
+            constraint: Constraint::default(),
+        }
+    }
+
+    /// The same call on the provider's model `model` (`None`: the site's).
+    #[must_use]
+    pub fn on_model(self, model: Option<&'a str>) -> Self {
+        Self { model, ..self }
+    }
+
+    /// The same call under `constraint`.
+    #[must_use]
+    pub fn constrained(self, constraint: Constraint<'a>) -> Self {
+        Self { constraint, ..self }
+    }
+}
+
+impl<'a> From<&'a ChatRequest> for ModelCall<'a> {
+    fn from(request: &'a ChatRequest) -> Self {
+        Self::new(request)
+    }
+}
+
 /// A streaming chat model (OpenAI-compatible, Ollama, Workers AI, or a test double).
 // `async fn` in a public trait: its futures carry no `Send` bound, which is what we want —
 // Workers and browsers are single-threaded.
 #[allow(async_fn_in_trait)]
 pub trait ChatModel {
-    /// Runs `request`, pushing every decoded event into `sink` as it arrives.
+    /// Runs `call`, pushing every decoded event into `sink` as it arrives.
     ///
     /// Returns `Ok(())` once the stream ended normally. An error the provider reports
     /// in-band may arrive either as a [`ChatEvent::Error`] or as an `Err`; a transport
     /// failure after some events were pushed returns `Err`.
+    ///
+    /// One method, no defaults: a wrapper (the engine's gate) forwards everything a call
+    /// says by forwarding this one.
     async fn stream(
         &self,
-        request: &ChatRequest,
+        call: &ModelCall<'_>,
         sink: &mut dyn ChatSink,
     ) -> Result<(), ChatModelError>;
-
-    /// Runs `request` on the provider's model named `model` instead of the configured one
-    /// (a template with a model per step, e.g. `guarded`'s small guardrail model). Models
-    /// that cannot switch keep the default: they run their own model.
-    async fn stream_with_model(
-        &self,
-        model: &str,
-        request: &ChatRequest,
-        sink: &mut dyn ChatSink,
-    ) -> Result<(), ChatModelError> {
-        let _ = model;
-        self.stream(request, sink).await
-    }
-
-    /// Runs `request` under `constraint` (a classifier's labels, a required tool call). A
-    /// provider that supports it constrains its decoding, so even a small model keeps to
-    /// it; models without it keep the default: the plain request, whose reply the caller
-    /// checks as usual.
-    async fn stream_constrained(
-        &self,
-        constraint: &Constraint<'_>,
-        request: &ChatRequest,
-        sink: &mut dyn ChatSink,
-    ) -> Result<(), ChatModelError> {
-        let _ = constraint;
-        self.stream(request, sink).await
-    }
 }

@@ -19,13 +19,13 @@
 
 use core::future::Future;
 
+use super::contract::{Assistant, Platform, TurnMode, TurnOutcome};
 use super::gate::{Gate, Gated, Held, HeldSink};
 use super::join::{alongside, both, first};
-use super::lifecycle::{
+use super::steps::{
     PendingTurn, answer, mark_failed, queue_embedding, refusal_answered, refusal_reply, valid_text,
     visitor_message,
 };
-use super::{Assistant, Platform, TurnMode, TurnOutcome};
 use crate::boundary::{ConversationStore, NewTurn, Timer, TurnContext, TurnStart};
 use crate::conversation::{Scope, StoredMessage};
 use crate::error::Error;

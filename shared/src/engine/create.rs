@@ -3,8 +3,8 @@
 use alloc::boxed::Box;
 use alloc::string::String;
 
-use super::lifecycle::assistant_message;
-use super::{Assistant, Platform};
+use super::contract::{Assistant, Platform};
+use super::steps::assistant_message;
 use crate::boundary::ConversationStore;
 use crate::conversation::{Conversation, Language, MessageKind, StoredMessage};
 use crate::error::Error;

@@ -12,11 +12,10 @@ use core::cell::RefCell;
 use core::future::poll_fn;
 use core::task::{Poll, Waker};
 
-use super::Platform;
+use super::contract::Platform;
 use crate::boundary::{
-    ChatModel, ChatRequest, ChatSink, Clock, Constraint, ConversationStore, EmbedQueue, Ids,
-    KnowledgeState, LogEntry, LogQuery, Logger, NewTurn, RentalData, TurnContext, TurnOpening,
-    TurnResume,
+    ChatModel, ChatSink, Clock, ConversationStore, EmbedQueue, Ids, KnowledgeState, LogEntry,
+    LogQuery, Logger, ModelCall, NewTurn, RentalData, TurnContext, TurnOpening, TurnResume,
 };
 use crate::chat::ChatEvent;
 use crate::conversation::{Conversation, EmbeddingStatus, Language, Scope, StoredMessage, Summary};
@@ -241,50 +240,14 @@ pub(super) struct GatedModel<'a, M> {
 impl<M: ChatModel> ChatModel for GatedModel<'_, M> {
     async fn stream(
         &self,
-        request: &ChatRequest,
+        call: &ModelCall<'_>,
         sink: &mut dyn ChatSink,
     ) -> Result<(), ChatModelError> {
         let mut reaching = Reaching {
             sink,
             gate: self.gate,
         };
-        let result = self.model.stream(request, &mut reaching).await;
-        self.gate.reach();
-        result
-    }
-
-    async fn stream_with_model(
-        &self,
-        model: &str,
-        request: &ChatRequest,
-        sink: &mut dyn ChatSink,
-    ) -> Result<(), ChatModelError> {
-        let mut reaching = Reaching {
-            sink,
-            gate: self.gate,
-        };
-        let result = self
-            .model
-            .stream_with_model(model, request, &mut reaching)
-            .await;
-        self.gate.reach();
-        result
-    }
-
-    async fn stream_constrained(
-        &self,
-        constraint: &Constraint<'_>,
-        request: &ChatRequest,
-        sink: &mut dyn ChatSink,
-    ) -> Result<(), ChatModelError> {
-        let mut reaching = Reaching {
-            sink,
-            gate: self.gate,
-        };
-        let result = self
-            .model
-            .stream_constrained(constraint, request, &mut reaching)
-            .await;
+        let result = self.model.stream(call, &mut reaching).await;
         self.gate.reach();
         result
     }

@@ -20,24 +20,15 @@ use alloc::vec::Vec;
 use core::future::Future;
 
 use super::at_once::{Admission, streamed_at_once};
-use super::{Answer, Assistant, Platform, Turn, TurnMode, TurnOutcome};
-use crate::boundary::{ConversationStore, LogRecord, NewTurn, TurnOpening, TurnStart};
-use crate::chat::Role;
-use crate::conversation::{
-    EmbedJob, EmbeddingStatus, MessageKind, Metadata, Scope, StoredMessage, embedding_policy,
+use super::contract::{Assistant, Platform, TurnMode, TurnOutcome};
+use super::steps::{
+    PendingTurn, answer, finish, mark_failed, queue_embedding, refusal_answered, refusal_reply,
+    valid_text, visitor_message,
 };
+use crate::boundary::{ConversationStore, NewTurn, TurnOpening, TurnStart};
+use crate::conversation::{Scope, StoredMessage};
 use crate::error::{Error, InvalidMessage};
-use crate::language;
 use crate::turn::{TurnEvent, TurnInput, TurnJob, TurnSink, valid_idempotency_key};
-
-/// A stored visitor's message awaiting its reply.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PendingTurn {
-    /// The conversation, the history before the message, and the message.
-    pub start: TurnStart,
-    /// The id the reply is to be stored under.
-    pub reply_id: String,
-}
 
 /// What [`receive`] did with the visitor's message.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,7 +48,7 @@ pub enum Received {
     Refused {
         /// The id announced for the visitor's (unstored) message.
         user_message_id: String,
-        /// The refusal, as an unstored [`MessageKind::Refusal`] reply.
+        /// The refusal, as an unstored [`MessageKind::Refusal`](crate::conversation::MessageKind::Refusal) reply.
         reply: StoredMessage,
         /// The language of the refusal.
         language: crate::conversation::Language,
@@ -148,7 +139,7 @@ pub async fn receive<P: Platform, A: Assistant>(
 async fn refused<P: Platform>(
     platform: &P,
     scope: Scope<'_>,
-    refusal: super::Refusal,
+    refusal: super::contract::Refusal,
 ) -> Result<Received, Error> {
     platform
         .store()
@@ -162,42 +153,6 @@ async fn refused<P: Platform>(
         reply,
         language,
     })
-}
-
-/// A refused message's id and answer, and its language (neither message is stored).
-pub(super) fn refusal_reply<P: Platform>(
-    platform: &P,
-    refusal: super::Refusal,
-) -> (String, StoredMessage, crate::conversation::Language) {
-    let now = platform.clock().now_ms();
-    let reply = assistant_message(
-        platform.ids().new_id(),
-        MessageKind::Refusal,
-        refusal.text,
-        now,
-    );
-    (platform.ids().new_id(), reply, refusal.language)
-}
-
-/// Streams a refusal (after `Started`): its text, nothing stored.
-pub(super) fn refusal_answered(
-    user_message_id: String,
-    reply: StoredMessage,
-    language: crate::conversation::Language,
-    sink: &mut dyn TurnSink,
-) -> TurnOutcome {
-    sink.emit(TurnEvent::Chunk {
-        text: reply.content.clone(),
-    });
-    TurnOutcome {
-        user_message_id,
-        intent: None,
-        confidence: None,
-        language,
-        route: alloc::vec!["refuse"],
-        usage: None,
-        reply,
-    }
 }
 
 /// Runs one streamed turn: [`receive`], `Started`, the template's answer, one terminal
@@ -332,183 +287,4 @@ pub async fn answer_job<P: Platform, A: Assistant>(
         mark_failed(platform, scope, message, reply, error).await;
     }
     result.map(Some)
-}
-
-/// The template's answer for a received visitor's message, with the language decided and
-/// remembered around it.
-pub(super) async fn answer<P: Platform, A: Assistant>(
-    platform: &P,
-    assistant: &A,
-    pending: PendingTurn,
-    mode: TurnMode,
-    sink: &mut dyn TurnSink,
-) -> Result<TurnOutcome, Error> {
-    let PendingTurn {
-        start:
-            TurnStart {
-                conversation,
-                mut history,
-                message,
-                retrievable,
-            },
-        reply_id,
-    } = pending;
-    // The language: detected from the visitor's first message, or explicitly asked for.
-    let first_user_message = !history.iter().any(|m| m.role == Role::User);
-    let detected = if first_user_message {
-        language::detect(&message.content)
-    } else {
-        conversation.language
-    };
-    let language = language::requested(&message.content).unwrap_or(detected);
-    let stored_language = conversation.language;
-    let (user_message_id, message_seq) = (message.id.clone(), message.seq);
-    history.push(message);
-    let mut turn = Turn {
-        conversation,
-        history,
-        user_message_id: user_message_id.clone(),
-        message_seq,
-        language,
-        reply_id,
-        retrievable,
-        sink,
-        mode,
-        payloads: Vec::new(),
-    };
-    let answered = assistant.answer(platform, &mut turn).await;
-    // A changed language is remembered after the answer, off the time-to-first-token path
-    // (and also when the answer failed: the visitor's message was stored). Best effort: the
-    // answer is already streamed and stored, so a failure here is logged, not the turn's.
-    if language != stored_language && mode != TurnMode::Stateless {
-        let scope = turn.scope();
-        if let Err(error) = platform.store().set_language(scope, language).await {
-            platform.logger().log(&LogRecord::Warning {
-                conversation_id: scope.conversation_id,
-                code: "language_not_saved",
-                detail: &error.detail,
-            });
-        }
-    }
-    let Answer {
-        reply,
-        intent,
-        confidence,
-        usage,
-        route,
-    } = answered?;
-    Ok(TurnOutcome {
-        user_message_id,
-        reply,
-        intent,
-        confidence,
-        language,
-        route,
-        usage,
-    })
-}
-
-/// Emits the turn's one terminal event.
-pub(super) fn finish(
-    result: Result<TurnOutcome, Error>,
-    sink: &mut dyn TurnSink,
-) -> Result<TurnOutcome, Error> {
-    match &result {
-        Ok(outcome) => sink.emit(TurnEvent::Completed {
-            message_id: outcome.reply.id.clone(),
-            kind: outcome.reply.kind,
-            intent: outcome.intent,
-            confidence: outcome.confidence,
-            usage: outcome.usage,
-        }),
-        Err(error) => sink.emit(TurnEvent::Failed {
-            code: error.code(),
-            message: error.public_message(),
-        }),
-    }
-    result
-}
-
-/// The visitor's text, trimmed, if the template accepts it.
-pub(super) fn valid_text<'t, A: Assistant>(assistant: &A, text: &'t str) -> Result<&'t str, Error> {
-    let text = text.trim();
-    let max_chars = assistant.config().max_message_chars;
-    if text.is_empty() {
-        Err(Error::InvalidMessage(InvalidMessage::Empty))
-    } else if text.chars().count() > max_chars {
-        Err(Error::InvalidMessage(InvalidMessage::TooLong { max_chars }))
-    } else {
-        Ok(text)
-    }
-}
-
-/// Marks the visitor's message as unanswered (best effort: logged if it fails).
-pub(super) async fn mark_failed<P: Platform>(
-    platform: &P,
-    scope: Scope<'_>,
-    message_id: &str,
-    reply_id: &str,
-    error: &Error,
-) {
-    let marked = platform
-        .store()
-        .mark_answer_failed(scope, message_id, reply_id, error.code())
-        .await;
-    if let Err(error) = marked {
-        platform.logger().log(&LogRecord::Warning {
-            conversation_id: scope.conversation_id,
-            code: "failure_not_marked",
-            detail: &error.detail,
-        });
-    }
-}
-
-/// An assistant message not yet stored (`seq` 0 until the store places it).
-pub(super) fn assistant_message(
-    id: String,
-    kind: MessageKind,
-    content: String,
-    created_at: u64,
-) -> StoredMessage {
-    StoredMessage {
-        id,
-        seq: 0,
-        role: Role::Assistant,
-        kind,
-        content,
-        metadata: Metadata::new(),
-        created_at,
-        tool_steps: Vec::new(),
-        payloads: Vec::new(),
-    }
-}
-
-/// A visitor's message not yet stored, and the id its reply is to be stored under.
-pub(super) fn visitor_message<P: Platform>(platform: &P, text: &str) -> (StoredMessage, String) {
-    let message = StoredMessage {
-        role: Role::User,
-        ..assistant_message(
-            platform.ids().new_id(),
-            MessageKind::Text,
-            text.into(),
-            platform.clock().now_ms(),
-        )
-    };
-    (message, platform.ids().new_id())
-}
-
-/// Queues `message` for embedding when the embedding policy says so.
-pub(super) fn queue_embedding<P: Platform>(
-    platform: &P,
-    scope: Scope<'_>,
-    message: &StoredMessage,
-) {
-    if embedding_policy(message) == EmbeddingStatus::Pending {
-        platform.queue().enqueue(EmbedJob {
-            site_id: scope.site_id.into(),
-            conversation_id: scope.conversation_id.into(),
-            message_id: message.id.clone(),
-            text: message.content.clone(),
-        });
-    }
 }

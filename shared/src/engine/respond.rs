@@ -1,5 +1,5 @@
-//! The answer steps every template shares: storing a reply, the streamed answer, and the
-//! ReAct answer.
+//! The answer steps every template shares: the streamed answer and the ReAct answer
+//! (storing a reply is [`store_reply`](super::store_reply)).
 //!
 //! All three honour the turn's [`TurnMode`]: a stateless turn stores and queues nothing; a
 //! background attempt keeps no partial text. A reply takes its position in the
@@ -7,47 +7,18 @@
 //! theirs under the id their `Started` announced; a retry that superseded this attempt
 //! makes storing a conflict.
 
-use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::lifecycle::{assistant_message, queue_embedding};
-use super::{Platform, Turn, TurnMode};
+use super::contract::{Platform, Turn};
+use super::steps::store_reply;
+use super::streamed::{AsItComes, fail_answer, note_finish, stream_text};
 use crate::agent::{ReactConfig, ReactEnd, ToolRegistry, run_react};
-use crate::boundary::{ChatModel, ChatRequest, ConversationStore};
-use crate::chat::{ChatEvent, FinishReason, UpstreamError, Usage};
+use crate::boundary::{ChatRequest, ModelCall};
+use crate::chat::{FinishReason, Usage};
 use crate::conversation::{MessageKind, Metadata, StoredMessage, ToolStep};
-use crate::error::{ChatModelError, ChatModelErrorKind, Error};
+use crate::error::Error;
 use crate::turn::TurnEvent;
-
-/// Stores the turn's reply under its announced id (and queues its embedding when the
-/// embedding policy says so). A stateless turn only builds the message.
-pub async fn store_reply<P: Platform>(
-    platform: &P,
-    turn: &Turn<'_>,
-    kind: MessageKind,
-    content: String,
-    metadata: Metadata,
-    tool_steps: Vec<ToolStep>,
-) -> Result<StoredMessage, Error> {
-    let now = platform.clock().now_ms();
-    let mut message = assistant_message(turn.reply_id.clone(), kind, content, now);
-    message.metadata = metadata;
-    message.tool_steps = tool_steps;
-    message.payloads = turn.payloads.clone();
-    let scope = turn.scope();
-    if turn.mode == TurnMode::Stateless {
-        message.seq = turn.message_seq + 1;
-        return Ok(message);
-    }
-    message.seq = platform
-        .store()
-        .append_reply(scope, &turn.user_message_id, &message)
-        .await
-        .map_err(Error::Store)?;
-    queue_embedding(platform, scope, &message);
-    Ok(message)
-}
 
 /// A model answer, stored.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,52 +34,31 @@ pub struct StreamedAnswer {
 /// another reason than the end of its answer, e.g. `length`).
 ///
 /// If the model fails (transport error, HTTP status or in-band error event) or answers
-/// nothing, the turn fails; text a visitor already saw is stored with `incomplete: true`
-/// and the error's code (left out of later prompts, not embedded).
+/// nothing, the turn fails, and what the visitor saw is kept by the one policy
+/// ([`fail_answer`]).
 pub async fn stream_answer<P: Platform>(
     platform: &P,
     turn: &mut Turn<'_>,
     request: &ChatRequest,
     metadata: Metadata,
 ) -> Result<StreamedAnswer, Error> {
-    let mut answer = String::new();
-    let mut upstream: Option<UpstreamError> = None;
-    let mut finish: Option<FinishReason> = None;
-    let mut usage = None;
-    let sink = &mut *turn.sink;
-    let mut on_event = |event: ChatEvent| match event {
-        ChatEvent::Finish {
-            reason,
-            usage: reported,
-        } => {
-            finish = Some(reason);
-            usage = reported;
-        }
-        ChatEvent::TextDelta(text) if upstream.is_none() && !text.is_empty() => {
-            answer.push_str(&text);
-            sink.emit(TurnEvent::Chunk { text });
-        }
-        ChatEvent::Error(error) if upstream.is_none() => upstream = Some(error),
-        _ => {}
-    };
-    let streamed = platform.model().stream(request, &mut on_event).await;
-    let failure = match (streamed, upstream) {
-        (Err(error), _) => Some(Error::ChatModel(error)),
-        (Ok(()), Some(error)) => Some(upstream_error(&error)),
-        (Ok(()), None) if answer.trim().is_empty() => Some(Error::EmptyAnswer),
-        (Ok(()), None) => None,
-    };
+    let call = ModelCall::new(request);
+    let mut streamed = stream_text(platform, &mut *turn.sink, &call, &mut AsItComes).await;
+    let failure = streamed.failure_or_empty();
     let reply = keep(
         platform,
         turn,
-        answer,
+        streamed.shown,
         metadata,
         Vec::new(),
-        finish,
+        streamed.finish,
         failure,
     )
     .await?;
-    Ok(StreamedAnswer { reply, usage })
+    Ok(StreamedAnswer {
+        reply,
+        usage: streamed.usage,
+    })
 }
 
 /// The ReAct answer: the bounded agent ⇄ tools loop ([`run_react`]) over the turn's
@@ -171,8 +121,8 @@ pub async fn react_answer<P: Platform>(
     })
 }
 
-/// Stores a model answer, or — on `failure` — the partial text a visitor saw (marked
-/// incomplete, best effort) before failing the turn.
+/// Stores a model answer, or — on `failure` — fails the turn, keeping what the visitor
+/// saw by the one policy ([`fail_answer`]).
 async fn keep<P: Platform>(
     platform: &P,
     turn: &Turn<'_>,
@@ -182,29 +132,10 @@ async fn keep<P: Platform>(
     finish: Option<FinishReason>,
     failure: Option<Error>,
 ) -> Result<StoredMessage, Error> {
-    if let Some(reason) = finish.filter(|reason| *reason != FinishReason::Stop) {
-        // E.g. `length`: the answer was cut by the token limit.
-        let reason = serde_json::to_value(reason).unwrap_or_default();
-        metadata.insert("finish_reason".into(), reason);
-    }
-    let kind = MessageKind::Answer;
     let Some(error) = failure else {
+        note_finish(&mut metadata, finish);
+        let kind = MessageKind::Answer;
         return store_reply(platform, turn, kind, answer, metadata, steps).await;
     };
-    if (!answer.is_empty() || !steps.is_empty()) && turn.mode == TurnMode::Streamed {
-        metadata.insert("incomplete".into(), true.into());
-        metadata.insert("error".into(), error.code().into());
-        // Best effort: the turn fails with the model's error whatever happens here.
-        let _ = store_reply(platform, turn, kind, answer, metadata, steps).await;
-    }
-    Err(error)
-}
-
-/// An in-band error event as the turn's error.
-fn upstream_error(error: &UpstreamError) -> Error {
-    let code = error.code.as_deref().unwrap_or_default();
-    Error::ChatModel(ChatModelError::new(
-        ChatModelErrorKind::Upstream,
-        format!("{code}: {}", error.message),
-    ))
+    Err(fail_answer(platform, turn, answer, metadata, steps, finish, error).await)
 }

@@ -5,8 +5,8 @@ use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::lifecycle::{PendingTurn, answer, assistant_message, finish, valid_text};
-use super::{Assistant, Platform, TurnMode, TurnOutcome};
+use super::contract::{Assistant, Platform, TurnMode, TurnOutcome};
+use super::steps::{PendingTurn, answer, assistant_message, finish, valid_text};
 use crate::boundary::TurnStart;
 use crate::chat::Role;
 use crate::conversation::{Conversation, Language, MessageKind};

@@ -1,5 +1,7 @@
-//! The assistant templates: each is a [`Graph`](crate::graph::Graph) of named nodes plus
-//! the [`Flow`](crate::graph::Flow) that runs them.
+//! The assistant templates: each is an [`Assistant`](crate::engine::Assistant) (its
+//! settings, greeting and answer steps) that the engine's turn lifecycle runs; `shop`'s
+//! steps are a [`Graph`](crate::graph::Graph), the others plain async steps named after
+//! their seed's nodes (see the crate's design note).
 //!
 //! - [`shop`] — the store assistant (seed 000).
 //! - [`analyst`] — business data questions answered by a tool-calling agent over the

@@ -7,7 +7,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use serde_json::{Map, Value, json};
 
-use super::tools::{MAX_ID_CHARS, MAX_QUERY_CHARS, ToolCall};
+use super::call::{MAX_ID_CHARS, MAX_QUERY_CHARS, ToolCall};
 
 /// The longest message `memory_add_message` stores, in characters.
 pub const MAX_CONTENT_CHARS: usize = 32_000;

@@ -24,6 +24,7 @@
 //! assert_eq!(rpc::Method::of(&method), rpc::Method::Unknown);
 //! ```
 
+mod call;
 pub mod guarded_tools;
 pub mod rpc;
 pub mod session;

@@ -5,7 +5,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::RefCell;
 
-use crate::boundary::{ChatModel, ChatRequest, ChatSink};
+use crate::boundary::{ChatModel, ChatRequest, ChatSink, ModelCall};
 use crate::chat::{ChatEvent, FinishReason, ToolCall, UpstreamError};
 use crate::error::{ChatModelError, ChatModelErrorKind};
 
@@ -86,10 +86,10 @@ impl ScriptedChatModel {
 impl ChatModel for ScriptedChatModel {
     async fn stream(
         &self,
-        request: &ChatRequest,
+        call: &ModelCall<'_>,
         sink: &mut dyn ChatSink,
     ) -> Result<(), ChatModelError> {
-        self.requests.borrow_mut().push(request.clone());
+        self.requests.borrow_mut().push(call.request.clone());
         let script = self.scripts.borrow_mut().pop_front();
         let (chunks, ending) = match script {
             None => {

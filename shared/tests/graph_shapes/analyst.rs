@@ -50,7 +50,13 @@ impl Flow for AnalystFlow<'_> {
                     ChatEvent::TextDelta(t) => text.push_str(&t),
                     _ => {}
                 };
-                self.model.stream(&request, &mut sink).await.unwrap();
+                self.model
+                    .stream(
+                        &concierge_core::boundary::ModelCall::new(&request),
+                        &mut sink,
+                    )
+                    .await
+                    .unwrap();
                 state.pending = calls;
                 state.answer = text;
             }

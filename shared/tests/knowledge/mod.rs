@@ -6,7 +6,7 @@
 use std::cell::RefCell;
 use std::collections::VecDeque;
 
-use concierge_core::boundary::{ChatModel, ChatRequest, ChatSink, Timer};
+use concierge_core::boundary::{ChatModel, ChatRequest, ChatSink, ModelCall, Timer};
 use concierge_core::chat::{ChatEvent, FinishReason};
 use concierge_core::conversation::Language;
 use concierge_core::engine::{self, NewConversation};
@@ -73,9 +73,10 @@ impl<'t> MarkerModel<'t> {
 impl ChatModel for MarkerModel<'_> {
     async fn stream(
         &self,
-        request: &ChatRequest,
+        call: &ModelCall<'_>,
         sink: &mut dyn ChatSink,
     ) -> Result<(), ChatModelError> {
+        let request = call.request;
         self.requests.borrow_mut().push(request.clone());
         let system = request.messages[0].content.clone();
         let reply = {

@@ -14,6 +14,7 @@ use super::expr::accumulate;
 use super::pipeline::MAX_LIMIT;
 use super::query;
 use super::regex::Patterns;
+pub use super::value::{compare, equal, get, number, rank, round, to_json};
 
 /// Runs validated `stages` over `rows`; `lookup` gives the rows of a connection id. The
 /// reference semantics, without a bound (tests); tools use [`evaluate_within`].
@@ -131,59 +132,10 @@ fn run<'f>(
     Ok(docs)
 }
 
-/// The value at a dotted `path` (missing → `None`).
-pub fn get<'a>(doc: &'a Value, path: &str) -> Option<&'a Value> {
-    path.split('.').try_fold(doc, |v, key| v.get(key))
-}
-
 fn set(doc: &mut Value, path: &str, value: Value) {
     if let Value::Object(map) = doc {
         map.insert(path.to_string(), value);
     }
-}
-
-/// A JSON number as `f64`.
-pub fn number(value: &Value) -> Option<f64> {
-    value.as_f64()
-}
-
-/// `f64` as JSON: an integer when it is one.
-pub fn to_json(n: f64) -> Value {
-    if n.is_finite() && n == (n as i64) as f64 && n.abs() < 9.0e15 {
-        Value::from(n as i64)
-    } else {
-        serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number)
-    }
-}
-
-/// The type order of values (null < numbers < strings < objects < arrays < booleans).
-pub fn rank(v: &Value) -> u8 {
-    match v {
-        Value::Null => 0,
-        Value::Number(_) => 1,
-        Value::String(_) => 2,
-        Value::Object(_) => 3,
-        Value::Array(_) => 4,
-        Value::Bool(_) => 5,
-    }
-}
-
-/// Mongo-like total order of values.
-pub fn compare(a: &Value, b: &Value) -> Ordering {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => {
-            let (x, y) = (x.as_f64().unwrap_or(0.0), y.as_f64().unwrap_or(0.0));
-            x.partial_cmp(&y).unwrap_or(Ordering::Equal)
-        }
-        (Value::String(x), Value::String(y)) => x.cmp(y),
-        (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
-        _ => rank(a).cmp(&rank(b)),
-    }
-}
-
-/// Mongo-like equality of values (numbers by value; documents and arrays structurally).
-pub fn equal(a: &Value, b: &Value) -> bool {
-    rank(a) == rank(b) && compare(a, b) == Ordering::Equal && (rank(a) < 3 || a == b)
 }
 
 /// Whether `doc` passes the query `filter` (no bound).
@@ -194,41 +146,6 @@ pub fn matches(doc: &Value, filter: &Value) -> bool {
 /// Evaluates an aggregation expression against `doc` (no bound).
 pub fn expr(doc: &Value, e: &Value) -> Value {
     super::expr::expr(doc, e, &mut Budget::unlimited()).unwrap_or(Value::Null)
-}
-
-/// Rounds half away from zero to `places` decimals.
-pub fn round(n: f64, places: i32) -> f64 {
-    let factor = libm_pow10(places);
-    let scaled = n * factor;
-    let r = if scaled < 0.0 {
-        -((-scaled) + 0.5).floor_()
-    } else {
-        (scaled + 0.5).floor_()
-    };
-    r / factor
-}
-
-fn libm_pow10(p: i32) -> f64 {
-    let mut f = 1.0;
-    for _ in 0..p.unsigned_abs().min(15) {
-        f *= 10.0;
-    }
-    if p < 0 { 1.0 / f } else { f }
-}
-
-trait Floor {
-    fn floor_(self) -> f64;
-}
-
-impl Floor for f64 {
-    /// `floor` without std (no_std core has no float intrinsics).
-    fn floor_(self) -> f64 {
-        if !self.is_finite() || self.abs() >= 4.5e15 {
-            return self;
-        }
-        let t = self as i64 as f64;
-        if t > self { t - 1.0 } else { t }
-    }
 }
 
 fn group(docs: &[Value], body: &Value, budget: &mut Budget) -> Result<Vec<Value>, Failure> {

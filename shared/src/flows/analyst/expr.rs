@@ -10,8 +10,8 @@ use core::cmp::Ordering;
 use serde_json::{Map, Value};
 
 use super::budget::{Budget, Exceeded, SLOT_BYTES, object_bytes};
-use super::eval::{compare, equal, get, number, round, to_json};
 use super::pipeline::MAX_LIMIT;
+use super::value::{compare, equal, get, number, round, to_json};
 
 /// Evaluates an aggregation expression against `doc`, charging `budget`.
 pub fn expr(doc: &Value, e: &Value, budget: &mut Budget) -> Result<Value, Exceeded> {

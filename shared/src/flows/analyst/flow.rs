@@ -16,11 +16,14 @@ use super::{
 };
 use crate::agent::{ReactEnd, Tool, ToolRegistry, run_react};
 use crate::boundary::{
-    ChatModel, ChatRequest, Constraint, DataConnection, DataFuture, DataRows, DataSets,
+    ChatModel, ChatRequest, Constraint, DataConnection, DataFuture, DataRows, DataSets, ModelCall,
 };
-use crate::chat::{ChatEvent, ChatMessage};
+use crate::chat::ChatMessage;
 use crate::conversation::{Language, MessageKind, Metadata, StoredMessage};
-use crate::engine::{Answer, Platform, Turn, TurnMode, store_reply};
+use crate::engine::{
+    self, Answer, AsItComes, Platform, Streamed, TrimStart, Turn, fail_answer, store_reply,
+    stream_text,
+};
 use crate::error::{ChatModelError, Error};
 use crate::turn::TurnEvent;
 
@@ -132,94 +135,29 @@ async fn collect<M: ChatModel>(
     labels: &[&str],
     request: &ChatRequest,
 ) -> Result<String, ChatModelError> {
-    let mut text = String::new();
-    let mut failed = None;
-    let mut on_event = |event: ChatEvent| match event {
-        ChatEvent::TextDelta(delta) => text.push_str(&delta),
-        ChatEvent::Error(error) => failed = Some(error.message),
-        _ => {}
-    };
     let constraint = Constraint {
         one_of: labels,
         ..Constraint::default()
     };
-    model
-        .stream_constrained(&constraint, request, &mut on_event)
-        .await?;
-    match failed {
-        Some(message) => Err(ChatModelError::new(
-            crate::error::ChatModelErrorKind::Upstream,
-            message,
-        )),
-        None => Ok(text),
-    }
+    engine::complete(model, &ModelCall::new(request).constrained(constraint)).await
 }
 
-/// What a streamed node showed.
-struct Shown {
-    text: String,
-    error: Option<ChatModelError>,
-}
-
-/// Streams the model's reply as chunks (leading whitespace dropped; Vietnamese numbers
-/// normalised when `normalise`).
-async fn stream_text<M: ChatModel>(
-    model: &M,
+/// Streams a node's reply as chunks: leading whitespace dropped, Vietnamese numbers
+/// normalised when `normalise`.
+async fn stream_node<P: Platform>(
+    platform: &P,
+    turn: &mut Turn<'_>,
     request: &ChatRequest,
     normalise: bool,
-    turn: &mut Turn<'_>,
-) -> Shown {
-    let mut shown = String::new();
-    let mut normaliser = Normaliser::new();
-    let mut failed: Option<ChatModelError> = None;
+) -> Streamed {
+    let call = ModelCall::new(request);
     let sink = &mut *turn.sink;
-    let mut emit = |text: String, shown: &mut String| {
-        if !text.is_empty() {
-            shown.push_str(&text);
-            sink.emit(TurnEvent::Chunk { text });
-        }
-    };
-    let result = {
-        let mut on_event = |event: ChatEvent| match event {
-            ChatEvent::TextDelta(delta) if failed.is_none() => {
-                let delta = if shown.is_empty() && normaliser_is_empty(&normaliser) {
-                    delta.trim_start().to_string()
-                } else {
-                    delta
-                };
-                if delta.is_empty() {
-                    return;
-                }
-                let out = if normalise {
-                    normaliser.push(&delta)
-                } else {
-                    delta
-                };
-                emit(out, &mut shown);
-            }
-            ChatEvent::Error(error) if failed.is_none() => {
-                failed = Some(ChatModelError::new(
-                    crate::error::ChatModelErrorKind::Upstream,
-                    error.message,
-                ));
-            }
-            _ => {}
-        };
-        model.stream(request, &mut on_event).await
-    };
-    let rest = normaliser.finish();
-    emit(rest, &mut shown);
-    if let Err(error) = result {
-        failed.get_or_insert(error);
+    if normalise {
+        let mut filter = TrimStart::new(Normaliser::new());
+        stream_text(platform, sink, &call, &mut filter).await
+    } else {
+        stream_text(platform, sink, &call, &mut TrimStart::new(AsItComes)).await
     }
-    Shown {
-        text: shown,
-        error: failed,
-    }
-}
-
-fn normaliser_is_empty(n: &Normaliser) -> bool {
-    n.clone().finish().is_empty()
 }
 
 /// Streams `text` whole, normalised like model text.
@@ -313,7 +251,7 @@ pub async fn answer<P: Platform>(
                 &past,
                 None,
             );
-            let shown = stream_text(platform.model(), &chat, normalise, turn).await;
+            let shown = stream_node(platform, turn, &chat, normalise).await;
             (
                 NODE_NAMES[1],
                 MessageKind::Answer,
@@ -344,33 +282,28 @@ pub async fn answer<P: Platform>(
     })
 }
 
-/// A streamed node's text, or the turn's failure (its partial text stored incomplete).
+/// A streamed node's text, or the turn's failure (what the visitor saw kept by the
+/// engine's one policy).
 async fn finish<P: Platform>(
     platform: &P,
     turn: &mut Turn<'_>,
-    shown: Shown,
+    mut shown: Streamed,
     metadata: &Metadata,
 ) -> Result<String, Error> {
-    let failure = match shown.error {
-        Some(error) => Error::ChatModel(error),
-        None if shown.text.trim().is_empty() => Error::EmptyAnswer,
-        None => return Ok(shown.text),
+    let Some(error) = shown.failure_or_empty() else {
+        return Ok(shown.shown);
     };
-    if !shown.text.is_empty() && turn.mode == TurnMode::Streamed {
-        let mut meta = metadata.clone();
-        meta.insert("incomplete".into(), true.into());
-        meta.insert("error".into(), failure.code().into());
-        let _ = store_reply(
-            platform,
-            turn,
-            MessageKind::Answer,
-            shown.text,
-            meta,
-            Vec::new(),
-        )
-        .await;
-    }
-    Err(failure)
+    let (meta, steps) = (metadata.clone(), Vec::new());
+    Err(fail_answer(
+        platform,
+        turn,
+        shown.shown,
+        meta,
+        steps,
+        shown.finish,
+        error,
+    )
+    .await)
 }
 
 /// `data_agent_node` then `response_formatter`: the text shown and the metadata.
@@ -468,9 +401,9 @@ async fn data_path<P: Platform>(
             past,
             Some(ChatMessage::user(result)),
         );
-        let shown = stream_text(platform.model(), &formatter, language == Language::Vi, turn).await;
-        match (&shown.error, shown.text.trim().is_empty()) {
-            (_, false) if shown.error.is_none() => return Ok((shown.text, meta)),
+        let shown = stream_node(platform, turn, &formatter, language == Language::Vi).await;
+        match (&shown.failure, shown.shown.trim().is_empty()) {
+            (None, false) => return Ok((shown.shown, meta)),
             (Some(_), false) => {
                 let text = finish(platform, turn, shown, &meta).await?;
                 return Ok((text, meta));

@@ -6,6 +6,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::eval::round;
+use crate::engine::TextFilter;
 
 fn group(digits: &str, sep: char) -> String {
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
@@ -210,5 +211,20 @@ impl Normaliser {
     pub fn finish(&mut self) -> String {
         let chars: Vec<char> = core::mem::take(&mut self.held).chars().collect();
         rewrite(&chars, true).0
+    }
+}
+
+impl TextFilter for Normaliser {
+    fn push(&mut self, delta: &str) -> String {
+        Normaliser::push(self, delta)
+    }
+
+    fn finish(&mut self) -> String {
+        Normaliser::finish(self)
+    }
+
+    /// Held digits are the model's text, held only to be rewritten: shown.
+    fn abandon(&mut self) -> String {
+        Normaliser::finish(self)
     }
 }

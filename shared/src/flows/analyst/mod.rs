@@ -26,6 +26,7 @@ pub mod query;
 pub mod regex;
 pub mod sql;
 pub mod tools;
+pub mod value;
 
 pub use flow::{INTENTS, NODE_NAMES, parse_intent, schema_context, tool_records};
 

@@ -6,8 +6,8 @@ use core::cmp::Ordering;
 use serde_json::Value;
 
 use super::budget::{Budget, Exceeded};
-use super::eval::{compare, equal, get, rank};
 use super::regex::Patterns;
+use super::value::{compare, equal, get, rank};
 
 /// Whether `doc` passes `filter` (its `$regex` patterns compiled in `patterns`).
 pub fn matches(

@@ -10,6 +10,8 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use serde_json::Value;
 
+pub use crate::boundary::{AggregateQuery, AggregateRow};
+
 /// A bound parameter.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SqlParam {
@@ -17,38 +19,6 @@ pub enum SqlParam {
     Text(String),
     /// A number.
     Number(f64),
-}
-
-/// What `aggregate_data` asks, when the SQL path can answer it exactly.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AggregateQuery {
-    /// `sum`, `count`, `avg`, `min` or `max`.
-    pub operation: String,
-    /// The aggregated field (none: count rows).
-    pub field: Option<String>,
-    /// The grouping field.
-    pub group_by: Option<String>,
-    /// Equality filters (field, string or number).
-    pub equals: Vec<(String, Value)>,
-    /// An inclusive date range (field, from, to-end-of-day) over ISO strings.
-    pub range: Option<(String, String, String)>,
-    /// Whether `field` was typed `number` at upload (every value a number or null), so no
-    /// per-row type check is needed.
-    pub field_numeric: bool,
-    /// Whether `group_by` was typed `string`, `number` or `date` at upload (no booleans),
-    /// so its JSON type need not be read.
-    pub group_scalar: bool,
-}
-
-/// One result row: the group (null without `group_by`), the value, the rows counted.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AggregateRow {
-    /// The group's key.
-    pub group: Value,
-    /// The aggregate.
-    pub value: Value,
-    /// Rows in the group.
-    pub row_count: u64,
 }
 
 /// The JSON path of a top-level key (`$."name"`), or `None` for names the path syntax

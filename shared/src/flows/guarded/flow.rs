@@ -1,19 +1,18 @@
 //! The steps of a `guarded` turn (see the module docs of [`super`]).
 
 use alloc::format;
-use alloc::string::String;
 use alloc::vec::Vec;
 
+use super::calls::{complete, step};
 use super::config::{GuardedConfig, KEEP_RECENT_MESSAGES};
 use super::guardrail::{Verdict, parse_verdict};
 use super::prompt::{self, PromptParts};
 use super::sources::{extract_sources, sources_section};
 use super::steps;
-use crate::boundary::{ChatModel, ChatRequest, LogRecord, Logger};
-use crate::chat::{ChatEvent, Role, Usage};
+use crate::chat::{Role, Usage};
 use crate::conversation::{Language, MessageKind, Metadata, StoredMessage};
 use crate::engine::{Answer, Platform, Refusal, Turn, TurnMode, store_reply};
-use crate::error::{ChatModelError, ChatModelErrorKind, Error};
+use crate::error::Error;
 use crate::language;
 use crate::turn::TurnEvent;
 
@@ -34,57 +33,6 @@ pub fn recent_window(history: &[StoredMessage]) -> Vec<StoredMessage> {
         .collect();
     let skip = kept.len().saturating_sub(KEEP_RECENT_MESSAGES);
     kept.into_iter().skip(skip).cloned().collect()
-}
-
-/// The seed's accumulation: `existing + "\n\n" + new`, or just `new` when there is no
-/// summary yet.
-pub fn accumulate_summary(existing: &str, new: &str) -> String {
-    if existing.trim().is_empty() {
-        String::from(new)
-    } else {
-        format!("{existing}\n\n{new}")
-    }
-}
-
-pub(super) fn step(logger: &dyn Logger, conversation_id: &str, step: &'static str, msg: &str) {
-    logger.log(&LogRecord::Step {
-        conversation_id,
-        step,
-        msg,
-    });
-}
-
-/// Runs `request` on `model` (the site's when `None`) and collects its text.
-pub(super) async fn complete<P: Platform>(
-    platform: &P,
-    model: Option<&str>,
-    request: &ChatRequest,
-) -> Result<String, Error> {
-    let mut text = String::new();
-    let mut upstream = None;
-    let mut sink = |event: ChatEvent| match event {
-        ChatEvent::TextDelta(delta) => text.push_str(&delta),
-        ChatEvent::Error(error) => upstream = Some(error),
-        _ => {}
-    };
-    match model {
-        Some(model) => {
-            platform
-                .model()
-                .stream_with_model(model, request, &mut sink)
-                .await
-        }
-        None => platform.model().stream(request, &mut sink).await,
-    }
-    .map_err(Error::ChatModel)?;
-    match upstream {
-        Some(error) => Err(upstream_error(&error.message)),
-        None => Ok(text),
-    }
-}
-
-pub(super) fn upstream_error(message: &str) -> Error {
-    Error::ChatModel(ChatModelError::new(ChatModelErrorKind::Upstream, message))
 }
 
 /// The guardrail (seed step 4): `Some(refusal)` for an off-domain question. A model

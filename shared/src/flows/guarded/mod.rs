@@ -19,6 +19,7 @@
 //! Where the seed is silent or contradicts itself, `TEMPLATES.md` §4.6 decides; the
 //! README's `guarded` section lists the decisions.
 
+mod calls;
 mod config;
 mod flow;
 mod guardrail;
@@ -26,12 +27,13 @@ mod prompt;
 mod sources;
 mod steps;
 
+pub use calls::accumulate_summary;
 pub use config::{
     COMPRESS_AFTER_SUMMARY, GUARDRAIL_EN, GUARDRAIL_VI, GuardedConfig, GuardedTexts,
     KEEP_RECENT_MESSAGES, MAX_SEARCH_RESULTS, SEARCH_TOOL, SENTENCE_KEYS, SENTENCES_EN,
     SENTENCES_VI, SUMMARIZE_THRESHOLD,
 };
-pub use flow::{accumulate_summary, recent_window, turn_language};
+pub use flow::{recent_window, turn_language};
 pub use guardrail::{Verdict, parse_verdict, prose_domain};
 pub use prompt::{
     PromptParts, answer_request, guardrail_request, summarize_request, summary_block,

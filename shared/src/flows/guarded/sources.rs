@@ -9,6 +9,7 @@ use alloc::vec::Vec;
 
 use crate::boundary::{WebSource, is_web_url};
 use crate::conversation::Language;
+use crate::engine::TextFilter;
 
 /// The seed's heading (Vietnamese), with its blank line: `"\n\nNguồn tham khảo:\n\n"`.
 pub const SOURCES_HEADING_VI: &str = "Nguồn tham khảo:";
@@ -241,6 +242,16 @@ impl SourcesCut {
     /// Whether the model's own sources list was cut.
     pub fn was_cut(&self) -> bool {
         self.cut
+    }
+}
+
+impl TextFilter for SourcesCut {
+    fn push(&mut self, delta: &str) -> String {
+        SourcesCut::push(self, delta)
+    }
+
+    fn finish(&mut self) -> String {
+        SourcesCut::finish(self)
     }
 }
 

@@ -5,20 +5,18 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use super::calls::{accumulate_summary, complete, step};
 use super::config::{
     GuardedConfig, KEEP_RECENT_MESSAGES, MAX_SEARCH_RESULTS, SEARCH_TOOL, SUMMARIZE_THRESHOLD,
 };
-use super::flow::{complete, step, upstream_error};
 use super::prompt;
 use super::sources::{SourcesCut, results_text};
-use crate::boundary::{ChatModel, ChatRequest, ConversationStore, LogRecord, WebSearch};
-use crate::chat::{ChatEvent, FinishReason, Usage};
-use crate::conversation::{MessageKind, Metadata, Summary};
-use crate::engine::{Platform, Turn, TurnMode, store_reply};
+use crate::boundary::{ChatRequest, ConversationStore, LogRecord, ModelCall, WebSearch};
+use crate::chat::Usage;
+use crate::conversation::{Metadata, Summary};
+use crate::engine::{Platform, Turn, TurnMode, fail_answer, stream_text};
 use crate::error::Error;
 use crate::turn::TurnEvent;
-
-use super::flow::accumulate_summary;
 
 /// The accumulated summary, `""` when there is none; a read error degrades to `""`
 /// (seed: "continue without memory"), logged.
@@ -74,8 +72,8 @@ pub(super) async fn search<P: Platform>(
     Ok(results_text(&results))
 }
 
-/// Step 12: the answer, streamed through [`SourcesCut`]. On a model failure the text the
-/// visitor saw is stored marked incomplete (a streamed turn), and the turn fails.
+/// Step 12: the answer, streamed through [`SourcesCut`]. On a model failure (or nothing
+/// to show) the turn fails, and what the visitor saw is kept by the engine's one policy.
 pub(super) async fn generate<P: Platform>(
     config: &GuardedConfig,
     platform: &P,
@@ -83,63 +81,22 @@ pub(super) async fn generate<P: Platform>(
     request: &ChatRequest,
 ) -> Result<(String, Option<Usage>), Error> {
     let mut cut = SourcesCut::new();
-    let mut upstream = None;
-    let mut usage = None;
-    let mut finish = None;
-    let streamed = {
-        let sink = &mut *turn.sink;
-        let mut on_event = |event: ChatEvent| match event {
-            ChatEvent::TextDelta(delta) if upstream.is_none() => {
-                let text = cut.push(&delta);
-                if !text.is_empty() {
-                    sink.emit(TurnEvent::Chunk { text });
-                }
-            }
-            ChatEvent::Finish {
-                reason,
-                usage: reported,
-            } => {
-                finish = Some(reason);
-                usage = reported;
-            }
-            ChatEvent::Error(error) if upstream.is_none() => upstream = Some(error),
-            _ => {}
-        };
-        let model = platform.model();
-        match config.chat_model.as_deref() {
-            Some(name) => model.stream_with_model(name, request, &mut on_event).await,
-            None => model.stream(request, &mut on_event).await,
-        }
+    let call = ModelCall::new(request).on_model(config.chat_model.as_deref());
+    let mut streamed = stream_text(platform, &mut *turn.sink, &call, &mut cut).await;
+    let Some(error) = streamed.failure_or_empty() else {
+        return Ok((String::from(cut.kept()), streamed.usage));
     };
-    let rest = cut.finish();
-    if !rest.is_empty() && upstream.is_none() && streamed.is_ok() {
-        turn.sink.emit(TurnEvent::Chunk { text: rest });
-    }
-    let text = String::from(cut.kept());
-    let failure = match (streamed, upstream) {
-        (Err(error), _) => Some(Error::ChatModel(error)),
-        (Ok(()), Some(error)) => Some(upstream_error(&error.message)),
-        (Ok(()), None) if text.trim().is_empty() => Some(Error::EmptyAnswer),
-        (Ok(()), None) => None,
-    };
-    let Some(error) = failure else {
-        return Ok((text, usage));
-    };
-    if !text.is_empty() && turn.mode == TurnMode::Streamed {
-        let mut metadata = Metadata::new();
-        metadata.insert("incomplete".into(), true.into());
-        metadata.insert("error".into(), error.code().into());
-        if let Some(reason) = finish.filter(|r| *r != FinishReason::Stop) {
-            metadata.insert(
-                "finish_reason".into(),
-                serde_json::to_value(reason).unwrap_or_default(),
-            );
-        }
-        // Best effort: the turn fails with the model's error whatever happens here.
-        let kind = MessageKind::Answer;
-        let _ = store_reply(platform, turn, kind, text, metadata, Vec::new()).await;
-    }
-    Err(error)
+    let (shown, finish) = (streamed.shown, streamed.finish);
+    Err(fail_answer(
+        platform,
+        turn,
+        shown,
+        Metadata::new(),
+        Vec::new(),
+        finish,
+        error,
+    )
+    .await)
 }
 
 /// Step 14: the answer summarised and appended to the summary. Best effort: every failure

@@ -28,13 +28,11 @@ use super::plan::PlannedTask;
 use super::prompt;
 use super::resolve::{AgentAnswer, EvidenceItem, round2};
 use crate::boundary::{
-    CacheKey, ChatModel, ChatRequest, Embedder, KvCache, LogQuery, MetadataFilter, VectorIndex,
+    CacheKey, ChatRequest, Embedder, KvCache, LogQuery, MetadataFilter, ModelCall, VectorIndex,
     VectorQuery,
 };
-use crate::chat::ChatEvent;
 use crate::conversation::Language;
-use crate::engine::Platform;
-use crate::error::{ChatModelError, ChatModelErrorKind};
+use crate::engine::{self, Platform};
 
 /// How a task attempt failed (seed §6 `error_type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,28 +87,6 @@ pub fn hash_json(value: &Value) -> String {
         let _ = write!(hex, "{byte:02x}");
     }
     hex
-}
-
-/// The text a model streams for `request`; an in-band error is a failure.
-pub async fn complete<M: ChatModel>(
-    model: &M,
-    request: &ChatRequest,
-) -> Result<String, ChatModelError> {
-    let mut text = String::new();
-    let mut failure = None;
-    let mut sink = |event: ChatEvent| match event {
-        ChatEvent::TextDelta(delta) => text.push_str(&delta),
-        ChatEvent::Error(error) => failure = Some(error),
-        _ => {}
-    };
-    model.stream(request, &mut sink).await?;
-    match failure {
-        Some(error) => Err(ChatModelError::new(
-            ChatModelErrorKind::Upstream,
-            error.message,
-        )),
-        None => Ok(text),
-    }
 }
 
 /// One turn's task runner.
@@ -243,7 +219,7 @@ impl<P: Platform> Exec<'_, P> {
     }
 
     async fn model(&self, request: &ChatRequest) -> Result<String, TaskFailure> {
-        let text = complete(self.platform.model(), request)
+        let text = engine::complete(self.platform.model(), &ModelCall::new(request))
             .await
             .map_err(|_| TaskFailure::Upstream)?;
         if text.trim().is_empty() {

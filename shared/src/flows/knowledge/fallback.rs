@@ -6,13 +6,13 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use serde_json::{Map, Value, json};
 
+use super::answer::{CachedAnswer, ROUTE, answered};
 use super::config::{AgentConfig, KnowledgeConfig, sentence};
 use super::plan::Plan;
 use super::prompt;
 use super::resolve::{AgentAnswer, Resolution};
 use super::respond::{evidence_json, stream_final};
 use super::run::Execution;
-use super::turn::{CachedAnswer, ROUTE, answered};
 use crate::conversation::{Language, MessageKind, Metadata};
 use crate::engine::{Answer, Platform, Turn, store_reply};
 use crate::error::Error;
@@ -129,14 +129,15 @@ pub(super) async fn partial<P: Platform>(
             .map(|(t, _)| format!("{} ({})", t.purpose, t.node_id))
             .collect();
         let request = prompt::final_answer(plan, resolution, syntheses, &failed, config, language);
-        match stream_final(platform, turn, &request).await {
-            Ok((text, _)) => text,
-            Err((streamed, _)) if !streamed.trim().is_empty() => streamed.trim().to_string(),
-            Err(_) => {
+        // What the final-answer model showed, even if it failed after; else a sentence.
+        let (streamed, _) = stream_final(platform, turn, &request).await;
+        match streamed.shown.trim() {
+            "" => {
                 let text = sentence(language, "partial_fallback").to_string();
                 turn.sink.emit(TurnEvent::Chunk { text: text.clone() });
                 text
             }
+            shown => shown.to_string(),
         }
     };
     let output = json!({

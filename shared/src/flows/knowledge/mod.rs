@@ -25,6 +25,7 @@
 //! answer drew on. A partial failure still completes the turn (`metadata.partial`).
 
 mod access;
+mod answer;
 mod config;
 mod direct;
 mod exec;

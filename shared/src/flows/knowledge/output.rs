@@ -6,6 +6,8 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use serde_json::{Value, json};
 
+use crate::engine::TextFilter;
+
 const DELIMITER: &str = "---END";
 
 /// Splits a streamed answer at `---END`: what to stream, and the tail kept back.
@@ -65,6 +67,16 @@ impl EndSplitter {
         }
         let out = core::mem::take(&mut self.held);
         self.emit(out)
+    }
+}
+
+impl TextFilter for EndSplitter {
+    fn push(&mut self, delta: &str) -> String {
+        self.feed(delta)
+    }
+
+    fn finish(&mut self) -> String {
+        EndSplitter::finish(self)
     }
 }
 

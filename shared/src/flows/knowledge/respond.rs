@@ -13,13 +13,10 @@ use super::output::{EndSplitter, permission_entry, router_entry};
 use super::plan::Plan;
 use super::resolve::Resolution;
 use super::run::Execution;
-use crate::boundary::{ChatModel, ChatRequest};
-use crate::chat::ChatEvent;
+use crate::boundary::{ChatRequest, ModelCall};
 use crate::conversation::Metadata;
-use crate::engine::{Platform, Turn};
-use crate::error::Error;
+use crate::engine::{Platform, Streamed, Turn, stream_text};
 use crate::payload::{Payload, Source};
-use crate::turn::TurnEvent;
 
 /// When the trace's timed nodes ran.
 pub(super) struct Times<'a> {
@@ -80,47 +77,16 @@ pub(super) fn flow_action(
     flow_action
 }
 
-/// Streams the final answer up to `---END`; returns the text and the tail, or the text a
-/// visitor saw and the error.
+/// Streams the final answer up to `---END`: what streamed, and the tail after it.
 pub(super) async fn stream_final<P: Platform>(
     platform: &P,
     turn: &mut Turn<'_>,
     request: &ChatRequest,
-) -> Result<(String, String), (String, Error)> {
+) -> (Streamed, String) {
     let mut splitter = EndSplitter::default();
-    let mut upstream = None;
-    let sink = &mut *turn.sink;
-    let mut on_event = |event: ChatEvent| match event {
-        ChatEvent::TextDelta(delta) if upstream.is_none() => {
-            let out = splitter.feed(&delta);
-            if !out.is_empty() {
-                sink.emit(TurnEvent::Chunk { text: out });
-            }
-        }
-        ChatEvent::Error(error) if upstream.is_none() => upstream = Some(error),
-        _ => {}
-    };
-    let result = platform.model().stream(request, &mut on_event).await;
-    let failure = match (result, upstream) {
-        (Err(error), _) => Some(Error::ChatModel(error)),
-        (Ok(()), Some(error)) => Some(Error::ChatModel(crate::error::ChatModelError::new(
-            crate::error::ChatModelErrorKind::Upstream,
-            error.message,
-        ))),
-        (Ok(()), None) => None,
-    };
-    if let Some(error) = failure {
-        return Err((splitter.streamed.clone(), error));
-    }
-    let rest = splitter.finish();
-    if !rest.is_empty() {
-        turn.sink.emit(TurnEvent::Chunk { text: rest });
-    }
-    let text = splitter.streamed.trim().to_string();
-    if text.is_empty() {
-        return Err((String::new(), Error::EmptyAnswer));
-    }
-    Ok((text, core::mem::take(&mut splitter.tail)))
+    let call = ModelCall::new(request);
+    let streamed = stream_text(platform, &mut *turn.sink, &call, &mut splitter).await;
+    (streamed, core::mem::take(&mut splitter.tail))
 }
 
 /// "Ưu tiên kết quả từ {AGENT} (nguồn {scope}[, cập nhật mới hơn])."

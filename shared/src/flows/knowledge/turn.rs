@@ -1,14 +1,14 @@
 //! One `knowledge` turn, node by node (see the module docs for the graph).
 
-use alloc::string::String;
+use alloc::string::ToString;
 use alloc::vec::Vec;
 use core::cell::Cell;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::access::Access;
+use super::answer::{CachedAnswer, ROUTE, answered};
 use super::config::{AgentConfig, KnowledgeConfig};
-use super::exec::{Exec, complete};
+use super::exec::Exec;
 use super::fallback::{partial, serve_cached};
 use super::output::{parse_tail, router_entry};
 use super::plan::{PlanError, RouterOutput, direct_plan, parse_router};
@@ -19,29 +19,12 @@ use super::respond::{
     reply_metadata, stream_final,
 };
 use super::run::{Execution, execute};
-use crate::boundary::{CacheKey, KvCache, LogRecord};
-use crate::conversation::{MessageKind, Metadata, StoredMessage};
-use crate::engine::{Answer, Platform, Turn, store_reply};
+use crate::boundary::{CacheKey, KvCache, LogRecord, ModelCall};
+use crate::conversation::{MessageKind, Metadata};
+use crate::engine::{self, Answer, Platform, Turn, fail_answer, store_reply};
 use crate::error::Error;
 use crate::payload::Payload;
 use crate::turn::TurnEvent;
-
-/// The graph nodes a planned turn visits.
-pub(super) const ROUTE: [&str; 5] = [
-    "orchestrator",
-    "reflection_router",
-    "agent_execution",
-    "conflict_resolution",
-    "final_response",
-];
-
-/// An answer kept in the answer cache.
-#[derive(Debug, Serialize, Deserialize)]
-pub(super) struct CachedAnswer {
-    pub(super) answer: String,
-    pub(super) output: Value,
-    pub(super) metadata: Metadata,
-}
 
 pub(super) async fn answer<P: Platform>(
     config: &KnowledgeConfig,
@@ -101,7 +84,8 @@ pub(super) async fn answer<P: Platform>(
         let mut routed = None;
         for attempt in 0..2 {
             let request = prompt::router(config, &agents, &history, &query, error);
-            let Ok(reply) = complete(platform.model(), &request).await else {
+            let Ok(reply) = engine::complete(platform.model(), &ModelCall::new(&request)).await
+            else {
                 break;
             };
             match parse_router(&reply, &query, config, &access, logs_usable) {
@@ -211,26 +195,12 @@ pub(super) async fn answer<P: Platform>(
     // Node 5, final response.
     let formatter_started = clock.now_ms();
     let request = prompt::final_answer(&plan, &resolution, &syntheses, &[], config, language);
-    let (text, tail) = match stream_final(platform, turn, &request).await {
-        Ok(done) => done,
-        Err((streamed, error)) => {
-            if !streamed.is_empty() {
-                let mut metadata = Metadata::new();
-                metadata.insert("incomplete".into(), true.into());
-                metadata.insert("error".into(), error.code().into());
-                let _ = store_reply(
-                    platform,
-                    turn,
-                    MessageKind::Answer,
-                    streamed,
-                    metadata,
-                    Vec::new(),
-                )
-                .await;
-            }
-            return Err(error);
-        }
-    };
+    let (mut streamed, tail) = stream_final(platform, turn, &request).await;
+    if let Some(error) = streamed.failure_or_empty() {
+        let (shown, finish, none) = (streamed.shown, streamed.finish, Metadata::new());
+        return Err(fail_answer(platform, turn, shown, none, Vec::new(), finish, error).await);
+    }
+    let text = streamed.shown.trim().to_string();
     let (reasoning, follow_ups) = parse_tail(&tail);
     let reasoning = reasoning.unwrap_or_else(|| default_reasoning(config, &resolution, now));
     let mut follow_ups = if config.workflow.enable_follow_up_questions {
@@ -324,20 +294,6 @@ fn progress(message: &str, percentage: f32, stage: &str) -> TurnEvent {
         message: message.into(),
         percentage: Some(percentage),
         stage: Some(stage.into()),
-    }
-}
-
-pub(super) fn answered(
-    reply: StoredMessage,
-    confidence: Option<f64>,
-    route: Vec<&'static str>,
-) -> Answer {
-    Answer {
-        reply,
-        intent: None,
-        confidence: confidence.map(|c| c as f32),
-        usage: None,
-        route,
     }
 }
 

@@ -5,9 +5,9 @@ use alloc::vec::Vec;
 use serde_json::Value;
 
 use super::build::Mode;
-use crate::boundary::{ChatModel, ChatRequest};
-use crate::chat::ChatEvent;
-use crate::error::{ChatModelError, ChatModelErrorKind, Error};
+use crate::boundary::{ChatModel, ChatRequest, ModelCall};
+use crate::engine;
+use crate::error::Error;
 
 /// The orchestrator's request types (seed `RequestType`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,24 +132,9 @@ pub fn extract_sql(text: &str) -> String {
 
 /// Calls the model and returns its whole text (no streaming to the visitor).
 pub async fn complete<M: ChatModel>(model: &M, request: &ChatRequest) -> Result<String, Error> {
-    let mut text = String::new();
-    let mut failure: Option<String> = None;
-    let mut on_event = |event: ChatEvent| match event {
-        ChatEvent::TextDelta(delta) => text.push_str(&delta),
-        ChatEvent::Error(error) if failure.is_none() => failure = Some(error.message),
-        _ => {}
-    };
-    model
-        .stream(request, &mut on_event)
+    engine::complete(model, &ModelCall::new(request))
         .await
-        .map_err(Error::ChatModel)?;
-    if let Some(message) = failure {
-        return Err(Error::ChatModel(ChatModelError::new(
-            ChatModelErrorKind::Upstream,
-            message,
-        )));
-    }
-    Ok(text)
+        .map_err(Error::ChatModel)
 }
 
 /// Rows as compact JSON objects for a prompt, at most `max` of them.

@@ -12,6 +12,8 @@
 use alloc::string::{String, ToString};
 use serde_json::Value;
 
+use crate::engine::TextFilter;
+
 /// The delimiter between the message and the structured sections.
 pub const END: &str = "---END";
 
@@ -179,5 +181,51 @@ impl LabelGate {
         self.decided = true;
         let held = core::mem::take(&mut self.held);
         enforce_label(&held, self.label.as_deref())
+    }
+}
+
+/// The response generator's gates on its way to the visitor: nothing past `---END`
+/// ([`EndGate`]), the role label enforced ([`LabelGate`]), and — when the model's message
+/// turns out empty — the orchestrator's draft in its place.
+#[derive(Debug)]
+pub struct ResponseGates {
+    end: EndGate,
+    labels: LabelGate,
+    raw: String,
+    draft: String,
+}
+
+impl ResponseGates {
+    /// Gates for `label` (`None`: labels off), falling back to `draft`.
+    pub fn new(label: Option<&str>, draft: &str) -> Self {
+        Self {
+            end: EndGate::default(),
+            labels: LabelGate::new(label),
+            raw: String::new(),
+            draft: draft.into(),
+        }
+    }
+
+    /// The model's whole text as it came (sections included).
+    pub fn into_raw(self) -> String {
+        self.raw
+    }
+}
+
+impl TextFilter for ResponseGates {
+    fn push(&mut self, delta: &str) -> String {
+        self.raw.push_str(delta);
+        let shown = self.end.push(delta);
+        self.labels.push(&shown)
+    }
+
+    fn finish(&mut self) -> String {
+        let mut rest = self.end.finish();
+        if parse(&self.raw).message.is_empty() {
+            // Nothing usable: the orchestrator's draft is the message (fallback).
+            rest.push_str(&self.draft);
+        }
+        let shown = self.labels.push(&rest);
+        shown + &self.labels.finish()
     }
 }

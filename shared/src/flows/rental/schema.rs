@@ -211,7 +211,7 @@ impl RentalSchema {
 
     /// The tables a statement may read, with their columns and row bounds, for the SQL
     /// validator's scoping and cost model.
-    pub fn catalog(&self, signed_in: bool) -> Vec<crate::flows::rental::sql::Table> {
+    pub fn catalog(&self, signed_in: bool) -> Vec<Table> {
         catalog_of(&self.table_schemas(signed_in))
     }
 
@@ -284,11 +284,24 @@ fn entity_literal(entity: &str) -> &'static str {
         .unwrap_or("none")
 }
 
+/// A logical table a statement may read: its name, its columns (`None`: unknown, so
+/// every unqualified name inside a subquery over it may read the outer query) and the
+/// most rows it holds (the cost model's bound).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Table {
+    /// As statements name it (`rooms`).
+    pub name: String,
+    /// Its column names, lowercase, `id` included.
+    pub columns: Option<Vec<String>>,
+    /// The most rows it holds for one site.
+    pub max_rows: u64,
+}
+
 /// The validator's view of `tables`: names, lowercase columns and row bounds.
-pub fn catalog_of(tables: &[TableSchema]) -> Vec<crate::flows::rental::sql::Table> {
+pub fn catalog_of(tables: &[TableSchema]) -> Vec<Table> {
     tables
         .iter()
-        .map(|table| crate::flows::rental::sql::Table {
+        .map(|table| Table {
             columns: Some(
                 table
                     .columns

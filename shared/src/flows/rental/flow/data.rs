@@ -8,13 +8,12 @@ use serde_json::Value;
 
 use super::{QA_SOURCE, Run, SqlOutcome, qa_vector_id};
 use crate::boundary::{
-    ChatModel, MetadataFilter, QaRecord, ReadOnlyQuery, SqlReader, SqlRows, TableSchema,
+    MetadataFilter, ModelCall, QaRecord, ReadOnlyQuery, SqlReader, SqlRows, TableSchema,
     VectorIndex, VectorQuery, VectorRecord,
 };
-use crate::chat::ChatEvent;
 use crate::conversation::Metadata;
-use crate::engine::{Answer, Platform};
-use crate::error::{ChatModelError, ChatModelErrorKind, Error};
+use crate::engine::{Answer, Platform, fail_answer, stream_text};
+use crate::error::Error;
 use crate::flows::rental::agents::{
     Orchestration, RequestType, complete, extract_sql, parse_validation, rows_json,
 };
@@ -22,11 +21,10 @@ use crate::flows::rental::build::{Mode, build, wanted_mode};
 use crate::flows::rental::config::{
     CANONICAL_HARD, CANONICAL_SOFT, RESPONSE_PROMPT, SQL_ATTEMPTS, SQL_PROMPT, VALIDATOR_PROMPT,
 };
-use crate::flows::rental::format::{EndGate, LabelGate, parse};
+use crate::flows::rental::format::{ResponseGates, parse};
 use crate::flows::rental::schema::catalog_of;
 use crate::flows::rental::sql::{FUNCTIONS, Table, validate_in};
 use crate::prompt::fill;
-use crate::turn::TurnEvent;
 
 /// Learned questions read for one canonical lookup: the same words may have been learned
 /// once per role.
@@ -221,38 +219,25 @@ impl<P: Platform> Run<'_, '_, '_, P> {
             ],
         );
         let request = self.request(system, false);
-        let mut text = String::new();
-        let mut failure: Option<String> = None;
-        let mut end = EndGate::default();
-        let mut labels = LabelGate::new(self.config.label(self.role));
+        let shown_label = self.config.label(self.role);
+        let mut gates = ResponseGates::new(shown_label, &orchestration.message);
+        let call = ModelCall::new(&request);
         let sink = &mut *self.turn.sink;
-        let mut on_event = |event: ChatEvent| match event {
-            ChatEvent::TextDelta(delta) if failure.is_none() => {
-                text.push_str(&delta);
-                let shown = labels.push(&end.push(&delta));
-                if !shown.is_empty() {
-                    sink.emit(TurnEvent::Chunk { text: shown });
-                }
-            }
-            ChatEvent::Error(error) if failure.is_none() => failure = Some(error.message),
-            _ => {}
-        };
-        let streamed = self.platform.model().stream(&request, &mut on_event).await;
-        streamed.map_err(Error::ChatModel)?;
-        if let Some(message) = failure {
-            let error = ChatModelError::new(ChatModelErrorKind::Upstream, message);
-            return Err(Error::ChatModel(error));
+        let mut streamed = stream_text(self.platform, sink, &call, &mut gates).await;
+        if let Some(error) = streamed.failure.take() {
+            let (shown, finish, none) = (streamed.shown, streamed.finish, Metadata::new());
+            let kept = fail_answer(
+                self.platform,
+                self.turn,
+                shown,
+                none,
+                Vec::new(),
+                finish,
+                error,
+            );
+            return Err(kept.await);
         }
-        let mut rest = end.finish();
-        if parse(&text).message.is_empty() {
-            // Nothing usable: the orchestrator's draft is the message (fallback).
-            rest.push_str(&orchestration.message);
-        }
-        let shown = labels.push(&rest) + &labels.finish();
-        if !shown.is_empty() {
-            self.turn.sink.emit(TurnEvent::Chunk { text: shown });
-        }
-        Ok(text)
+        Ok(gates.into_raw())
     }
 
     /// Agent 4 (seed: an error or unreadable answer counts as valid).

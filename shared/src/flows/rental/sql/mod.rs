@@ -37,6 +37,8 @@ use sqlparser::ast::{
 use sqlparser::dialect::SQLiteDialect;
 use sqlparser::parser::Parser;
 
+pub use crate::flows::rental::schema::Table;
+
 mod cost;
 mod d1;
 mod scan;
@@ -87,19 +89,6 @@ pub const MAX_CONCATS: usize = 4;
 
 /// Longest `strftime` format and `group_concat` separator, in bytes.
 const MAX_FORMAT_BYTES: usize = 64;
-
-/// A logical table a statement may read: its name, its columns (`None`: unknown, so
-/// every unqualified name inside a subquery over it may read the outer query) and the
-/// most rows it holds (the cost model's bound).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Table {
-    /// As statements name it (`rooms`).
-    pub name: String,
-    /// Its column names, lowercase, `id` included.
-    pub columns: Option<Vec<String>>,
-    /// The most rows it holds for one site.
-    pub max_rows: u64,
-}
 
 /// A statement the validator accepted, re-serialised.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,0 +1,201 @@
+// Concierge console: conversations as the visitor saw them — the list (only conversations
+// with a visitor message), its search and filters, CSV/JSON export, and each message drawn
+// like the chat panel draws it: the text as markdown (console-markdown.js), then tool rows,
+// lists, tables, charts, sources… by the widget's own renderer (`/console/rich.js`, built
+// from widget/js/rich.js), fed the stored message and its tool calls.
+// A module (deferred like the other console scripts, run after them).
+import * as rich from "/console/rich.js";
+import { renderMarkdown } from "/console/console-markdown.js";
+
+const app = window.ConciergeConsole;
+const { $, el, when, api, show } = app;
+const t = (text, values) => window.ConsoleI18n.t(text, values);
+
+// The panel's words for rich.js, in its order (widget/src/i18n.rs `Strings`): tool states,
+// table label, "showing…" parts, headings, chip labels, then the feedback words (unused here:
+// the console shows votes, it does not cast them).
+const WORDS = {
+  vi: ["đang xử lý…", "xong", "lỗi", "Bảng dữ liệu", "Đang hiển thị ", " mục đầu tiên trên tổng số ", ".",
+    "Nguồn", "Căn cứ", "Câu hỏi tiếp theo", "Chọn câu trả lời"],
+  en: ["working…", "done", "failed", "Data table", "Showing the first ", " of ", ".",
+    "Sources", "Evidence", "Follow-up questions", "Choose an answer"],
+};
+
+let feedback = []; // GET /admin/feedback's rows
+let current = null; // the conversation shown
+let shown = []; // the listed conversations
+
+/** The filter as query parameters, or throws a message for the form. */
+function filterQuery() {
+  const params = new URLSearchParams();
+  const q = $("cf-q").value.trim();
+  if (q) params.set("q", q);
+  if ($("cf-votes").value) params.set("votes", $("cf-votes").value);
+  if ($("cf-unanswered").checked) params.set("unanswered", "1");
+  // Dates are the merchant's local days: from its first millisecond to the next day's.
+  const day = (value, next) => {
+    const [y, m, d] = value.split("-").map(Number);
+    return new Date(y, m - 1, d + (next ? 1 : 0)).getTime();
+  };
+  const from = $("cf-from").value ? day($("cf-from").value, false) : null;
+  const to = $("cf-to").value ? day($("cf-to").value, true) : null;
+  if (from != null && to != null && from >= to) throw new Error(t("The start date is after the end date."));
+  if (from != null) params.set("from", String(from));
+  if (to != null) params.set("to", String(to));
+  return params;
+}
+
+async function loadConversations(event) {
+  if (event) event.preventDefault();
+  const list = $("conv-list");
+  show($("conv-filter-error"), "");
+  let params;
+  try {
+    params = filterQuery();
+  } catch (e) {
+    show($("conv-filter-error"), e.message);
+    return;
+  }
+  params.set("limit", "100");
+  let rows;
+  try {
+    const answers = await Promise.all([api("GET", "/admin/conversations?" + params), api("GET", "/admin/feedback?limit=500")]);
+    rows = answers[0].conversations || [];
+    feedback = answers[1].feedback || [];
+  } catch (e) {
+    show($("conv-filter-error"), e.message);
+    return;
+  }
+  shown = rows;
+  list.textContent = "";
+  const filtered = [...params.keys()].some((k) => k !== "limit");
+  $("conv-count").textContent = rows.length ? t("{n} conversation(s).", { n: rows.length })
+    : filtered ? t("No conversation matches these filters.") : t("No conversations yet.");
+  for (const c of rows) {
+    const up = feedback.filter((f) => f.conversation_id === c.id && f.rating === "up").length;
+    const label = el("button", { type: "button", "data-conversation": c.id },
+      el("strong", { text: c.first_question || "" }),
+      el("span", { class: "meta", text: " " + when(c.updated_at) + " · " + t("{n} messages", { n: c.messages }) + (c.user_id ? " · " + c.user_id : "") }),
+      c.last_role === "user" ? el("span", { class: "badge bad", "data-badge": "no-answer", text: t("no answer") }) : null,
+      c.incomplete ? el("span", { class: "badge bad", text: t("{n} incomplete", { n: c.incomplete }) }) : null,
+      c.down_votes ? el("span", { class: "badge bad", "data-down": String(c.down_votes), text: t("{n} down", { n: c.down_votes }) }) : null,
+      up ? el("span", { class: "badge", text: t("{n} up", { n: up }) }) : null);
+    label.addEventListener("click", () => openConversation(c.id));
+    if (c.id === current) label.setAttribute("aria-current", "true");
+    list.appendChild(el("li", {}, label));
+  }
+  if (current && shown.some((c) => c.id === current)) openConversation(current);
+}
+
+async function openConversation(id) {
+  current = id;
+  document.querySelectorAll("#conv-list button").forEach((b) => b.setAttribute("aria-current", String(b.dataset.conversation === id)));
+  const out = $("conv-messages");
+  out.textContent = "";
+  $("conv-title").textContent = t("Conversation {id}", { id });
+  $("conv-delete").hidden = false;
+  let messages;
+  let lang;
+  try {
+    const view = await api("GET", "/admin/conversations/" + encodeURIComponent(id));
+    messages = view.messages || [];
+    // Drawn in the conversation's language, as the visitor saw it.
+    lang = view.language === "en" ? "en" : "vi";
+  } catch (e) {
+    out.appendChild(el("li", { class: "error", text: e.message }));
+    return;
+  }
+  rich.setup(WORDS[lang] || WORDS.vi, lang, "");
+  rich.conversation(id, "", "", "");
+  messages.forEach((m, i) => {
+    const next = messages[i + 1];
+    const failed = m.role === "user" && (!next || next.role === "user");
+    const incomplete = m.role === "assistant" && m.metadata && m.metadata.incomplete === true;
+    const votes = feedback.filter((f) => f.message_id === m.id);
+    const body = el("div", { class: "body" });
+    renderMarkdown(body, m.content || "");
+    const item = el("li", { class: m.role + (failed ? " failed" : "") + (incomplete ? " incomplete" : ""), "data-message": m.id },
+      el("span", { class: "meta", text: (m.role === "user" ? t("Visitor") : t("Assistant")) + " · " + m.kind + " · " + when(m.created_at) +
+        (failed ? " · " + t("no answer (the turn failed or is still running)") : "") + (incomplete ? " · " + t("incomplete answer") : "") }));
+    if (m.role === "assistant") {
+      // The widget's renderer: tool rows above the text, payloads below it.
+      const work = el("div", { class: "work" });
+      const payloads = el("div", { class: "rich" });
+      item.appendChild(work);
+      item.appendChild(body);
+      item.appendChild(payloads);
+      const key = i + 1;
+      rich.stored(key, { id: m.id, kind: m.kind, payloads: m.payloads || [] });
+      for (const tool of m.tools || []) {
+        rich.event(key, "tool_start", JSON.stringify({ call_id: tool.id, name: tool.name }));
+        rich.event(key, "tool_end", JSON.stringify({ call_id: tool.id, name: tool.name, ok: tool.ok }));
+      }
+      rich.mount(key, work, payloads);
+      // The panel's vote and copy row: the console shows the votes cast, it casts none.
+      for (const foot of payloads.querySelectorAll(".cw-foot")) foot.remove();
+    } else {
+      item.appendChild(body);
+    }
+    for (const v of votes) {
+      item.appendChild(el("span", { class: "vote", "data-vote": v.rating,
+        text: t(v.rating === "up" ? "Voted up by {voter}" : "Voted down by {voter}", { voter: v.voter }) + (v.comment ? ": “" + v.comment + "”" : "") }));
+    }
+    out.appendChild(item);
+  });
+}
+
+async function deleteConversation() {
+  if (!current || !window.confirm(t("Delete this conversation and its messages?"))) return;
+  try {
+    await api("DELETE", "/conversations/" + encodeURIComponent(current));
+    current = null;
+    $("conv-delete").hidden = true;
+    $("conv-messages").textContent = "";
+    $("conv-title").textContent = t("Messages");
+    loadConversations();
+  } catch (e) {
+    $("conv-messages").appendChild(el("li", { class: "error", text: e.message }));
+  }
+}
+
+/** Download the filtered conversations' messages (the key goes in a header, so a fetch). */
+async function exportAs(format) {
+  show($("conv-filter-error"), "");
+  let params;
+  try {
+    params = filterQuery();
+  } catch (e) {
+    show($("conv-filter-error"), e.message);
+    return;
+  }
+  params.set("format", format);
+  try {
+    const response = await fetch("/admin/conversations/export?" + params, {
+      headers: { "x-api-key": sessionStorage.getItem("concierge.console.key") || "" },
+      credentials: "omit", cache: "no-store",
+    });
+    if (!response.ok) {
+      const json = await response.json().catch(() => null);
+      throw new Error((json && json.error && json.error.message) || "HTTP " + response.status);
+    }
+    const blob = await response.blob();
+    const file = "conversations." + format;
+    const a = el("a", { href: URL.createObjectURL(blob), download: file });
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+    $("conv-count").textContent = t("Downloaded {file}.", { file });
+  } catch (e) {
+    show($("conv-filter-error"), e.message);
+  }
+}
+
+app.loaders.conversations = loadConversations;
+$("conv-filter").addEventListener("submit", loadConversations);
+$("conv-refresh").addEventListener("click", () => loadConversations());
+$("conv-delete").addEventListener("click", deleteConversation);
+$("conv-export-csv").addEventListener("click", () => exportAs("csv"));
+$("conv-export-json").addEventListener("click", () => exportAs("json"));
+// Signed in before this module ran, on the Conversations tab: draw it now.
+if (app.site && !$("tab-conversations").hidden) loadConversations();

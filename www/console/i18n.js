@@ -1,0 +1,308 @@
+// Concierge console: its words in Vietnamese and English.
+//
+// The page and the scripts are written in English; `t(text, values)` gives the text in the
+// console's language ("{name}" placeholders filled from `values`). The language is the
+// merchant's choice (the selector in the header, kept in localStorage — a preference, not
+// a secret), else the browser's first of vi/en, else Vietnamese. Static text in the page is
+// translated in place; nothing inside `[data-no-i18n]` (visitors' messages, data, keys)
+// is ever touched.
+(function () {
+  "use strict";
+  var STORE = "concierge.console.lang";
+  var VI = {
+    "Concierge console": "Bảng điều khiển Concierge",
+    "Language": "Ngôn ngữ",
+    "Sign out": "Đăng xuất",
+    "Sign in": "Đăng nhập",
+    "Paste your site's": "Dán",
+    "secret key": "khóa bí mật",
+    "(": "(",
+    "). It stays in this browser tab (session storage) and is sent only to this Worker, in a request header.":
+      ") của trang. Khóa chỉ ở trong tab trình duyệt này (session storage) và chỉ được gửi tới Worker này, trong một header của yêu cầu.",
+    "Secret key": "Khóa bí mật",
+    "Keys rotated: you are signed out": "Đã đổi khóa: bạn đã được đăng xuất",
+    "Your new keys are shown once. The old keys no longer work: store the new secret key now, sign in with it, and put the new public key in your pages' tag.":
+      "Khóa mới chỉ hiển thị một lần. Khóa cũ không còn dùng được: hãy lưu khóa bí mật mới ngay, đăng nhập bằng nó, và đặt khóa công khai mới vào thẻ nhúng trên các trang của bạn.",
+    "Public key": "Khóa công khai",
+    "Console": "Bảng điều khiển",
+    "Console sections": "Các mục của bảng điều khiển",
+    "Overview": "Tổng quan",
+    "Assistant": "Trợ lý",
+    "Knowledge & data": "Tri thức & dữ liệu",
+    "Try it": "Dùng thử",
+    "Conversations": "Hội thoại",
+    "Install": "Cài đặt",
+    "Keys": "Khóa",
+    "Period": "Khoảng thời gian",
+    "Last 7 days": "7 ngày qua",
+    "Last 14 days": "14 ngày qua",
+    "Last 30 days": "30 ngày qua",
+    "Conversations and visitor messages per day": "Hội thoại và tin nhắn của khách theo ngày",
+    "Visitor messages: answered and unanswered": "Tin nhắn của khách: đã trả lời và chưa trả lời",
+    "Votes on answers": "Đánh giá câu trả lời",
+    "Top questions": "Câu hỏi thường gặp",
+    "Site name": "Tên trang",
+    "Template": "Mẫu trợ lý",
+    "Title (widget header)": "Tiêu đề (đầu khung chat)",
+    "Greeting (the first message of each conversation)": "Lời chào (tin nhắn đầu tiên của mỗi hội thoại)",
+    "Empty: the template's greeting": "Để trống: lời chào của mẫu",
+    "Persona": "Tính cách",
+    "Empty: the template's persona": "Để trống: tính cách của mẫu",
+    "Starter prompts (one a line, at most 6)": "Câu hỏi gợi ý (mỗi dòng một câu, tối đa 6)",
+    "Allowed origins (one a line, like https://shop.example)": "Nguồn được phép (mỗi dòng một nguồn, ví dụ https://shop.example)",
+    "Language model": "Mô hình ngôn ngữ",
+    "Provider": "Nhà cung cấp",
+    "Service default": "Mặc định của dịch vụ",
+    "OpenAI-compatible": "Tương thích OpenAI",
+    "Model": "Mô hình",
+    "Endpoint (base URL)": "Địa chỉ API (base URL)",
+    "API key (write-only)": "Khóa API (chỉ ghi)",
+    "Embeddings endpoint": "Địa chỉ API embeddings",
+    "Embeddings model": "Mô hình embeddings",
+    "Max tokens": "Số token tối đa",
+    "First-token timeout (ms)": "Thời gian chờ token đầu (ms)",
+    "Remove the stored API key": "Xóa khóa API đã lưu",
+    "Template settings": "Cài đặt của mẫu",
+    "JSON, as in the API. Only the current template's settings are shown.": "JSON, như trong API. Chỉ hiện cài đặt của mẫu đang dùng.",
+    "guarded: domain, refusals, search provider…": "guarded: lĩnh vực, câu từ chối, nhà cung cấp tìm kiếm…",
+    "knowledge: scopes, permissions, agents…": "knowledge: phạm vi, quyền, tác tử…",
+    "rental: listings schema, row cap…": "rental: lược đồ tin đăng, giới hạn số dòng…",
+    "analyst: answer formatting, rows loaded per data set…": "analyst: định dạng câu trả lời, số dòng nạp mỗi bộ dữ liệu…",
+    "This template has no settings of its own.": "Mẫu này không có cài đặt riêng.",
+    "Save": "Lưu",
+    "Saved.": "Đã lưu.",
+    "Knowledge documents": "Tài liệu tri thức",
+    "Re-index all": "Lập chỉ mục lại tất cả",
+    "Id": "Mã",
+    "Title": "Tiêu đề",
+    "Scope": "Phạm vi",
+    "Department": "Phòng ban",
+    "Status": "Trạng thái",
+    "Updated": "Cập nhật",
+    "Actions": "Thao tác",
+    "Add or replace a document": "Thêm hoặc thay một tài liệu",
+    "URL (optional)": "URL (không bắt buộc)",
+    "Content": "Nội dung",
+    "Save document": "Lưu tài liệu",
+    "Data sets": "Bộ dữ liệu",
+    "CSV files for the": "Tệp CSV cho mẫu",
+    "template; column types are inferred.": "; kiểu của cột được tự nhận biết.",
+    "Name": "Tên",
+    "User": "Người dùng",
+    "Rows": "Số dòng",
+    "Columns": "Cột",
+    "User id": "Mã người dùng",
+    "Description": "Mô tả",
+    "CSV file": "Tệp CSV",
+    "Upload": "Tải lên",
+    "Learned queries": "Truy vấn đã học",
+    "Refresh": "Làm mới",
+    "Questions whose SQL the validator accepted. The same question (from a visitor with the same role) is answered with this SQL again, without the model. Only SQL written from a question asked on its own is learned and reused; delete any you do not trust.":
+      "Các câu hỏi có SQL đã được bộ kiểm tra chấp nhận. Cùng câu hỏi đó (từ khách cùng vai trò) sẽ được trả lời lại bằng SQL này, không cần mô hình. Chỉ SQL viết cho câu hỏi được hỏi riêng lẻ mới được học và dùng lại; hãy xóa những truy vấn bạn không tin cậy.",
+    "Question": "Câu hỏi",
+    "Role": "Vai trò",
+    "Learned": "Học lúc",
+    "Reused": "Dùng lại",
+    "Show older": "Xem cũ hơn",
+    "Records": "Bản ghi",
+    "What": "Loại",
+    "Warranty records (shop) — CSV: serial,product,warranty_until": "Bảo hành (shop) — CSV: serial,product,warranty_until",
+    "Listings (rental) — JSON body of PUT /admin/rental/{entity}": "Tin đăng (rental) — JSON của PUT /admin/rental/{entity}",
+    "Search pages (guarded) — JSON {\"pages\":[…]}": "Trang tìm kiếm (guarded) — JSON {\"pages\":[…]}",
+    "Logs (knowledge) — JSON lines": "Nhật ký (knowledge) — JSON lines",
+    "Entity": "Thực thể",
+    "New conversation": "Hội thoại mới",
+    "Allow this console's origin": "Cho phép nguồn của bảng điều khiển này",
+    "Public key (pk_…)": "Khóa công khai (pk_…)",
+    "Use it": "Dùng khóa này",
+    "Try as a user": "Dùng thử với vai một người dùng",
+    "The console signs a user token valid for 15 minutes, so the panel speaks for this user (their data sets, knowledge scopes, role). Empty user id: an anonymous visitor.":
+      "Bảng điều khiển ký một mã người dùng có hiệu lực 15 phút, để khung chat nói thay người dùng này (bộ dữ liệu, phạm vi tri thức, vai trò của họ). Để trống mã người dùng: khách ẩn danh.",
+    "Permissions (comma-separated)": "Quyền (cách nhau bằng dấu phẩy)",
+    "Use this user": "Dùng người dùng này",
+    "Anonymous": "Ẩn danh",
+    "This site has no user-token secret yet: the console needs one to sign test tokens. Your backend signs its visitors' tokens with the same secret.":
+      "Trang này chưa có khóa ký mã người dùng: bảng điều khiển cần nó để ký mã dùng thử. Máy chủ của bạn ký mã cho khách bằng chính khóa này.",
+    "Create a user-token secret": "Tạo khóa ký mã người dùng",
+    "Shown once, give it to your backend:": "Chỉ hiện một lần, hãy đưa cho máy chủ của bạn:",
+    "Show what retrieval found": "Hiện những gì truy xuất tìm thấy",
+    "Search": "Tìm kiếm",
+    "Votes": "Đánh giá",
+    "Any": "Tất cả",
+    "Voted down": "Bị đánh giá chưa tốt",
+    "Voted up": "Được đánh giá tốt",
+    "From": "Từ ngày",
+    "To": "Đến ngày",
+    "Without an answer only": "Chỉ hội thoại chưa được trả lời",
+    "Apply": "Lọc",
+    "Export CSV": "Xuất CSV",
+    "Export JSON": "Xuất JSON",
+    "Messages": "Tin nhắn",
+    "Delete conversation": "Xóa hội thoại",
+    "Paste this tag into your pages, before": "Dán thẻ này vào các trang của bạn, trước",
+    "Colour": "Màu",
+    "Launcher": "Nút mở chat",
+    "Bottom right": "Góc dưới bên phải",
+    "Bottom left": "Góc dưới bên trái",
+    "Copy": "Sao chép",
+    "Copied.": "Đã sao chép.",
+    "Check a page": "Kiểm tra một trang",
+    "Page URL": "URL của trang",
+    "Check": "Kiểm tra",
+    "Rotate keys": "Đổi khóa",
+    "New public and secret keys: the old ones stop working at once, including on the pages that embed the widget (update the tag), and this console signs you out.":
+      "Tạo khóa công khai và khóa bí mật mới: khóa cũ ngừng hoạt động ngay, kể cả trên các trang đang nhúng widget (hãy cập nhật thẻ), và bảng điều khiển sẽ đăng xuất bạn.",
+    "I understand: the old keys stop working now.": "Tôi hiểu: khóa cũ ngừng hoạt động ngay bây giờ.",
+    // ---- dynamic text -------------------------------------------------------------------
+    "This key was refused. Paste the site's secret key (sk_…) exactly as it was shown; after a key rotation only the new one works.":
+      "Khóa này bị từ chối. Hãy dán đúng khóa bí mật (sk_…) của trang như khi được cấp; sau khi đổi khóa chỉ khóa mới dùng được.",
+    "That is not a secret key: the console needs the site's secret key (sk_…), not its public key.":
+      "Đây không phải khóa bí mật: bảng điều khiển cần khóa bí mật (sk_…) của trang, không phải khóa công khai.",
+    "Could not sign in: {message}": "Không đăng nhập được: {message}",
+    "Your key is no longer valid: sign in again.": "Khóa của bạn không còn hiệu lực: hãy đăng nhập lại.",
+    "A key is stored (it is never shown).": "Đã lưu một khóa (không bao giờ hiển thị lại).",
+    "No key stored.": "Chưa lưu khóa.",
+    "The site needs a name.": "Trang cần có tên.",
+    "At most 6 starter prompts.": "Tối đa 6 câu hỏi gợi ý.",
+    "The greeting is one line.": "Lời chào chỉ gồm một dòng.",
+    "A whole number.": "Một số nguyên.",
+    "Not valid JSON ({message}).": "JSON không hợp lệ ({message}).",
+    "{n} document(s).": "{n} tài liệu.",
+    "{n} document(s), {pending} being indexed…": "{n} tài liệu, {pending} đang lập chỉ mục…",
+    "{n} document(s) queued for indexing.": "Đã xếp {n} tài liệu chờ lập chỉ mục.",
+    "Edit": "Sửa",
+    "Re-index": "Lập chỉ mục lại",
+    "Delete": "Xóa",
+    "indexed": "đã lập chỉ mục",
+    "pending": "đang chờ",
+    "failed": "lỗi",
+    "{n} data set(s).": "{n} bộ dữ liệu.",
+    "Name the data set.": "Hãy đặt tên cho bộ dữ liệu.",
+    "Whose data this is (the user id).": "Dữ liệu này của ai (mã người dùng).",
+    "Choose a CSV file.": "Hãy chọn một tệp CSV.",
+    "Uploaded: {result}": "Đã tải lên: {result}",
+    "The schema's entities: {names}.": "Các thực thể trong lược đồ: {names}.",
+    "The chat panel runs only on pages of the site's allowed origins. To try it here, allow this console's origin ({origin}): its pages can then use the site's public key too.":
+      "Khung chat chỉ chạy trên các trang thuộc nguồn được phép của trang. Để dùng thử tại đây, hãy cho phép nguồn của bảng điều khiển ({origin}): các trang của nguồn này cũng sẽ dùng được khóa công khai.",
+    "This site was created before the console kept its public key: paste it (or rotate the keys).":
+      "Trang này được tạo trước khi bảng điều khiển lưu khóa công khai: hãy dán khóa đó (hoặc đổi khóa).",
+    "Retrieval for: {text}": "Kết quả truy xuất cho: {text}",
+    "Nothing found.": "Không tìm thấy gì.",
+    "Speaking as {user} until {time}.": "Đang nói với vai {user} đến {time}.",
+    "Speaking as an anonymous visitor.": "Đang nói với vai khách ẩn danh.",
+    "The user id, 1 to 128 characters.": "Mã người dùng, từ 1 đến 128 ký tự.",
+    "No conversations yet.": "Chưa có hội thoại nào.",
+    "No conversation matches these filters.": "Không có hội thoại nào khớp bộ lọc.",
+    "{n} conversation(s).": "{n} hội thoại.",
+    "{n} messages": "{n} tin nhắn",
+    "no answer": "chưa trả lời",
+    "{n} incomplete": "{n} chưa trọn vẹn",
+    "{n} down": "{n} chưa tốt",
+    "{n} up": "{n} tốt",
+    "Conversation {id}": "Hội thoại {id}",
+    "Visitor": "Khách",
+    "no answer (the turn failed or is still running)": "chưa trả lời (lượt lỗi hoặc vẫn đang chạy)",
+    "incomplete answer": "câu trả lời chưa trọn vẹn",
+    "Voted up by {voter}": "{voter} đánh giá tốt",
+    "Voted down by {voter}": "{voter} đánh giá chưa tốt",
+    "Delete this conversation and its messages?": "Xóa hội thoại này cùng các tin nhắn?",
+    "The start date is after the end date.": "Ngày bắt đầu sau ngày kết thúc.",
+    "Downloaded {file}.": "Đã tải {file}.",
+    "Select the tag and copy it.": "Hãy chọn thẻ và sao chép.",
+    "Not a web page URL (https://…).": "Không phải URL của trang web (https://…).",
+    "Allowed: the widget works on pages of {origin}.": "Được phép: widget chạy trên các trang của {origin}.",
+    "Not allowed: add {origin} to the allowed origins (Assistant tab), or the widget refuses to run there.":
+      "Chưa được phép: hãy thêm {origin} vào nguồn được phép (mục Trợ lý), nếu không widget sẽ không chạy ở đó.",
+    "Visitor messages": "Tin nhắn của khách",
+    "Answered": "Đã trả lời",
+    "Unanswered": "Chưa trả lời",
+    "Down-votes": "Chưa tốt",
+    "Up-votes": "Tốt",
+    "Nothing yet in this period.": "Chưa có dữ liệu trong khoảng thời gian này.",
+    "{conversations} conversations and {messages} visitor messages in the last {days} days.":
+      "{conversations} hội thoại và {messages} tin nhắn của khách trong {days} ngày qua.",
+    "{label}: {value}": "{label}: {value}",
+    "Asked {n} times": "Được hỏi {n} lần",
+    "Could not load the figures: {message}": "Không tải được số liệu: {message}",
+  };
+
+  var lang = "vi";
+  var originals = new WeakMap(); // text node or element → its English text / attributes
+
+  function t(text, values) {
+    var out = lang === "vi" && Object.prototype.hasOwnProperty.call(VI, text) ? VI[text] : text;
+    if (values) {
+      out = out.replace(/\{(\w+)\}/g, function (whole, name) {
+        return Object.prototype.hasOwnProperty.call(values, name) ? String(values[name]) : whole;
+      });
+    }
+    return out;
+  }
+
+  /** The language to start in: the stored choice, else the browser's, else Vietnamese. */
+  function initial() {
+    var stored = null;
+    try { stored = localStorage.getItem(STORE); } catch (e) { stored = null; }
+    if (stored === "vi" || stored === "en") return stored;
+    var wanted = navigator.languages && navigator.languages.length ? navigator.languages : [navigator.language || ""];
+    for (var i = 0; i < wanted.length; i++) {
+      var code = String(wanted[i]).toLowerCase().split("-")[0];
+      if (code === "vi" || code === "en") return code;
+    }
+    return "vi";
+  }
+
+  var ATTRIBUTES = ["placeholder", "aria-label", "title"];
+  /** Translate the page's own text (not `[data-no-i18n]` subtrees, table bodies or lists of data). */
+  function translatePage() {
+    document.documentElement.lang = lang;
+    document.title = t("Concierge console");
+    (function walk(node) {
+      if (node.nodeType === 1) {
+        if (node.hasAttribute("data-no-i18n") || node.tagName === "TBODY" || node.tagName === "CODE" ||
+          node.tagName === "SCRIPT" || node.tagName === "STYLE") return;
+        var saved = originals.get(node);
+        if (!saved) {
+          saved = {};
+          ATTRIBUTES.forEach(function (a) { if (node.hasAttribute(a)) saved[a] = node.getAttribute(a); });
+          originals.set(node, saved);
+        }
+        Object.keys(saved).forEach(function (a) { node.setAttribute(a, t(saved[a])); });
+        for (var child = node.firstChild; child; child = child.nextSibling) walk(child);
+      } else if (node.nodeType === 3) {
+        var english = originals.get(node);
+        if (english === undefined) {
+          english = node.nodeValue;
+          originals.set(node, english);
+        }
+        var trimmed = english.trim();
+        if (!trimmed) return;
+        var translated = t(trimmed.replace(/\s+/g, " "));
+        node.nodeValue = english.replace(trimmed, translated);
+      }
+    })(document.body);
+  }
+
+  function setLanguage(next) {
+    lang = next === "en" ? "en" : "vi";
+    try { localStorage.setItem(STORE, lang); } catch (e) { /* private mode: not remembered */ }
+    translatePage();
+    var select = document.getElementById("lang");
+    if (select) select.value = lang;
+    document.dispatchEvent(new CustomEvent("console:language", { detail: lang }));
+  }
+
+  window.ConsoleI18n = {
+    t: t,
+    lang: function () { return lang; },
+    locale: function () { return lang === "vi" ? "vi-VN" : "en-GB"; },
+    set: setLanguage,
+  };
+  lang = initial();
+  document.addEventListener("DOMContentLoaded", function () {
+    translatePage();
+    var select = document.getElementById("lang");
+    select.value = lang;
+    select.addEventListener("change", function () { setLanguage(select.value); });
+  });
+})();
