@@ -232,12 +232,9 @@ pub async fn answer<P: Platform>(
     );
     classifier.temperature = Some(0.0);
     classifier.max_tokens = Some(CLASSIFIER_MAX_TOKENS);
-    // A reply that is none of the labels is `unclear` (the seed's default); a model that
-    // cannot be reached fails the turn like every template's (`failed`, the visitor's
-    // message stays stored, the widget offers Retry) rather than asking to rephrase.
     let intent = match collect(platform.model(), &INTENTS, &classifier).await {
         Ok(reply) => parse_intent(&reply),
-        Err(error) => return Err(Error::ChatModel(error)),
+        Err(_) => "unclear",
     };
     let mut metadata = Metadata::new();
     metadata.insert("intent".into(), intent.into());

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! START
-//!   └─ intent_classifier                      (LLM; no label → "unclear"; model failure → failed)
+//!   └─ intent_classifier                      (LLM; failure → "unclear")
 //!        ├─ "chat"       → chat_node          (LLM, CHAT_NODE_PROMPT, streamed)
 //!        ├─ "data_query" → data_agent_node    (ReAct loop over the 5 tools)
 //!        └─ "unclear"    → clarify_node       (the fixed clarifying question)
