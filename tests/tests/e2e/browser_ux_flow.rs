@@ -240,7 +240,16 @@ fn a_model_failure_is_a_failure_with_retry(template: &str, question: &str) {
     let worker = Worker::shared();
     let upstream = ScriptedUpstream::start();
     upstream.set_default(Reply::Status(500));
-    let page = failing_site(worker, &upstream, template);
+    a_model_failure_on(worker, &upstream, template, question);
+}
+
+fn a_model_failure_on(
+    worker: &Worker,
+    upstream: &ScriptedUpstream,
+    template: &str,
+    question: &str,
+) {
+    let page = failing_site(worker, upstream, template);
     // `guarded` screens a message with its guardrail before storing it (an off-domain
     // question is never stored): a guardrail that cannot answer fails the turn before
     // anything is stored, so only the panel keeps the question (and its Retry).
@@ -267,7 +276,30 @@ fn a_shop_model_failure_is_a_failure_with_retry() {
 
 #[test]
 fn an_analyst_model_failure_is_a_failure_with_retry() {
-    a_model_failure_is_a_failure_with_retry("analyst", "Doanh thu tháng 2/2024 là bao nhiêu?");
+    // The seed answers an unreachable *classifier* with the clarify sentence (its
+    // "Intent classification failed → unclear" rule), so the model fails where a failure
+    // is a failure: the classifier says `chat` and the chat node's model call fails.
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    upstream.set_default(Reply::Status(500));
+    const CLASSIFIER: &str = "Bạn là một classifier phân loại ý định người dùng.";
+    for _viewport in ["desktop", "phone"] {
+        upstream.push_for(CLASSIFIER, Reply::text("chat"));
+    }
+    a_model_failure_on(worker, &upstream, "analyst", "Chào bạn, bạn giúp được gì?");
+    let chat_calls = upstream
+        .chat_requests()
+        .iter()
+        .filter(|r| {
+            r.body
+                .to_string()
+                .contains("thân thiện, hỗ trợ phân tích dữ liệu")
+        })
+        .count();
+    assert!(
+        chat_calls >= 2,
+        "the chat node was asked (and failed) in both viewports"
+    );
 }
 
 #[test]
