@@ -228,6 +228,58 @@ const scenarios = {
     done();
   },
 
+  // Item 9: "Tạo lại câu trả lời" on the last answer only, by keyboard; hidden while the
+  // new answer streams in place of the old; a reload shows one question and the new answer.
+  async regenerate() {
+    const question = env.QUESTION;
+    for (const [tag, viewport] of Object.entries(VIEWPORTS)) {
+      const { page, errors } = await openPage(viewport);
+      let frame = await openPanel(page);
+      await send(frame, question);
+      await answered(frame, 2);
+      const last = frame.locator(".cw-bot").last();
+      assert.match(await last.locator(".cw-body").textContent(), new RegExp(env.FIRST));
+      // Only the last answer offers it (not the greeting), by its visible name.
+      assert.equal(await frame.locator(".cw-regen:visible").count(), 1, "one regenerate button");
+      const button = last.locator(".cw-regen");
+      assert.ok(await button.isVisible(), "on the last answer");
+      assert.equal((await button.textContent()).trim(), "Tạo lại câu trả lời");
+      await shot(page, "answered", tag);
+      await axe(frame, `answered ${tag}`);
+      await button.focus();
+      await frame.page().keyboard.press("Enter");
+      await frame.waitForFunction(() => {
+        const bots = document.querySelectorAll(".cw-bot");
+        return ["waiting", "streaming"].includes(bots[bots.length - 1].dataset.state);
+      });
+      assert.equal(await frame.locator(".cw-regen:visible").count(), 0, "hidden while streaming");
+      assert.doesNotMatch(await last.locator(".cw-body").textContent(), new RegExp(env.FIRST), "the old answer is replaced in place");
+      await shot(page, "streaming", tag);
+      await answered(frame, 2);
+      assert.equal(await frame.locator(".cw-bot").count(), 2, "greeting and one answer");
+      assert.equal(await frame.locator(".cw-user").count(), 1, "one question");
+      assert.match(await last.locator(".cw-body").textContent(), new RegExp(env.SECOND));
+      assert.ok(await button.isVisible(), "offered again on the new answer");
+      await shot(page, "regenerated", tag);
+      await axe(frame, `regenerated ${tag}`);
+      // A reload: one question, the new answer, never the old one.
+      await page.reload({ waitUntil: "load" });
+      frame = await openPanel(page, true);
+      await frame.waitForFunction(() => document.querySelectorAll(".cw-bot").length === 2);
+      const users = await frame.locator(".cw-user .cw-body").allTextContents();
+      assert.deepEqual(users, [question], "one question after a reload");
+      const bots = (await frame.locator(".cw-bot .cw-body").allTextContents()).join("\n");
+      assert.match(bots, new RegExp(env.SECOND));
+      assert.doesNotMatch(bots, new RegExp(env.FIRST));
+      assert.ok(await frame.locator(".cw-bot").last().locator(".cw-regen").isVisible());
+      await shot(page, "reloaded", tag);
+      await axe(frame, `reloaded ${tag}`);
+      assert.deepEqual(errors, []);
+      await page.close();
+    }
+    done();
+  },
+
   // Item 8: a failed turn shows the error and Retry; the visitor's message stays stored.
   async failure() {
     for (const [tag, viewport] of Object.entries(VIEWPORTS)) {

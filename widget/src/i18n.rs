@@ -64,6 +64,8 @@ pub(crate) struct Strings {
     pub stop: &'static str,
     /// Retry button after a failure.
     pub retry: &'static str,
+    /// Regenerate button on the last answer.
+    pub regenerate: &'static str,
     /// Typing indicator, for screen readers.
     pub typing: &'static str,
     /// Heading of the starter prompts.
@@ -138,6 +140,7 @@ static VI: Strings = Strings {
     send: "Gửi",
     stop: "Dừng",
     retry: "Thử lại",
+    regenerate: "Tạo lại câu trả lời",
     typing: "Trợ lý đang soạn câu trả lời…",
     starters_label: "Gợi ý câu hỏi",
     you: "Quý khách",
@@ -227,6 +230,7 @@ static EN: Strings = Strings {
     send: "Send",
     stop: "Stop",
     retry: "Retry",
+    regenerate: "Regenerate",
     typing: "The assistant is typing…",
     starters_label: "Suggested questions",
     you: "You",
@@ -282,7 +286,7 @@ static EN: Strings = Strings {
 mod tests {
     use super::*;
 
-    fn all(s: &Strings) -> [&'static str; 39] {
+    fn all(s: &Strings) -> [&'static str; 40] {
         [
             s.title,
             s.close,
@@ -294,6 +298,7 @@ mod tests {
             s.send,
             s.stop,
             s.retry,
+            s.regenerate,
             s.typing,
             s.starters_label,
             s.you,

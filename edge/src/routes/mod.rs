@@ -21,6 +21,7 @@ mod knowledge_query;
 mod mcp;
 mod mcp_tools;
 mod openai;
+mod regenerate;
 mod rental_admin;
 pub(crate) mod rental_chat;
 mod stream;
@@ -49,6 +50,8 @@ pub(crate) enum Route {
     JsonRpc,
     ConversationCreate,
     ConversationMessage,
+    /// `POST /conversations/{id}/regenerate`.
+    ConversationRegenerate,
     ConversationHistory,
     ConversationDelete,
     MessageFeedback,
@@ -132,6 +135,7 @@ impl Route {
             ["conversations"] => (Self::ConversationCreate, is(Method::Post)),
             ["conversations", _] => (Self::ConversationDelete, is(Method::Delete)),
             ["conversations", _, "messages"] => (Self::ConversationMessage, is(Method::Post)),
+            ["conversations", _, "regenerate"] => (Self::ConversationRegenerate, is(Method::Post)),
             ["conversations", _, "history"] => (Self::ConversationHistory, is(Method::Get)),
             ["conversations", _, "messages", _, "feedback"] => {
                 (Self::MessageFeedback, is(Method::Post))
@@ -195,6 +199,7 @@ impl Route {
             Self::JsonRpc => "jsonrpc",
             Self::ConversationCreate => "conversation_create",
             Self::ConversationMessage => "conversation_message",
+            Self::ConversationRegenerate => "conversation_regenerate",
             Self::ConversationHistory => "conversation_history",
             Self::ConversationDelete => "conversation_delete",
             Self::MessageFeedback => "message_feedback",
@@ -293,6 +298,10 @@ pub(crate) async fn handle(
         Route::ConversationMessage => {
             let id = segment(&req, 1);
             conversations::post_message(req, env, rc.ctx, &id, rc.request_id).await
+        }
+        Route::ConversationRegenerate => {
+            let id = segment(&req, 1);
+            regenerate::post(req, env, rc.ctx, &id, rc.request_id).await
         }
         Route::ConversationHistory => {
             let id = segment(&req, 1);

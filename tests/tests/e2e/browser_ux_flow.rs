@@ -313,6 +313,49 @@ fn a_guarded_model_failure_is_a_failure_with_retry() {
 }
 
 #[test]
+fn the_last_answer_regenerates_in_place_and_a_reload_shows_one_question_and_the_new_answer() {
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    let (first, second) = ("Dạ, bản đầu tiên", "Dạ, bản tạo lại");
+    // Per viewport: the answer, then the regenerated one (slow enough to see it stream).
+    for _viewport in ["desktop", "phone"] {
+        upstream.push(Reply::text(&format!("{first}: i5 và RTX 3060 ạ.")));
+        upstream.push(Reply::Tokens {
+            tokens: concierge_e2e::upstream::split_tokens(&format!(
+                "{second}: Ryzen 5 7600 và RTX 4060 ạ."
+            )),
+            first_token_after: std::time::Duration::from_millis(1_200),
+            between: std::time::Duration::from_millis(40),
+        });
+    }
+    let (site, page) = demo_site(worker, &upstream);
+    let question = "Giá RTX 4060 bao nhiêu ạ?";
+    run(
+        "regenerate",
+        &page.url,
+        &[("QUESTION", question), ("FIRST", first), ("SECOND", second)],
+    );
+    // Stored: one question per conversation, and only the new answers.
+    let rows = worker.d1_rows(&format!(
+        "SELECT role, content FROM messages WHERE site_id = '{}' AND role <> 'system' \
+         AND kind <> 'greeting' ORDER BY conversation_id, seq",
+        site.id
+    ));
+    let texts: Vec<String> = rows.iter().map(|r| r["content"].to_string()).collect();
+    assert_eq!(
+        texts.iter().filter(|t| t.contains(question)).count(),
+        2,
+        "{texts:?}"
+    );
+    assert!(!texts.iter().any(|t| t.contains(first)), "{texts:?}");
+    assert_eq!(
+        texts.iter().filter(|t| t.contains(second)).count(),
+        2,
+        "{texts:?}"
+    );
+}
+
+#[test]
 fn dark_mode_follows_the_visitor_and_the_tag() {
     let worker = Worker::shared();
     let upstream = ScriptedUpstream::start();

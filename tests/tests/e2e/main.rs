@@ -33,6 +33,7 @@ mod mcp_transport;
 mod openai_api;
 mod platform;
 mod real_model;
+mod regenerate;
 mod rental;
 mod scripted_turns;
 mod shop_understanding;
