@@ -111,6 +111,19 @@ pub(crate) struct SiteConfig {
     /// `analyst`'s settings (formatter LLM on/off, rows loaded per data set).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub analyst: Option<AnalystSettings>,
+    /// Handoff to a person: off unless set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handoff: Option<HandoffSettings>,
+}
+
+/// Handoff to a person. On, the widget offers "talk to a person", which today sends the
+/// visitor's request as a message in the conversation (the merchant sees it in the
+/// console's conversations); routing it to a person is the durable-conversations work.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct HandoffSettings {
+    /// Whether the widget offers "talk to a person".
+    pub enabled: bool,
 }
 
 /// `analyst`'s settings in a site's config; unset fields keep the template's defaults.

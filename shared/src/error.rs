@@ -137,6 +137,12 @@ pub enum Error {
     /// The idempotency key was already used in this conversation for a different message;
     /// nothing was stored.
     IdempotencyKeyReused,
+    /// A regenerate named an answer that is not the conversation's last turn's (or the
+    /// conversation has no visitor's message): nothing was changed.
+    NotLastTurn,
+    /// A regenerate found the conversation's last turn still being answered: nothing was
+    /// changed.
+    TurnInProgress,
     /// The caller's admission check (its rate limit) refused the turn; nothing was stored.
     RateLimited,
     /// The conversation store failed.
@@ -164,6 +170,7 @@ impl Error {
             Self::InvalidMessage(_) => ErrorClass::Invalid,
             Self::ConversationNotFound => ErrorClass::NotFound,
             Self::IdempotencyKeyReused => ErrorClass::Unprocessable,
+            Self::NotLastTurn | Self::TurnInProgress => ErrorClass::Conflict,
             Self::RateLimited => ErrorClass::RateLimited,
             Self::Store(ServiceError {
                 kind: ServiceErrorKind::Conflict,
@@ -188,6 +195,8 @@ impl Error {
             Self::InvalidMessage(InvalidMessage::History) => "invalid_history",
             Self::ConversationNotFound => "conversation_not_found",
             Self::IdempotencyKeyReused => "idempotency_key_reused",
+            Self::NotLastTurn => "not_last_turn",
+            Self::TurnInProgress => "turn_in_progress",
             Self::RateLimited => "rate_limited",
             Self::Store(ServiceError {
                 kind: ServiceErrorKind::Conflict,
@@ -218,6 +227,8 @@ impl Error {
             Self::IdempotencyKeyReused => {
                 "This idempotency key was already used for a different message."
             }
+            Self::NotLastTurn => "Only the conversation's last answer can be regenerated.",
+            Self::TurnInProgress => "The last message is still being answered.",
             Self::RateLimited => "Too many requests; try again shortly.",
             Self::ChatModel(_) | Self::EmptyAnswer => {
                 "The assistant could not answer right now. Please try again."
@@ -248,6 +259,8 @@ impl Error {
             Self::InvalidMessage(_)
             | Self::ConversationNotFound
             | Self::IdempotencyKeyReused
+            | Self::NotLastTurn
+            | Self::TurnInProgress
             | Self::Graph(_) => false,
         }
     }
@@ -259,6 +272,8 @@ impl fmt::Display for Error {
             Self::InvalidMessage(reason) => write!(f, "invalid message: {reason:?}"),
             Self::ConversationNotFound => f.write_str("conversation not found"),
             Self::IdempotencyKeyReused => f.write_str("idempotency key reused"),
+            Self::NotLastTurn => f.write_str("not the last turn"),
+            Self::TurnInProgress => f.write_str("turn in progress"),
             Self::RateLimited => f.write_str("rate limited"),
             Self::Store(e) => write!(f, "store: {e}"),
             Self::Embedder(e) => write!(f, "embedder: {e}"),
@@ -292,6 +307,8 @@ impl std::error::Error for Error {
             Self::InvalidMessage(_)
             | Self::ConversationNotFound
             | Self::IdempotencyKeyReused
+            | Self::NotLastTurn
+            | Self::TurnInProgress
             | Self::RateLimited
             | Self::EmptyAnswer => None,
         }

@@ -686,3 +686,31 @@ fn learned_sql_is_reused_only_for_the_role_it_was_written_for_and_only_if_contex
     assert_eq!(calls(&backend)[before + 1], marker(SQL_PROMPT));
     assert_eq!(reply.metadata["canonical"], serde_json::Value::Null);
 }
+
+#[test]
+fn an_unreachable_orchestrator_fails_the_turn_instead_of_greeting() {
+    use concierge_core::conversation::Scope;
+    use concierge_core::conversation::{MessageKind, Role as MessageRole};
+    let backend = backend();
+    let id = conversation(&backend, None);
+    // No script: the first model call (the orchestrator) finds the model unreachable.
+    let (events, outcome) = say(&backend, &id, "Phòng giá rẻ ở quận 1?");
+    assert!(outcome.is_err(), "an upstream failure is a failure");
+    assert_eq!(terminals(&events), 1);
+    assert!(
+        matches!(events.last(), Some(TurnEvent::Failed { .. })),
+        "ends with `failed`: {events:?}"
+    );
+    assert_eq!(streamed(&events), "", "no greeting-like text is streamed");
+    let stored: Vec<(MessageRole, MessageKind)> = backend
+        .store
+        .messages(Scope::new(SITE, &id))
+        .into_iter()
+        .map(|m| (m.role, m.kind))
+        .collect();
+    assert_eq!(
+        stored.last().map(|(role, _)| *role),
+        Some(MessageRole::User),
+        "the visitor's message stays stored and no answer is stored: {stored:?}"
+    );
+}

@@ -436,15 +436,14 @@ const scenarios = {
     });
 
     // 1. The attacker's page: the launcher appears, but the browser refuses to frame the
-    //    panel (frame-ancestors), so no panel runs and no API call is made.
+    //    panel (frame-ancestors), so no panel runs and no API call is made; the loader
+    //    puts its "unavailable" card in the panel's place (issue 26).
     const evil = await openPage();
-    const chat = evil.page.waitForResponse((r) => r.url().startsWith(`${worker}/chat`));
     await launcher(evil.page).click();
-    assert.equal((await chat).status(), 200);
-    await until(() => evil.logs.some((l) => l.includes("frame-ancestors")),
-      `a frame-ancestors refusal on the attacker's page (console: ${JSON.stringify(evil.logs)})`);
-    const blocked = await (await iframe(evil.page).elementHandle()).contentFrame();
-    assert.equal(await blocked.locator(".cw-panel").count(), 0, "no panel in the attacker's page");
+    await evil.page.locator("[data-concierge] .card").waitFor();
+    assert.equal(await iframe(evil.page).count(), 0, "no panel in the attacker's page");
+    assert.ok(evil.logs.some((l) => l.includes(`origin ${attackerOrigin} is not among`)),
+      `the loader names the cause (console: ${JSON.stringify(evil.logs)})`);
     // Calling the API straight from the attacker's page fails too (CORS preflight refused).
     const direct = await evil.page.evaluate(([w, k]) =>
       fetch(`${w}/conversations`, { method: "POST", headers: { "x-api-key": k, "content-type": "application/json" }, body: "{}" })

@@ -11,6 +11,9 @@
 //   data-inline    CSS selector of an element to put the panel into, always open, no launcher
 //   data-user-token  a signed user token from the merchant's backend (the visitor's identity;
 //                  passed to the panel in the URL fragment, never in a query string)
+//   data-theme     "light", "dark", or "auto" (default: the visitor's prefers-color-scheme)
+//   data-greeting  a short proactive greeting in a bubble by the launcher (once per visit;
+//                  pressing it opens the panel, its × dismisses it; www/widget/greeting.js)
 //
 // Host-page API, on window.Concierge once loaded (the `concierge:ready` window event says
 // when): open(), close(), toggle(), reset() (new conversation), identify(token) (speak for
@@ -19,6 +22,12 @@
 // on(name, fn) / off(name, fn) for "opened", "closed", "message" ({role, content, kind}),
 // also dispatched on window as `concierge:opened`, `concierge:closed`, `concierge:message`.
 // The launcher shows an unread badge when an answer completes while the panel is closed.
+// When the panel cannot load (the key is unknown or was rotated, this page's origin is not
+// allowed, the Worker cannot be reached), a card in the panel's place says so to the
+// visitor and a console warning names the cause for the merchant. The loader asks the
+// Worker with a script beside the panel, GET /widget/check?site_key=&origin= (a script,
+// not fetch: a strict CSP's script-src <worker> already allows it), which warns and calls
+// back only on a problem; a script that does not load means the Worker is unreachable.
 //
 // Plain JS, no wasm, no inline <style> (constructable stylesheets), so a strict CSP on
 // the merchant's page needs only `script-src <worker>` and `frame-src <worker>`. The
@@ -41,7 +50,7 @@
   var openOnLoad = /^(1|true|yes)$/i.test(data("open"));
   var handlers = {};
   var userToken = data("user-token");
-  var frame, root, button, inline, ready, wantFocus, isOpen, resetFirst, resetPending, identifyPending;
+  var frame, root, button, inline, ready, wantFocus, isOpen, resetFirst, resetPending, identifyPending, card;
   var label = en ? "Chat with us" : "Trò chuyện với chúng tôi";
 
   // WCAG relative luminance of "#rgb"/"#rrggbb": white text when it reaches 4.5:1.
@@ -64,13 +73,14 @@
     "border-radius:50%;background:#d1242f;border:2px solid #fff}" +
     "svg{width:28px;height:28px;fill:none;stroke:currentColor;stroke-width:2;" +
     "stroke-linecap:round;stroke-linejoin:round}" +
-    "iframe{position:fixed;bottom:88px;" + side + ":20px;width:384px;height:600px;" +
+    "iframe,div{position:fixed;bottom:88px;" + side + ":20px;width:384px;height:600px;" +
     "max-width:calc(100% - 40px);max-height:calc(100% - 108px);border:0;border-radius:12px;" +
     "box-shadow:0 8px 32px rgba(0,0,0,.28);z-index:2147483001;background:#fff;color-scheme:normal}" +
-    "iframe[hidden]{display:none}" +
+    "[hidden]{display:none}" +
+    "div{box-sizing:border-box;height:auto;padding:24px;font:16px/1.5 sans-serif;color:#1f2328}" +
     "@media (max-width:480px){iframe{top:0;left:0;bottom:auto;width:100%;height:100%;" +
     "max-width:none;max-height:none;border-radius:0}}" +
-    "iframe.inline{position:static;width:100%;height:100%;min-height:480px;max-width:none;" +
+    ".inline{position:static;width:100%;height:100%;min-height:480px;max-width:none;" +
     "max-height:none;border:1px solid #d0d7de;box-shadow:none}";
   var icons = {
     chat: '<path d="M21 12a8 8 0 0 1-11.6 7.1L4 20.5l1.4-4.9A8 8 0 1 1 21 12z"/>',
@@ -104,7 +114,8 @@
       (color ? "&color=" + enc(color) : "") +
       (inline ? "&mode=inline" : "") +
       (resetFirst ? "&reset=1" : "") +
-      (userToken ? "&token=" + enc(userToken) : "");
+      (userToken ? "&token=" + enc(userToken) : "") +
+      (data("theme") ? "&theme=" + enc(data("theme")) : "");
     frame = document.createElement("iframe");
     frame.id = "concierge-panel";
     frame.title = en ? "Chat window" : "Khung trò chuyện";
@@ -116,6 +127,35 @@
     // allowed origins; the other options stay in the fragment, which is never sent.
     frame.src = origin + "/chat?site_key=" + enc(data("site-key")) + "#" + fragment;
     root.appendChild(frame);
+    window.__conciergeFailed = fail;
+    load("/widget/check?site_key=" + enc(data("site-key")) + "&origin=" + enc(location.origin)).onerror = function () {
+      console.warn("Concierge: cannot reach " + origin);
+      fail();
+    };
+  }
+
+  // A script from the Worker (a strict CSP's script-src <worker> allows it).
+  function load(path) {
+    var tag = document.createElement("script");
+    tag.src = origin + path;
+    return document.head.appendChild(tag);
+  }
+
+  // The panel cannot load: a card in its place, in the launcher's panel (the cause is in
+  // the console, for the merchant).
+  function fail() {
+    if (!frame) return;
+    frame.remove();
+    frame = ready = null;
+    card = document.createElement("div");
+    card.id = "concierge-panel"; // the launcher's aria-controls
+    card.setAttribute("role", "alert");
+    card.className = inline ? "card inline" : "card";
+    card.hidden = !isOpen;
+    card.textContent = en
+      ? "Chat is unavailable. Please try again later."
+      : "Trợ lý tạm thời không khả dụng. Quý khách vui lòng thử lại sau.";
+    root.appendChild(card);
   }
 
   function focusPanel() {
@@ -146,6 +186,8 @@
 
   function open(focus) {
     if (inline || isOpen) return;
+    if (card) card.remove(); // try again
+    card = null;
     createFrame();
     unread(false);
     isOpen = true;
@@ -162,7 +204,7 @@
     if (inline || !isOpen) return;
     returnFocus = returnFocus === true || root.activeElement === frame;
     isOpen = false;
-    frame.hidden = true;
+    (card || frame).hidden = true;
     button.setAttribute("aria-expanded", "false");
     button.innerHTML = '<svg viewBox="0 0 24 24" aria-hidden="true">' + icons.chat + "</svg>";
     fit();
@@ -214,6 +256,9 @@
       root.addEventListener("keydown", function (event) {
         if (event.key === "Escape" && isOpen) close(true);
       });
+      // The proactive greeting bubble: drawn by its own script (www/widget/greeting.js),
+      // loaded only when the tag asks for one.
+      if (data("greeting")) load("/widget/greeting.js");
     }
     (target || document.body).appendChild(host);
 

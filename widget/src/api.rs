@@ -12,6 +12,7 @@
 //! | [`Api::create`] | `POST /conversations` |
 //! | [`Api::history`] | `GET /conversations/{id}/history` |
 //! | [`Api::send`] | `POST /conversations/{id}/messages` (`Idempotency-Key`) → `text/event-stream` |
+//! | [`Api::regenerate`] | `POST /conversations/{id}/regenerate` → `text/event-stream` |
 
 use js_sys::{Array, JSON, Object, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
@@ -62,6 +63,8 @@ pub(crate) struct SiteConfig {
     pub language: Option<Lang>,
     /// Suggested first questions.
     pub starter_prompts: Vec<String>,
+    /// The site turns handoff on ("talk to a person").
+    pub handoff: bool,
 }
 
 /// A stored message.
@@ -128,6 +131,10 @@ impl Api {
                 .filter_map(|p| p.as_string())
                 .filter(|p| !p.trim().is_empty())
                 .collect(),
+            handoff: Reflect::get(&json, &JsValue::from_str("handoff"))
+                .ok()
+                .and_then(|v| v.as_bool())
+                .unwrap_or(false),
         })
     }
 
@@ -159,6 +166,18 @@ impl Api {
         let body = json_object(&[("content", content)]);
         let key = [("idempotency-key", idempotency_key)];
         let response = self.fetch("POST", &path, Some(&body), signal, &key).await?;
+        let stream = response.body().ok_or(ApiError::Body)?;
+        ReadableStreamDefaultReader::new(&stream).map_err(|_| ApiError::Body)
+    }
+
+    /// Answer the conversation's last visitor's message again, in place of its answer.
+    pub(crate) async fn regenerate(
+        &self,
+        id: &str,
+        signal: Option<&AbortSignal>,
+    ) -> Result<ReadableStreamDefaultReader, ApiError> {
+        let path = format!("/conversations/{}/regenerate", encode(id));
+        let response = self.fetch("POST", &path, Some("{}"), signal, &[]).await?;
         let stream = response.body().ok_or(ApiError::Body)?;
         ReadableStreamDefaultReader::new(&stream).map_err(|_| ApiError::Body)
     }

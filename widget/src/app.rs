@@ -12,6 +12,7 @@ use web_sys::{HtmlElement, KeyboardEvent, UrlSearchParams};
 use crate::api::SiteConfig;
 use crate::chat::use_chat;
 use crate::composer::{Composer, focus_input};
+use crate::flow;
 use crate::header::Header;
 use crate::host::Command;
 use crate::message_list::MessageList;
@@ -36,6 +37,7 @@ pub(crate) fn App(
     if let Some(root) = document().document_element() {
         let _ = root.set_attribute("lang", lang.code());
     }
+    flow::setup(lang.strings(), lang, &options.site_key, config.handoff);
     let chat = use_chat(options, lang);
     let input = NodeRef::<Textarea>::new();
 

@@ -9,7 +9,9 @@
 //!   then filled from the stream, chunk by chunk, through [`Turn`].
 //! - **Stop** aborts the request; **retry** sends the failed turn's message again into the
 //!   same answer, with the same idempotency key, so the server stores it once and answers
-//!   it again; **reset** forgets the stored id and starts over.
+//!   it again; **regenerate** answers the last message again in place of its answer (the
+//!   server replaces the stored answer; a retry after a failed regenerate regenerates
+//!   again); **reset** forgets the stored id and starts over.
 
 use concierge_core::stream::sse::SseDecoder;
 use js_sys::Uint8Array;
@@ -28,6 +30,10 @@ use crate::turn::{Failure, Phase, StreamEvent, Turn};
 
 /// The largest SSE line and event the panel reads (8 MiB).
 const MAX_EVENT_BYTES: usize = 8 << 20;
+
+/// The longest message the Worker accepts, in characters; `js/flow.js` counts towards it
+/// and says so when a message is over it.
+const MAX_MESSAGE_CHARS: usize = 4_000;
 
 /// One message on screen.
 #[derive(Debug, Clone, Copy)]
@@ -88,6 +94,8 @@ pub(crate) struct Chat {
     generation: StoredValue<u32>,
     /// The visitor message behind the last answer and its idempotency key (for retry).
     last_sent: StoredValue<(String, String)>,
+    /// The last answer was asked for by regenerate (a retry regenerates again).
+    regenerating: StoredValue<bool>,
     next_key: StoredValue<u32>,
 }
 
@@ -105,6 +113,7 @@ pub(crate) fn use_chat(options: Options, lang: Lang) -> Chat {
         abort: StoredValue::new_local(None),
         generation: StoredValue::new(0),
         last_sent: StoredValue::new((String::new(), String::new())),
+        regenerating: StoredValue::new(false),
         next_key: StoredValue::new(0),
         options: StoredValue::new(options),
     };
@@ -172,11 +181,12 @@ impl Chat {
         });
     }
 
-    /// Send the visitor's `text`; false when it cannot be sent now (empty, an answer is
-    /// streaming, or the conversation is not ready).
+    /// Send the visitor's `text`; false when it cannot be sent now (empty, over the
+    /// length limit, an answer is streaming, or the conversation is not ready).
     pub(crate) fn send(self, text: &str) -> bool {
         let text = text.trim();
         if text.is_empty()
+            || text.chars().count() > MAX_MESSAGE_CHARS
             || self.busy.get_untracked()
             || self.status.get_untracked() != Status::Ready
         {
@@ -188,6 +198,7 @@ impl Chat {
             .update(|entries| entries.extend([user, answer]));
         self.last_sent
             .set_value((text.to_string(), idempotency_key()));
+        self.regenerating.set_value(false);
         self.host
             .with_value(|h| h.message(Role::User.as_str(), text, None));
         self.run(answer);
@@ -208,6 +219,34 @@ impl Chat {
         if self.busy.get_untracked() || !matches!(last.phase.get_untracked(), Phase::Failed(_)) {
             return;
         }
+        last.text.set(String::new());
+        rich::event(last.key, "reset", "");
+        last.phase.set(Phase::Waiting);
+        self.run(last);
+    }
+
+    /// Whether `entry` is the last answer, finished (or stopped), to a visitor's message:
+    /// the one answer that offers regenerate.
+    pub(crate) fn can_regenerate(&self, entry: &Entry) -> bool {
+        entry.role == Role::Assistant
+            && !self.busy.get()
+            && matches!(entry.phase.get(), Phase::Done | Phase::Stopped)
+            && self.is_last(entry)
+            && self.visitor_has_written()
+    }
+
+    /// Answer the last visitor's message again, streaming into the last answer in place.
+    pub(crate) fn regenerate(self) {
+        let Some(last) = self.entries.with_untracked(|e| e.last().copied()) else {
+            return;
+        };
+        if self.busy.get_untracked()
+            || last.role != Role::Assistant
+            || !matches!(last.phase.get_untracked(), Phase::Done | Phase::Stopped)
+        {
+            return;
+        }
+        self.regenerating.set_value(true);
         last.text.set(String::new());
         rich::event(last.key, "reset", "");
         last.phase.set(Phase::Waiting);
@@ -264,10 +303,17 @@ impl Chat {
         self.busy.set(true);
         let generation = self.generation.get_value();
         let (content, key) = self.last_sent.get_value();
+        // After a reload there is no message to send again: a retry regenerates.
+        let regenerate = self.regenerating.get_value() || content.is_empty();
         spawn_local(async move {
             let mut turn = Turn::new();
             let api = self.api.get_value();
-            let read = match api.send(&id, &content, &key, signal.as_ref()).await {
+            let sent = if regenerate {
+                api.regenerate(&id, signal.as_ref()).await
+            } else {
+                api.send(&id, &content, &key, signal.as_ref()).await
+            };
+            let read = match sent {
                 Ok(reader) => read_stream(&reader, &mut turn, entry).await,
                 Err(ApiError::Status(status)) => {
                     turn.fail(Failure::from_status(status));

@@ -64,6 +64,8 @@ pub(crate) struct Strings {
     pub stop: &'static str,
     /// Retry button after a failure.
     pub retry: &'static str,
+    /// Regenerate button on the last answer.
+    pub regenerate: &'static str,
     /// Typing indicator, for screen readers.
     pub typing: &'static str,
     /// Heading of the starter prompts.
@@ -105,6 +107,11 @@ pub(crate) struct Strings {
     /// Feedback on an answer: thumbs up and down (names, then visible words), copy,
     /// copied, the comment box, its send button, thanks.
     pub feedback: [&'static str; 9],
+    /// Around the conversation (`js/flow.js`): the "new messages" pill; the length
+    /// counter's unit; the over-the-limit message before and after the limit; earlier
+    /// conversations (the list and its button); the "talk to a person" button; and the
+    /// request that button sends.
+    pub flow: [&'static str; 7],
     // ---- How rich turns read (widget/js/rich.js; issue 26 items 3–4) ----
     /// A plan's stages: ready; working on step `{0}`/`{1}` (`{2}`: its purpose); `{0}` of
     /// `{1}` steps done; putting the answer together.
@@ -133,6 +140,7 @@ static VI: Strings = Strings {
     send: "Gửi",
     stop: "Dừng",
     retry: "Thử lại",
+    regenerate: "Tạo lại câu trả lời",
     typing: "Trợ lý đang soạn câu trả lời…",
     starters_label: "Gợi ý câu hỏi",
     you: "Quý khách",
@@ -162,6 +170,15 @@ static VI: Strings = Strings {
         "Góp ý thêm (không bắt buộc)",
         "Gửi góp ý",
         "Cảm ơn quý khách đã góp ý!",
+    ],
+    flow: [
+        "Tin nhắn mới ↓",
+        "ký tự",
+        "Tin nhắn dài quá ",
+        " ký tự, quý khách vui lòng rút gọn.",
+        "Cuộc trò chuyện trước",
+        "Gặp nhân viên",
+        "Tôi muốn nói chuyện với nhân viên.",
     ],
     stages: [
         "Đã lập kế hoạch trả lời",
@@ -213,6 +230,7 @@ static EN: Strings = Strings {
     send: "Send",
     stop: "Stop",
     retry: "Retry",
+    regenerate: "Regenerate",
     typing: "The assistant is typing…",
     starters_label: "Suggested questions",
     you: "You",
@@ -243,6 +261,15 @@ static EN: Strings = Strings {
         "Send comment",
         "Thank you for your feedback!",
     ],
+    flow: [
+        "New messages ↓",
+        "characters",
+        "Over the limit of ",
+        " characters: please shorten it.",
+        "Earlier conversations",
+        "Talk to a person",
+        "I would like to talk to a person.",
+    ],
     stages: [
         "Plan ready",
         "Working on step {0} of {1}: {2}",
@@ -259,7 +286,7 @@ static EN: Strings = Strings {
 mod tests {
     use super::*;
 
-    fn all(s: &Strings) -> [&'static str; 39] {
+    fn all(s: &Strings) -> [&'static str; 40] {
         [
             s.title,
             s.close,
@@ -271,6 +298,7 @@ mod tests {
             s.send,
             s.stop,
             s.retry,
+            s.regenerate,
             s.typing,
             s.starters_label,
             s.you,
@@ -318,6 +346,14 @@ mod tests {
     fn every_string_is_translated() {
         let (vi, en) = (all(Lang::Vi.strings()), all(Lang::En.strings()));
         for (v, e) in vi.iter().zip(en) {
+            assert!(!v.trim().is_empty() && !e.trim().is_empty());
+            assert_ne!(*v, e, "untranslated: {e}");
+        }
+    }
+
+    #[test]
+    fn the_flow_strings_are_translated() {
+        for (v, e) in Lang::Vi.strings().flow.iter().zip(Lang::En.strings().flow) {
             assert!(!v.trim().is_empty() && !e.trim().is_empty());
             assert_ne!(*v, e, "untranslated: {e}");
         }

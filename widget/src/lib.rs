@@ -54,6 +54,8 @@ mod chat;
 #[cfg(target_arch = "wasm32")]
 mod composer;
 #[cfg(target_arch = "wasm32")]
+mod flow;
+#[cfg(target_arch = "wasm32")]
 mod header;
 #[cfg(target_arch = "wasm32")]
 mod host;

@@ -1,6 +1,7 @@
 //! One message: the visitor's as plain text, the assistant's as safe markdown (drawn by
 //! `js/rich.js`, without rental's role label), with the
-//! typing indicator while it waits, and the retry control when it failed.
+//! typing indicator while it waits, the retry control when it failed, and regenerate on
+//! the last finished answer.
 
 use leptos::html::{Div, Textarea};
 use leptos::prelude::*;
@@ -106,6 +107,14 @@ pub(crate) fn Message(
                 </button>
             </div>
             <p class="cw-note" hidden=move || phase() != Phase::Stopped>{strings.stopped}</p>
+            <button
+                type="button"
+                class="cw-regen"
+                hidden=move || user || !chat.can_regenerate(&entry)
+                on:click=move |_| chat.regenerate()
+            >
+                {strings.regenerate}
+            </button>
         </div>
     }
 }

@@ -148,6 +148,42 @@ mod tests {
         (Rgb(0xa4, 0x0e, 0x26), Rgb(0xff, 0xeb, 0xe9)), // error text
     ];
 
+    /// Dark mode's colours (`widget/style/widget.css`, `[data-theme="dark"]`).
+    const DARK_BODY: Rgb = Rgb(0x14, 0x17, 0x1c);
+    const DARK_BUBBLE: Rgb = Rgb(0x26, 0x2c, 0x34);
+    const DARK_PAIRS: [(Rgb, Rgb); 7] = [
+        (Rgb(0xe6, 0xed, 0xf3), DARK_BODY),             // body text
+        (Rgb(0xe6, 0xed, 0xf3), DARK_BUBBLE),           // assistant bubble
+        (Rgb(0xa8, 0xb1, 0xbb), DARK_BODY),             // secondary text
+        (Rgb(0xa8, 0xb1, 0xbb), DARK_BUBBLE),           // secondary text in a bubble
+        (Rgb(0xff, 0xb4, 0xab), Rgb(0x42, 0x18, 0x1c)), // error text
+        (Rgb(0x6c, 0xd4, 0x8a), DARK_BUBBLE),           // a tool done
+        (Rgb(0xff, 0xb4, 0xab), DARK_BUBBLE),           // a tool failed
+    ];
+
+    /// `color-mix(in srgb, c 35%, #fff)`, dark mode's accent (the stylesheet mixes it).
+    fn dark_accent(c: Rgb) -> Rgb {
+        let mix = |v: u8| (f64::from(v) * 0.35 + 255.0 * 0.65).round() as u8;
+        Rgb(mix(c.0), mix(c.1), mix(c.2))
+    }
+
+    #[test]
+    fn dark_mode_meets_aa_with_any_merchant_colour() {
+        for (fg, bg) in DARK_PAIRS {
+            assert!(contrast(fg, bg) >= AA, "{fg:?} on {bg:?}");
+        }
+        let steps = [0u8, 0x33, 0x66, 0x99, 0xcc, 0xff];
+        for r in steps {
+            for g in steps {
+                for b in steps {
+                    let accent = dark_accent(Rgb(r, g, b));
+                    assert!(contrast(accent, DARK_BUBBLE) >= AA, "{accent:?}");
+                    assert!(contrast(accent, DARK_BODY) >= AA, "{accent:?}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn parses_hex_colours() {
         assert_eq!(Rgb::parse("#0b3d91"), Some(DEFAULT_PRIMARY));

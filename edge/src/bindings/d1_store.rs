@@ -5,7 +5,7 @@
 //! visitor's message's reply id and idempotency key) are in [`turns`].
 
 use concierge_core::boundary::{
-    ConversationStore, NewTurn, TurnContext, TurnOpening, TurnResume, WarrantyRecord,
+    ConversationStore, NewTurn, Reopening, TurnContext, TurnOpening, TurnResume, WarrantyRecord,
     WarrantyRecords,
 };
 use concierge_core::conversation::{
@@ -316,6 +316,18 @@ impl ConversationStore for D1Store {
         // The conversation changes: what this isolate remembers of it is out of date.
         remembered::forget(scope);
         self.load_turn(scope, message_id, claim, window).await
+    }
+
+    async fn reopen_last_turn(
+        &self,
+        scope: Scope<'_>,
+        expected: Option<&str>,
+        claim: &str,
+        window: usize,
+    ) -> Result<Option<Reopening>, ServiceError> {
+        // The conversation changes: what this isolate remembers of it is out of date.
+        remembered::forget(scope);
+        self.reopen(scope, expected, claim, window).await
     }
 
     async fn mark_answer_failed(

@@ -33,6 +33,8 @@ pub(crate) struct SitePatch {
     knowledge: Option<crate::site::KnowledgeSettings>,
     /// `analyst`'s settings (replaced whole).
     analyst: Option<crate::site::AnalystSettings>,
+    /// Handoff to a person (`{"enabled": bool}`, replaced whole).
+    handoff: Option<crate::site::HandoffSettings>,
 }
 
 /// `llm` in a site body: replaces the site's LLM settings. `api_key` is write-only and
@@ -268,6 +270,9 @@ impl SitePatch {
         if let Some(rental) = &self.rental {
             rental.check().map_err(ApiError::bad_request)?;
             config.rental = Some(rental.clone());
+        }
+        if let Some(handoff) = &self.handoff {
+            config.handoff = Some(handoff.clone());
         }
         Ok(())
     }

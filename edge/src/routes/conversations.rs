@@ -306,7 +306,7 @@ pub(crate) async fn post_message(
 
 /// Whether the query asks for the AI SDK's UI message stream (`?format=ai-sdk`) rather
 /// than the native stream (no `format`, or `format=native`); any other format is 400.
-fn ai_sdk_format(req: &Request) -> Result<bool, ApiError> {
+pub(crate) fn ai_sdk_format(req: &Request) -> Result<bool, ApiError> {
     let url = req.url()?;
     let format = url.query_pairs().find(|(name, _)| name == "format");
     match format.as_ref().map(|(_, value)| value.as_ref()) {

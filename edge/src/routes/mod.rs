@@ -21,6 +21,7 @@ mod knowledge_query;
 mod mcp;
 mod mcp_tools;
 mod openai;
+mod regenerate;
 mod rental_admin;
 pub(crate) mod rental_chat;
 mod stream;
@@ -49,6 +50,8 @@ pub(crate) enum Route {
     JsonRpc,
     ConversationCreate,
     ConversationMessage,
+    /// `POST /conversations/{id}/regenerate`.
+    ConversationRegenerate,
     ConversationHistory,
     ConversationDelete,
     MessageFeedback,
@@ -58,6 +61,7 @@ pub(crate) enum Route {
     KnowledgeLogs,
     KnowledgeQuery,
     WidgetConfig,
+    WidgetCheck,
     WidgetPanel,
     OpenAiModels,
     OpenAiModel,
@@ -131,11 +135,13 @@ impl Route {
             ["conversations"] => (Self::ConversationCreate, is(Method::Post)),
             ["conversations", _] => (Self::ConversationDelete, is(Method::Delete)),
             ["conversations", _, "messages"] => (Self::ConversationMessage, is(Method::Post)),
+            ["conversations", _, "regenerate"] => (Self::ConversationRegenerate, is(Method::Post)),
             ["conversations", _, "history"] => (Self::ConversationHistory, is(Method::Get)),
             ["conversations", _, "messages", _, "feedback"] => {
                 (Self::MessageFeedback, is(Method::Post))
             }
             ["widget", "config"] => (Self::WidgetConfig, is(Method::Get)),
+            ["widget", "check"] => (Self::WidgetCheck, is(Method::Get)),
             ["chat"] => (Self::WidgetPanel, is(Method::Get) || is(Method::Head)),
             ["v1", "models"] => (Self::OpenAiModels, is(Method::Get)),
             ["v1", "models", _] => (Self::OpenAiModel, is(Method::Get)),
@@ -193,6 +199,7 @@ impl Route {
             Self::JsonRpc => "jsonrpc",
             Self::ConversationCreate => "conversation_create",
             Self::ConversationMessage => "conversation_message",
+            Self::ConversationRegenerate => "conversation_regenerate",
             Self::ConversationHistory => "conversation_history",
             Self::ConversationDelete => "conversation_delete",
             Self::MessageFeedback => "message_feedback",
@@ -200,6 +207,7 @@ impl Route {
             Self::AdminConversations => "admin_conversations",
             Self::Console => "console",
             Self::WidgetConfig => "widget_config",
+            Self::WidgetCheck => "widget_check",
             Self::WidgetPanel => "widget_panel",
             Self::OpenAiModels => "openai_models",
             Self::OpenAiModel => "openai_model",
@@ -291,6 +299,10 @@ pub(crate) async fn handle(
             let id = segment(&req, 1);
             conversations::post_message(req, env, rc.ctx, &id, rc.request_id).await
         }
+        Route::ConversationRegenerate => {
+            let id = segment(&req, 1);
+            regenerate::post(req, env, rc.ctx, &id, rc.request_id).await
+        }
         Route::ConversationHistory => {
             let id = segment(&req, 1);
             conversations::history(req, env, &id).await
@@ -307,6 +319,7 @@ pub(crate) async fn handle(
         Route::AdminConversations => console::conversations(req, env).await,
         Route::Console => console::page(req, env).await,
         Route::WidgetConfig => widget::config(req, env).await,
+        Route::WidgetCheck => widget::check(req, env).await,
         Route::WidgetPanel => widget::panel(req, env).await,
         Route::OpenAiModels => openai::models(req, env).await,
         Route::OpenAiModel => {

@@ -9,7 +9,7 @@
 
 use concierge_core::boundary::ConversationStore;
 use concierge_core::conversation::Scope;
-use concierge_core::engine::{self, Assistant, StatelessInput, TurnOutcome};
+use concierge_core::engine::{self, Assistant, RegenerateInput, StatelessInput, TurnOutcome};
 use concierge_core::error::Error;
 use concierge_core::stream::TurnEncoder;
 use concierge_core::stream::ai_sdk::{AiSdkEncoder, HEADER_NAME, HEADER_VALUE};
@@ -33,6 +33,8 @@ pub(crate) enum TurnRun {
     Admitted(TurnInput, Admission),
     /// A stateless turn (the caller sent the whole history).
     Stateless(StatelessInput),
+    /// A stored conversation's last answer, answered again (`POST …/regenerate`).
+    Regenerate(RegenerateInput),
 }
 
 impl TurnRun {
@@ -40,12 +42,14 @@ impl TurnRun {
         match self {
             Self::Stored(input) | Self::Admitted(input, _) => &input.site_id,
             Self::Stateless(input) => &input.site_id,
+            Self::Regenerate(input) => &input.site_id,
         }
     }
 
     fn conversation_id(&self) -> &str {
         match self {
             Self::Stored(input) | Self::Admitted(input, _) => &input.conversation_id,
+            Self::Regenerate(input) => &input.conversation_id,
             Self::Stateless(_) => "",
         }
     }
@@ -64,6 +68,10 @@ impl TurnRun {
                 engine::run_admitted_turn(services, assistant, &input, admission, sink).await
             }
             Self::Stateless(input) => engine::run_stateless(services, assistant, input, sink).await,
+            Self::Regenerate(input) => {
+                let open = engine::Admission::open();
+                engine::regenerate(services, assistant, &input, open, sink).await
+            }
         }
     }
 }

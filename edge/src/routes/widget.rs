@@ -1,10 +1,12 @@
-//! The widget's routes: its settings (`GET /widget/config`, public key) and the chat panel
-//! page (`GET /chat?site_key=pk_…`).
+//! The widget's routes: its settings (`GET /widget/config`, public key), the chat panel
+//! page (`GET /chat?site_key=pk_…`) and the loader's check of a panel that cannot load
+//! (`GET /widget/check?site_key=pk_…&origin=…`).
 
 use worker::{Env, Request, Response};
 
 use crate::ApiError;
 use crate::auth;
+use crate::site;
 
 pub(crate) async fn config(req: Request, env: &Env) -> Result<Response, ApiError> {
     let caller = auth::site_caller(&req, env, true).await?;
@@ -14,8 +16,61 @@ pub(crate) async fn config(req: Request, env: &Env) -> Result<Response, ApiError
         "language": config.language.as_deref().unwrap_or("vi"),
         "starter_prompts": config.starter_prompts,
         "template": caller.site.template,
+        "handoff": config.handoff.as_ref().is_some_and(|h| h.enabled),
     });
     Ok(Response::from_json(&body)?)
+}
+
+/// `GET /widget/check?site_key=pk_…&origin=…`: why the panel for this public key cannot
+/// load on a page of `origin`, as a script for the loader (`embed.js`): a script because a
+/// strict CSP's `script-src <worker>` already allows it, where `fetch` would need
+/// `connect-src`. When the panel cannot load there it warns the merchant in the console,
+/// naming the cause (the key is unknown — never issued, or rotated away — or the site does
+/// not allow the origin), and calls the loader back (`__conciergeFailed()`), which shows
+/// the visitor its "unavailable" card; it is empty when the panel can load. It tells a
+/// page only what it already has (its own key and origin); anything but a public key is
+/// refused before any lookup.
+pub(crate) async fn check(req: Request, env: &Env) -> Result<Response, ApiError> {
+    let url = req.url()?;
+    let param = |name: &str| {
+        url.query_pairs()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.trim().to_string())
+    };
+    if !param("site_key").is_some_and(|key| key.starts_with("pk_")) {
+        return Err(ApiError::bad_request(
+            "`site_key` must be the site's public key (pk_…).",
+        ));
+    }
+    let origin = param("origin")
+        .and_then(|origin| site::normalize_origin(&origin))
+        .ok_or_else(|| {
+            ApiError::bad_request("`origin` must be an origin (scheme://host[:port]).")
+        })?;
+    let cause = match auth::panel_site(&req, env).await {
+        Ok(site) if site.config.allowed_origins.contains(&origin) => None,
+        Ok(_) => Some(format!(
+            "origin {origin} is not among the site's allowed origins"
+        )),
+        Err(ApiError::Unauthorized) => {
+            Some("unknown or rotated site key (data-site-key)".to_string())
+        }
+        Err(err) => return Err(err),
+    };
+    // A JSON string is a JavaScript string literal.
+    let body = match cause {
+        Some(cause) => format!(
+            "console.warn({});window.__conciergeFailed&&__conciergeFailed();",
+            serde_json::Value::from(format!("Concierge: {cause}."))
+        ),
+        None => String::new(),
+    };
+    let mut response = Response::ok(body)?;
+    let headers = response.headers_mut();
+    headers.set("content-type", "text/javascript; charset=utf-8")?;
+    headers.set("cache-control", "no-store")?;
+    headers.set("x-content-type-options", "nosniff")?;
+    Ok(response)
 }
 
 /// The panel page (`www/chat.html`, through the `ASSETS` binding) for the site whose public

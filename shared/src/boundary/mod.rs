@@ -37,7 +37,9 @@ pub use search::{WebSearch, WebSource, is_web_url};
 pub use sql::{
     ColumnSchema, ColumnType, ReadOnlyQuery, SqlReader, SqlRows, SqlScope, SqlValue, TableSchema,
 };
-pub use store::{ConversationStore, NewTurn, TurnContext, TurnOpening, TurnResume, TurnStart};
+pub use store::{
+    ConversationStore, NewTurn, Reopening, TurnContext, TurnOpening, TurnResume, TurnStart,
+};
 pub use timer::Timer;
 pub use vector::{
     Embedder, FilterCondition, MAX_VECTOR_ID_BYTES, MetadataFilter, VectorIndex, VectorMatch,

@@ -1,5 +1,6 @@
 //! The conversation store boundary.
 
+use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -66,6 +67,25 @@ pub struct TurnResume {
     /// The message stored under `reply_id`, if any: the reply, or the part of it streamed
     /// before a failure (marked [`incomplete`](StoredMessage::is_incomplete)).
     pub reply: Option<StoredMessage>,
+}
+
+/// How [`ConversationStore::reopen_last_turn`] went.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reopening {
+    /// The last turn's reply (if any) is deleted and the turn moved to the new reply id:
+    /// it runs again from here (`reply` is `None`). `replaced` is the deleted reply's id.
+    Reopened {
+        /// The turn to answer again.
+        resume: Box<TurnResume>,
+        /// The id of the reply that was deleted, if one was stored.
+        replaced: Option<String>,
+    },
+    /// The conversation has no visitor's message, or the caller's `expected` id is not
+    /// its last turn's (answer or visitor's message): nothing was changed.
+    NotLast,
+    /// The last turn is still being answered (no reply stored, no failure mark): nothing
+    /// was changed.
+    InProgress,
 }
 
 /// Conversations, their messages and summaries, every read and write scoped to one site
@@ -191,6 +211,23 @@ pub trait ConversationStore {
         claim: Option<&str>,
         window: usize,
     ) -> Result<Option<TurnResume>, ServiceError>;
+
+    /// Reopens the conversation's last turn to be answered again ("regenerate"), as one
+    /// unit: the last visitor's message's reply — complete, or partial — is deleted with
+    /// what hangs on it (votes), the turn is moved to the reply id `claim` and its failure
+    /// mark removed, and the turn is loaded as [`resume_turn`](Self::resume_turn) does
+    /// (the visitor's message is never stored again). Only when that turn is settled (a
+    /// reply is stored, or it is marked failed — otherwise [`Reopening::InProgress`]), it
+    /// is the conversation's last, and `expected`, when given, names its reply or its
+    /// visitor's message (otherwise [`Reopening::NotLast`]). `None` when the conversation
+    /// does not exist on this site.
+    async fn reopen_last_turn(
+        &self,
+        scope: Scope<'_>,
+        expected: Option<&str>,
+        claim: &str,
+        window: usize,
+    ) -> Result<Option<Reopening>, ServiceError>;
 
     /// Marks the visitor's message `message_id` as unanswered
     /// ([`ANSWER_FAILED`](crate::conversation::ANSWER_FAILED) = `code` in its metadata),

@@ -15,7 +15,8 @@ use core::task::{Poll, Waker};
 use super::contract::Platform;
 use crate::boundary::{
     ChatModel, ChatSink, Clock, ConversationStore, EmbedQueue, Ids, KnowledgeState, LogEntry,
-    LogQuery, Logger, ModelCall, NewTurn, RentalData, TurnContext, TurnOpening, TurnResume,
+    LogQuery, Logger, ModelCall, NewTurn, RentalData, Reopening, TurnContext, TurnOpening,
+    TurnResume,
 };
 use crate::chat::ChatEvent;
 use crate::conversation::{Conversation, EmbeddingStatus, Language, Scope, StoredMessage, Summary};
@@ -367,6 +368,19 @@ impl<S: ConversationStore> ConversationStore for GatedStore<'_, S> {
         self.gate.pass().await?;
         self.store
             .resume_turn(scope, message_id, claim, window)
+            .await
+    }
+
+    async fn reopen_last_turn(
+        &self,
+        scope: Scope<'_>,
+        expected: Option<&str>,
+        claim: &str,
+        window: usize,
+    ) -> Result<Option<Reopening>, ServiceError> {
+        self.gate.pass().await?;
+        self.store
+            .reopen_last_turn(scope, expected, claim, window)
             .await
     }
 

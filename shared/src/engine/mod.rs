@@ -35,6 +35,7 @@ mod gate;
 mod join;
 pub mod lifecycle;
 mod model;
+mod regenerate;
 pub mod respond;
 mod stateless;
 mod steps;
@@ -45,6 +46,7 @@ pub use contract::{Answer, Assistant, Platform, Refusal, Turn, TurnConfig, TurnM
 pub use create::{CreatedConversation, NewConversation, create_conversation};
 pub use lifecycle::{Received, answer_job, receive, run_admitted_turn, run_turn};
 pub use model::complete;
+pub use regenerate::{RegenerateInput, regenerate};
 pub use respond::{StreamedAnswer, react_answer, stream_answer};
 pub use stateless::{StatelessInput, run_stateless};
 pub use steps::{PendingTurn, store_reply};

@@ -1,5 +1,6 @@
 //! An in-memory [`ConversationStore`].
 
+use alloc::boxed::Box;
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -8,7 +9,7 @@ use core::future::poll_fn;
 use core::task::Poll;
 
 use crate::boundary::{
-    ConversationStore, NewTurn, TurnContext, TurnOpening, TurnResume, TurnStart,
+    ConversationStore, NewTurn, Reopening, TurnContext, TurnOpening, TurnResume, TurnStart,
 };
 use crate::conversation::{
     ANSWER_FAILED, Conversation, EmbeddingStatus, Language, Role, Scope, StoredMessage, Summary,
@@ -434,6 +435,68 @@ impl ConversationStore for MemoryStore {
             },
             reply: entry.message(&reply_id).cloned(),
             reply_id,
+        }))
+    }
+
+    async fn reopen_last_turn(
+        &self,
+        scope: Scope<'_>,
+        expected: Option<&str>,
+        claim: &str,
+        window: usize,
+    ) -> Result<Option<Reopening>, ServiceError> {
+        self.check()?;
+        if let Some(remembered) = &self.remembered {
+            remembered.borrow_mut().remove(&key(scope));
+        }
+        let mut entries = self.entries.borrow_mut();
+        let Some(entry) = entries.get_mut(&key(scope)) else {
+            return Ok(None);
+        };
+        let Some(message) = entry.messages.iter().rev().find(|m| m.role == Role::User) else {
+            return Ok(Some(Reopening::NotLast));
+        };
+        let (message_id, seq) = (message.id.clone(), message.seq);
+        let failed = message.metadata.contains_key(ANSWER_FAILED);
+        let Some(turn) = entry.turns.get(&message_id).cloned() else {
+            return Ok(Some(Reopening::NotLast));
+        };
+        let reply = entry.message(&turn.reply_id).map(|m| m.id.clone());
+        let later = entry
+            .messages
+            .iter()
+            .any(|m| m.seq > seq && Some(&m.id) != reply.as_ref());
+        let named = expected.is_none_or(|e| e == message_id || Some(e) == reply.as_deref());
+        if later || !named {
+            return Ok(Some(Reopening::NotLast));
+        }
+        if reply.is_none() && !failed {
+            return Ok(Some(Reopening::InProgress));
+        }
+        if let Some(reply) = &reply {
+            entry.messages.retain(|m| &m.id != reply);
+            entry.embedding.remove(reply);
+        }
+        if let Some(t) = entry.turns.get_mut(&message_id) {
+            t.reply_id = claim.into();
+        }
+        let Some(message) = entry.messages.iter_mut().find(|m| m.id == message_id) else {
+            return Ok(Some(Reopening::NotLast));
+        };
+        message.metadata.remove(ANSWER_FAILED);
+        let message = message.clone();
+        Ok(Some(Reopening::Reopened {
+            resume: Box::new(TurnResume {
+                start: TurnStart {
+                    conversation: entry.conversation.clone(),
+                    history: entry.history_before(message.seq, window),
+                    message,
+                    retrievable: true,
+                },
+                reply_id: claim.into(),
+                reply: None,
+            }),
+            replaced: reply,
         }))
     }
 

@@ -2,7 +2,9 @@
 //! message's turn (its reply id and idempotency key, `migrations/0006_turns.sql`), claims
 //! of a turn by a retry, and failure marks. Every statement is bound and names its site.
 
-use concierge_core::boundary::{NewTurn, TurnContext, TurnOpening, TurnResume, TurnStart};
+use concierge_core::boundary::{
+    NewTurn, Reopening, TurnContext, TurnOpening, TurnResume, TurnStart,
+};
 use concierge_core::conversation::{ANSWER_FAILED, Scope, StoredMessage, embedding_policy};
 use concierge_core::error::{ServiceError, ServiceErrorKind};
 use serde::Deserialize;
@@ -79,6 +81,38 @@ const CLEAR_MARK_SQL: &str = concat!(
      WHERE id = ?3 AND conversation_id = ?1 AND site_id = ?2 AND reply_id = ?4 AND NOT ",
     unanswered!("?4")
 );
+
+/// The conversation's last visitor's message: its id, its reply id, whether it is marked
+/// failed (JSON path `?3`) and whether a message (complete or partial) is stored under its
+/// reply id.
+const LAST_TURN_SQL: &str = "SELECT u.id AS message_id, u.reply_id AS reply_id, \
+     json_extract(u.metadata, ?3) IS NOT NULL AS failed, \
+     EXISTS (SELECT 1 FROM messages AS r WHERE r.id = u.reply_id AND r.conversation_id = ?1 \
+     AND r.site_id = ?2) AS replied \
+     FROM messages AS u WHERE u.conversation_id = ?1 AND u.site_id = ?2 AND u.role = 'user' \
+     ORDER BY u.seq DESC LIMIT 1";
+
+/// Moves the visitor's message `?3`'s turn from reply id `?4` to `?5` and removes its
+/// failure mark (JSON path `?6`), only while the turn is settled (a message is stored
+/// under `?4`, or it is marked failed) and nothing but that reply follows it.
+const REOPEN_SQL: &str = "UPDATE messages SET reply_id = ?5, metadata = json_remove(metadata, ?6) \
+     WHERE id = ?3 AND conversation_id = ?1 AND site_id = ?2 AND role = 'user' \
+     AND reply_id IS ?4 \
+     AND (json_extract(metadata, ?6) IS NOT NULL OR EXISTS (SELECT 1 FROM messages AS r \
+     WHERE r.id = ?4 AND r.conversation_id = ?1 AND r.site_id = ?2)) \
+     AND NOT EXISTS (SELECT 1 FROM messages AS o WHERE o.conversation_id = ?1 \
+     AND o.site_id = ?2 AND o.seq > messages.seq AND o.id IS NOT ?4) \
+     RETURNING id";
+
+/// The votes on the replaced reply `?4`, once the turn of `?3` is `?5`'s.
+const DROP_VOTES_SQL: &str = "DELETE FROM message_feedback WHERE message_id = ?4 \
+     AND conversation_id = ?1 AND site_id = ?2 AND EXISTS (SELECT 1 FROM messages AS u \
+     WHERE u.id = ?3 AND u.conversation_id = ?1 AND u.site_id = ?2 AND u.reply_id = ?5)";
+
+/// The replaced reply `?4`, once the turn of `?3` is `?5`'s.
+const DROP_REPLY_SQL: &str = "DELETE FROM messages WHERE id = ?4 AND conversation_id = ?1 \
+     AND site_id = ?2 AND role = 'assistant' AND EXISTS (SELECT 1 FROM messages AS u \
+     WHERE u.id = ?3 AND u.conversation_id = ?1 AND u.site_id = ?2 AND u.reply_id = ?5)";
 
 /// Whether retrieval could find anything: knowledge with vectors, or this conversation's
 /// vectors older than the `?3` messages before `$anchor` (an SQL expression for a `seq`).
@@ -498,6 +532,106 @@ impl D1Store {
             reply: first_message(reply)?
                 .map(MessageRow::into_message)
                 .transpose()?,
+        }))
+    }
+
+    /// Regenerate's reopening: one read batch (the conversation, its last turn), then one
+    /// write batch — the turn moved to `claim` under the same conditions the read found,
+    /// then the old reply and its votes deleted only if the move happened — then the turn
+    /// loaded as [`load_turn`](Self::load_turn) does.
+    pub(super) async fn reopen(
+        &self,
+        scope: Scope<'_>,
+        expected: Option<&str>,
+        claim: &str,
+        window: usize,
+    ) -> Result<Option<Reopening>, ServiceError> {
+        #[derive(Deserialize)]
+        struct LastTurn {
+            message_id: String,
+            reply_id: Option<String>,
+            failed: f64,
+            replied: f64,
+        }
+        let scoped: [JsValue; 2] = [scope.conversation_id.into(), scope.site_id.into()];
+        let read = vec![
+            self.statement(CONVERSATION_SQL, &scoped)?,
+            self.statement(
+                LAST_TURN_SQL,
+                &[scoped[0].clone(), scoped[1].clone(), mark_path()],
+            )?,
+        ];
+        let results = self.db.batch(read).await.map_err(service_error)?;
+        let [conversation, last, ..] = &results[..] else {
+            return Err(ServiceError::new(
+                ServiceErrorKind::Other,
+                "D1 batch answered too few results",
+            ));
+        };
+        if conversation
+            .results::<ConversationRow>()
+            .map_err(service_error)?
+            .is_empty()
+        {
+            return Ok(None);
+        }
+        let Some(last) = last
+            .results::<LastTurn>()
+            .map_err(service_error)?
+            .into_iter()
+            .next()
+        else {
+            return Ok(Some(Reopening::NotLast));
+        };
+        let reply = last.reply_id.as_deref().filter(|_| last.replied != 0.0);
+        if expected.is_some_and(|e| e != last.message_id && Some(e) != reply) {
+            return Ok(Some(Reopening::NotLast));
+        }
+        if reply.is_none() && last.failed == 0.0 {
+            return Ok(Some(Reopening::InProgress));
+        }
+        let old = last
+            .reply_id
+            .as_deref()
+            .map_or(JsValue::NULL, JsValue::from);
+        let params = [
+            scoped[0].clone(),
+            scoped[1].clone(),
+            last.message_id.as_str().into(),
+            old,
+            claim.into(),
+        ];
+        let mut reopen_params = params.to_vec();
+        reopen_params.push(mark_path());
+        let write = vec![
+            self.statement(REOPEN_SQL, &reopen_params)?,
+            self.statement(DROP_VOTES_SQL, &params)?,
+            self.statement(DROP_REPLY_SQL, &params)?,
+        ];
+        let results = self.db.batch(write).await.map_err(service_error)?;
+        #[derive(Deserialize)]
+        struct Moved {
+            #[allow(dead_code)]
+            id: String,
+        }
+        let moved = match results.first() {
+            Some(result) => !result.results::<Moved>().map_err(service_error)?.is_empty(),
+            None => false,
+        };
+        if !moved {
+            // Another turn or regenerate got there between the read and the write.
+            return Ok(Some(Reopening::InProgress));
+        }
+        let Some(mut resume) = self
+            .load_turn(scope, &last.message_id, None, window)
+            .await?
+        else {
+            return Ok(None);
+        };
+        resume.reply = None;
+        Ok(Some(Reopening::Reopened {
+            resume: Box::new(resume),
+            replaced: reply.map(String::from),
         }))
     }
 

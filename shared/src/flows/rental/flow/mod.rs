@@ -129,7 +129,10 @@ impl<P: Platform> Run<'_, '_, '_, P> {
             .unwrap_or_default();
         let schema_text = schema_text(&tables);
         self.route.push("orchestrator");
-        let orchestration = self.orchestrate(&schema_text, &business).await;
+        // A model that cannot be reached fails the turn (`failed`, the visitor's message
+        // stays stored, the widget offers Retry) like every template; only a reply that is
+        // not the orchestrator's JSON falls back to general chat (the seed's rule).
+        let orchestration = self.orchestrate(&schema_text, &business).await?;
         let Some(orchestration) = orchestration else {
             self.route.push("content_response");
             let text = self
@@ -244,8 +247,13 @@ impl<P: Platform> Run<'_, '_, '_, P> {
         }
     }
 
-    /// Agent 1. `None`: the model failed or answered no JSON (seed: GENERAL_CHAT).
-    async fn orchestrate(&self, schema: &str, business: &str) -> Option<Orchestration> {
+    /// Agent 1. `Ok(None)`: the model answered no JSON (seed: GENERAL_CHAT); `Err`: the
+    /// model failed (unreachable, an upstream error), which ends the turn as a failure.
+    async fn orchestrate(
+        &self,
+        schema: &str,
+        business: &str,
+    ) -> Result<Option<Orchestration>, Error> {
         let system = fill(
             ORCHESTRATOR_PROMPT,
             &[
@@ -259,10 +267,10 @@ impl<P: Platform> Run<'_, '_, '_, P> {
         let base = super::config::SYSTEM_PROMPT_VI.trim();
         request.messages[0].content = format!("{}\n\n{base}", request.messages[0].content);
         match complete(self.platform.model(), &request).await {
-            Ok(text) => parse_orchestration(&text),
+            Ok(text) => Ok(parse_orchestration(&text)),
             Err(error) => {
                 self.warn("rental_orchestrator_failed", &error.to_string());
-                None
+                Err(error)
             }
         }
     }
