@@ -29,7 +29,7 @@ step "AI SDK stream fixtures through the ai package's own parser"
 node tests/ai-sdk/parse.mjs
 
 step "the local Vectorize double's documented limits"
-node --test tests/doubles/vectorize/test/
+node --test tests/doubles/vectorize/test/*.test.js
 
 step "wasm32 builds: core (no_std), widget, Worker"
 cargo build --quiet -p concierge-core --no-default-features --target $WASM
