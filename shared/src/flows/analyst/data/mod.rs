@@ -1,6 +1,8 @@
 //! Merchant data sets at upload (TEMPLATES.md §1.3): CSV parsing and per-column type
 //! inference, accepting Vietnamese number (`150.000.000`, `1,5`) and date (`d/m/yyyy`)
 //! formats; values are normalised (numbers as JSON numbers, dates as ISO strings).
+//!
+//! The CSV reader is in [`csv`]; this file holds the bounds, cell parsing and typing.
 
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -8,6 +10,10 @@ use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
 use crate::boundary::DataField;
+
+mod csv;
+
+pub use csv::parse_csv;
 
 /// At most this many rows per upload.
 pub const MAX_UPLOAD_ROWS: usize = 200_000;
@@ -63,142 +69,6 @@ fn check_header(header: &[String]) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// A CSV reader's position and the bounds it enforces as it goes, so that no bound is
-/// passed before it is noticed (a 30 MB cell or a row of millions of cells is refused at
-/// its first character over, never held).
-struct Reader {
-    header: Option<Vec<String>>,
-    rows: Vec<Vec<String>>,
-    record: Vec<String>,
-    field: String,
-    field_chars: usize,
-    cells: usize,
-}
-
-impl Reader {
-    /// The row number of the record being read (the header is row 1; blank lines are not
-    /// counted).
-    fn row(&self) -> usize {
-        self.rows.len() + 1 + usize::from(self.header.is_some())
-    }
-
-    fn push_char(&mut self, c: char) -> Result<(), String> {
-        self.field_chars += 1;
-        if self.field_chars > MAX_CELL_CHARS {
-            let column = self.record.len() + 1;
-            let name = self
-                .header
-                .as_ref()
-                .and_then(|h| h.get(column - 1))
-                .map(String::as_str);
-            return Err(cell_too_long(self.row(), column, name));
-        }
-        self.field.push(c);
-        Ok(())
-    }
-
-    fn end_field(&mut self) -> Result<(), String> {
-        let limit = self.header.as_ref().map_or(MAX_COLUMNS, Vec::len);
-        if self.record.len() >= limit {
-            return Err(match &self.header {
-                Some(h) => format!(
-                    "CSV row {} has more cells than the header's {}",
-                    self.row(),
-                    h.len()
-                ),
-                None => too_many_columns(self.row()),
-            });
-        }
-        self.record.push(core::mem::take(&mut self.field));
-        self.field_chars = 0;
-        Ok(())
-    }
-
-    fn end_record(&mut self) -> Result<(), String> {
-        self.end_field()?;
-        let record = core::mem::take(&mut self.record);
-        if record.len() == 1 && record[0].trim().is_empty() {
-            return Ok(());
-        }
-        let Some(header) = &self.header else {
-            let header: Vec<String> = record.into_iter().map(|h| h.trim().to_string()).collect();
-            check_header(&header)?;
-            self.header = Some(header);
-            return Ok(());
-        };
-        if record.len() != header.len() {
-            return Err(format!(
-                "CSV row {} has {} cells; the header has {}",
-                self.row(),
-                record.len(),
-                header.len()
-            ));
-        }
-        if self.rows.len() >= MAX_UPLOAD_ROWS {
-            return Err(too_many_rows());
-        }
-        self.cells += record.len();
-        if self.cells > MAX_CELLS {
-            return Err(too_many_cells());
-        }
-        self.rows.push(record);
-        Ok(())
-    }
-}
-
-/// Parses CSV text (RFC 4180 quoting; the first row is the header) into string rows,
-/// within the bounds above ([`MAX_CELL_CHARS`], [`MAX_COLUMNS`],
-/// [`MAX_COLUMN_NAME_CHARS`], [`MAX_UPLOAD_ROWS`], [`MAX_CELLS`]): the error names the
-/// row and column where one is passed.
-pub fn parse_csv(text: &str) -> Result<(Vec<String>, Vec<Vec<String>>), String> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut reader = Reader {
-        header: None,
-        rows: Vec::new(),
-        record: Vec::new(),
-        field: String::new(),
-        field_chars: 0,
-        cells: 0,
-    };
-    let mut quoted = false;
-    let mut chars = text.chars().peekable();
-    let mut any = false;
-    while let Some(c) = chars.next() {
-        any = true;
-        if quoted {
-            match c {
-                '"' if chars.peek() == Some(&'"') => {
-                    chars.next();
-                    reader.push_char('"')?;
-                }
-                '"' => quoted = false,
-                c => reader.push_char(c)?,
-            }
-            continue;
-        }
-        match c {
-            '"' if reader.field.is_empty() => quoted = true,
-            ',' => reader.end_field()?,
-            '\r' => {}
-            '\n' => {
-                reader.end_record()?;
-                any = false;
-            }
-            c => reader.push_char(c)?,
-        }
-    }
-    if quoted {
-        return Err("CSV has an unclosed quote".into());
-    }
-    if any {
-        reader.end_record()?;
-    }
-    let header = reader
-        .header
-        .ok_or("CSV is empty: a header row is required")?;
-    Ok((header, reader.rows))
 }
 
 fn digits(s: &str) -> bool {
@@ -431,49 +301,4 @@ fn fields(header: &[String], kinds: &[&'static str], rows: &[Value]) -> Vec<Data
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-    use alloc::vec;
-
-    #[test]
-    fn bounds_are_refused_where_they_are_passed() {
-        let at = format!("a,b\n1,{}\n", "ệ".repeat(MAX_CELL_CHARS));
-        assert!(parse_csv(&at).is_ok());
-        let over = format!("a,b\n1,2\n3,\"{}\"\n", "x".repeat(MAX_CELL_CHARS + 1));
-        assert_eq!(
-            parse_csv(&over).unwrap_err(),
-            "CSV row 3, column 2 (`b`): a cell is at most 50000 characters"
-        );
-        let wide = vec!["c"; MAX_COLUMNS + 1].join(",");
-        assert!(
-            parse_csv(&wide)
-                .unwrap_err()
-                .contains("at most 200 columns")
-        );
-        let long_name = format!("a,{}\n1,2\n", "n".repeat(MAX_COLUMN_NAME_CHARS + 1));
-        assert!(
-            parse_csv(&long_name)
-                .unwrap_err()
-                .contains("header column 2")
-        );
-        assert!(
-            parse_csv(&format!("a\n{}\n", ",".repeat(1000)))
-                .unwrap_err()
-                .contains("row 2 has more cells")
-        );
-        let line = format!("{}\n", vec!["1"; 100].join(","));
-        let many = format!(
-            "{}\n{}",
-            (0..100)
-                .map(|i| format!("c{i}"))
-                .collect::<Vec<_>>()
-                .join(","),
-            line.repeat(MAX_CELLS / 100 + 1)
-        );
-        assert!(parse_csv(&many).unwrap_err().contains("1000000 cells"));
-        // JSON rows: any value, not only strings, counts in its written form.
-        let nested = serde_json::json!([{"a": 1}, {"a": vec![1; MAX_CELL_CHARS / 2]}]);
-        let rows = nested.as_array().unwrap();
-        assert!(prepare_json(rows).unwrap_err().starts_with("rows[1] `a`"));
-    }
-}
+mod tests;
