@@ -1,19 +1,23 @@
 //! Admin routes. Creating a site takes the operator token; everything else takes the
 //! site's secret key and acts on that site only.
+//!
+//! A body's `llm` is checked in [`llm`]; warranty records are uploaded in [`warranty`].
 
-use concierge_core::boundary::{CalendarDate, WarrantyRecord};
-use concierge_core::flows::shop::warranty::{SERIAL_MAX_CHARS, SERIAL_MIN_CHARS, is_valid_serial};
 use concierge_core::template::Template;
 use serde::Deserialize;
 use worker::{Env, Request, Response};
 
 use crate::auth::{self, Caller};
-use crate::bindings::d1_store::D1Store;
-use crate::bindings::workers_ai;
 use crate::routes::body;
 use crate::site::guarded::GuardedPatch;
-use crate::site::{self, KeyKind, LlmSettings, Site, SiteConfig, endpoint, sealed};
+use crate::site::{self, KeyKind, Site, SiteConfig, sealed};
 use crate::{ApiError, now_ms};
+
+mod llm;
+mod warranty;
+
+use llm::{KeyChange, LlmChange, LlmPatch};
+pub(crate) use warranty::upsert_warranty;
 
 /// Body of `POST /admin/sites` and `PATCH /admin/site`: every field optional on update.
 #[derive(Debug, Deserialize)]
@@ -35,151 +39,6 @@ pub(crate) struct SitePatch {
     analyst: Option<crate::site::AnalystSettings>,
     /// Handoff to a person (`{"enabled": bool}`, replaced whole).
     handoff: Option<crate::site::HandoffSettings>,
-}
-
-/// `llm` in a site body: replaces the site's LLM settings. `api_key` is write-only and
-/// sealed before it is stored; left out, the stored key is kept only while both endpoints
-/// stay the same (a key given for one endpoint never follows the site to another); `""`
-/// removes it.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct LlmPatch {
-    provider: Option<String>,
-    base_url: Option<String>,
-    model: Option<String>,
-    api_key: Option<String>,
-    embed_base_url: Option<String>,
-    embed_model: Option<String>,
-    max_tokens: Option<u32>,
-    first_token_timeout_ms: Option<u32>,
-    embed_dimensions: Option<u32>,
-}
-
-/// What a body does to the site's own LLM key.
-#[derive(Debug)]
-enum KeyChange {
-    Keep,
-    Clear,
-    /// The new key, sealed.
-    Set(String),
-}
-
-/// A checked `llm`: the new settings (without a key) and what happens to the key.
-#[derive(Debug)]
-struct LlmChange {
-    settings: LlmSettings,
-    key: KeyChange,
-}
-
-impl LlmPatch {
-    /// Validate, and seal a new key for site `site_id` (refused when sealing is not
-    /// configured: a key is never stored in the clear).
-    fn check(&self, env: &Env, site_id: &str) -> Result<LlmChange, ApiError> {
-        if let Some(provider) = &self.provider
-            && !matches!(
-                provider.as_str(),
-                "openai" | "ollama" | workers_ai::PROVIDER
-            )
-        {
-            return Err(ApiError::bad_request(
-                "`llm.provider` must be \"openai\", \"ollama\" or \"workers-ai\".",
-            ));
-        }
-        if self.provider.as_deref() == Some(workers_ai::PROVIDER) {
-            // The `AI` binding has no URL and no key; its models are named `@cf/…`.
-            for (field, set) in [
-                ("base_url", self.base_url.is_some()),
-                ("embed_base_url", self.embed_base_url.is_some()),
-                (
-                    "api_key",
-                    self.api_key.as_deref().is_some_and(|k| !k.is_empty()),
-                ),
-            ] {
-                if set {
-                    return Err(ApiError::bad_request(format!(
-                        "`llm.{field}` is not used with \"workers-ai\" (the Worker's AI binding)."
-                    )));
-                }
-            }
-            for (field, name) in [("model", &self.model), ("embed_model", &self.embed_model)] {
-                if name
-                    .as_deref()
-                    .is_some_and(|n| !workers_ai::is_model_name(n))
-                {
-                    return Err(ApiError::bad_request(format!(
-                        "`llm.{field}` must be a Workers AI model name (\"@cf/…\") with \"workers-ai\"."
-                    )));
-                }
-            }
-        }
-        let development = endpoint::development(env);
-        let checked = |field: &str, url: &Option<String>| {
-            url.as_deref()
-                .map(|url| {
-                    endpoint::check(url, development)
-                        .map_err(|why| ApiError::bad_request(format!("`llm.{field}` {why}.")))
-                })
-                .transpose()
-        };
-        let base_url = checked("base_url", &self.base_url)?;
-        let embed_base_url = checked("embed_base_url", &self.embed_base_url)?;
-        if self
-            .first_token_timeout_ms
-            .is_some_and(|ms| !(1_000..=120_000).contains(&ms))
-        {
-            return Err(ApiError::bad_request(
-                "`llm.first_token_timeout_ms` must be 1000 to 120000.",
-            ));
-        }
-        // Vectorize holds vectors of 1 to 1536 dimensions (bindings/vectors.rs).
-        let most = crate::bindings::vectors::MAX_DIMENSIONS as u32;
-        if self
-            .embed_dimensions
-            .is_some_and(|d| !(1..=most).contains(&d))
-        {
-            return Err(ApiError::bad_request(format!(
-                "`llm.embed_dimensions` must be 1 to {most} (Vectorize's most)."
-            )));
-        }
-        if self.max_tokens.is_some_and(|n| !(16..=32_768).contains(&n)) {
-            return Err(ApiError::bad_request(
-                "`llm.max_tokens` must be 16 to 32768.",
-            ));
-        }
-        let key = match self.api_key.as_deref() {
-            None => KeyChange::Keep,
-            Some("") => KeyChange::Clear,
-            Some(key) => {
-                if key.len() > 1024 || !key.bytes().all(|b| b.is_ascii_graphic()) {
-                    return Err(ApiError::bad_request(
-                        "`llm.api_key` must be at most 1024 printable ASCII characters, no spaces.",
-                    ));
-                }
-                if base_url.is_none() && embed_base_url.is_none() {
-                    return Err(ApiError::bad_request(
-                        "`llm.api_key` is sent only to the site's own endpoint: set `llm.base_url` \
-                         or `llm.embed_base_url` with it (the service's endpoint uses the service's key).",
-                    ));
-                }
-                KeyChange::Set(sealed::seal(env, site_id, key)?)
-            }
-        };
-        Ok(LlmChange {
-            settings: LlmSettings {
-                provider: self.provider.clone(),
-                base_url,
-                model: self.model.clone(),
-                api_key: None,
-                api_key_sealed: None,
-                embed_base_url,
-                embed_model: self.embed_model.clone(),
-                max_tokens: self.max_tokens,
-                first_token_timeout_ms: self.first_token_timeout_ms,
-                embed_dimensions: self.embed_dimensions,
-            },
-            key,
-        })
-    }
 }
 
 impl SitePatch {
@@ -433,64 +292,4 @@ pub(crate) async fn rotate_user_token_secret(
     Err(ApiError::Conflict(
         "The site kept changing during this update; try again.",
     ))
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct WarrantyUpsert {
-    records: Vec<WarrantyRecordIn>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct WarrantyRecordIn {
-    serial: String,
-    product: String,
-    /// `YYYY-MM-DD`.
-    warranty_until: String,
-}
-
-/// `POST /admin/warranty`: bulk upsert warranty records (all or nothing). Serials follow
-/// the core's rule and are unique per site whatever their letter case; dates are
-/// `YYYY-MM-DD` days that exist.
-pub(crate) async fn upsert_warranty(mut req: Request, env: &Env) -> Result<Response, ApiError> {
-    let caller = secret_caller(&req, env).await?;
-    let body: WarrantyUpsert = body::json(&mut req).await?;
-    if body.records.is_empty() || body.records.len() > 500 {
-        return Err(ApiError::bad_request(
-            "`records` must hold 1 to 500 records.",
-        ));
-    }
-    let mut records = Vec::with_capacity(body.records.len());
-    for (i, record) in body.records.iter().enumerate() {
-        let serial = record.serial.trim();
-        if !is_valid_serial(serial) {
-            return Err(ApiError::bad_request(format!(
-                "records[{i}].serial must be {SERIAL_MIN_CHARS} to {SERIAL_MAX_CHARS} letters, digits or '-'."
-            )));
-        }
-        let Some(warranty_until) = CalendarDate::parse_iso(&record.warranty_until) else {
-            return Err(ApiError::bad_request(format!(
-                "records[{i}].warranty_until must be a date that exists, as YYYY-MM-DD."
-            )));
-        };
-        let product = record.product.trim();
-        if product.is_empty() {
-            return Err(ApiError::bad_request(format!(
-                "records[{i}].product must not be empty."
-            )));
-        }
-        records.push(WarrantyRecord {
-            serial: serial.to_string(),
-            product: product.to_string(),
-            warranty_until,
-        });
-    }
-    D1Store::new(env.d1("DB")?)
-        .upsert_warranty(&caller.site.id, &records)
-        .await
-        .map_err(ApiError::store)?;
-    Ok(Response::from_json(
-        &serde_json::json!({"upserted": records.len()}),
-    )?)
 }
