@@ -12,21 +12,25 @@
 //!   it again; **regenerate** answers the last message again in place of its answer (the
 //!   server replaces the stored answer; a retry after a failed regenerate regenerates
 //!   again); **reset** forgets the stored id and starts over.
+//!
+//! The stream is read in [`stream`]; the stored conversation id is kept in [`storage`].
 
-use concierge_core::stream::sse::SseDecoder;
-use js_sys::Uint8Array;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
-use web_sys::{AbortController, ReadableStreamDefaultReader, ReadableStreamReadResult};
+use web_sys::AbortController;
 
-use crate::api::{self, Api, ApiError, Role};
+use crate::api::{Api, ApiError, Role};
 use crate::host::Host;
 use crate::i18n::{Lang, Strings};
 use crate::options::Options;
 use crate::rich;
-use crate::turn::{Failure, Phase, StreamEvent, Turn};
+use crate::turn::{Failure, Phase, Turn};
+
+mod storage;
+mod stream;
+
+use storage::{storage_get, storage_remove, storage_set};
+use stream::{mirror, read_stream};
 
 /// The largest SSE line and event the panel reads (8 MiB).
 const MAX_EVENT_BYTES: usize = 8 << 20;
@@ -347,74 +351,6 @@ impl Chat {
     }
 }
 
-/// Read the SSE body into `turn`, updating `entry` as events arrive. `Err` when reading
-/// failed (aborted, or the connection broke).
-async fn read_stream(
-    reader: &ReadableStreamDefaultReader,
-    turn: &mut Turn,
-    entry: Entry,
-) -> Result<(), ()> {
-    // Payloads can be large (a 10,000-row table is over 1 MiB); the panel shows a capped
-    // part of them, but reads them whole.
-    let mut decoder = SseDecoder::with_limits(MAX_EVENT_BYTES, MAX_EVENT_BYTES);
-    loop {
-        let result = JsFuture::from(reader.read()).await.map_err(|_| ())?;
-        let result: ReadableStreamReadResult = result.unchecked_into();
-        if result.get_done().unwrap_or(true) {
-            decoder.finish();
-        } else {
-            decoder.feed(&Uint8Array::new(&result.get_value()).to_vec());
-        }
-        let mut changed = false;
-        while let Some(event) = decoder.next_event() {
-            let Ok(event) = event else {
-                continue;
-            };
-            let Some(json) = api::parse_json(event.data) else {
-                continue;
-            };
-            if matches!(
-                event.event,
-                "tool_start" | "tool_end" | "progress" | "payload" | "completed"
-            ) {
-                rich::event(entry.key, event.event, event.data);
-            }
-            if let Some(event) = StreamEvent::from_sse(event.event, |path| api::field(&json, path))
-            {
-                let waiting = turn.phase == Phase::Waiting;
-                changed |= turn.apply(event);
-                if waiting && turn.phase == Phase::Streaming {
-                    rich::event(entry.key, "text", "");
-                }
-            }
-        }
-        if changed {
-            mirror(turn, entry);
-        }
-        if result.get_done().unwrap_or(true) {
-            turn.end();
-            return Ok(());
-        }
-        if turn.phase.is_over() {
-            let _ = reader.cancel();
-            return Ok(());
-        }
-    }
-}
-
-/// Show `turn` in `entry`.
-fn mirror(turn: &Turn, entry: Entry) {
-    if entry.text.with_untracked(|t| t.len() != turn.text.len()) {
-        entry.text.set(turn.text.clone());
-    }
-    if entry.phase.get_untracked() != turn.phase {
-        entry.phase.set(turn.phase);
-    }
-    if entry.activity.with_untracked(|a| *a != turn.activity) {
-        entry.activity.set(turn.activity.clone());
-    }
-}
-
 /// A fresh idempotency key for one visitor message: unique within its conversation (the
 /// time, and 64 random bits).
 fn idempotency_key() -> String {
@@ -425,28 +361,4 @@ fn idempotency_key() -> String {
         random(),
         random()
     )
-}
-
-fn storage() -> Option<web_sys::Storage> {
-    web_sys::window()?.local_storage().ok().flatten()
-}
-
-fn storage_get(key: &str) -> Option<String> {
-    storage()?
-        .get_item(key)
-        .ok()
-        .flatten()
-        .filter(|v| !v.is_empty())
-}
-
-fn storage_set(key: &str, value: &str) {
-    if let Some(s) = storage() {
-        let _ = s.set_item(key, value);
-    }
-}
-
-fn storage_remove(key: &str) {
-    if let Some(s) = storage() {
-        let _ = s.remove_item(key);
-    }
 }
