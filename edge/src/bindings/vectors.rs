@@ -25,7 +25,7 @@
 //! the writes (they become visible after a delay) or the re-indexing waits in its queue.
 
 //!
-//! The local path's storage and ranking is in [`local`], the liveness check in [`live`].
+//! The local path's storage and ranking is in `local`, the liveness check in `live`.
 
 use concierge_core::boundary::{
     MAX_VECTOR_ID_BYTES, VectorIndex, VectorMatch, VectorQuery, VectorRecord,

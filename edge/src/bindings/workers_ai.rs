@@ -18,7 +18,7 @@
 //! ([`call_error`]): input errors (5xxx) are the request's fault and are not retried;
 //! capacity and internal errors (3xxx) are retried once, like an HTTP 5xx.
 //!
-//! Replies (streamed or whole) are read into chat events in [`reply`].
+//! Replies (streamed or whole) are read into chat events in `reply`.
 
 use concierge_core::boundary::{ChatRequest, Constraint, tool_call_schema};
 use concierge_core::chat::{ChatMessage, Role};

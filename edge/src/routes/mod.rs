@@ -1,6 +1,6 @@
 //! The router: which handler serves which method and path, and CORS.
 //!
-//! The routes themselves (method and path → [`Route`]) are in [`route`].
+//! The routes themselves (method and path → [`Route`]) are in `route`.
 
 use worker::{Context, Env, Method, Request, Response};
 

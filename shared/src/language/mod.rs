@@ -18,7 +18,7 @@
 //!
 //! English wins when its evidence is at least one word and more than twice the Vietnamese.
 //!
-//! The word lists are in [`words`].
+//! The word lists are in `words`.
 
 use alloc::vec::Vec;
 

@@ -1,11 +1,9 @@
-//! An in-memory [`ConversationStore`]: its conversations are in [`entry`], its
-//! constructor, test switches and reads in [`knobs`].
+//! An in-memory [`ConversationStore`]: its conversations are in `entry`, its state,
+//! constructor, test switches and reads in `state`.
 
 use alloc::boxed::Box;
 use alloc::collections::{BTreeMap, BTreeSet};
-use alloc::string::String;
 use alloc::vec::Vec;
-use core::cell::{Cell, RefCell};
 use core::future::poll_fn;
 use core::task::Poll;
 
@@ -18,23 +16,10 @@ use crate::conversation::{
 use crate::error::{ServiceError, ServiceErrorKind};
 
 mod entry;
-mod knobs;
+mod state;
 
-use entry::{Entry, Remembered, Turn, key};
-
-/// Conversations kept in a `RefCell`, scoped by site like the D1 store.
-#[derive(Debug, Default)]
-pub struct MemoryStore {
-    entries: RefCell<BTreeMap<(String, String), Entry>>,
-    unavailable: Cell<bool>,
-    language_unavailable: Cell<bool>,
-    insert_unavailable: Cell<bool>,
-    insert_polls: Cell<u32>,
-    /// With [`remember_turns`](MemoryStore::remember_turns): the last context each
-    /// conversation's [`read_turn`](ConversationStore::read_turn) found, and its window.
-    remembered: Option<RefCell<Remembered>>,
-    turn_reads: Cell<usize>,
-}
+use entry::{Entry, Turn, key};
+pub use state::MemoryStore;
 
 impl ConversationStore for MemoryStore {
     async fn create_conversation(&self, conversation: &Conversation) -> Result<(), ServiceError> {

@@ -96,7 +96,7 @@ pub async fn index_messages<E: Embedder, V: VectorIndex>(
 
 /// Embeds and upserts one knowledge document of a site under
 /// [`document_vector_parent`]. Returns the number of chunks (then delete
-/// [`document_stale_ids`]: chunks an earlier, longer version left).
+/// [`document_stale_ids`](super::document_stale_ids): chunks an earlier, longer version left).
 pub async fn index_document<E: Embedder, V: VectorIndex>(
     embedder: &E,
     index: &V,

@@ -24,7 +24,7 @@
 //! (Vectorize filters cannot express "or") — and the union is re-ranked by
 //! `0.75 × vector score + 0.25 × word overlap with the query`.
 //!
-//! Indexing is in [`index`], the query and re-rank in [`query`]; this file holds chunking
+//! Indexing is in `index`, the query and re-rank in `query`; this file holds chunking
 //! and vector ids.
 
 use alloc::format;

@@ -13,7 +13,7 @@
 //!   server replaces the stored answer; a retry after a failed regenerate regenerates
 //!   again); **reset** forgets the stored id and starts over.
 //!
-//! The stream is read in [`stream`]; the stored conversation id is kept in [`storage`].
+//! The stream is read in `stream`; the stored conversation id is kept in `storage`.
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;

@@ -1,7 +1,7 @@
 //! Admin routes. Creating a site takes the operator token; everything else takes the
 //! site's secret key and acts on that site only.
 //!
-//! A body's `llm` is checked in [`llm`]; warranty records are uploaded in [`warranty`].
+//! A body's `llm` is checked in `llm`; warranty records are uploaded in `warranty`.
 
 use concierge_core::template::Template;
 use serde::Deserialize;

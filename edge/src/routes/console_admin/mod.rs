@@ -15,7 +15,7 @@
 //! `from`/`to` in Unix milliseconds) is read by [`filter`]; a bad value is a 400 naming
 //! the parameter.
 //!
-//! The export (CSV or JSON) is in [`export`].
+//! The export (CSV or JSON) is in `export`.
 
 use concierge_core::boundary::ConversationStore;
 use concierge_core::conversation::Scope;

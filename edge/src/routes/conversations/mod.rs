@@ -14,7 +14,7 @@
 //! them all. A token that does not verify is 401 `invalid_user_token`, before anything
 //! is read or stored.
 //!
-//! Posting a message (streamed or accepted for the queue) is in [`post`].
+//! Posting a message (streamed or accepted for the queue) is in `post`.
 
 use concierge_core::boundary::ConversationStore;
 use concierge_core::conversation::{Language, Scope, StoredMessage};

@@ -7,7 +7,7 @@
 //! [`Gate`]; if the message cannot be stored, the answer is dropped unfinished and the
 //! turn fails as one that never started.
 //!
-//! The gated model and store are in [`wrapped`].
+//! The gated model and store are in `wrapped`.
 
 use alloc::vec::Vec;
 use core::cell::RefCell;

@@ -38,7 +38,7 @@
 //! # Ok::<(), concierge_core::stream::EncodeError>(())
 //! ```
 //!
-//! The decoder is in [`decode`], the mapping of turn events in [`turn`].
+//! The decoder is in `decode`, the mapping of turn events in `turn`.
 
 use alloc::borrow::Cow;
 use alloc::string::String;

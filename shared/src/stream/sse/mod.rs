@@ -21,7 +21,7 @@
 //! # Ok::<(), concierge_core::stream::SseError>(())
 //! ```
 //!
-//! The encoder is in [`encode`].
+//! The encoder is in `encode`.
 
 use alloc::string::{String, ToString};
 use core::fmt;

@@ -94,7 +94,7 @@ impl Reader {
 
 /// Parses CSV text (RFC 4180 quoting; the first row is the header) into string rows,
 /// within the bounds above ([`MAX_CELL_CHARS`], [`MAX_COLUMNS`],
-/// [`MAX_COLUMN_NAME_CHARS`], [`MAX_UPLOAD_ROWS`], [`MAX_CELLS`]): the error names the
+/// [`MAX_COLUMN_NAME_CHARS`](super::MAX_COLUMN_NAME_CHARS), [`MAX_UPLOAD_ROWS`], [`MAX_CELLS`]): the error names the
 /// row and column where one is passed.
 pub fn parse_csv(text: &str) -> Result<(Vec<String>, Vec<Vec<String>>), String> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);

@@ -2,7 +2,7 @@
 //! inference, accepting Vietnamese number (`150.000.000`, `1,5`) and date (`d/m/yyyy`)
 //! formats; values are normalised (numbers as JSON numbers, dates as ISO strings).
 //!
-//! The CSV reader is in [`csv`]; this file holds the bounds, cell parsing and typing.
+//! The CSV reader is in `csv`; this file holds the bounds, cell parsing and typing.
 
 use alloc::format;
 use alloc::string::{String, ToString};

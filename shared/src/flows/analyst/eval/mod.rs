@@ -2,7 +2,7 @@
 //! of Mongo's aggregation semantics over JSON rows, pure Rust. Rows come from the loader,
 //! which reads only the requesting user's connections; a pipeline can only narrow them.
 //!
-//! The stages are in [`stages`], `$lookup`'s join in [`join`]; this file runs a pipeline.
+//! The stages are in `stages`, `$lookup`'s join in `join`; this file runs a pipeline.
 
 use alloc::string::{String, ToString};
 use alloc::vec;

@@ -1,7 +1,7 @@
 //! The graph run: `intent_classifier` → `chat_node` | `data_agent_node` | `clarify_node`
 //! → `response_formatter`, on the engine's turn.
 //!
-//! `data_agent_node` and `response_formatter` are in [`data_agent`].
+//! `data_agent_node` and `response_formatter` are in `data_agent`.
 
 use alloc::format;
 use alloc::string::{String, ToString};

@@ -2,7 +2,7 @@
 //! user's connections from the turn, never from arguments; every simple tool builds a
 //! validated pipeline and runs the one executor, so there is one isolation point.
 //!
-//! The tools' bodies are in [`calls`], the row computations they share in [`compute`];
+//! The tools' bodies are in `calls`, the row computations they share in `compute`;
 //! this file holds the tool set, argument checks and the tools' descriptions.
 
 use alloc::boxed::Box;

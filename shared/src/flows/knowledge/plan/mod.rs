@@ -14,7 +14,7 @@
 //!   `summary_tool`/`math_tool`, which depend on every earlier retrieval task of the same
 //!   agent.
 //!
-//! Reading the model's JSON (repaired) into raw tasks is in [`raw`].
+//! Reading the model's JSON (repaired) into raw tasks is in `raw`.
 
 use alloc::collections::BTreeMap;
 use alloc::format;

@@ -20,7 +20,7 @@
 //! `hotline 19001234`), or one piece of a code written with spaces (`F2LX K9P0 Q1`, which
 //! the seed's rule refuses whole).
 //!
-//! The word lists are in [`words`], the scan of a message's words in [`scan`].
+//! The word lists are in `words`, the scan of a message's words in `scan`.
 
 use alloc::string::String;
 

@@ -1,11 +1,29 @@
-//! The in-memory store's constructor, the failures tests switch on, and reads for assertions.
+//! The in-memory store's state, constructor, the failures tests switch on, and reads for
+//! assertions.
 
+use alloc::collections::BTreeMap;
+use alloc::string::String;
 use alloc::vec::Vec;
-use core::cell::RefCell;
+use core::cell::{Cell, RefCell};
 
-use super::{Entry, MemoryStore, key};
+use super::entry::Remembered;
+use super::{Entry, key};
 use crate::conversation::{Conversation, EmbeddingStatus, Scope, StoredMessage, embedding_policy};
 use crate::error::{ServiceError, ServiceErrorKind};
+
+/// Conversations kept in a `RefCell`, scoped by site like the D1 store.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    pub(super) entries: RefCell<BTreeMap<(String, String), Entry>>,
+    pub(super) unavailable: Cell<bool>,
+    pub(super) language_unavailable: Cell<bool>,
+    pub(super) insert_unavailable: Cell<bool>,
+    pub(super) insert_polls: Cell<u32>,
+    /// With [`remember_turns`](MemoryStore::remember_turns): the last context each
+    /// conversation's [`read_turn`](crate::boundary::ConversationStore::read_turn) found, and its window.
+    pub(super) remembered: Option<RefCell<Remembered>>,
+    pub(super) turn_reads: Cell<usize>,
+}
 
 impl MemoryStore {
     /// An empty store.
@@ -18,27 +36,27 @@ impl MemoryStore {
         self.unavailable.set(unavailable);
     }
 
-    /// Makes every later [`insert_turn`](ConversationStore::insert_turn) (a streamed turn's
+    /// Makes every later [`insert_turn`](crate::boundary::ConversationStore::insert_turn) (a streamed turn's
     /// visitor message) fail with `Unavailable`, reads still working (or work again).
     pub fn set_insert_unavailable(&self, unavailable: bool) {
         self.insert_unavailable.set(unavailable);
     }
 
-    /// Makes every later [`insert_turn`](ConversationStore::insert_turn) let other work run
+    /// Makes every later [`insert_turn`](crate::boundary::ConversationStore::insert_turn) let other work run
     /// `polls` times before it writes, as a database round trip does (0: at once).
     pub fn set_insert_polls(&self, polls: u32) {
         self.insert_polls.set(polls);
     }
 
     /// How many times a turn's context was read
-    /// ([`read_turn`](ConversationStore::read_turn), also within
-    /// [`insert_checked_turn`](ConversationStore::insert_checked_turn)).
+    /// ([`read_turn`](crate::boundary::ConversationStore::read_turn), also within
+    /// [`insert_checked_turn`](crate::boundary::ConversationStore::insert_checked_turn)).
     pub fn turn_reads(&self) -> usize {
         self.turn_reads.get()
     }
 
-    /// A store that remembers what [`read_turn`](ConversationStore::read_turn) found and
-    /// offers it as [`cached_turn`](ConversationStore::cached_turn), as the Worker's store
+    /// A store that remembers what [`read_turn`](crate::boundary::ConversationStore::read_turn) found and
+    /// offers it as [`cached_turn`](crate::boundary::ConversationStore::cached_turn), as the Worker's store
     /// does — even once out of date (a later `read_turn` refreshes it).
     pub fn remember_turns() -> Self {
         Self {
