@@ -24,8 +24,11 @@
 //! document made private leaves public answers at once — even while Vectorize applies
 //! the writes (they become visible after a delay) or the re-indexing waits in its queue.
 
+//!
+//! The local path's storage and ranking is in `local`, the liveness check in `live`.
+
 use concierge_core::boundary::{
-    FilterCondition, MAX_VECTOR_ID_BYTES, VectorIndex, VectorMatch, VectorQuery, VectorRecord,
+    MAX_VECTOR_ID_BYTES, VectorIndex, VectorMatch, VectorQuery, VectorRecord,
 };
 use concierge_core::conversation::Metadata;
 use concierge_core::error::{ServiceError, ServiceErrorKind};
@@ -38,9 +41,13 @@ use worker::{D1Database, Env};
 use super::d1_store::service_error;
 
 mod limits;
+mod live;
+mod local;
 
 pub(crate) use limits::MAX_DIMENSIONS;
 use limits::{MAX_BATCH, MAX_TOP_K, check_filter, check_records, check_values};
+use live::live;
+use local::encode_vector;
 
 #[wasm_bindgen]
 extern "C" {
@@ -133,52 +140,6 @@ fn site_of(metadata: &Metadata) -> &str {
         .get("site_id")
         .and_then(|v| v.as_str())
         .unwrap_or("")
-}
-
-fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    let (mut dot, mut na, mut nb) = (0f32, 0f32, 0f32);
-    for (x, y) in a.iter().zip(b) {
-        dot += x * y;
-        na += x * x;
-        nb += y * y;
-    }
-    if na == 0.0 || nb == 0.0 {
-        0.0
-    } else {
-        dot / (na.sqrt() * nb.sqrt())
-    }
-}
-
-/// A vector as stored locally: base64 of its little-endian `f32`s.
-fn encode_vector(values: &[f32]) -> String {
-    use base64::Engine;
-    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-    base64::engine::general_purpose::STANDARD.encode(bytes)
-}
-
-/// A stored vector: base64 (see [`encode_vector`]) or, in rows written before it, a JSON
-/// array.
-fn decode_vector(stored: &str) -> Option<Vec<f32>> {
-    use base64::Engine;
-    if stored.starts_with('[') {
-        return serde_json::from_str(stored).ok();
-    }
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(stored)
-        .ok()?;
-    Some(
-        bytes
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect(),
-    )
-}
-
-#[derive(Debug, Deserialize)]
-struct LocalRow {
-    id: String,
-    metadata: String,
-    vector: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -333,161 +294,4 @@ impl VectorIndex for Vectors {
             }
         }
     }
-}
-
-impl Vectors {
-    /// The local rows `query` can match, scored: filtered in SQL by site, source and
-    /// conversation (the columns the core filters on); [`VectorQuery::admit`] does the
-    /// rest.
-    async fn local_candidates(
-        &self,
-        site: &str,
-        query: &VectorQuery,
-    ) -> Result<Vec<VectorMatch>, ServiceError> {
-        let mut sql =
-            String::from("SELECT id, metadata, vector FROM local_vectors WHERE site_id = ?1");
-        let mut params = vec![JsValue::from(site)];
-        for column in ["source", "conversation_id"] {
-            if let Some(value) = query.filter.eq_str(column) {
-                params.push(value.into());
-                sql.push_str(&format!(" AND {column} = ?{}", params.len()));
-            }
-        }
-        // `knowledge`'s permission filter, as Vectorize applies it with `$in`: the column
-        // names are fixed here, the values bound.
-        for column in ["scope", "department"] {
-            let values = query.filter.conditions.iter().find_map(|c| match c {
-                FilterCondition::In(key, values) if key == column => Some(values),
-                _ => None,
-            });
-            if let Some(values) = values {
-                let mut placeholders = Vec::new();
-                for value in values.iter().filter_map(|v| v.as_str()).take(16) {
-                    params.push(value.into());
-                    placeholders.push(format!("?{}", params.len()));
-                }
-                if placeholders.is_empty() {
-                    return Ok(Vec::new());
-                }
-                sql.push_str(&format!(" AND {column} IN ({})", placeholders.join(", ")));
-            }
-        }
-        let rows = self
-            .db
-            .prepare(&sql)
-            .bind(&params)
-            .map_err(service_error)?
-            .all()
-            .await
-            .map_err(service_error)?
-            .results::<LocalRow>()
-            .map_err(service_error)?;
-        Ok(rows
-            .into_iter()
-            .filter_map(|row| {
-                let metadata: Metadata = serde_json::from_str(&row.metadata).ok()?;
-                let values = decode_vector(&row.vector)?;
-                Some(VectorMatch {
-                    id: row.id,
-                    score: cosine(&query.vector, &values),
-                    metadata,
-                })
-            })
-            .collect())
-    }
-}
-
-/// Bound parameters per liveness statement (D1 allows 100).
-const LIVE_IDS_PER_STATEMENT: usize = 90;
-
-/// `matches` without those whose message or document no longer exists on `site` (or
-/// that name neither). One D1 batch.
-async fn live(
-    db: &D1Database,
-    site: &str,
-    matches: Vec<VectorMatch>,
-) -> Result<Vec<VectorMatch>, ServiceError> {
-    let parent = |m: &VectorMatch| -> Option<(&'static str, String)> {
-        let text = |key: &str| m.metadata.get(key).and_then(|v| v.as_str());
-        match text("source")? {
-            "knowledge" => Some(("knowledge", text("document_id")?.to_string())),
-            "conversation" => Some(("conversation", text("message_id")?.to_string())),
-            _ => None,
-        }
-    };
-    // Learned `rental` Q&A: the template reads its row (site-scoped) before reusing it,
-    // so a purged one is never reused; they pass here as they are.
-    let (mut kept, matches): (Vec<VectorMatch>, Vec<VectorMatch>) = matches
-        .into_iter()
-        .partition(|m| m.metadata.get("source").and_then(|v| v.as_str()) == Some("rental_qa"));
-    let wanted: Vec<(&'static str, String)> = matches.iter().filter_map(parent).collect();
-    if wanted.is_empty() {
-        return Ok(kept);
-    }
-    let mut statements = Vec::new();
-    for (source, table) in [
-        ("knowledge", "knowledge_documents"),
-        ("conversation", "messages"),
-    ] {
-        let ids: Vec<&str> = wanted
-            .iter()
-            .filter(|(s, _)| *s == source)
-            .map(|(_, id)| id.as_str())
-            .collect();
-        for group in ids.chunks(LIVE_IDS_PER_STATEMENT) {
-            let placeholders: Vec<String> =
-                (0..group.len()).map(|i| format!("?{}", i + 2)).collect();
-            // A document's current scope and department: its vectors carry the ones it
-            // had when they were written.
-            let access = if source == "knowledge" {
-                "scope, department"
-            } else {
-                "NULL AS scope, NULL AS department"
-            };
-            let sql = format!(
-                "SELECT '{source}' AS source, id, {access} FROM {table} \
-                 WHERE site_id = ?1 AND id IN ({})",
-                placeholders.join(", ")
-            );
-            let mut params = vec![JsValue::from(site)];
-            params.extend(group.iter().map(|id| JsValue::from(*id)));
-            statements.push(db.prepare(&sql).bind(&params).map_err(service_error)?);
-        }
-    }
-    #[derive(Deserialize)]
-    struct Live {
-        source: String,
-        id: String,
-        #[serde(default)]
-        scope: Option<String>,
-        #[serde(default)]
-        department: Option<String>,
-    }
-    let mut present: Vec<Live> = Vec::new();
-    for result in db.batch(statements).await.map_err(service_error)? {
-        present.extend(result.results::<Live>().map_err(service_error)?);
-    }
-    // A document's vectors count only while it still has the access they were written
-    // with: a document made private is out of public answers before it is re-indexed
-    // (the defaults are the columns' and the indexer's).
-    let same = |m: &VectorMatch, key: &str, now: &Option<String>, default: &str| {
-        let written = m
-            .metadata
-            .get(key)
-            .and_then(|v| v.as_str())
-            .unwrap_or(default);
-        written == now.as_deref().unwrap_or(default)
-    };
-    kept.extend(matches.into_iter().filter(|m| {
-        parent(m).is_some_and(|(source, id)| {
-            present.iter().any(|row| {
-                row.source == source
-                    && row.id == id
-                    && (source != "knowledge"
-                        || (same(m, "scope", &row.scope, "public")
-                            && same(m, "department", &row.department, "general")))
-            })
-        })
-    }));
-    Ok(kept)
 }

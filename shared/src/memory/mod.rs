@@ -3,6 +3,7 @@
 //!
 //! [`MemoryBackend`] bundles one of each and is a [`Platform`].
 
+mod basics;
 mod cache;
 mod data;
 mod logs;
@@ -13,13 +14,11 @@ mod sql;
 mod store;
 mod timer;
 mod vector;
+mod warranty;
 
-use alloc::collections::BTreeMap;
-use alloc::format;
-use alloc::string::String;
 use alloc::vec::Vec;
-use core::cell::{Cell, RefCell};
 
+pub use basics::{RecordingLogger, RecordingQueue, SequentialIds, SteppingClock};
 pub use cache::{ManualClock, MemoryCache};
 pub use data::MemoryDataSets;
 pub use logs::MemoryKnowledgeBase;
@@ -30,185 +29,13 @@ pub use sql::{MemorySql, MemoryTable};
 pub use store::MemoryStore;
 pub use timer::MemoryTimer;
 pub use vector::{HashEmbedder, MemoryVectorIndex, cosine};
+pub use warranty::MemoryWarrantyRecords;
 
 use crate::boundary::ChatModel;
-use crate::boundary::{
-    Clock, EmbedQueue, Ids, KnowledgeState, LogEntry, LogQuery, LogRecord, Logger, WarrantyRecord,
-    WarrantyRecords,
-};
-use crate::conversation::EmbedJob;
+use crate::boundary::{Clock, EmbedQueue, Ids, KnowledgeState, LogEntry, LogQuery, Logger};
 use crate::engine::Platform;
 use crate::error::{Error, ServiceError};
 use crate::retrieval::index_message;
-
-/// Ids `{prefix}1`, `{prefix}2`, …
-#[derive(Debug)]
-pub struct SequentialIds {
-    prefix: String,
-    next: Cell<u64>,
-}
-
-impl SequentialIds {
-    /// Ids starting at `{prefix}1`.
-    pub fn new(prefix: &str) -> Self {
-        Self {
-            prefix: prefix.into(),
-            next: Cell::new(1),
-        }
-    }
-}
-
-impl Default for SequentialIds {
-    fn default() -> Self {
-        Self::new("id")
-    }
-}
-
-impl Ids for SequentialIds {
-    fn new_id(&self) -> String {
-        let n = self.next.get();
-        self.next.set(n + 1);
-        format!("{}{n}", self.prefix)
-    }
-}
-
-/// A clock that starts at a given time and advances by a fixed step on every reading.
-#[derive(Debug)]
-pub struct SteppingClock {
-    now: Cell<u64>,
-    step: u64,
-}
-
-impl SteppingClock {
-    /// Starts at `start_ms`, advancing `step_ms` per reading.
-    pub fn new(start_ms: u64, step_ms: u64) -> Self {
-        Self {
-            now: Cell::new(start_ms),
-            step: step_ms,
-        }
-    }
-}
-
-impl Default for SteppingClock {
-    /// 2026-01-01T00:00:00Z, one second per reading.
-    fn default() -> Self {
-        Self::new(1_767_225_600_000, 1000)
-    }
-}
-
-impl Clock for SteppingClock {
-    fn now_ms(&self) -> u64 {
-        let now = self.now.get();
-        self.now.set(now + self.step);
-        now
-    }
-}
-
-/// An embedding queue that keeps the jobs.
-#[derive(Debug, Default)]
-pub struct RecordingQueue {
-    jobs: RefCell<Vec<EmbedJob>>,
-}
-
-impl RecordingQueue {
-    /// The jobs queued so far.
-    pub fn jobs(&self) -> Vec<EmbedJob> {
-        self.jobs.borrow().clone()
-    }
-
-    /// Takes the queued jobs.
-    pub fn drain(&self) -> Vec<EmbedJob> {
-        core::mem::take(&mut *self.jobs.borrow_mut())
-    }
-}
-
-impl EmbedQueue for RecordingQueue {
-    fn enqueue(&self, job: EmbedJob) {
-        self.jobs.borrow_mut().push(job);
-    }
-}
-
-/// A logger that keeps each record as its JSON line.
-#[derive(Debug, Default)]
-pub struct RecordingLogger {
-    lines: RefCell<Vec<String>>,
-}
-
-impl RecordingLogger {
-    /// The lines logged so far.
-    pub fn lines(&self) -> Vec<String> {
-        self.lines.borrow().clone()
-    }
-}
-
-impl Logger for RecordingLogger {
-    fn log(&self, record: &LogRecord<'_>) {
-        self.lines.borrow_mut().push(record.to_json_line());
-    }
-}
-
-/// Warranty records by site and upper-cased serial.
-#[derive(Debug, Default)]
-pub struct MemoryWarrantyRecords {
-    records: RefCell<BTreeMap<(String, String), WarrantyRecord>>,
-    unavailable: Cell<bool>,
-}
-
-impl MemoryWarrantyRecords {
-    /// No records.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Seed 000's demo record on `site_id`: serial `0979825281` → "S23 Ultra", warranty
-    /// until 12/8/2026.
-    pub fn demo(site_id: &str) -> Self {
-        let records = Self::new();
-        if let Some(until) = crate::boundary::CalendarDate::new(2026, 8, 12) {
-            records.insert(
-                site_id,
-                WarrantyRecord {
-                    serial: "0979825281".into(),
-                    product: "S23 Ultra".into(),
-                    warranty_until: until,
-                },
-            );
-        }
-        records
-    }
-
-    /// Adds (or replaces) a record.
-    pub fn insert(&self, site_id: &str, record: WarrantyRecord) {
-        self.records
-            .borrow_mut()
-            .insert((site_id.into(), record.serial.to_ascii_uppercase()), record);
-    }
-
-    /// Makes every lookup fail as an unreachable database would (`true`), or work again.
-    pub fn set_unavailable(&self, unavailable: bool) {
-        self.unavailable.set(unavailable);
-    }
-}
-
-impl WarrantyRecords for MemoryWarrantyRecords {
-    async fn find_warranty(
-        &self,
-        site_id: &str,
-        serial: &str,
-    ) -> Result<Option<WarrantyRecord>, ServiceError> {
-        if self.unavailable.get() {
-            return Err(ServiceError::new(
-                crate::error::ServiceErrorKind::Unavailable,
-                "warranty records unavailable",
-            ));
-        }
-        Ok(self
-            .records
-            .borrow()
-            .get(&(site_id.into(), serial.to_ascii_uppercase()))
-            .cloned())
-    }
-}
 
 /// One of each in-memory boundary.
 #[derive(Debug, Default)]

@@ -1,10 +1,9 @@
-//! An in-memory [`ConversationStore`].
+//! An in-memory [`ConversationStore`]: its conversations are in `entry`, its state,
+//! constructor, test switches and reads in `state`.
 
 use alloc::boxed::Box;
 use alloc::collections::{BTreeMap, BTreeSet};
-use alloc::string::String;
 use alloc::vec::Vec;
-use core::cell::{Cell, RefCell};
 use core::future::poll_fn;
 use core::task::Poll;
 
@@ -13,179 +12,14 @@ use crate::boundary::{
 };
 use crate::conversation::{
     ANSWER_FAILED, Conversation, EmbeddingStatus, Language, Role, Scope, StoredMessage, Summary,
-    embedding_policy,
 };
 use crate::error::{ServiceError, ServiceErrorKind};
 
-#[derive(Debug, Clone)]
-struct Entry {
-    conversation: Conversation,
-    messages: Vec<StoredMessage>,
-    ids: BTreeSet<String>,
-    embedding: BTreeMap<String, EmbeddingStatus>,
-    summary: Option<Summary>,
-    /// The turn of each visitor's message, by message id.
-    turns: BTreeMap<String, Turn>,
-}
+mod entry;
+mod state;
 
-/// What a visitor's message carries besides the message (a SQL store keeps it in columns).
-#[derive(Debug, Clone)]
-struct Turn {
-    reply_id: String,
-    idempotency_key: Option<String>,
-}
-
-impl Entry {
-    fn message(&self, id: &str) -> Option<&StoredMessage> {
-        self.messages.iter().find(|m| m.id == id)
-    }
-
-    /// Whether a complete reply is stored under `reply_id`.
-    fn answered(&self, reply_id: &str) -> bool {
-        self.message(reply_id).is_some_and(|m| !m.is_incomplete())
-    }
-
-    /// Appends `message` with the next `seq`.
-    fn append(&mut self, message: &StoredMessage) -> Result<StoredMessage, ServiceError> {
-        if !self.ids.insert(message.id.clone()) {
-            return Err(ServiceError::new(ServiceErrorKind::Conflict, "id taken"));
-        }
-        let mut message = message.clone();
-        message.seq = self.messages.last().map_or(1, |m| m.seq + 1);
-        self.messages.push(message.clone());
-        Ok(message)
-    }
-
-    /// The last `window` messages before `seq`.
-    fn history_before(&self, seq: u64, window: usize) -> Vec<StoredMessage> {
-        let end = self.messages.partition_point(|m| m.seq < seq);
-        self.messages[end.saturating_sub(window)..end].to_vec()
-    }
-}
-
-/// Turn contexts remembered per conversation, with the window each was read with.
-type Remembered = BTreeMap<(String, String), (usize, TurnContext)>;
-
-/// Conversations kept in a `RefCell`, scoped by site like the D1 store.
-#[derive(Debug, Default)]
-pub struct MemoryStore {
-    entries: RefCell<BTreeMap<(String, String), Entry>>,
-    unavailable: Cell<bool>,
-    language_unavailable: Cell<bool>,
-    insert_unavailable: Cell<bool>,
-    insert_polls: Cell<u32>,
-    /// With [`remember_turns`](MemoryStore::remember_turns): the last context each
-    /// conversation's [`read_turn`](ConversationStore::read_turn) found, and its window.
-    remembered: Option<RefCell<Remembered>>,
-    turn_reads: Cell<usize>,
-}
-
-fn key(scope: Scope<'_>) -> (String, String) {
-    (scope.site_id.into(), scope.conversation_id.into())
-}
-
-impl MemoryStore {
-    /// An empty store.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Makes every later call fail with `Unavailable` (or work again).
-    pub fn set_unavailable(&self, unavailable: bool) {
-        self.unavailable.set(unavailable);
-    }
-
-    /// Makes every later [`insert_turn`](ConversationStore::insert_turn) (a streamed turn's
-    /// visitor message) fail with `Unavailable`, reads still working (or work again).
-    pub fn set_insert_unavailable(&self, unavailable: bool) {
-        self.insert_unavailable.set(unavailable);
-    }
-
-    /// Makes every later [`insert_turn`](ConversationStore::insert_turn) let other work run
-    /// `polls` times before it writes, as a database round trip does (0: at once).
-    pub fn set_insert_polls(&self, polls: u32) {
-        self.insert_polls.set(polls);
-    }
-
-    /// How many times a turn's context was read
-    /// ([`read_turn`](ConversationStore::read_turn), also within
-    /// [`insert_checked_turn`](ConversationStore::insert_checked_turn)).
-    pub fn turn_reads(&self) -> usize {
-        self.turn_reads.get()
-    }
-
-    /// A store that remembers what [`read_turn`](ConversationStore::read_turn) found and
-    /// offers it as [`cached_turn`](ConversationStore::cached_turn), as the Worker's store
-    /// does — even once out of date (a later `read_turn` refreshes it).
-    pub fn remember_turns() -> Self {
-        Self {
-            remembered: Some(RefCell::default()),
-            ..Self::default()
-        }
-    }
-
-    /// Makes every later language update fail with `Unavailable` (or work again).
-    pub fn set_language_unavailable(&self, unavailable: bool) {
-        self.language_unavailable.set(unavailable);
-    }
-
-    /// Every message of a conversation, in order (empty when it does not exist).
-    pub fn messages(&self, scope: Scope<'_>) -> Vec<StoredMessage> {
-        self.entries
-            .borrow()
-            .get(&key(scope))
-            .map(|e| e.messages.clone())
-            .unwrap_or_default()
-    }
-
-    /// A conversation, if it exists.
-    pub fn conversation(&self, scope: Scope<'_>) -> Option<Conversation> {
-        self.entries
-            .borrow()
-            .get(&key(scope))
-            .map(|e| e.conversation.clone())
-    }
-
-    /// A message's embedding status: as the embedding policy set it when the message was
-    /// stored, until the indexer sets it.
-    pub fn embedding_status(&self, scope: Scope<'_>, message_id: &str) -> Option<EmbeddingStatus> {
-        let entries = self.entries.borrow();
-        let entry = entries.get(&key(scope))?;
-        entry.messages.iter().any(|m| m.id == message_id).then(|| {
-            entry.embedding.get(message_id).copied().unwrap_or_else(|| {
-                let message = entry.messages.iter().find(|m| m.id == message_id);
-                message.map_or(EmbeddingStatus::Pending, embedding_policy)
-            })
-        })
-    }
-
-    fn check(&self) -> Result<(), ServiceError> {
-        if self.unavailable.get() {
-            Err(ServiceError::new(
-                ServiceErrorKind::Unavailable,
-                "memory store set unavailable",
-            ))
-        } else {
-            Ok(())
-        }
-    }
-
-    fn with_entry<T>(
-        &self,
-        scope: Scope<'_>,
-        f: impl FnOnce(&mut Entry) -> Result<T, ServiceError>,
-    ) -> Result<T, ServiceError> {
-        self.check()?;
-        let mut entries = self.entries.borrow_mut();
-        let entry = entries.get_mut(&key(scope)).ok_or_else(|| {
-            ServiceError::new(
-                ServiceErrorKind::Invalid,
-                "no such conversation on this site",
-            )
-        })?;
-        f(entry)
-    }
-}
+use entry::{Entry, Turn, key};
+pub use state::MemoryStore;
 
 impl ConversationStore for MemoryStore {
     async fn create_conversation(&self, conversation: &Conversation) -> Result<(), ServiceError> {

@@ -1,0 +1,295 @@
+//! Admin routes. Creating a site takes the operator token; everything else takes the
+//! site's secret key and acts on that site only.
+//!
+//! A body's `llm` is checked in `llm`; warranty records are uploaded in `warranty`.
+
+use concierge_core::template::Template;
+use serde::Deserialize;
+use worker::{Env, Request, Response};
+
+use crate::auth::{self, Caller};
+use crate::routes::body;
+use crate::site::guarded::GuardedPatch;
+use crate::site::{self, KeyKind, Site, SiteConfig, sealed};
+use crate::{ApiError, now_ms};
+
+mod llm;
+mod warranty;
+
+use llm::{KeyChange, LlmChange, LlmPatch};
+pub(crate) use warranty::upsert_warranty;
+
+/// Body of `POST /admin/sites` and `PATCH /admin/site`: every field optional on update.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SitePatch {
+    name: Option<String>,
+    template: Option<String>,
+    persona: Option<String>,
+    language: Option<String>,
+    llm: Option<LlmPatch>,
+    allowed_origins: Option<Vec<String>>,
+    starter_prompts: Option<Vec<String>>,
+    title: Option<String>,
+    guarded: Option<GuardedPatch>,
+    rental: Option<site::RentalSettings>,
+    /// `knowledge`'s settings (replaced whole).
+    knowledge: Option<crate::site::KnowledgeSettings>,
+    /// `analyst`'s settings (replaced whole).
+    analyst: Option<crate::site::AnalystSettings>,
+    /// Handoff to a person (`{"enabled": bool}`, replaced whole).
+    handoff: Option<crate::site::HandoffSettings>,
+}
+
+impl SitePatch {
+    /// Validate and apply onto `site`; `llm` is this body's checked `llm`.
+    fn apply(&self, site: &mut Site, llm: Option<&LlmChange>) -> Result<(), ApiError> {
+        if let Some(name) = &self.name {
+            let name = name.trim();
+            if name.is_empty() || name.chars().count() > 200 {
+                return Err(ApiError::bad_request("`name` must be 1 to 200 characters."));
+            }
+            site.name = name.to_string();
+        }
+        if let Some(template) = &self.template {
+            // Only a built template: never a silent fallback to another one.
+            site.template =
+                Template::choose(template).map_err(|why| ApiError::bad_request(why.to_string()))?;
+        }
+        let config = &mut site.config;
+        if let Some(knowledge) = &self.knowledge {
+            config.knowledge = Some(knowledge.clone());
+        }
+        if let Some(analyst) = &self.analyst {
+            if analyst.max_rows.is_some_and(|n| n == 0 || n > 50_000) {
+                return Err(ApiError::bad_request(
+                    "`analyst.max_rows` must be 1 to 50000.",
+                ));
+            }
+            config.analyst = Some(analyst.clone());
+        }
+        if let Some(persona) = &self.persona {
+            config.persona = Some(persona.clone()).filter(|p| !p.trim().is_empty());
+        }
+        if let Some(language) = &self.language {
+            if !matches!(language.as_str(), "vi" | "en") {
+                return Err(ApiError::bad_request(
+                    "`language` must be \"vi\" or \"en\".",
+                ));
+            }
+            config.language = Some(language.clone());
+        }
+        if let Some(change) = llm {
+            let old = std::mem::take(&mut config.llm);
+            let same = |old: &Option<String>, new: &Option<String>| {
+                old.as_deref().map(|u| u.trim_end_matches('/')) == new.as_deref()
+            };
+            let mut settings = change.settings.clone();
+            match &change.key {
+                KeyChange::Set(sealed) => settings.api_key_sealed = Some(sealed.clone()),
+                KeyChange::Keep
+                    if same(&old.base_url, &settings.base_url)
+                        && same(&old.embed_base_url, &settings.embed_base_url) =>
+                {
+                    settings.api_key = old.api_key;
+                    settings.api_key_sealed = old.api_key_sealed;
+                }
+                // Cleared, or the endpoints changed: the key stays behind.
+                KeyChange::Keep | KeyChange::Clear => {}
+            }
+            config.llm = settings;
+        }
+        if let Some(origins) = &self.allowed_origins {
+            let mut normalized = Vec::with_capacity(origins.len());
+            for origin in origins {
+                let origin = site::normalize_origin(origin).ok_or_else(|| {
+                    ApiError::bad_request(format!("Not an origin (scheme://host[:port]): {origin}"))
+                })?;
+                if !normalized.contains(&origin) {
+                    normalized.push(origin);
+                }
+            }
+            config.allowed_origins = normalized;
+        }
+        if let Some(prompts) = &self.starter_prompts {
+            if prompts.len() > 6
+                || prompts
+                    .iter()
+                    .any(|p| p.trim().is_empty() || p.chars().count() > 200)
+            {
+                return Err(ApiError::bad_request(
+                    "`starter_prompts`: at most 6, each 1 to 200 characters.",
+                ));
+            }
+            config.starter_prompts = prompts.clone();
+        }
+        if let Some(title) = &self.title {
+            config.title = Some(title.clone()).filter(|t| !t.trim().is_empty());
+        }
+        if let Some(rental) = &self.rental {
+            rental.check().map_err(ApiError::bad_request)?;
+            config.rental = Some(rental.clone());
+        }
+        if let Some(handoff) = &self.handoff {
+            config.handoff = Some(handoff.clone());
+        }
+        Ok(())
+    }
+}
+
+/// `POST /admin/sites` (operator token): create a site; its keys are shown once.
+pub(crate) async fn create_site(mut req: Request, env: &Env) -> Result<Response, ApiError> {
+    auth::operator(&req, env)?;
+    let patch: SitePatch = body::json(&mut req).await?;
+    if patch.name.is_none() {
+        return Err(ApiError::bad_request("`name` is required."));
+    }
+    let public_key = auth::new_key("pk_")?;
+    let secret_key = auth::new_key("sk_")?;
+    let now = now_ms();
+    let mut site = Site {
+        id: format!("site_{}", &auth::new_key("")?[..16]),
+        name: String::new(),
+        template: Template::Shop,
+        config: SiteConfig::default(),
+        public_key_hash: auth::sha256_hex(&public_key),
+        secret_key_hash: auth::sha256_hex(&secret_key),
+        created_at: now,
+    };
+    let llm = patch
+        .llm
+        .as_ref()
+        .map(|llm| llm.check(env, &site.id))
+        .transpose()?;
+    patch.apply(&mut site, llm.as_ref())?;
+    if let Some(guarded) = &patch.guarded {
+        site.config.guarded = Some(guarded.check(env, &site.id, None)?);
+    }
+    site.config.public_key = Some(public_key.clone());
+    site::insert(&env.d1("DB")?, &site, now).await?;
+    let body = serde_json::json!({"site": site.public_view(), "public_key": public_key, "secret_key": secret_key});
+    Ok(Response::from_json(&body)?.with_status(201))
+}
+
+/// Authenticate the site's secret key.
+async fn secret_caller(req: &Request, env: &Env) -> Result<Caller, ApiError> {
+    let caller = auth::site_caller(req, env, false).await?;
+    debug_assert_eq!(caller.kind, KeyKind::Secret);
+    Ok(caller)
+}
+
+/// `GET /admin/site`: the site's configuration (no secrets).
+pub(crate) async fn get_site(req: Request, env: &Env) -> Result<Response, ApiError> {
+    let caller = secret_caller(&req, env).await?;
+    Ok(Response::from_json(
+        &serde_json::json!({"site": caller.site.public_view()}),
+    )?)
+}
+
+/// How many times an update is re-applied when the site changed under it.
+const SAVE_ATTEMPTS: usize = 5;
+
+/// `PATCH /admin/site`: update the site's configuration. The body is applied to the row as
+/// read from D1 (not to a cached copy) and saved only if the row is unchanged meanwhile,
+/// else re-applied to the new row; when the presented key was rotated meanwhile, nothing
+/// is written (401).
+pub(crate) async fn update_site(mut req: Request, env: &Env) -> Result<Response, ApiError> {
+    let caller = secret_caller(&req, env).await?;
+    let patch: SitePatch = body::json(&mut req).await?;
+    let id = caller.site.id.as_str();
+    let presented = caller.site.secret_key_hash.as_bytes();
+    let llm = patch
+        .llm
+        .as_ref()
+        .map(|llm| llm.check(env, id))
+        .transpose()?;
+    let db = env.d1("DB")?;
+    for _ in 0..SAVE_ATTEMPTS {
+        let current = site::read_for_update(&db, id)
+            .await?
+            .ok_or(ApiError::Unauthorized)?;
+        if !auth::constant_time_eq(current.site.secret_key_hash.as_bytes(), presented) {
+            return Err(ApiError::Unauthorized);
+        }
+        let mut site = current.site.clone();
+        patch.apply(&mut site, llm.as_ref())?;
+        if let Some(guarded) = &patch.guarded {
+            let old = site.config.guarded.take();
+            site.config.guarded = Some(guarded.check(env, id, old.as_ref())?);
+        }
+        site.seal_legacy_key(env);
+        if site::save_config(&db, &current, &site, now_ms()).await? {
+            let hashes = [site.public_key_hash.as_str(), site.secret_key_hash.as_str()];
+            site::uncache(&env.kv("CONFIG")?, id, &hashes).await;
+            return Ok(Response::from_json(
+                &serde_json::json!({"site": site.public_view()}),
+            )?);
+        }
+    }
+    Err(ApiError::Conflict(
+        "The site kept changing during this update; try again.",
+    ))
+}
+
+/// `POST /admin/site/rotate-keys`: new public and secret keys; the old ones stop working
+/// (at once on this Worker, everywhere within 30 s: see `site::cache`). Only the key
+/// columns are written, and only if the presented secret key is still the site's: of two
+/// rotations with the same key, one wins and the other gets 401.
+pub(crate) async fn rotate_keys(req: Request, env: &Env) -> Result<Response, ApiError> {
+    let caller = secret_caller(&req, env).await?;
+    let public_key = auth::new_key("pk_")?;
+    let secret_key = auth::new_key("sk_")?;
+    let old_secret = caller.site.secret_key_hash.as_str();
+    let old_public = site::replace_keys(
+        &env.d1("DB")?,
+        &caller.site.id,
+        old_secret,
+        &public_key,
+        &auth::sha256_hex(&secret_key),
+        now_ms(),
+    )
+    .await?
+    .ok_or(ApiError::Unauthorized)?;
+    let cache = env.kv("CONFIG")?;
+    site::uncache(&cache, &caller.site.id, &[&old_public, old_secret]).await;
+    Ok(Response::from_json(
+        &serde_json::json!({"public_key": public_key, "secret_key": secret_key}),
+    )?)
+}
+
+/// `POST /admin/site/user-token-secret`: a new random secret for signing the site's user
+/// tokens (`X-User-Token`), shown once and stored sealed; it replaces the previous one,
+/// whose tokens stop verifying (at once on this Worker, everywhere within the site cache's
+/// bound). Written only if the presented secret key is still the site's.
+pub(crate) async fn rotate_user_token_secret(
+    req: Request,
+    env: &Env,
+) -> Result<Response, ApiError> {
+    let caller = secret_caller(&req, env).await?;
+    let id = caller.site.id.as_str();
+    let presented = caller.site.secret_key_hash.as_bytes();
+    let secret = auth::new_key("uts_")?;
+    let sealed = sealed::seal_bound(env, &site::user_token_binding(id), &secret)?;
+    let db = env.d1("DB")?;
+    for _ in 0..SAVE_ATTEMPTS {
+        let current = site::read_for_update(&db, id)
+            .await?
+            .ok_or(ApiError::Unauthorized)?;
+        if !auth::constant_time_eq(current.site.secret_key_hash.as_bytes(), presented) {
+            return Err(ApiError::Unauthorized);
+        }
+        let mut site = current.site.clone();
+        site.config.user_token_secret_sealed = Some(sealed.clone());
+        if site::save_config(&db, &current, &site, now_ms()).await? {
+            let hashes = [site.public_key_hash.as_str(), site.secret_key_hash.as_str()];
+            site::uncache(&env.kv("CONFIG")?, id, &hashes).await;
+            return Ok(
+                Response::from_json(&serde_json::json!({"user_token_secret": secret}))?
+                    .with_status(201),
+            );
+        }
+    }
+    Err(ApiError::Conflict(
+        "The site kept changing during this update; try again.",
+    ))
+}

@@ -1,0 +1,279 @@
+//! The conversation API (seed 000's paths):
+//! - `POST /conversations` → 201 with the stored greeting;
+//! - `POST /conversations/{id}/messages` → the native SSE stream of the turn, or with
+//!   `Prefer: respond-async` → 202 `{"message_id"}` and the answer, produced on the turn
+//!   queue, lands in history; `Idempotency-Key` makes either safe to repeat;
+//!   `?format=ai-sdk` streams the turn as the AI SDK's UI message stream instead;
+//! - `GET /conversations/{id}/history` (each answer with the caller's vote, `feedback`).
+//!
+//! Identity: a conversation is bound to the identity it was created with (a signed user
+//! token's, or one a secret-key call states in the body of `POST /conversations`), or to
+//! none (anonymous). Every conversation route answers 404 to any other identity, and to
+//! an anonymous caller on an identified conversation and an identified caller on an
+//! anonymous one; a secret-key call without a token is the site's own server and reaches
+//! them all. A token that does not verify is 401 `invalid_user_token`, before anything
+//! is read or stored.
+//!
+//! Posting a message (streamed or accepted for the queue) is in `post`.
+
+use concierge_core::boundary::ConversationStore;
+use concierge_core::conversation::{Language, Scope, StoredMessage};
+use concierge_core::engine::{self, Assistant, NewConversation};
+use concierge_core::identity::UserIdentity;
+use serde::Deserialize;
+use worker::{Context, Env, Request, Response};
+
+use crate::ApiError;
+use crate::auth::{self, Visitor};
+use crate::bindings::services::Services;
+use crate::routes::{body, feedback};
+use crate::site::SiteAssistant;
+
+mod post;
+
+pub(crate) use post::{ai_sdk_format, post_message};
+
+/// The longest message a visitor may send, in characters.
+const MAX_MESSAGE_CHARS: usize = 4_000;
+
+/// The longest `user_id`, in characters (Unicode scalar values, not bytes).
+const MAX_USER_ID_CHARS: usize = 128;
+
+/// Body of `POST /conversations`. With the secret key, `user_id` (and optionally `role`,
+/// `permissions`, `department`) is the identity the conversation is bound to. With a
+/// public key, `user_id` is only a label (kept for compatibility, never used for
+/// scoping) and the identity fields are refused.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateBody {
+    #[serde(default)]
+    user_id: Option<String>,
+    #[serde(default)]
+    role: Option<String>,
+    #[serde(default)]
+    permissions: Option<Vec<String>>,
+    #[serde(default)]
+    department: Option<String>,
+    #[serde(default)]
+    language: Option<String>,
+}
+
+impl CreateBody {
+    fn states_claims(&self) -> bool {
+        self.role.is_some() || self.permissions.is_some() || self.department.is_some()
+    }
+
+    /// The identity the new conversation is bound to, for `visitor`.
+    fn identity(&self, visitor: &Visitor) -> Result<Option<UserIdentity>, ApiError> {
+        match visitor {
+            Visitor::User(Some(token)) => {
+                if self.states_claims() {
+                    return Err(ApiError::bad_request(
+                        "The identity comes from the user token: leave out `role`, \
+                         `permissions` and `department`.",
+                    ));
+                }
+                Ok(Some(token.clone()))
+            }
+            Visitor::User(None) => {
+                if self.states_claims() {
+                    return Err(ApiError::bad_request(
+                        "`role`, `permissions` and `department` need the site's secret key \
+                         (or a signed user token).",
+                    ));
+                }
+                Ok(None)
+            }
+            Visitor::Site => match &self.user_id {
+                Some(user_id) => UserIdentity::new(
+                    user_id.clone(),
+                    self.role.clone(),
+                    self.permissions.clone().unwrap_or_default(),
+                    self.department.clone(),
+                )
+                .map(Some)
+                .map_err(|why| ApiError::bad_request(why.message())),
+                None if self.states_claims() => Err(ApiError::bad_request(
+                    "`role`, `permissions` and `department` need `user_id`.",
+                )),
+                None => Ok(None),
+            },
+        }
+    }
+}
+
+/// A stored message as the API shows it.
+pub(crate) fn message_json(message: &StoredMessage) -> serde_json::Value {
+    let mut json = serde_json::json!({
+        "id": message.id,
+        "role": message.role,
+        "content": message.content,
+        "kind": message.kind.as_str(),
+        "created_at": message.created_at,
+        "metadata": message.metadata,
+    });
+    // A reply's structured content, as its `payload` events carried it (tool rounds stay
+    // internal: they are the model's working, not the visitor's answer).
+    if !message.payloads.is_empty() {
+        json["payloads"] = serde_json::to_value(&message.payloads).unwrap_or_default();
+    }
+    json
+}
+
+/// `POST /conversations`.
+pub(crate) async fn create(
+    mut req: Request,
+    env: &Env,
+    ctx: &Context,
+) -> Result<Response, ApiError> {
+    let caller = auth::site_caller(&req, env, true).await?;
+    let visitor = auth::visitor(&req, env, &caller)?;
+    auth::limit_conversation_start(&req, env, &caller).await?;
+    let body: CreateBody = body::json(&mut req).await?;
+    let language = match body.language.as_deref() {
+        None => caller
+            .site
+            .config
+            .language
+            .as_deref()
+            .and_then(Language::parse),
+        Some(code) => Some(
+            Language::parse(code)
+                .ok_or_else(|| ApiError::bad_request("`language` must be \"vi\" or \"en\"."))?,
+        ),
+    };
+    if body
+        .user_id
+        .as_ref()
+        .is_some_and(|u| u.is_empty() || u.chars().count() > MAX_USER_ID_CHARS)
+    {
+        return Err(ApiError::bad_request(format!(
+            "`user_id` must be 1 to {MAX_USER_ID_CHARS} characters."
+        )));
+    }
+    let identity = body.identity(&visitor)?;
+    let assistant = SiteAssistant::for_site(&caller.site)?;
+    let services = Services::new(env, &caller.site)?;
+    let new = NewConversation {
+        site_id: caller.site.id.clone(),
+        // An identified conversation's user is its identity's subject; otherwise the
+        // label a caller gave.
+        user_id: identity.as_ref().map(|i| i.sub.clone()).or(body.user_id),
+        identity,
+        language,
+    };
+    let created = engine::create_conversation(&services, &assistant, new).await?;
+    let flushed = services.queue_flush();
+    let window = assistant.config().history_window;
+    let (site_id, id) = (caller.site.id.clone(), created.conversation.id.clone());
+    ctx.wait_until(async move {
+        flushed.await;
+        // Read once now, so the conversation's first turn starts without reading it.
+        let _ = services
+            .store
+            .read_turn(Scope::new(&site_id, &id), window)
+            .await;
+    });
+    let body = serde_json::json!({
+        "conversation_id": created.conversation.id,
+        "messages": [message_json(&created.greeting)],
+    });
+    Ok(Response::from_json(&body)?.with_status(201))
+}
+
+/// `GET /conversations/{id}/history`.
+pub(crate) async fn history(
+    req: Request,
+    env: &Env,
+    conversation_id: &str,
+) -> Result<Response, ApiError> {
+    let caller = auth::site_caller(&req, env, true).await?;
+    let visitor = auth::visitor(&req, env, &caller)?;
+    let services = Services::new(env, &caller.site)?;
+    let scope = Scope::new(&caller.site.id, conversation_id);
+    reachable(&services, &caller.site.id, conversation_id, &visitor).await?;
+    let messages = services
+        .store
+        .load_recent_messages(scope, 1_000)
+        .await
+        .map_err(ApiError::store)?;
+    // The caller's own votes on the answers.
+    let votes = feedback::votes(&services.store, scope, &feedback::voter(&visitor)).await?;
+    let messages: Vec<serde_json::Value> = messages
+        .iter()
+        .map(|message| {
+            let mut json = message_json(message);
+            if let Some(vote) = votes.iter().find(|v| v.message_id == message.id) {
+                json["feedback"] = feedback::feedback_json(vote);
+            }
+            json
+        })
+        .collect();
+    let body = serde_json::json!({
+        "conversation_id": conversation_id,
+        "messages": messages,
+    });
+    Ok(Response::from_json(&body)?)
+}
+
+/// `DELETE /conversations/{id}` (secret key): the conversation, its messages and their
+/// vectors. The vectors go first: if the index fails, the conversation stays whole (503)
+/// and can be deleted again, rather than leaving vectors of deleted messages. Vectors an
+/// indexing job wrote in between are deleted after the rows.
+pub(crate) async fn delete(
+    req: Request,
+    env: &Env,
+    conversation_id: &str,
+) -> Result<Response, ApiError> {
+    use concierge_core::boundary::VectorIndex;
+    let caller = auth::site_caller(&req, env, false).await?;
+    let visitor = auth::visitor(&req, env, &caller)?;
+    let services = Services::new(env, &caller.site)?;
+    let scope = Scope::new(&caller.site.id, conversation_id);
+    if !matches!(visitor, Visitor::Site) {
+        reachable(&services, &caller.site.id, conversation_id, &visitor).await?;
+    }
+    let ids = services
+        .store
+        .conversation_vector_ids(scope)
+        .await
+        .map_err(ApiError::store)?
+        .ok_or(ApiError::NotFound)?;
+    services
+        .vectors
+        .delete(&ids)
+        .await
+        .map_err(|e| ApiError::from(concierge_core::error::Error::VectorIndex(e)))?;
+    let owned = services
+        .store
+        .delete_conversation(scope)
+        .await
+        .map_err(ApiError::store)?;
+    if let Some(owned) = owned
+        && let Err(err) = services.vectors.delete(&owned).await
+    {
+        // The messages are gone; retrieval never returns vectors of a missing message.
+        let line = serde_json::json!({
+            "level": "warn", "msg": "message vectors left after delete",
+            "site": caller.site.id, "conversation_id": conversation_id,
+            "detail": err.to_string(),
+        });
+        worker::console_warn!("{line}");
+    }
+    Ok(Response::empty()?.with_status(204))
+}
+
+/// 404 unless conversation `conversation_id` of site `site_id` exists and `visitor` may
+/// reach it.
+pub(crate) async fn reachable(
+    services: &Services,
+    site_id: &str,
+    conversation_id: &str,
+    visitor: &Visitor,
+) -> Result<(), ApiError> {
+    let scope = Scope::new(site_id, conversation_id);
+    auth::reachable_conversation(&services.store, scope, visitor)
+        .await?
+        .map(|_| ())
+        .ok_or(ApiError::NotFound)
+}

@@ -1,0 +1,364 @@
+//! The conversation controller: [`use_chat`] returns a [`Chat`] handle holding the
+//! reactive state every component reads, and the actions they call (send, stop, retry,
+//! reset).
+//!
+//! - **Start**: resume the conversation whose id is stored in `localStorage` (its
+//!   history), or create one (it comes with the greeting).
+//!   A stored id the server no longer knows (404) starts a new conversation.
+//! - **Send**: the visitor's message and an empty answer appear at once; the answer is
+//!   then filled from the stream, chunk by chunk, through [`Turn`].
+//! - **Stop** aborts the request; **retry** sends the failed turn's message again into the
+//!   same answer, with the same idempotency key, so the server stores it once and answers
+//!   it again; **regenerate** answers the last message again in place of its answer (the
+//!   server replaces the stored answer; a retry after a failed regenerate regenerates
+//!   again); **reset** forgets the stored id and starts over.
+//!
+//! The stream is read in `stream`; the stored conversation id is kept in `storage`.
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use web_sys::AbortController;
+
+use crate::api::{Api, ApiError, Role};
+use crate::host::Host;
+use crate::i18n::{Lang, Strings};
+use crate::options::Options;
+use crate::rich;
+use crate::turn::{Failure, Phase, Turn};
+
+mod storage;
+mod stream;
+
+use storage::{storage_get, storage_remove, storage_set};
+use stream::{mirror, read_stream};
+
+/// The largest SSE line and event the panel reads (8 MiB).
+const MAX_EVENT_BYTES: usize = 8 << 20;
+
+/// The longest message the Worker accepts, in characters; `js/flow.js` counts towards it
+/// and says so when a message is over it.
+const MAX_MESSAGE_CHARS: usize = 4_000;
+
+/// One message on screen.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Entry {
+    /// Stable key for the list.
+    pub key: u32,
+    /// Who wrote it.
+    pub role: Role,
+    /// Its text so far.
+    pub text: RwSignal<String>,
+    /// Where it is (history and the visitor's messages are `Done`).
+    pub phase: RwSignal<Phase>,
+    /// What the assistant is doing before text arrives (`progress`).
+    pub activity: RwSignal<Option<String>>,
+}
+
+/// Whether the conversation is usable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Status {
+    /// Loading config and conversation.
+    Loading,
+    /// Ready to chat.
+    Ready,
+    /// The conversation could not be started or loaded.
+    Failed,
+}
+
+impl Status {
+    /// A stable name, for `data-status` (styles and tests).
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Loading => "loading",
+            Self::Ready => "ready",
+            Self::Failed => "failed",
+        }
+    }
+}
+
+/// The chat's state and actions. `Copy`: pass it to any component.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Chat {
+    /// Messages on screen, oldest first.
+    pub entries: RwSignal<Vec<Entry>>,
+    /// Whether the conversation is usable.
+    pub status: RwSignal<Status>,
+    /// The conversation's and the panel's language.
+    pub lang: Lang,
+    /// The panel's words, in `lang`.
+    pub strings: &'static Strings,
+    /// An answer is streaming.
+    pub busy: RwSignal<bool>,
+    options: StoredValue<Options>,
+    api: StoredValue<Api>,
+    host: StoredValue<Host>,
+    conversation: StoredValue<Option<String>>,
+    abort: StoredValue<Option<AbortController>, LocalStorage>,
+    /// Bumped by reset, so a superseded stream cannot touch the new conversation.
+    generation: StoredValue<u32>,
+    /// The visitor message behind the last answer and its idempotency key (for retry).
+    last_sent: StoredValue<(String, String)>,
+    /// The last answer was asked for by regenerate (a retry regenerates again).
+    regenerating: StoredValue<bool>,
+    next_key: StoredValue<u32>,
+}
+
+/// Create the chat for `options`, in `lang`, and start loading the conversation.
+pub(crate) fn use_chat(options: Options, lang: Lang) -> Chat {
+    let chat = Chat {
+        entries: RwSignal::new(Vec::new()),
+        status: RwSignal::new(Status::Loading),
+        lang,
+        strings: lang.strings(),
+        busy: RwSignal::new(false),
+        api: StoredValue::new(Api::new(&options)),
+        host: StoredValue::new(Host::new(options.parent_origin.clone())),
+        conversation: StoredValue::new(None),
+        abort: StoredValue::new_local(None),
+        generation: StoredValue::new(0),
+        last_sent: StoredValue::new((String::new(), String::new())),
+        regenerating: StoredValue::new(false),
+        next_key: StoredValue::new(0),
+        options: StoredValue::new(options),
+    };
+    chat.options
+        .with_value(|o| rich::setup(chat.strings, lang, o.parent_origin.as_deref()));
+    chat.start(chat.options.with_value(|o| o.reset));
+    chat
+}
+
+impl Chat {
+    /// The loader on the host page.
+    pub(crate) fn host(&self) -> Host {
+        self.host.get_value()
+    }
+
+    /// Whether the visitor has written anything in this conversation.
+    pub(crate) fn visitor_has_written(&self) -> bool {
+        self.entries
+            .with(|entries| entries.iter().any(|e| e.role == Role::User))
+    }
+
+    /// Load (or create) the conversation. `fresh` forgets the stored one first.
+    pub(crate) fn start(self, fresh: bool) {
+        self.status.set(Status::Loading);
+        let generation = self.generation.get_value();
+        spawn_local(async move {
+            let api = self.api.get_value();
+            let key = self.options.with_value(Options::storage_key);
+            if fresh {
+                storage_remove(&key);
+            }
+            let lang = self.lang;
+            let loaded = match storage_get(&key) {
+                Some(id) => match api.history(&id).await {
+                    Err(ApiError::Status(404)) => api.create(lang).await,
+                    other => other,
+                },
+                None => api.create(lang).await,
+            };
+            if self.generation.get_value() != generation {
+                return;
+            }
+            match loaded {
+                Ok(conversation) => {
+                    storage_set(&key, &conversation.id);
+                    let [api_key, embedder, token] = api.headers();
+                    rich::conversation(&conversation.id, api_key, embedder, token);
+                    self.conversation.set_value(Some(conversation.id));
+                    let entries = conversation
+                        .messages
+                        .into_iter()
+                        .map(|m| {
+                            let entry = self.entry(m.role, m.content, Phase::Done);
+                            if m.role == Role::Assistant {
+                                rich::stored(entry.key, &m.raw);
+                            }
+                            entry
+                        })
+                        .collect();
+                    self.entries.set(entries);
+                    self.status.set(Status::Ready);
+                }
+                Err(_) => self.status.set(Status::Failed),
+            }
+        });
+    }
+
+    /// Send the visitor's `text`; false when it cannot be sent now (empty, over the
+    /// length limit, an answer is streaming, or the conversation is not ready).
+    pub(crate) fn send(self, text: &str) -> bool {
+        let text = text.trim();
+        if text.is_empty()
+            || text.chars().count() > MAX_MESSAGE_CHARS
+            || self.busy.get_untracked()
+            || self.status.get_untracked() != Status::Ready
+        {
+            return false;
+        }
+        let user = self.entry(Role::User, text.to_string(), Phase::Done);
+        let answer = self.entry(Role::Assistant, String::new(), Phase::Waiting);
+        self.entries
+            .update(|entries| entries.extend([user, answer]));
+        self.last_sent
+            .set_value((text.to_string(), idempotency_key()));
+        self.regenerating.set_value(false);
+        self.host
+            .with_value(|h| h.message(Role::User.as_str(), text, None));
+        self.run(answer);
+        true
+    }
+
+    /// Whether `entry` is the newest message (only it offers retry).
+    pub(crate) fn is_last(&self, entry: &Entry) -> bool {
+        self.entries
+            .with(|entries| entries.last().is_some_and(|last| last.key == entry.key))
+    }
+
+    /// Send the failed answer's message again.
+    pub(crate) fn retry(self) {
+        let Some(last) = self.entries.with_untracked(|e| e.last().copied()) else {
+            return;
+        };
+        if self.busy.get_untracked() || !matches!(last.phase.get_untracked(), Phase::Failed(_)) {
+            return;
+        }
+        last.text.set(String::new());
+        rich::event(last.key, "reset", "");
+        last.phase.set(Phase::Waiting);
+        self.run(last);
+    }
+
+    /// Whether `entry` is the last answer, finished (or stopped), to a visitor's message:
+    /// the one answer that offers regenerate.
+    pub(crate) fn can_regenerate(&self, entry: &Entry) -> bool {
+        entry.role == Role::Assistant
+            && !self.busy.get()
+            && matches!(entry.phase.get(), Phase::Done | Phase::Stopped)
+            && self.is_last(entry)
+            && self.visitor_has_written()
+    }
+
+    /// Answer the last visitor's message again, streaming into the last answer in place.
+    pub(crate) fn regenerate(self) {
+        let Some(last) = self.entries.with_untracked(|e| e.last().copied()) else {
+            return;
+        };
+        if self.busy.get_untracked()
+            || last.role != Role::Assistant
+            || !matches!(last.phase.get_untracked(), Phase::Done | Phase::Stopped)
+        {
+            return;
+        }
+        self.regenerating.set_value(true);
+        last.text.set(String::new());
+        rich::event(last.key, "reset", "");
+        last.phase.set(Phase::Waiting);
+        self.run(last);
+    }
+
+    /// Stop the streaming answer (what arrived stays).
+    pub(crate) fn stop(self) {
+        if let Some(controller) = self.abort.get_value() {
+            controller.abort();
+        }
+    }
+
+    /// Speak for the user of `token` (`None`: anonymously) from now on, in a new
+    /// conversation (the current one belongs to the previous identity).
+    pub(crate) fn identify(self, token: Option<String>) {
+        self.api.update_value(|api| api.set_user_token(token));
+        self.reset();
+    }
+
+    /// Forget this conversation and start a new one.
+    pub(crate) fn reset(self) {
+        self.stop();
+        self.generation.update_value(|g| *g += 1);
+        self.busy.set(false);
+        self.conversation.set_value(None);
+        self.entries.set(Vec::new());
+        self.start(true);
+    }
+
+    fn entry(self, role: Role, text: String, phase: Phase) -> Entry {
+        let mut key = 0;
+        self.next_key.update_value(|k| {
+            key = *k;
+            *k += 1;
+        });
+        Entry {
+            key,
+            role,
+            text: RwSignal::new(text),
+            phase: RwSignal::new(phase),
+            activity: RwSignal::new(None),
+        }
+    }
+
+    /// Stream the answer to `last_sent` into `entry`.
+    fn run(self, entry: Entry) {
+        let Some(id) = self.conversation.get_value() else {
+            return;
+        };
+        let controller = AbortController::new().ok();
+        let signal = controller.as_ref().map(AbortController::signal);
+        self.abort.set_value(controller);
+        self.busy.set(true);
+        let generation = self.generation.get_value();
+        let (content, key) = self.last_sent.get_value();
+        // After a reload there is no message to send again: a retry regenerates.
+        let regenerate = self.regenerating.get_value() || content.is_empty();
+        spawn_local(async move {
+            let mut turn = Turn::new();
+            let api = self.api.get_value();
+            let sent = if regenerate {
+                api.regenerate(&id, signal.as_ref()).await
+            } else {
+                api.send(&id, &content, &key, signal.as_ref()).await
+            };
+            let read = match sent {
+                Ok(reader) => read_stream(&reader, &mut turn, entry).await,
+                Err(ApiError::Status(status)) => {
+                    turn.fail(Failure::from_status(status));
+                    Ok(())
+                }
+                Err(_) => Err(()),
+            };
+            if read.is_err() {
+                // No answer, or the connection broke: the visitor's stop, or the network.
+                if signal.as_ref().is_some_and(web_sys::AbortSignal::aborted) {
+                    turn.stop();
+                } else {
+                    turn.fail(Failure::Network);
+                }
+            }
+            mirror(&turn, entry);
+            if turn.phase != Phase::Done {
+                rich::event(entry.key, "end", "");
+            }
+            if self.generation.get_value() != generation {
+                return;
+            }
+            self.abort.set_value(None);
+            self.busy.set(false);
+            if turn.phase == Phase::Done {
+                self.host.with_value(|h| {
+                    h.message(Role::Assistant.as_str(), &turn.text, turn.kind.as_deref());
+                });
+            }
+        });
+    }
+}
+
+/// A fresh idempotency key for one visitor message: unique within its conversation (the
+/// time, and 64 random bits).
+fn idempotency_key() -> String {
+    let random = || (js_sys::Math::random() * f64::from(u32::MAX)) as u32;
+    format!(
+        "w-{:x}-{:08x}{:08x}",
+        js_sys::Date::now() as u64,
+        random(),
+        random()
+    )
+}
