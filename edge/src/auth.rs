@@ -17,11 +17,10 @@ use concierge_core::boundary::ConversationStore;
 use concierge_core::conversation::{Conversation, Scope};
 use concierge_core::identity::{self, UserIdentity};
 
-use sha2::{Digest, Sha256};
 use worker::{Env, Method, Request};
 
-use crate::ApiError;
 use crate::bindings::d1_store::D1Store;
+use crate::error::ApiError;
 use crate::site::{self, KeyKind, Site};
 
 mod admission;
@@ -36,10 +35,7 @@ pub(crate) struct Caller {
     pub kind: KeyKind,
 }
 
-/// SHA-256 of `text`, lowercase hex.
-pub(crate) fn sha256_hex(text: &str) -> String {
-    hex(&Sha256::digest(text.as_bytes()))
-}
+pub(crate) use crate::runtime::sha256_hex;
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -57,7 +53,7 @@ pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 /// A new random key with `prefix` (`pk_` or `sk_`): 192 bits from the platform CSPRNG.
 pub(crate) fn new_key(prefix: &str) -> Result<String, ApiError> {
     let mut bytes = [0u8; 24];
-    crate::random_bytes(&mut bytes)?;
+    crate::runtime::random_bytes(&mut bytes)?;
     Ok(format!("{prefix}{}", hex(&bytes)))
 }
 
@@ -327,7 +323,7 @@ pub(crate) fn user_token(
             "This site accepts no user tokens: it has no user-token secret \
          (POST /admin/site/user-token-secret creates one).",
         ))?;
-    let now_secs = crate::now_ms() / 1000;
+    let now_secs = crate::runtime::now_ms() / 1000;
     identity::verify_user_token(token.trim(), secret.as_bytes(), now_secs)
         .map(Some)
         .map_err(|err| ApiError::InvalidUserToken(err.message()))

@@ -2,8 +2,9 @@
 //!
 //! The Cloudflare Worker that serves Concierge's HTTP API. It is a thin adapter: the
 //! entry point is here, the router and handlers in [`routes`], callers and keys in
-//! [`auth`], sites in [`site`], platform glue in [`bindings`], and the mapping of every
-//! error to an HTTP response in [`error`]. Static pages (`www/`) are served by Workers
+//! [`auth`], sites in [`site`], platform glue in [`bindings`], the mapping of every
+//! error to an HTTP response in [`error`], and what the runtime gives every layer (clock,
+//! randomness, Worker vars, hashing) in [`runtime`]. Static pages (`www/`) are served by Workers
 //! static assets before this code runs, except the chat panel page (`/chat`), which this
 //! code serves with its site's framing policy.
 
@@ -13,9 +14,10 @@ mod auth;
 mod bindings;
 mod error;
 mod routes;
+mod runtime;
 mod site;
 
-pub(crate) use error::ApiError;
+use runtime::random_bytes;
 
 /// The Worker's fetch handler: route, map errors in one place, add CORS for allowed
 /// origins, tag with a request id, log one JSON line.
@@ -89,51 +91,4 @@ async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
         }
     };
     worker::console_log!("{line}");
-}
-
-/// Whether the Worker var `name` is on (`on`, `true` or `1`). Flags default to off.
-pub(crate) fn var_on(env: &Env, name: &str) -> bool {
-    env.var(name).is_ok_and(|v| {
-        let value = v.to_string();
-        ["on", "true", "1"]
-            .iter()
-            .any(|on| value.trim().eq_ignore_ascii_case(on))
-    })
-}
-
-/// Now, in Unix milliseconds.
-pub(crate) fn now_ms() -> u64 {
-    Date::now().as_millis()
-}
-
-/// Fill `buf` from the platform's CSPRNG (`crypto.getRandomValues`).
-pub(crate) fn random_bytes(buf: &mut [u8]) -> Result<(), ApiError> {
-    use wasm_bindgen::JsCast;
-    let crypto = js_sys::Reflect::get(&js_sys::global(), &"crypto".into())
-        .ok()
-        .and_then(|c| c.dyn_into::<web_crypto::Crypto>().ok())
-        .ok_or_else(|| {
-            ApiError::Internal(worker::Error::RustError("crypto is unavailable".into()))
-        })?;
-    crypto
-        .get_random_values(buf)
-        .map(|_| ())
-        .map_err(|_| ApiError::Internal(worker::Error::RustError("getRandomValues failed".into())))
-}
-
-mod web_crypto {
-    use wasm_bindgen::prelude::wasm_bindgen;
-
-    #[wasm_bindgen]
-    extern "C" {
-        /// The Web Crypto global (`crypto`).
-        #[derive(Debug, Clone)]
-        pub type Crypto;
-
-        #[wasm_bindgen(method, catch, js_name = getRandomValues)]
-        pub fn get_random_values(
-            this: &Crypto,
-            buf: &mut [u8],
-        ) -> Result<wasm_bindgen::JsValue, wasm_bindgen::JsValue>;
-    }
 }

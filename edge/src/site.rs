@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use wasm_bindgen::JsValue;
 use worker::{D1Database, Env};
 
-use crate::ApiError;
+use crate::error::ApiError;
 
 mod assistant;
 mod cache;

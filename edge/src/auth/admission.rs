@@ -17,7 +17,7 @@ use concierge_core::engine;
 use worker::{Env, Request};
 
 use super::{client_address, limit};
-use crate::ApiError;
+use crate::error::ApiError;
 use crate::site::{KeyKind, Site};
 
 /// Turns of one caller (its first limit's key) answering ahead of their verdict at once.

@@ -10,20 +10,22 @@ use concierge_core::boundary::MIN_TTL_SECONDS;
 use concierge_core::mcp::session::{self, Session};
 use worker::Env;
 
+use crate::error::ApiError;
+use crate::runtime::now_ms;
+use crate::runtime::sha256_hex;
 use crate::site::Site;
-use crate::{ApiError, auth, now_ms};
 
 /// The KV namespace holding the tombstones.
 const BINDING: &str = "CONFIG";
 
 fn tombstone(id: &str) -> String {
-    format!("mcp-ended:{}", auth::sha256_hex(id))
+    format!("mcp-ended:{}", sha256_hex(id))
 }
 
 /// A new session id for `site` at protocol `version`.
 pub(crate) fn issue(site: &Site, version: &str) -> Result<String, ApiError> {
     let mut nonce = [0u8; 16];
-    crate::random_bytes(&mut nonce)?;
+    crate::runtime::random_bytes(&mut nonce)?;
     Ok(session::issue(
         site.secret_key_hash.as_bytes(),
         &site.id,

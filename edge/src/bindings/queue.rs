@@ -21,7 +21,8 @@ use super::d1_store::D1Store;
 use super::documents::Documents;
 use super::upstream::Upstream;
 use super::vectors::Vectors;
-use crate::{ApiError, site};
+use crate::error::ApiError;
+use crate::site;
 
 /// What to index.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -31,7 +31,7 @@ pub(crate) struct RandomIds;
 impl Ids for RandomIds {
     fn new_id(&self) -> String {
         let mut random = [0u8; 10];
-        let _ = crate::random_bytes(&mut random);
+        let _ = crate::runtime::random_bytes(&mut random);
         let mut id = format!("{:012x}", Date::now().as_millis() & 0xffff_ffff_ffff);
         for b in random {
             id.push_str(&format!("{b:02x}"));
@@ -109,7 +109,7 @@ impl Services {
             cache: WorkerKvCache::from_env(env)?,
             embeds: PendingEmbeds::default(),
             logger: ConsoleLogger,
-            knowledge_settings: crate::auth::sha256_hex(
+            knowledge_settings: crate::runtime::sha256_hex(
                 &serde_json::to_string(&site.config.knowledge).unwrap_or_default(),
             )[..16]
                 .to_string(),

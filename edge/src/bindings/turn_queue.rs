@@ -24,7 +24,7 @@ use worker::{Env, Message, MessageBatch, MessageBuilder, MessageExt};
 use super::d1_store::D1Store;
 use super::queue::var_u32;
 use super::services::Services;
-use crate::ApiError;
+use crate::error::ApiError;
 use crate::site::{self, SiteAssistant};
 
 /// The turn queue's name (`wrangler.toml`).

@@ -27,9 +27,9 @@ use concierge_core::turn::TurnInput;
 use serde::Deserialize;
 use worker::{Context, Env, Request, Response};
 
-use crate::ApiError;
 use crate::auth::{self, Visitor};
 use crate::bindings::services::Services;
+use crate::error::ApiError;
 use crate::routes::body;
 use crate::routes::conversations::reachable;
 use crate::routes::turn_stream::{self, TurnRun};

@@ -22,8 +22,9 @@ use crate::auth::{self, Caller};
 use crate::bindings::d1_data::{D1Data, Listed, Upload};
 use crate::bindings::outbound::{self, FetchError, MAX_REDIRECTS};
 use crate::bindings::services::RandomIds;
+use crate::error::ApiError;
+use crate::runtime::now_ms;
 use crate::site::endpoint;
-use crate::{ApiError, now_ms};
 
 /// Upload bodies may be large (a 100 000-row data set).
 const MAX_UPLOAD_BYTES: usize = 32 * 1024 * 1024;

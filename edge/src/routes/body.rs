@@ -4,7 +4,7 @@ use futures_util::StreamExt;
 use serde::de::DeserializeOwned;
 use worker::Request;
 
-use crate::ApiError;
+use crate::error::ApiError;
 
 /// Largest request body accepted.
 pub(crate) const MAX_BODY_BYTES: usize = 32 * 1024;

@@ -7,9 +7,9 @@
 
 use worker::{Env, Request, Response};
 
-use crate::ApiError;
 use crate::auth;
 use crate::bindings::d1_store::D1Store;
+use crate::error::ApiError;
 
 /// The console page's policy: nothing from elsewhere, no inline script or style, the
 /// inline chat panel only from the Worker itself, never framed.

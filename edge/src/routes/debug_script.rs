@@ -8,9 +8,9 @@ use concierge_core::conversation::Scope;
 use concierge_core::engine::Platform;
 use worker::{Env, Request, Response};
 
-use crate::ApiError;
 use crate::auth;
 use crate::bindings::services::Services;
+use crate::error::ApiError;
 use crate::routes::body;
 use crate::site::scripted::{self, FLAG, Script};
 
@@ -22,7 +22,7 @@ pub(crate) async fn stage(
     env: &Env,
     conversation_id: &str,
 ) -> Result<Response, ApiError> {
-    if !crate::var_on(env, FLAG) {
+    if !crate::runtime::var_on(env, FLAG) {
         return Err(ApiError::NotFound);
     }
     let caller = auth::site_caller(&req, env, true).await?;

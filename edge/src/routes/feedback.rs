@@ -18,8 +18,9 @@ use crate::auth::{self, Visitor};
 use crate::bindings::d1_feedback::FeedbackRow;
 use crate::bindings::d1_store::D1Store;
 use crate::bindings::services::Services;
+use crate::error::ApiError;
 use crate::routes::body;
-use crate::{ApiError, now_ms};
+use crate::runtime::now_ms;
 
 /// The longest comment, in characters.
 const MAX_COMMENT_CHARS: usize = 1_000;

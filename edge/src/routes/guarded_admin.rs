@@ -6,9 +6,9 @@ use concierge_core::boundary::is_web_url;
 use serde::Deserialize;
 use worker::{Env, Request, Response};
 
-use crate::ApiError;
 use crate::auth;
 use crate::bindings::web_search::{MAX_LOCAL_PAGES, replace_local_pages};
+use crate::error::ApiError;
 use crate::routes::body;
 use crate::site::KeyKind;
 

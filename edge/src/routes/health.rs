@@ -2,7 +2,7 @@
 
 use worker::{Env, Response};
 
-use crate::ApiError;
+use crate::error::ApiError;
 
 /// Bindings the Worker knows how to use, by their wrangler.toml names. Without a rate
 /// limiter, the requests it limits are refused (503), so they are listed too.

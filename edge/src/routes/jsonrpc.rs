@@ -21,10 +21,10 @@ use concierge_core::flows::guarded::{
 use serde_json::{Value, json};
 use worker::{Env, Request, Response};
 
-use crate::ApiError;
 use crate::auth;
 use crate::bindings::d1_memory::{self, MemoryRow};
 use crate::bindings::services::Services;
+use crate::error::ApiError;
 use crate::routes::body;
 use crate::site::{KeyKind, Site};
 
@@ -169,7 +169,7 @@ pub(crate) async fn call(
                 user_id: None,
                 identity: None,
                 language: Language::default(),
-                created_at: crate::now_ms(),
+                created_at: crate::runtime::now_ms(),
             };
             services
                 .store
@@ -258,7 +258,7 @@ pub(crate) async fn call(
                 kind,
                 content: content.to_string(),
                 metadata: Metadata::new(),
-                created_at: crate::now_ms(),
+                created_at: crate::runtime::now_ms(),
                 tool_steps: Vec::new(),
                 payloads: Vec::new(),
             };
@@ -285,7 +285,7 @@ pub(crate) async fn call(
             let record = Summary {
                 content: summary.to_string(),
                 upto_seq: upto as u64,
-                updated_at: crate::now_ms(),
+                updated_at: crate::runtime::now_ms(),
             };
             let scope = conversation.scope();
             services

@@ -7,11 +7,13 @@ use concierge_core::retrieval::{self, MAX_DOCUMENT_CHARS};
 use serde::Deserialize;
 use worker::{Env, Request, Response};
 
+use crate::auth;
 use crate::bindings::documents::{DocumentFields, Documents};
 use crate::bindings::queue::{self, IndexJob, QueueMessage};
 use crate::bindings::vectors::Vectors;
+use crate::error::ApiError;
 use crate::routes::body;
-use crate::{ApiError, auth, now_ms};
+use crate::runtime::now_ms;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -10,11 +10,12 @@ use concierge_core::identity::UserIdentity;
 use concierge_core::turn::TurnEvent;
 use worker::{Context, Env, Request, Response};
 
+use crate::auth;
 use crate::bindings::services::Services;
+use crate::error::ApiError;
 use crate::routes::body;
 use crate::routes::turn_stream::{self, TurnRun};
 use crate::site::SiteAssistant;
-use crate::{ApiError, auth};
 
 /// Handles the request.
 pub(crate) async fn query(

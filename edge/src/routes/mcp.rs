@@ -28,9 +28,9 @@ use serde_json::{Value, json};
 use worker::{Context, Env, Request, Response};
 
 use super::mcp_tools::{self, ToolContext};
-use crate::ApiError;
 use crate::auth::{self, Admission, Caller};
 use crate::bindings::mcp_sessions;
+use crate::error::ApiError;
 use crate::routes::body;
 
 const SESSION_HEADER: &str = "mcp-session-id";

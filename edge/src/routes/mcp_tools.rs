@@ -15,9 +15,9 @@ use serde_json::{Value, json};
 use worker::{Context, Env};
 
 use super::conversations::message_json;
-use crate::ApiError;
 use crate::auth::Visitor;
 use crate::bindings::services::Services;
+use crate::error::ApiError;
 use crate::site::{Site, SiteAssistant};
 
 /// What a tool runs with.

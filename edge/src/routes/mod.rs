@@ -4,7 +4,7 @@
 
 use worker::{Context, Env, Method, Request, Response};
 
-use crate::ApiError;
+use crate::error::ApiError;
 
 mod admin;
 mod ai_sdk;

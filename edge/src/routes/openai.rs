@@ -36,9 +36,9 @@ use serde::Deserialize;
 use serde_json::json;
 use worker::{Context, Env, Request, Response};
 
-use crate::ApiError;
 use crate::auth::{self, Visitor};
 use crate::bindings::services::Services;
+use crate::error::ApiError;
 use crate::routes::body;
 use crate::routes::turn_stream::{self, TurnRun};
 use crate::site::{Site, SiteAssistant};
@@ -238,7 +238,7 @@ pub(crate) async fn chat_completions(
         }
     };
     let completion_id = format!("chatcmpl-{request_id}");
-    let created_at = crate::now_ms() / 1000;
+    let created_at = crate::runtime::now_ms() / 1000;
     let mut response = if request.stream {
         let encoder = OpenAiChunkEncoder::new(completion_id, model, created_at)
             .include_usage(request.include_usage)

@@ -19,9 +19,9 @@ use concierge_core::stream::native::NativeEncoder;
 use serde::Deserialize;
 use worker::{Context, Env, Request, Response};
 
-use crate::ApiError;
 use crate::auth::{self, Caller};
 use crate::bindings::services::Services;
+use crate::error::ApiError;
 use crate::routes::body;
 use crate::routes::conversations::{ai_sdk_format, reachable};
 use crate::routes::turn_stream::{self, TurnRun};

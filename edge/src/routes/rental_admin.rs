@@ -14,8 +14,9 @@ use crate::auth::{self, Caller};
 use crate::bindings::d1_listings::{self, BINDING, UpsertError};
 use crate::bindings::d1_rental::{D1Rental, QaCursor};
 use crate::bindings::vectors::Vectors;
+use crate::error::ApiError;
+use crate::runtime::now_ms;
 use crate::site::RentalSettings;
-use crate::{ApiError, now_ms};
 
 /// Listings per upsert.
 const MAX_ROWS: usize = 1000;

@@ -33,8 +33,9 @@ use super::body;
 use crate::auth::{self, Visitor};
 use crate::bindings::d1_store::service_error;
 use crate::bindings::services::Services;
+use crate::error::ApiError;
+use crate::runtime::now_ms;
 use crate::site::{SiteAssistant, find_by_id};
-use crate::{ApiError, now_ms};
 use concierge_core::template::Template;
 
 #[derive(Debug, Deserialize)]
@@ -59,7 +60,7 @@ fn owner(visitor: &Visitor) -> String {
 /// A new session id: `s_` and 128 bits from the platform CSPRNG, in hex.
 fn mint_session_id() -> Result<String, ApiError> {
     let mut bytes = [0u8; 16];
-    crate::random_bytes(&mut bytes)?;
+    crate::runtime::random_bytes(&mut bytes)?;
     let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
     Ok(format!("s_{hex}"))
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 use futures_util::stream;
 use worker::{Date, Delay, Env, Request, Response};
 
-use crate::ApiError;
+use crate::error::ApiError;
 
 const MAX_EVENTS: u32 = 100;
 const MAX_INTERVAL_MS: u64 = 2_000;
@@ -20,7 +20,7 @@ const MAX_INTERVAL_MS: u64 = 2_000;
 const FLAG: &str = "DEBUG_ROUTES";
 
 pub(crate) fn get(req: &Request, env: &Env) -> Result<Response, ApiError> {
-    if !crate::var_on(env, FLAG) {
+    if !crate::runtime::var_on(env, FLAG) {
         return Err(ApiError::NotFound);
     }
     let url = req.url()?;

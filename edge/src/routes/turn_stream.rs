@@ -17,10 +17,10 @@ use concierge_core::turn::{TurnEvent, TurnInput, TurnSink};
 use futures_channel::oneshot;
 use worker::{Context, Response, ResponseBody};
 
-use crate::ApiError;
 use crate::auth::Admission;
 use crate::bindings::js_stream::{BodyWriter, Coalescing};
 use crate::bindings::services::Services;
+use crate::error::ApiError;
 use crate::site::SiteAssistant;
 
 /// The turn to run: on a stored conversation, or on the caller's history.

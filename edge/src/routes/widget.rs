@@ -4,8 +4,8 @@
 
 use worker::{Env, Request, Response};
 
-use crate::ApiError;
 use crate::auth;
+use crate::error::ApiError;
 use crate::site;
 
 pub(crate) async fn config(req: Request, env: &Env) -> Result<Response, ApiError> {

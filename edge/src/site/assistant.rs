@@ -21,7 +21,7 @@ use concierge_core::turn::TurnInput;
 use serde::{Deserialize, Serialize};
 
 use super::{DEFAULT_MAX_TOKENS, Site};
-use crate::ApiError;
+use crate::error::ApiError;
 
 /// The assistant a site runs.
 #[derive(Debug, Clone)]
@@ -61,7 +61,7 @@ impl SiteAssistant {
     /// This assistant, playing staged test scripts first when the Worker's debug routes
     /// are on (never in production).
     pub(crate) fn with_debug_scripts(self, env: &worker::Env) -> Self {
-        if crate::var_on(env, super::scripted::FLAG) {
+        if crate::runtime::var_on(env, super::scripted::FLAG) {
             Self::Scripted(Box::new(self))
         } else {
             self

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use worker::{Env, kv::KvStore};
 
 use super::{KeyKind, Site, SiteRow};
-use crate::ApiError;
+use crate::error::ApiError;
 
 /// How long a KV entry lives (KV's minimum TTL); it is trusted for less.
 const CACHE_TTL_SECS: u64 = 60;
@@ -53,7 +53,7 @@ pub(crate) async fn find_by_key_hash(
         "SELECT id, name, template, config, public_key_hash, secret_key_hash, created_at FROM sites WHERE {column} = ?1"
     );
     // Stamped before the read: a copy is never trusted past its data's age.
-    let read_at = crate::now_ms();
+    let read_at = crate::runtime::now_ms();
     let row = env
         .d1("DB")?
         .prepare(sql)
@@ -82,7 +82,7 @@ pub(crate) async fn find_by_id(env: &Env, id: &str) -> Result<Option<Site>, ApiE
     if let Some(site) = memo::get(&cache_key) {
         return Ok(Some(site));
     }
-    let read_at = crate::now_ms();
+    let read_at = crate::runtime::now_ms();
     let row = env
         .d1("DB")?
         .prepare("SELECT id, name, template, config, public_key_hash, secret_key_hash FROM sites WHERE id = ?1")
@@ -138,7 +138,7 @@ pub(super) mod memo {
 
     /// Whether a copy read at `cached.read_at` may be used now.
     pub(crate) fn trusted(cached: &Cached) -> bool {
-        let now = crate::now_ms();
+        let now = crate::runtime::now_ms();
         if now.saturating_sub(cached.read_at) >= CACHE_TRUST_MS {
             return false;
         }
@@ -154,7 +154,7 @@ pub(super) mod memo {
 
     /// Every copy of site `id` read until now is stale.
     pub(crate) fn invalidate(id: &str) {
-        let now = crate::now_ms();
+        let now = crate::runtime::now_ms();
         CHANGED.with(|m| {
             let mut map = m.borrow_mut();
             map.retain(|_, at| now.saturating_sub(*at) < CACHE_TRUST_MS);
@@ -187,7 +187,7 @@ pub(super) mod memo {
     }
 
     pub(crate) fn origin(origin: &str) -> Option<bool> {
-        let now = crate::now_ms();
+        let now = crate::runtime::now_ms();
         ORIGINS.with(|m| {
             let map = m.borrow();
             let (at, known) = map.get(origin)?;
@@ -201,7 +201,7 @@ pub(super) mod memo {
             if map.len() >= MAX_ENTRIES {
                 map.clear();
             }
-            map.insert(origin.to_string(), (crate::now_ms(), known));
+            map.insert(origin.to_string(), (crate::runtime::now_ms(), known));
         });
     }
 

@@ -21,7 +21,7 @@ pub(crate) const DEV_FLAG: &str = "DEV_MODE";
 
 /// Whether the Worker runs in development (`DEV_MODE` on).
 pub(crate) fn development(env: &Env) -> bool {
-    crate::var_on(env, DEV_FLAG)
+    crate::runtime::var_on(env, DEV_FLAG)
 }
 
 /// `url` parsed and checked against the outbound rule, or why not.

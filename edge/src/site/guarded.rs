@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use worker::Env;
 
 use super::{Site, endpoint, sealed};
-use crate::ApiError;
+use crate::error::ApiError;
 
 /// The search providers a site can choose.
 pub(crate) const SEARCH_PROVIDERS: [&str; 4] = ["local", "searxng", "brave", "tavily"];

@@ -13,7 +13,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::{Digest, Sha256};
 use worker::Env;
 
-use crate::ApiError;
+use crate::error::ApiError;
 
 /// The Worker secret the sealing key is derived from.
 const SECRET_NAME: &str = "SITE_KEYS_SECRET";
@@ -73,7 +73,7 @@ pub(crate) fn seal_bound(env: &Env, binding: &str, plaintext: &str) -> Result<St
         "This service cannot store secrets: no encryption secret is configured.",
     ))?;
     let mut nonce = [0u8; NONCE_BYTES];
-    crate::random_bytes(&mut nonce)?;
+    crate::runtime::random_bytes(&mut nonce)?;
     let payload = Payload {
         msg: plaintext.as_bytes(),
         aad: binding.as_bytes(),

@@ -7,7 +7,7 @@ use wasm_bindgen::JsValue;
 use worker::D1Database;
 
 use super::{Site, SiteRow};
-use crate::ApiError;
+use crate::error::ApiError;
 
 /// A site read for a change, with its stored columns exactly as they were.
 #[derive(Debug)]
@@ -107,7 +107,7 @@ pub(crate) async fn replace_keys(
     new_secret_hash: &str,
     now_ms: u64,
 ) -> Result<Option<String>, ApiError> {
-    let new_public_hash = crate::auth::sha256_hex(new_public_key);
+    let new_public_hash = crate::runtime::sha256_hex(new_public_key);
     #[derive(Deserialize)]
     struct Old {
         public_key_hash: String,

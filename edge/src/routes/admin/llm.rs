@@ -3,8 +3,8 @@
 use serde::Deserialize;
 use worker::Env;
 
-use crate::ApiError;
 use crate::bindings::workers_ai;
+use crate::error::ApiError;
 use crate::site::{LlmSettings, endpoint, sealed};
 
 /// `llm` in a site body: replaces the site's LLM settings. `api_key` is write-only and

@@ -8,10 +8,11 @@ use serde::Deserialize;
 use worker::{Env, Request, Response};
 
 use crate::auth::{self, Caller};
+use crate::error::ApiError;
 use crate::routes::body;
+use crate::runtime::now_ms;
 use crate::site::guarded::GuardedPatch;
 use crate::site::{self, KeyKind, Site, SiteConfig, sealed};
-use crate::{ApiError, now_ms};
 
 mod llm;
 mod warranty;

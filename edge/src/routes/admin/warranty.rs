@@ -5,8 +5,8 @@ use concierge_core::flows::shop::warranty::{SERIAL_MAX_CHARS, SERIAL_MIN_CHARS, 
 use serde::Deserialize;
 use worker::{Env, Request, Response};
 
-use crate::ApiError;
 use crate::bindings::d1_store::D1Store;
+use crate::error::ApiError;
 use crate::routes::body;
 
 use super::secret_caller;

@@ -3,9 +3,9 @@
 
 use worker::{Env, Request, Response};
 
-use crate::ApiError;
 use crate::bindings::d1_console_stats::ExportRow;
 use crate::bindings::d1_store::D1Store;
+use crate::error::ApiError;
 
 use super::{EXPORT_CONVERSATIONS, EXPORT_ROWS, filter, secret_caller};
 

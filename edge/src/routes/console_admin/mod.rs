@@ -24,10 +24,10 @@ use concierge_core::template::Template;
 use serde::Deserialize;
 use worker::{Env, Request, Response};
 
-use crate::ApiError;
 use crate::auth::{self, Caller};
 use crate::bindings::d1_console_stats::{ConversationFilter, TemplateFilter};
 use crate::bindings::d1_store::D1Store;
+use crate::error::ApiError;
 use crate::routes::{body, conversations::message_json};
 
 mod export;
@@ -212,7 +212,7 @@ pub(crate) async fn stats(req: Request, env: &Env) -> Result<Response, ApiError>
         }
     }
     // From the start of the first day shown, in the caller's time zone.
-    let now = crate::now_ms() as f64;
+    let now = crate::runtime::now_ms() as f64;
     let local_midnight = ((now + f64::from(offset) * 60_000.0) / 86_400_000.0).floor()
         * 86_400_000.0
         - f64::from(offset) * 60_000.0;
@@ -277,7 +277,7 @@ pub(crate) async fn try_token(mut req: Request, env: &Env) -> Result<Response, A
             "This site has no user-token secret yet: create one (Try it, or \
          POST /admin/site/user-token-secret), then try again.",
         ))?;
-    let expires_at = crate::now_ms() / 1000 + TRY_TOKEN_SECS;
+    let expires_at = crate::runtime::now_ms() / 1000 + TRY_TOKEN_SECS;
     let mut claims =
         serde_json::to_value(&identity).map_err(|e| ApiError::Corrupt(e.to_string()))?;
     claims["exp"] = expires_at.into();

@@ -23,9 +23,9 @@ use concierge_core::identity::UserIdentity;
 use serde::Deserialize;
 use worker::{Context, Env, Request, Response};
 
-use crate::ApiError;
 use crate::auth::{self, Visitor};
 use crate::bindings::services::Services;
+use crate::error::ApiError;
 use crate::routes::{body, feedback};
 use crate::site::SiteAssistant;
 

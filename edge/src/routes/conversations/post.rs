@@ -9,11 +9,11 @@ use concierge_core::turn::{TurnInput, TurnJob};
 use serde::Deserialize;
 use worker::{Context, Env, Request, Response};
 
-use crate::ApiError;
 use crate::auth::{self, Caller, Visitor};
 use crate::bindings::d1_store::remembered;
 use crate::bindings::services::Services;
 use crate::bindings::turn_queue;
+use crate::error::ApiError;
 use crate::routes::body;
 use crate::routes::turn_stream::{self, TurnRun};
 use crate::site::SiteAssistant;
