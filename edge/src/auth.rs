@@ -19,6 +19,7 @@ use concierge_core::identity::{self, UserIdentity};
 
 use worker::{Env, Method, Request};
 
+use crate::bindings::d1_sites;
 use crate::bindings::d1_store::D1Store;
 use crate::error::ApiError;
 use crate::site::{self, KeyKind, Site};
@@ -110,7 +111,7 @@ pub(crate) async fn admitted_caller(
 /// The site whose `kind` key is `key`; `Unauthorized` when there is none.
 async fn site_with_key(env: &Env, kind: KeyKind, key: &str) -> Result<Site, ApiError> {
     let hash = sha256_hex(key);
-    let site = site::find_by_key_hash(env, kind, &hash)
+    let site = d1_sites::find_by_key_hash(env, kind, &hash)
         .await?
         .ok_or(ApiError::Unauthorized)?;
     let stored = match kind {

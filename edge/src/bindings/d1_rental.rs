@@ -254,3 +254,108 @@ impl D1Rental {
         Ok(())
     }
 }
+
+/// The seed endpoint's sessions (`rental_sessions`), keyed by site and `{owner}:{id}`.
+pub(crate) mod sessions {
+    use serde::Deserialize;
+    use wasm_bindgen::JsValue;
+    use worker::D1Database;
+
+    use crate::error::ApiError;
+
+    /// A session's conversation and when it was last used (Unix ms).
+    #[derive(Debug)]
+    pub(crate) struct Session {
+        pub conversation_id: String,
+        pub last_active_at: u64,
+    }
+
+    /// A session idle since before a cutoff.
+    #[derive(Debug, Deserialize)]
+    pub(crate) struct Idle {
+        pub site_id: String,
+        pub session_id: String,
+        pub conversation_id: String,
+    }
+
+    /// Session `key` of `site_id`, idle or not.
+    pub(crate) async fn find(
+        db: &D1Database,
+        site_id: &str,
+        key: &str,
+    ) -> Result<Option<Session>, ApiError> {
+        #[derive(Deserialize)]
+        struct Row {
+            conversation_id: String,
+            last_active_at: f64,
+        }
+        let row: Option<Row> = db
+            .prepare("SELECT conversation_id, last_active_at FROM rental_sessions WHERE site_id = ?1 AND session_id = ?2")
+            .bind(&[site_id.into(), key.into()])?
+            .first(None)
+            .await?;
+        Ok(row.map(|r| Session {
+            conversation_id: r.conversation_id,
+            last_active_at: r.last_active_at as u64,
+        }))
+    }
+
+    /// Records session `key` of `site_id` on `conversation_id` as used at `now`.
+    pub(crate) async fn touch(
+        db: &D1Database,
+        site_id: &str,
+        key: &str,
+        conversation_id: &str,
+        now: u64,
+    ) -> Result<(), ApiError> {
+        db.prepare(
+            "INSERT INTO rental_sessions (site_id, session_id, conversation_id, last_active_at) VALUES (?1, ?2, ?3, ?4) \
+             ON CONFLICT (site_id, session_id) DO UPDATE SET last_active_at = excluded.last_active_at",
+        )
+        .bind(&[
+            site_id.into(),
+            key.into(),
+            conversation_id.into(),
+            JsValue::from_f64(now as f64),
+        ])?
+        .run()
+        .await?;
+        Ok(())
+    }
+
+    /// At most `limit` sessions of any site idle since before `cutoff`, oldest first.
+    pub(crate) async fn idle(
+        db: &D1Database,
+        cutoff: u64,
+        limit: u32,
+    ) -> Result<Vec<Idle>, ApiError> {
+        Ok(db
+            .prepare(
+                "SELECT site_id, session_id, conversation_id FROM rental_sessions \
+                 WHERE last_active_at < ?1 ORDER BY last_active_at LIMIT ?2",
+            )
+            .bind(&[JsValue::from_f64(cutoff as f64), JsValue::from(limit)])?
+            .all()
+            .await?
+            .results()?)
+    }
+
+    /// Deletes `session` if it is still idle since before `cutoff` (not used meanwhile).
+    pub(crate) async fn delete_idle(
+        db: &D1Database,
+        session: &Idle,
+        cutoff: u64,
+    ) -> Result<(), ApiError> {
+        db.prepare(
+            "DELETE FROM rental_sessions WHERE site_id = ?1 AND session_id = ?2 AND last_active_at < ?3",
+        )
+        .bind(&[
+            session.site_id.as_str().into(),
+            session.session_id.as_str().into(),
+            JsValue::from_f64(cutoff as f64),
+        ])?
+        .run()
+        .await?;
+        Ok(())
+    }
+}

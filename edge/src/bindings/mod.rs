@@ -10,6 +10,7 @@ pub(crate) mod d1_feedback;
 pub(crate) mod d1_listings;
 pub(crate) mod d1_memory;
 pub(crate) mod d1_rental;
+pub(crate) mod d1_sites;
 pub(crate) mod d1_store;
 pub(crate) mod documents;
 pub(crate) mod js_stream;

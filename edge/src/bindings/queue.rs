@@ -22,7 +22,6 @@ use super::documents::Documents;
 use super::upstream::Upstream;
 use super::vectors::Vectors;
 use crate::error::ApiError;
-use crate::site;
 
 /// What to index.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -101,7 +100,7 @@ pub(crate) async fn consume(batch: MessageBatch<QueueMessage>, env: &Env) -> wor
     // as the job's own database work).
     let mut indexed: Vec<serde_json::Value> = Vec::new();
     for (site_id, jobs) in by_site {
-        let upstream = match site::find_by_id(env, &site_id).await {
+        let upstream = match super::d1_sites::find_by_id(env, &site_id).await {
             // A site deleted meanwhile ends its jobs.
             Ok(None) => continue,
             Ok(Some(site)) => Upstream::resolve(&site, env),

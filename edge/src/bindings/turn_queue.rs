@@ -25,7 +25,7 @@ use super::d1_store::D1Store;
 use super::queue::var_u32;
 use super::services::Services;
 use crate::error::ApiError;
-use crate::site::{self, SiteAssistant};
+use crate::site::SiteAssistant;
 
 /// The turn queue's name (`wrangler.toml`).
 pub(crate) const QUEUE: &str = "concierge-turns";
@@ -130,7 +130,7 @@ async fn settle(env: &Env, retry: Retry, message: &Message<TurnMessage>) {
 /// nothing to do. A failure before the core runs (site lookup, bindings) on the last
 /// attempt is marked here; the core marks its own.
 async fn answer(env: &Env, job: &TurnJob, last: bool) -> Result<Option<String>, ApiError> {
-    let site = match site::find_by_id(env, &job.site_id).await {
+    let site = match super::d1_sites::find_by_id(env, &job.site_id).await {
         // A site deleted meanwhile ends its jobs.
         Ok(None) => return Ok(None),
         Ok(Some(site)) => site,

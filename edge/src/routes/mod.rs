@@ -185,7 +185,7 @@ pub(crate) async fn cors_origin(req: &Request, env: &Env) -> Option<String> {
     if crate::auth::own_origins(env).contains(&origin) {
         return None;
     }
-    crate::site::origin_known(env, &origin)
+    crate::bindings::d1_sites::origin_known(env, &origin)
         .await
         .ok()?
         .then_some(origin)

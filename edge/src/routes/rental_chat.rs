@@ -27,15 +27,16 @@ use concierge_core::turn::{TurnEvent, TurnInput};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use wasm_bindgen::JsValue;
-use worker::{D1Database, Env, Request, Response};
+use worker::{Env, Request, Response};
 
 use super::body;
 use crate::auth::{self, Visitor};
-use crate::bindings::d1_store::service_error;
+use crate::bindings::d1_rental::sessions;
+use crate::bindings::d1_sites::find_by_id;
 use crate::bindings::services::Services;
 use crate::error::ApiError;
 use crate::runtime::now_ms;
-use crate::site::{SiteAssistant, find_by_id};
+use crate::site::SiteAssistant;
 use concierge_core::template::Template;
 
 #[derive(Debug, Deserialize)]
@@ -70,12 +71,6 @@ fn well_formed(id: &str) -> bool {
     id.strip_prefix("s_").is_some_and(|hex| {
         hex.len() == 32 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
     })
-}
-
-#[derive(Debug, Deserialize)]
-struct SessionRow {
-    conversation_id: String,
-    last_active_at: f64,
 }
 
 /// The seed's `ChatResponse.payload` from a stored reply: `DataPayload` (`mode` + `list` /
@@ -148,12 +143,9 @@ pub(crate) async fn chat(mut req: Request, env: &Env) -> Result<Response, ApiErr
     let live = match named {
         Some(id) => {
             let key = format!("{owner}:{id}");
-            let row: Option<SessionRow> = db
-                .prepare("SELECT conversation_id, last_active_at FROM rental_sessions WHERE site_id = ?1 AND session_id = ?2")
-                .bind(&[site.id.as_str().into(), key.as_str().into()])?
-                .first(None)
-                .await?;
-            row.filter(|s| now.saturating_sub(s.last_active_at as u64) <= SESSION_IDLE_MS)
+            sessions::find(&db, &site.id, &key)
+                .await?
+                .filter(|s| now.saturating_sub(s.last_active_at) <= SESSION_IDLE_MS)
                 .map(|s| (id.to_string(), s.conversation_id))
         }
         None => None,
@@ -179,18 +171,7 @@ pub(crate) async fn chat(mut req: Request, env: &Env) -> Result<Response, ApiErr
         }
     };
     let key = format!("{owner}:{session_id}");
-    db.prepare(
-        "INSERT INTO rental_sessions (site_id, session_id, conversation_id, last_active_at) VALUES (?1, ?2, ?3, ?4) \
-         ON CONFLICT (site_id, session_id) DO UPDATE SET last_active_at = excluded.last_active_at",
-    )
-    .bind(&[
-        site.id.as_str().into(),
-        key.as_str().into(),
-        conversation_id.as_str().into(),
-        JsValue::from_f64(now as f64),
-    ])?
-    .run()
-    .await?;
+    sessions::touch(&db, &site.id, &key, &conversation_id, now).await?;
     let input = TurnInput {
         site_id: site.id.clone(),
         conversation_id,
@@ -217,23 +198,9 @@ pub(crate) async fn chat(mut req: Request, env: &Env) -> Result<Response, ApiErr
 /// The Cron Trigger: deletes sessions idle for more than 30 minutes, with their
 /// conversations (at most 100 per run; the next run takes the rest).
 pub(crate) async fn cleanup(env: &Env) -> Result<usize, ApiError> {
-    #[derive(Debug, Deserialize)]
-    struct Idle {
-        site_id: String,
-        session_id: String,
-        conversation_id: String,
-    }
-    let db: D1Database = env.d1("DB")?;
+    let db = env.d1("DB")?;
     let cutoff = now_ms().saturating_sub(SESSION_IDLE_MS);
-    let idle: Vec<Idle> = db
-        .prepare(
-            "SELECT site_id, session_id, conversation_id FROM rental_sessions \
-             WHERE last_active_at < ?1 ORDER BY last_active_at LIMIT 100",
-        )
-        .bind(&[JsValue::from_f64(cutoff as f64)])?
-        .all()
-        .await?
-        .results()?;
+    let idle = sessions::idle(&db, cutoff, 100).await?;
     let mut deleted = 0;
     for session in idle {
         let Some(site) = find_by_id(env, &session.site_id).await? else {
@@ -250,18 +217,7 @@ pub(crate) async fn cleanup(env: &Env) -> Result<usize, ApiError> {
             use concierge_core::boundary::VectorIndex;
             let _ = services.vectors.delete(&ids).await;
         }
-        db.prepare(
-            "DELETE FROM rental_sessions WHERE site_id = ?1 AND session_id = ?2 AND last_active_at < ?3",
-        )
-        .bind(&[
-            session.site_id.as_str().into(),
-            session.session_id.as_str().into(),
-            JsValue::from_f64(cutoff as f64),
-        ])
-        .map_err(service_error)
-        .map_err(ApiError::store)?
-        .run()
-        .await?;
+        sessions::delete_idle(&db, &session, cutoff).await?;
         deleted += 1;
     }
     Ok(deleted)

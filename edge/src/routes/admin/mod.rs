@@ -8,6 +8,7 @@ use serde::Deserialize;
 use worker::{Env, Request, Response};
 
 use crate::auth::{self, Caller};
+use crate::bindings::d1_sites;
 use crate::error::ApiError;
 use crate::routes::body;
 use crate::runtime::now_ms;
@@ -167,7 +168,7 @@ pub(crate) async fn create_site(mut req: Request, env: &Env) -> Result<Response,
         site.config.guarded = Some(guarded.check(env, &site.id, None)?);
     }
     site.config.public_key = Some(public_key.clone());
-    site::insert(&env.d1("DB")?, &site, now).await?;
+    d1_sites::insert(&env.d1("DB")?, &site, now).await?;
     let body = serde_json::json!({"site": site.public_view(), "public_key": public_key, "secret_key": secret_key});
     Ok(Response::from_json(&body)?.with_status(201))
 }
@@ -206,7 +207,7 @@ pub(crate) async fn update_site(mut req: Request, env: &Env) -> Result<Response,
         .transpose()?;
     let db = env.d1("DB")?;
     for _ in 0..SAVE_ATTEMPTS {
-        let current = site::read_for_update(&db, id)
+        let current = d1_sites::read_for_update(&db, id)
             .await?
             .ok_or(ApiError::Unauthorized)?;
         if !auth::constant_time_eq(current.site.secret_key_hash.as_bytes(), presented) {
@@ -219,9 +220,9 @@ pub(crate) async fn update_site(mut req: Request, env: &Env) -> Result<Response,
             site.config.guarded = Some(guarded.check(env, id, old.as_ref())?);
         }
         site.seal_legacy_key(env);
-        if site::save_config(&db, &current, &site, now_ms()).await? {
+        if d1_sites::save_config(&db, &current, &site, now_ms()).await? {
             let hashes = [site.public_key_hash.as_str(), site.secret_key_hash.as_str()];
-            site::uncache(&env.kv("CONFIG")?, id, &hashes).await;
+            d1_sites::uncache(&env.kv("CONFIG")?, id, &hashes).await;
             return Ok(Response::from_json(
                 &serde_json::json!({"site": site.public_view()}),
             )?);
@@ -241,7 +242,7 @@ pub(crate) async fn rotate_keys(req: Request, env: &Env) -> Result<Response, Api
     let public_key = auth::new_key("pk_")?;
     let secret_key = auth::new_key("sk_")?;
     let old_secret = caller.site.secret_key_hash.as_str();
-    let old_public = site::replace_keys(
+    let old_public = d1_sites::replace_keys(
         &env.d1("DB")?,
         &caller.site.id,
         old_secret,
@@ -252,7 +253,7 @@ pub(crate) async fn rotate_keys(req: Request, env: &Env) -> Result<Response, Api
     .await?
     .ok_or(ApiError::Unauthorized)?;
     let cache = env.kv("CONFIG")?;
-    site::uncache(&cache, &caller.site.id, &[&old_public, old_secret]).await;
+    d1_sites::uncache(&cache, &caller.site.id, &[&old_public, old_secret]).await;
     Ok(Response::from_json(
         &serde_json::json!({"public_key": public_key, "secret_key": secret_key}),
     )?)
@@ -273,7 +274,7 @@ pub(crate) async fn rotate_user_token_secret(
     let sealed = sealed::seal_bound(env, &site::user_token_binding(id), &secret)?;
     let db = env.d1("DB")?;
     for _ in 0..SAVE_ATTEMPTS {
-        let current = site::read_for_update(&db, id)
+        let current = d1_sites::read_for_update(&db, id)
             .await?
             .ok_or(ApiError::Unauthorized)?;
         if !auth::constant_time_eq(current.site.secret_key_hash.as_bytes(), presented) {
@@ -281,9 +282,9 @@ pub(crate) async fn rotate_user_token_secret(
         }
         let mut site = current.site.clone();
         site.config.user_token_secret_sealed = Some(sealed.clone());
-        if site::save_config(&db, &current, &site, now_ms()).await? {
+        if d1_sites::save_config(&db, &current, &site, now_ms()).await? {
             let hashes = [site.public_key_hash.as_str(), site.secret_key_hash.as_str()];
-            site::uncache(&env.kv("CONFIG")?, id, &hashes).await;
+            d1_sites::uncache(&env.kv("CONFIG")?, id, &hashes).await;
             return Ok(
                 Response::from_json(&serde_json::json!({"user_token_secret": secret}))?
                     .with_status(201),

@@ -6,8 +6,9 @@ use serde::Deserialize;
 use wasm_bindgen::JsValue;
 use worker::D1Database;
 
-use super::{Site, SiteRow};
+use super::SiteRow;
 use crate::error::ApiError;
+use crate::site::Site;
 
 /// A site read for a change, with its stored columns exactly as they were.
 #[derive(Debug)]

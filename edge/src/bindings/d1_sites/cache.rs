@@ -11,8 +11,9 @@
 use serde::{Deserialize, Serialize};
 use worker::{Env, kv::KvStore};
 
-use super::{KeyKind, Site, SiteRow};
+use super::SiteRow;
 use crate::error::ApiError;
+use crate::site::{KeyKind, Site};
 
 /// How long a KV entry lives (KV's minimum TTL); it is trusted for less.
 const CACHE_TTL_SECS: u64 = 60;
