@@ -131,6 +131,9 @@ pub struct WorkerOptions {
     /// binding, asking this script server ([`workers_ai::AiScript`]'s `base_url`) what to
     /// answer. Without it the Worker has no `AI` binding (`wrangler dev --local`).
     pub workers_ai_script: Option<String>,
+    /// Leave the SQL validator Worker (sqlcheck/, `concierge-sql`) out of the session: the
+    /// Worker's `SQL_CHECK` service binding then reaches nothing.
+    pub without_sql_check: bool,
 }
 
 /// The local Vectorize double a [`Worker`] runs against ([`WorkerOptions::vectorize_double`]).
@@ -174,6 +177,25 @@ pub fn vectorize_double_args(dir: &Path, double: &VectorizeDouble) -> Vec<String
         .collect()
 }
 
+/// The `wrangler dev` arguments that start the SQL validator Worker (sqlcheck/, behind the
+/// Worker's `SQL_CHECK` service binding) in the same session, after the Concierge config
+/// (the first `-c` is the one served on the port): with `primary`, `-c wrangler.toml`
+/// first (when no double wrote its own copy of it).
+pub fn dev_configs_tail(root: &Path, primary: bool) -> Vec<String> {
+    let mut args = Vec::new();
+    if primary {
+        args.push("-c".into());
+        args.push(root.join("wrangler.toml").to_string_lossy().into_owned());
+    }
+    args.push("-c".into());
+    args.push(
+        root.join("sqlcheck/wrangler.toml")
+            .to_string_lossy()
+            .into_owned(),
+    );
+    args
+}
+
 impl Worker {
     /// The Worker shared by every test in this test binary, started on first use.
     pub fn shared() -> &'static Worker {
@@ -206,12 +228,14 @@ impl Worker {
         let root = repo_root();
         let port = free_port();
         let base_url = format!("http://127.0.0.1:{port}");
-        let shim = root.join("edge/build/index.js");
-        assert!(
-            shim.exists(),
-            "{} is missing: run `make build` first",
-            shim.display()
-        );
+        for built in ["edge/build/index.js", "sqlcheck/build/sqlcheck_bg.wasm"] {
+            let built = root.join(built);
+            assert!(
+                built.exists(),
+                "{} is missing: run `make build` first",
+                built.display()
+            );
+        }
         let state_dir = scratch_dir("wrangler-state");
         let persist = state_dir.to_string_lossy().into_owned();
 
@@ -310,6 +334,10 @@ impl Worker {
         for config in &configs {
             args.push("-c".into());
             args.push(config.to_string_lossy().into_owned());
+        }
+        if !options.without_sql_check {
+            let primary = options.vectorize_double.is_none() && configs.is_empty();
+            args.extend(dev_configs_tail(&root, primary));
         }
         for (name, value) in &options.vars {
             if options.vectorize_double.is_some() && name == "RETRIEVAL_BACKEND" {
