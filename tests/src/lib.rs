@@ -131,8 +131,9 @@ pub struct WorkerOptions {
     /// binding, asking this script server ([`workers_ai::AiScript`]'s `base_url`) what to
     /// answer. Without it the Worker has no `AI` binding (`wrangler dev --local`).
     pub workers_ai_script: Option<String>,
-    /// Leave the SQL validator Worker (sqlcheck/, `concierge-sql`) out of the session: the
-    /// Worker's `SQL_CHECK` service binding then reaches nothing.
+    /// Leave the SQL validator Worker (sqlcheck/, `concierge-sql`) out of the session, with
+    /// the Worker's `SQL_CHECK` service binding aimed at a Worker that runs nowhere: it
+    /// then reaches nothing.
     pub without_sql_check: bool,
 }
 
@@ -194,6 +195,30 @@ pub fn dev_configs_tail(root: &Path, primary: bool) -> Vec<String> {
             .into_owned(),
     );
     args
+}
+
+/// wrangler.toml with its `SQL_CHECK` service binding aimed at a Worker no session runs
+/// (`concierge-sql-absent`: a binding to `concierge-sql` would find another session's
+/// validator through wrangler's dev registry), written beside it so its relative paths
+/// hold (`wrangler.no-sql-check.toml`, ignored by git; replaced only when it changed).
+fn config_without_sql_check(root: &Path) -> PathBuf {
+    let source = std::fs::read_to_string(root.join("wrangler.toml")).expect("read wrangler.toml");
+    let binding = "binding = \"SQL_CHECK\"\nservice = \"concierge-sql\"\n";
+    assert!(
+        source.contains(binding),
+        "wrangler.toml binds SQL_CHECK to concierge-sql"
+    );
+    let text = source.replace(
+        binding,
+        "binding = \"SQL_CHECK\"\nservice = \"concierge-sql-absent\"\n",
+    );
+    let path = root.join("wrangler.no-sql-check.toml");
+    if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+        let tmp = root.join(format!("wrangler.no-sql-check.toml.{}", std::process::id()));
+        std::fs::write(&tmp, &text).expect("write the config without SQL_CHECK");
+        std::fs::rename(&tmp, &path).expect("replace the config without SQL_CHECK");
+    }
+    path
 }
 
 impl Worker {
@@ -335,7 +360,18 @@ impl Worker {
             args.push("-c".into());
             args.push(config.to_string_lossy().into_owned());
         }
-        if !options.without_sql_check {
+        if options.without_sql_check {
+            assert!(
+                options.vectorize_double.is_none() && configs.is_empty(),
+                "a Worker without the SQL validator runs without doubles"
+            );
+            args.push("-c".into());
+            args.push(
+                config_without_sql_check(&root)
+                    .to_string_lossy()
+                    .into_owned(),
+            );
+        } else {
             let primary = options.vectorize_double.is_none() && configs.is_empty();
             args.extend(dev_configs_tail(&root, primary));
         }

@@ -113,7 +113,7 @@ fn without_the_validator_worker_a_sql_question_fails_with_one_failed_event() {
     assert_eq!(status, 200);
     let (kind, data) = terminal(&events);
     assert_eq!(kind, "failed", "{events:?}");
-    assert_eq!(data["code"], "records_unavailable", "{data}");
+    assert_eq!(data["error"]["code"], "records_unavailable", "{data}");
     assert!(
         !events.iter().any(|e| e.event == "payload"),
         "no rows reached the visitor: {events:?}"
