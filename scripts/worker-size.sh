@@ -5,6 +5,7 @@
 #   sh scripts/worker-size.sh check    prints the upload sizes and fails over budget (make test)
 #   sh scripts/worker-size.sh profile  where the bytes go: by crate, then the largest
 #                                      functions (twiggy, pinned, installed on first use)
+#   sh scripts/worker-size.sh profile sqlcheck   the same for the SQL validator Worker
 # The measure is wrangler's own: `wrangler deploy --dry-run` bundles the Worker as it would
 # upload it and prints "Total Upload: <raw> KiB / gzip: <gzip> KiB" (KiB = 1024 B); the
 # budget is on the gzip figure.
@@ -69,13 +70,17 @@ check)
     exit "$status"
     ;;
 profile)
+    if [ "${2:-}" = sqlcheck ]; then
+        WASM="$SQLCHECK_WASM"
+        NAMED="$ROOT/target/worker-size/sqlcheck_bg.named.wasm"
+    fi
     # Installed on first use (not by `make install`: only profiles need it), pinned, built
     # from source into the project's own .tools/ (it runs on any CPU family).
     if [ "$("$TWIGGY_BIN" --version 2>/dev/null | awk '{print $NF}')" != "$TWIGGY_VERSION" ]; then
         echo "worker-size: installing twiggy $TWIGGY_VERSION into .tools/cargo" >&2
         cargo install twiggy --version "$TWIGGY_VERSION" --locked --root "$ROOT/.tools/cargo" --force --quiet
     fi
-    [ -f "$NAMED" ] || { echo "worker-size: $NAMED is missing: run sh scripts/build-edge.sh" >&2; exit 1; }
+    [ -f "$NAMED" ] || { echo "worker-size: $NAMED is missing: run sh scripts/build.sh" >&2; exit 1; }
     csv=$(mktemp "${TMPDIR:-/tmp}/concierge-twiggy.XXXXXX")
     trap 'rm -f "$csv"' EXIT
     "$TWIGGY_BIN" top -n 1000000 --format csv "$NAMED" >"$csv"
@@ -119,7 +124,7 @@ for r in rows[:top]:
 EOF
     ;;
 *)
-    echo "usage: sh scripts/worker-size.sh [check|profile]" >&2
+    echo "usage: sh scripts/worker-size.sh [check|profile [sqlcheck]]" >&2
     exit 2
     ;;
 esac
