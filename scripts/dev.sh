@@ -131,6 +131,7 @@ env_files="$env_files $from_env"
 # build is skipped (the marker below); it still rebuilds when edge/, shared/ or prompts/
 # change.
 skip_first_build=""
+skip_first_sqlcheck_build=""
 if [ "${CONCIERGE_SKIP_BUILD:-0}" = 1 ]; then
     echo "dev: not building (CONCIERGE_SKIP_BUILD=1)"
 else
@@ -139,9 +140,13 @@ else
     sh scripts/build.sh || fail "the build failed (above)"
     echo "dev: built in $(($(date +%s) - build_began)) s"
     skip_first_build="$STATE/.built-for-wrangler"
+    skip_first_sqlcheck_build="$STATE/.sqlcheck-built-for-wrangler"
     : >"$skip_first_build"
+    : >"$skip_first_sqlcheck_build"
 fi
 [ -f edge/build/index.js ] || fail "the Worker is not built (edge/build/index.js): run make build"
+[ -f sqlcheck/build/sqlcheck_bg.wasm ] ||
+    fail "the SQL validator Worker is not built (sqlcheck/build/): run make build"
 echo "dev: applying D1 migrations (local)"
 wrangler d1 migrations apply DB --local --persist-to "$STATE" >"$LOGS/migrations.log" 2>&1 ||
     fail "applying the D1 migrations failed" "$LOGS/migrations.log"
@@ -215,11 +220,16 @@ if [ "$backend" = vectorize ]; then
         "$dimensions" >/dev/null || fail "writing the Vectorize double's configuration failed"
     set -- -c "$ROOT/wrangler.vectorize-double.toml" -c "$STATE/vectorize-double/vectorize-double.toml" "$@"
     echo "dev: retrieval through the Vectorize code path, against the local Vectorize double"
+else
+    set -- -c "$ROOT/wrangler.toml" "$@"
 fi
+# The SQL validator Worker (sqlcheck/, `concierge-sql`) runs in the same session: the
+# Worker's SQL_CHECK service binding reaches it (the first -c is the one on $PORT).
+set -- "$@" -c "$ROOT/sqlcheck/wrangler.toml"
 
 port_free
 echo "dev: starting the Worker (wrangler dev; log in $LOGS/wrangler.log)"
-CONCIERGE_SKIP_NEXT_BUILD="$skip_first_build" \
+CONCIERGE_SKIP_NEXT_BUILD="$skip_first_build" CONCIERGE_SKIP_NEXT_SQLCHECK_BUILD="$skip_first_sqlcheck_build" \
     wrangler dev --local --ip 127.0.0.1 --port "$PORT" --persist-to "$STATE" \
     --show-interactive-dev-session=false "$@" >"$LOGS/wrangler.log" 2>&1 &
 wrangler_pid=$!

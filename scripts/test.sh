@@ -12,17 +12,20 @@ step "cargo fmt --check"
 cargo fmt --all --check
 
 step "clippy, host"
-cargo clippy --quiet -p concierge-core -p concierge-e2e --all-targets --all-features -- -D warnings
+cargo clippy --quiet -p concierge-core -p concierge-e2e -p concierge-sqlcheck --all-targets --all-features -- -D warnings
 cargo clippy --quiet -p concierge-widget --all-targets -- -D warnings
 
 step "clippy, wasm32"
 cargo clippy --quiet -p concierge-core --no-default-features --target $WASM -- -D warnings
-# The rental template (sqlparser) builds no_std for wasm32 too.
+# The rental template builds no_std for wasm32 too: without its SQL validator (the main
+# Worker's set) and with it (sqlparser: the validator Worker's).
 cargo clippy --quiet -p concierge-core --no-default-features --features rental,knowledge --target $WASM -- -D warnings
-cargo clippy --quiet -p concierge-edge -p concierge-widget --target $WASM -- -D warnings
+cargo clippy --quiet -p concierge-core --no-default-features --features rental-sql,knowledge --target $WASM -- -D warnings
+cargo clippy --quiet -p concierge-edge -p concierge-widget -p concierge-sqlcheck --target $WASM -- -D warnings
 
 step "unit tests, host"
 cargo test --quiet -p concierge-core --all-features
+cargo test --quiet -p concierge-sqlcheck
 cargo test --quiet -p concierge-widget
 
 step "AI SDK stream fixtures through the ai package's own parser"
@@ -31,7 +34,7 @@ node tests/ai-sdk/parse.mjs
 step "the local Vectorize double's documented limits"
 node --test tests/doubles/vectorize/test/*.test.js
 
-step "wasm32 builds: core (no_std), widget, Worker"
+step "wasm32 builds: core (no_std), widget, Worker, SQL validator Worker"
 cargo build --quiet -p concierge-core --no-default-features --target $WASM
 sh scripts/build.sh
 sh scripts/sizes.sh

@@ -124,7 +124,8 @@ fn accept(sql: &str) -> Result<String, String> {
     let tables = tables();
     let names: Vec<&str> = tables.iter().map(String::as_str).collect();
     let valid = validate(sql, &names).map_err(|r| r.0)?;
-    // The edge binding validates again against the site's own catalog: same verdict.
+    // The validator Worker validates against the site's own catalog (what the edge sends
+    // it): same verdict.
     let catalog = RentalSchema::default().catalog(true);
     let again = validate_in(sql, &catalog).map_err(|r| r.0)?;
     assert_eq!(valid, again, "{sql}");

@@ -131,6 +131,10 @@ pub struct WorkerOptions {
     /// binding, asking this script server ([`workers_ai::AiScript`]'s `base_url`) what to
     /// answer. Without it the Worker has no `AI` binding (`wrangler dev --local`).
     pub workers_ai_script: Option<String>,
+    /// Leave the SQL validator Worker (sqlcheck/, `concierge-sql`) out of the session, with
+    /// the Worker's `SQL_CHECK` service binding aimed at a Worker that runs nowhere: it
+    /// then reaches nothing.
+    pub without_sql_check: bool,
 }
 
 /// The local Vectorize double a [`Worker`] runs against ([`WorkerOptions::vectorize_double`]).
@@ -174,6 +178,49 @@ pub fn vectorize_double_args(dir: &Path, double: &VectorizeDouble) -> Vec<String
         .collect()
 }
 
+/// The `wrangler dev` arguments that start the SQL validator Worker (sqlcheck/, behind the
+/// Worker's `SQL_CHECK` service binding) in the same session, after the Concierge config
+/// (the first `-c` is the one served on the port): with `primary`, `-c wrangler.toml`
+/// first (when no double wrote its own copy of it).
+pub fn dev_configs_tail(root: &Path, primary: bool) -> Vec<String> {
+    let mut args = Vec::new();
+    if primary {
+        args.push("-c".into());
+        args.push(root.join("wrangler.toml").to_string_lossy().into_owned());
+    }
+    args.push("-c".into());
+    args.push(
+        root.join("sqlcheck/wrangler.toml")
+            .to_string_lossy()
+            .into_owned(),
+    );
+    args
+}
+
+/// wrangler.toml with its `SQL_CHECK` service binding aimed at a Worker no session runs
+/// (`concierge-sql-absent`: a binding to `concierge-sql` would find another session's
+/// validator through wrangler's dev registry), written beside it so its relative paths
+/// hold (`wrangler.no-sql-check.toml`, ignored by git; replaced only when it changed).
+fn config_without_sql_check(root: &Path) -> PathBuf {
+    let source = std::fs::read_to_string(root.join("wrangler.toml")).expect("read wrangler.toml");
+    let binding = "binding = \"SQL_CHECK\"\nservice = \"concierge-sql\"\n";
+    assert!(
+        source.contains(binding),
+        "wrangler.toml binds SQL_CHECK to concierge-sql"
+    );
+    let text = source.replace(
+        binding,
+        "binding = \"SQL_CHECK\"\nservice = \"concierge-sql-absent\"\n",
+    );
+    let path = root.join("wrangler.no-sql-check.toml");
+    if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+        let tmp = root.join(format!("wrangler.no-sql-check.toml.{}", std::process::id()));
+        std::fs::write(&tmp, &text).expect("write the config without SQL_CHECK");
+        std::fs::rename(&tmp, &path).expect("replace the config without SQL_CHECK");
+    }
+    path
+}
+
 impl Worker {
     /// The Worker shared by every test in this test binary, started on first use.
     pub fn shared() -> &'static Worker {
@@ -206,12 +253,14 @@ impl Worker {
         let root = repo_root();
         let port = free_port();
         let base_url = format!("http://127.0.0.1:{port}");
-        let shim = root.join("edge/build/index.js");
-        assert!(
-            shim.exists(),
-            "{} is missing: run `make build` first",
-            shim.display()
-        );
+        for built in ["edge/build/index.js", "sqlcheck/build/sqlcheck_bg.wasm"] {
+            let built = root.join(built);
+            assert!(
+                built.exists(),
+                "{} is missing: run `make build` first",
+                built.display()
+            );
+        }
         let state_dir = scratch_dir("wrangler-state");
         let persist = state_dir.to_string_lossy().into_owned();
 
@@ -310,6 +359,21 @@ impl Worker {
         for config in &configs {
             args.push("-c".into());
             args.push(config.to_string_lossy().into_owned());
+        }
+        if options.without_sql_check {
+            assert!(
+                options.vectorize_double.is_none() && configs.is_empty(),
+                "a Worker without the SQL validator runs without doubles"
+            );
+            args.push("-c".into());
+            args.push(
+                config_without_sql_check(&root)
+                    .to_string_lossy()
+                    .into_owned(),
+            );
+        } else {
+            let primary = options.vectorize_double.is_none() && configs.is_empty();
+            args.extend(dev_configs_tail(&root, primary));
         }
         for (name, value) in &options.vars {
             if options.vectorize_double.is_some() && name == "RETRIEVAL_BACKEND" {

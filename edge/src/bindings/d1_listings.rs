@@ -1,29 +1,62 @@
 //! Read-only SQL over a rental site's listings, on their own D1 database (`LISTINGS`):
 //! the [`SqlReader`] the `rental` template queries, and the merchant's bulk upserts.
 //!
-//! Every statement is validated again here (defence in depth: the same allow-lists as the
-//! template), then runs inside [`RentalSchema::scoped_sql`]: the logical tables are CTEs
-//! over `rental_rows` filtered by the bound site id (`?1`), the row cap is bound (`?2`),
-//! and `my_rooms` by the bound user id (`?3`). The listings database holds nothing else.
+//! Every statement is validated here, once, right before it runs: the validator (a real
+//! parser, allow-lists, scoping, a cost budget: `concierge_core::flows::rental::sql`) runs
+//! in its own Worker, `concierge-sql` (sqlcheck/), reached through the `SQL_CHECK`
+//! service binding, so this Worker's wasm holds no SQL parser (issue 29). Only the
+//! statement the validator returns (re-serialised, never the model's text) runs, inside
+//! [`RentalSchema::scoped_sql`]: the logical tables are CTEs over `rental_rows` filtered by
+//! the bound site id (`?1`), the row cap is bound (`?2`), and `my_rooms` by the bound user
+//! id (`?3`). The listings database holds nothing else. Without the validator (binding
+//! missing, unreachable, or an answer that is not its JSON) nothing runs: the reader is
+//! `Unavailable` and the turn fails.
 
 use concierge_core::boundary::{ReadOnlyQuery, SqlReader, SqlRows, SqlScope, TableSchema};
 use concierge_core::error::{ServiceError, ServiceErrorKind};
-use concierge_core::flows::rental::schema::{MAX_ROWS_PER_TABLE, RentalSchema};
-use concierge_core::flows::rental::sql::{error_sentence, validate_in};
+use concierge_core::flows::rental::schema::{MAX_ROWS_PER_TABLE, RentalSchema, Table};
+use concierge_core::flows::rental::sql::error_sentence;
+use serde::Deserialize;
 use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
-use worker::{D1Database, Env};
+use worker::{D1Database, Env, Fetcher, Headers, Method, RequestInit};
 
 use super::d1_store::service_error;
 
 /// The listings binding.
 pub(crate) const BINDING: &str = "LISTINGS";
 
+/// The SQL validator Worker's service binding (`concierge-sql`, sqlcheck/).
+pub(crate) const SQL_CHECK: &str = "SQL_CHECK";
+
+/// The URL the validator is called at (a service binding ignores the host).
+const SQL_CHECK_URL: &str = "https://concierge-sql/check";
+
 /// A site's listings, read through its logical schema.
 #[derive(Debug)]
 pub(crate) struct ListingsSql {
     db: Option<D1Database>,
+    checker: Option<Fetcher>,
     schema: RentalSchema,
+}
+
+/// What the validator Worker answers for an accepted statement.
+#[derive(Debug, Deserialize)]
+struct Accepted {
+    sql: String,
+    first_table: Option<String>,
+}
+
+/// What it answers for a refused one (and for a request it could not read).
+#[derive(Debug, Deserialize)]
+struct Refused {
+    error: RefusedError,
+}
+
+#[derive(Debug, Deserialize)]
+struct RefusedError {
+    code: String,
+    message: String,
 }
 
 impl ListingsSql {
@@ -32,6 +65,7 @@ impl ListingsSql {
     pub(crate) fn new(env: &Env, schema: RentalSchema) -> Self {
         Self {
             db: env.d1(BINDING).ok(),
+            checker: env.service(SQL_CHECK).ok(),
             schema,
         }
     }
@@ -50,6 +84,64 @@ fn invalid(detail: impl Into<String>) -> ServiceError {
     ServiceError::new(ServiceErrorKind::Invalid, detail)
 }
 
+fn unavailable(detail: impl Into<String>) -> ServiceError {
+    ServiceError::new(ServiceErrorKind::Unavailable, detail)
+}
+
+impl ListingsSql {
+    /// `sql`, validated against `catalog` by the validator Worker: the statement to run and
+    /// its first table, or `Invalid` with the validator's sentence (for the model's next
+    /// attempt). Anything else — no binding, no answer, an answer that is not the
+    /// validator's — is `Unavailable`: nothing runs unvalidated.
+    async fn validate(
+        &self,
+        sql: &str,
+        catalog: &[Table],
+    ) -> Result<(String, Option<String>), ServiceError> {
+        let checker = self.checker.as_ref().ok_or_else(|| {
+            unavailable("the SQL validator Worker (SQL_CHECK service binding) is not bound")
+        })?;
+        let body = serde_json::json!({"sql": sql, "catalog": catalog}).to_string();
+        let headers = Headers::new();
+        let _ = headers.set("content-type", "application/json");
+        let mut init = RequestInit::new();
+        init.with_method(Method::Post)
+            .with_headers(headers)
+            .with_body(Some(body.into()));
+        let unreachable = |e: worker::Error| {
+            worker::console_error!("the SQL validator Worker failed: {e}");
+            unavailable(format!("the SQL validator Worker failed: {e}"))
+        };
+        let mut response = checker
+            .fetch(SQL_CHECK_URL, Some(init))
+            .await
+            .map_err(unreachable)?;
+        let status = response.status_code();
+        let text = response.text().await.map_err(unreachable)?;
+        match status {
+            200 => {
+                let accepted: Accepted = serde_json::from_str(&text)
+                    .map_err(|e| unavailable(format!("the SQL validator Worker's answer: {e}")))?;
+                Ok((accepted.sql, accepted.first_table))
+            }
+            422 => match serde_json::from_str::<Refused>(&text) {
+                Ok(refused) if refused.error.code == "invalid_sql" => {
+                    Err(invalid(refused.error.message))
+                }
+                _ => Err(unavailable(
+                    "the SQL validator Worker's refusal is unreadable",
+                )),
+            },
+            _ => {
+                worker::console_error!("the SQL validator Worker answered {status}: {text}");
+                Err(unavailable(format!(
+                    "the SQL validator Worker answered {status}"
+                )))
+            }
+        }
+    }
+}
+
 impl SqlReader for ListingsSql {
     async fn query(
         &self,
@@ -62,8 +154,8 @@ impl SqlReader for ListingsSql {
         }
         let signed_in = scope.user_id.is_some();
         let catalog = self.schema.catalog(signed_in);
-        let valid = validate_in(query.sql(), &catalog).map_err(|r| invalid(r.0))?;
-        let sql = self.schema.scoped_sql(valid.sql(), signed_in);
+        let (valid, first_table) = self.validate(query.sql(), &catalog).await?;
+        let sql = self.schema.scoped_sql(&valid, signed_in);
         let mut params: Vec<JsValue> = vec![
             scope.site_id.into(),
             JsValue::from_f64((max_rows + 1) as f64),
@@ -99,7 +191,11 @@ impl SqlReader for ListingsSql {
         let mut all: Vec<Vec<Value>> =
             serde_json::from_str(&json).map_err(|e| invalid(e.to_string()))?;
         if all.is_empty() {
-            return Ok(SqlRows::default());
+            return Ok(SqlRows {
+                statement: Some(valid),
+                first_table,
+                ..SqlRows::default()
+            });
         }
         let columns = all
             .remove(0)
@@ -112,6 +208,8 @@ impl SqlReader for ListingsSql {
             columns,
             rows: all,
             truncated,
+            statement: Some(valid),
+            first_table,
         })
     }
 

@@ -3,12 +3,17 @@
 //!
 //! # Where safety comes from
 //! A statement reaches a [`SqlReader`] as a [`ReadOnlyQuery`], in three layers:
-//! 1. **Validation, before the boundary.** Model-written SQL is parsed and checked by the
+//! 1. **Validation, at the boundary, right before the statement runs.** Model-written SQL
+//!    arrives as [`ReadOnlyQuery::written`]: the reader parses and checks it with the
 //!    template's validator (for `rental`: one `SELECT`, logical tables only, a function
-//!    allow-list, no bind parameters — TEMPLATES.md §2.3), which builds the
-//!    [`ReadOnlyQuery`] from the statement it accepted (re-serialised, never the raw text).
-//!    Statements written by code are built directly, with their values as bound
-//!    [`SqlValue`] parameters — never spliced into the text.
+//!    allow-list, no bind parameters, a cost budget — TEMPLATES.md §2.3;
+//!    `flows::rental::sql`, which the Worker runs in its own validator Worker) against the
+//!    scope's own tables, runs the statement the validator accepted (re-serialised, never
+//!    the raw text) and returns it in [`SqlRows::statement`]. A statement the validator
+//!    refuses never runs: the error is [`Invalid`](crate::error::ServiceErrorKind::Invalid)
+//!    with the validator's sentence as its detail. Statements written by code are built
+//!    with [`ReadOnlyQuery::new`] / [`ReadOnlyQuery::with_params`], with their values as
+//!    bound [`SqlValue`] parameters — never spliced into the text.
 //! 2. **Scoping, inside the boundary.** Table names in a statement are the site's
 //!    *logical* tables (as [`SqlReader::schema`] lists them), never physical ones: the
 //!    implementation resolves them for the [`SqlScope`]'s site alone (on D1, as CTEs
@@ -111,6 +116,7 @@ impl From<bool> for SqlValue {
 pub struct ReadOnlyQuery {
     sql: String,
     params: Vec<SqlValue>,
+    written: bool,
 }
 
 impl ReadOnlyQuery {
@@ -119,6 +125,7 @@ impl ReadOnlyQuery {
         Self {
             sql: sql.into(),
             params: Vec::new(),
+            written: false,
         }
     }
 
@@ -127,7 +134,23 @@ impl ReadOnlyQuery {
         Self {
             sql: sql.into(),
             params,
+            written: false,
         }
+    }
+
+    /// A statement a model wrote, as it wrote it: the reader validates it before it runs
+    /// (module docs) and runs only the statement the validator accepted.
+    pub fn written(sql: impl Into<String>) -> Self {
+        Self {
+            sql: sql.into(),
+            params: Vec::new(),
+            written: true,
+        }
+    }
+
+    /// Whether a model wrote the statement ([`ReadOnlyQuery::written`]).
+    pub fn is_written(&self) -> bool {
+        self.written
     }
 
     /// Adds the next bound parameter.
@@ -158,6 +181,15 @@ pub struct SqlRows {
     pub rows: Vec<Vec<Value>>,
     /// The result had more rows than `max_rows`: `rows` holds the first `max_rows`.
     pub truncated: bool,
+    /// For a model-written statement ([`ReadOnlyQuery::written`]): the statement that ran,
+    /// as the validator re-serialised it (never the model's text). `None` for statements
+    /// written by code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statement: Option<String>,
+    /// For a model-written statement: the first table it reads (for the entity of its
+    /// rows), as the validator found it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_table: Option<String>,
 }
 
 impl SqlRows {

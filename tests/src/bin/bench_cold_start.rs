@@ -65,8 +65,8 @@ impl Drop for Dev {
 }
 
 impl Dev {
-    /// Spawn `wrangler dev` with `config` (None: the repository's `wrangler.toml`), local
-    /// state in `state`, and `vars`.
+    /// Spawn `wrangler dev` with `config` (None: the repository's `wrangler.toml` and the
+    /// SQL validator Worker's, `sqlcheck/wrangler.toml`), local state in `state`, and `vars`.
     fn spawn(config: Option<&Path>, state: &Path, vars: &[(String, String)]) -> Dev {
         let port = free_port();
         let mut command: Vec<String> = vec![
@@ -75,8 +75,12 @@ impl Dev {
             "wrangler".into(),
             "dev".into(),
         ];
-        if let Some(config) = config {
-            command.extend(["--config".into(), config.to_string_lossy().into_owned()]);
+        match config {
+            Some(config) => {
+                command.extend(["--config".into(), config.to_string_lossy().into_owned()]);
+            }
+            // Concierge: with the SQL validator Worker behind its `SQL_CHECK` binding.
+            None => command.extend(concierge_e2e::dev_configs_tail(&repo_root(), true)),
         }
         command.extend([
             "--local".into(),

@@ -35,6 +35,7 @@ mod platform;
 mod real_model;
 mod regenerate;
 mod rental;
+mod rental_sql_check;
 mod retrieval_backends;
 mod scripted_turns;
 mod shop_understanding;

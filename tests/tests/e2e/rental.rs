@@ -30,7 +30,11 @@ pub(crate) struct Rental {
 }
 
 pub(crate) fn rental_site(name: &str) -> Rental {
-    let worker = Worker::shared();
+    rental_site_on(Worker::shared(), name)
+}
+
+/// A rental site with three rooms on `worker`.
+pub(crate) fn rental_site_on(worker: &'static Worker, name: &str) -> Rental {
     let upstream = ScriptedUpstream::start();
     let site = site_with_upstream(worker, name, &upstream.base_url, false);
     let (status, body) = into_parts(

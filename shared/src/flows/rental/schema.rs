@@ -286,8 +286,9 @@ fn entity_literal(entity: &str) -> &'static str {
 
 /// A logical table a statement may read: its name, its columns (`None`: unknown, so
 /// every unqualified name inside a subquery over it may read the outer query) and the
-/// most rows it holds (the cost model's bound).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// most rows it holds (the cost model's bound). As JSON, it is what the Worker sends the
+/// validator Worker (`sqlcheck/`) beside a statement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Table {
     /// As statements name it (`rooms`).
     pub name: String,

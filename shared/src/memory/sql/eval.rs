@@ -109,6 +109,8 @@ pub(super) fn execute(
         columns,
         rows,
         truncated: false,
+        statement: None,
+        first_table: None,
     })
 }
 

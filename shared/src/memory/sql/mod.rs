@@ -190,6 +190,31 @@ fn invalid(detail: impl Into<String>) -> ServiceError {
     ServiceError::new(ServiceErrorKind::Invalid, detail)
 }
 
+/// A model-written statement, validated by `rental`'s validator against `tables`: the
+/// statement to run and its first table, or `Invalid` with the validator's sentence.
+#[cfg(feature = "rental-sql")]
+fn validate_written(
+    sql: &str,
+    tables: &[MemoryTable],
+) -> Result<(String, Option<String>), ServiceError> {
+    use crate::flows::rental::schema::catalog_of;
+    use crate::flows::rental::sql::validate_in;
+    let schemas: Vec<TableSchema> = tables.iter().map(|t| t.schema.clone()).collect();
+    let valid = validate_in(sql, &catalog_of(&schemas)).map_err(|r| invalid(r.0))?;
+    Ok((valid.sql().into(), valid.first_table().map(Into::into)))
+}
+
+/// Without `rental-sql` there is no validator: a model-written statement is refused.
+#[cfg(not(feature = "rental-sql"))]
+fn validate_written(
+    _sql: &str,
+    _tables: &[MemoryTable],
+) -> Result<(String, Option<String>), ServiceError> {
+    Err(invalid(
+        "model-written SQL needs the rental-sql feature (its validator)",
+    ))
+}
+
 impl SqlReader for MemorySql {
     async fn query(
         &self,
@@ -197,18 +222,28 @@ impl SqlReader for MemorySql {
         query: &ReadOnlyQuery,
         max_rows: usize,
     ) -> Result<SqlRows, ServiceError> {
+        let tables = self.visible(scope);
+        // A model-written statement is validated first, against the scope's own tables, as
+        // the Worker's readers do; a refused one never runs (and is not recorded).
+        let (query, statement, first_table) = if query.is_written() {
+            let (sql, first_table) = validate_written(query.sql(), &tables)?;
+            (ReadOnlyQuery::new(sql.clone()), Some(sql), first_table)
+        } else {
+            (query.clone(), None, None)
+        };
         self.statements.borrow_mut().push(query.clone());
         self.check()?;
         let select = parse::parse(query.sql()).map_err(invalid)?;
-        let tables = self.visible(scope);
         let table = tables
             .iter()
             .find(|t| t.schema.name.eq_ignore_ascii_case(&select.table))
             .ok_or_else(|| invalid(format!("no such table: {}", select.table)))?;
-        let mut rows = eval::execute(table, &select, query)?;
+        let mut rows = eval::execute(table, &select, &query)?;
         let truncated = rows.rows.len() > max_rows;
         rows.rows.truncate(max_rows);
         rows.truncated = truncated;
+        rows.statement = statement;
+        rows.first_table = first_table;
         Ok(rows)
     }
 

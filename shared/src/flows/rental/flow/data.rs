@@ -8,12 +8,13 @@ use serde_json::Value;
 
 use super::{QA_SOURCE, Run, SqlOutcome, qa_vector_id};
 use crate::boundary::{
-    MetadataFilter, ModelCall, QaRecord, ReadOnlyQuery, SqlReader, SqlRows, TableSchema,
-    VectorIndex, VectorQuery, VectorRecord,
+    MetadataFilter, ModelCall, QaRecord, ReadOnlyQuery, SqlReader, SqlRows, VectorIndex,
+    VectorQuery, VectorRecord,
 };
 use crate::conversation::Metadata;
 use crate::engine::{Answer, Platform, fail_answer, stream_text};
 use crate::error::Error;
+use crate::error::{ServiceError, ServiceErrorKind};
 use crate::flows::rental::agents::{
     Orchestration, RequestType, complete, extract_sql, parse_validation, rows_json,
 };
@@ -22,9 +23,17 @@ use crate::flows::rental::config::{
     CANONICAL_HARD, CANONICAL_SOFT, RESPONSE_PROMPT, SQL_ATTEMPTS, SQL_PROMPT, VALIDATOR_PROMPT,
 };
 use crate::flows::rental::format::{ResponseGates, parse};
-use crate::flows::rental::schema::catalog_of;
-use crate::flows::rental::sql::{FUNCTIONS, Table, validate_in};
+use crate::flows::rental::sql::FUNCTIONS;
 use crate::prompt::fill;
+
+/// A model-written statement that ran: as the validator re-serialised it, its first
+/// table, its rows and how long it took (ms; validation included).
+struct Ran {
+    sql: String,
+    first_table: Option<String>,
+    rows: SqlRows,
+    sql_ms: u64,
+}
 
 /// Learned questions read for one canonical lookup: the same words may have been learned
 /// once per role.
@@ -35,17 +44,12 @@ impl<P: Platform> Run<'_, '_, '_, P> {
     pub(super) async fn data_path(
         &mut self,
         orchestration: &Orchestration,
-        tables: &[TableSchema],
         schema: &str,
         business: &str,
         vector: Option<Vec<f32>>,
     ) -> Result<Answer, Error> {
         self.route.push("sql_generation");
-        // The site's own tables and columns: the validator scopes and costs against them.
-        let catalog = catalog_of(tables);
-        let outcome = self
-            .sql(&catalog, schema, business, vector.as_deref())
-            .await?;
+        let outcome = self.sql(schema, business, vector.as_deref()).await?;
         let Some(outcome) = outcome else {
             self.route.push("content_response");
             let text = self
@@ -59,7 +63,7 @@ impl<P: Platform> Run<'_, '_, '_, P> {
                 .await;
         };
         self.route.push("response_generator");
-        let table = crate::flows::rental::sql::first_table(&outcome.sql);
+        let table = outcome.first_table.clone();
         let entity = orchestration
             .entity_hint
             .as_deref()
@@ -103,7 +107,6 @@ impl<P: Platform> Run<'_, '_, '_, P> {
     /// Agent 2: canonical reuse, else up to five attempts with the error fed back.
     async fn sql(
         &self,
-        tables: &[Table],
         schema: &str,
         business: &str,
         vector: Option<&[f32]>,
@@ -112,18 +115,19 @@ impl<P: Platform> Run<'_, '_, '_, P> {
         let mut hint = String::new();
         if let Some((score, record)) = self.learned_match(vector).await {
             if score >= CANONICAL_HARD
-                && let Ok(rows) = self.run_sql(&record.sql, tables).await
+                && let Ok(ran) = self.run_sql(&record.sql).await?
             {
                 if let Some(data) = self.platform.rental() {
                     let _ = data.qa_hit(&site, &record.id).await;
                 }
                 return Ok(Some(SqlOutcome {
                     sql: record.sql.clone(),
-                    rows: rows.1,
+                    first_table: ran.first_table,
+                    rows: ran.rows,
                     attempts: 0,
                     canonical: Some("hard"),
                     reused: Some(record.id),
-                    sql_ms: rows.2,
+                    sql_ms: ran.sql_ms,
                 }));
             }
             hint = format!(
@@ -151,15 +155,16 @@ impl<P: Platform> Run<'_, '_, '_, P> {
             let request = self.request(system, self.contextual);
             let text = complete(self.platform.model(), &request).await?;
             let written = extract_sql(&text);
-            match self.run_sql(&written, tables).await {
-                Ok((sql, rows, sql_ms)) => {
+            match self.run_sql(&written).await? {
+                Ok(ran) => {
                     return Ok(Some(SqlOutcome {
-                        sql,
-                        rows,
+                        sql: ran.sql,
+                        first_table: ran.first_table,
+                        rows: ran.rows,
                         attempts: attempt,
                         canonical,
                         reused: None,
-                        sql_ms,
+                        sql_ms: ran.sql_ms,
                     }));
                 }
                 Err(why) => {
@@ -176,24 +181,41 @@ impl<P: Platform> Run<'_, '_, '_, P> {
         Ok(None)
     }
 
-    /// Validates and runs one statement; returns the statement that ran, its rows and how
-    /// long it took (ms).
-    async fn run_sql(
-        &self,
-        written: &str,
-        tables: &[Table],
-    ) -> Result<(String, SqlRows, u64), String> {
-        let valid = validate_in(written, tables).map_err(|r| r.0)?;
-        let query = ReadOnlyQuery::new(valid.sql());
+    /// Runs one model-written statement through the SQL reader, which validates it
+    /// against the site's tables right before it runs (`boundary::sql`). The inner error
+    /// is a sentence for the model's next attempt: the validator's refusal or the
+    /// database's error. The outer error fails the turn: the reader (or the validator
+    /// behind it) could not be reached, or it did not say what it ran — no statement runs
+    /// unvalidated, and none is learned from the model's raw text.
+    async fn run_sql(&self, written: &str) -> Result<Result<Ran, String>, Error> {
+        let query = ReadOnlyQuery::written(written);
         let started = self.platform.clock().now_ms();
-        let rows = self
+        let result = self
             .platform
             .sql()
             .query(self.scope(), &query, self.config.row_cap)
-            .await
-            .map_err(|e| e.to_string())?;
+            .await;
+        let mut rows = match result {
+            Ok(rows) => rows,
+            Err(error) if error.kind == ServiceErrorKind::Invalid => {
+                return Ok(Err(error.detail));
+            }
+            Err(error) => return Err(Error::Records(error)),
+        };
         let took = self.platform.clock().now_ms().saturating_sub(started);
-        Ok((valid.sql().to_string(), rows, took))
+        let Some(sql) = rows.statement.take() else {
+            return Err(Error::Records(ServiceError::new(
+                ServiceErrorKind::Other,
+                "the SQL reader did not return the validated statement it ran",
+            )));
+        };
+        let first_table = rows.first_table.take();
+        Ok(Ok(Ran {
+            sql,
+            first_table,
+            rows,
+            sql_ms: took,
+        }))
     }
 
     /// Agent 3, streamed through the `---END` gate and the label gate.

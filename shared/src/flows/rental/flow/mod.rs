@@ -28,7 +28,10 @@ pub const QA_SOURCE: &str = "rental_qa";
 /// How the SQL was obtained.
 #[derive(Debug, Clone, PartialEq)]
 struct SqlOutcome {
+    /// The statement that answered, as the validator re-serialised it.
     sql: String,
+    /// The first table it reads, as the validator found it.
+    first_table: Option<String>,
     rows: SqlRows,
     attempts: usize,
     canonical: Option<&'static str>,
@@ -151,7 +154,7 @@ impl<P: Platform> Run<'_, '_, '_, P> {
         };
         match orchestration.request_type {
             RequestType::Query if orchestration.ready_for_sql => {
-                self.data_path(&orchestration, &tables, &schema_text, &business, vector)
+                self.data_path(&orchestration, &schema_text, &business, vector)
                     .await
             }
             RequestType::Query | RequestType::Clarification => {
