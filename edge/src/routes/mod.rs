@@ -1,45 +1,28 @@
 //! The router: which handler serves which method and path, and CORS.
 //!
-//! The routes themselves (method, path, who may call, handler) are one table, in `table`.
+//! The route table (method, path, who may call, handler) is [`crate::router`].
 
-use worker::{Context, Env, Request, Response};
+use worker::{Env, Request, Response};
 
 use crate::error::ApiError;
 
-mod admin;
-mod ai_sdk;
-mod analyst_admin;
+pub(crate) mod admin;
+pub(crate) mod ai_sdk;
 pub(crate) mod body;
-mod console;
-mod console_admin;
-mod conversations;
-mod debug_script;
-mod feedback;
-mod guarded_admin;
-mod health;
+pub(crate) mod console;
+pub(crate) mod console_admin;
+pub(crate) mod conversations;
+pub(crate) mod debug_script;
+pub(crate) mod feedback;
+pub(crate) mod health;
 pub(crate) mod jsonrpc;
-mod knowledge;
-mod knowledge_query;
-mod mcp;
+pub(crate) mod mcp;
 mod mcp_tools;
-mod openai;
-mod regenerate;
-mod rental_admin;
-pub(crate) mod rental_chat;
-mod stream;
-mod table;
+pub(crate) mod openai;
+pub(crate) mod regenerate;
+pub(crate) mod stream;
 pub(crate) mod turn_stream;
-mod widget;
-
-pub(crate) use table::{Route, handle};
-
-/// What a handler gets besides the request.
-#[derive(Debug)]
-pub(crate) struct RequestContext<'a> {
-    pub env: &'a Env,
-    pub ctx: &'a Context,
-    pub request_id: &'a str,
-}
+pub(crate) mod widget;
 
 /// Whether errors on `path` take OpenAI's shape (the OpenAI-compatible API, `/v1/…`).
 pub(crate) fn openai_shaped(path: &str) -> bool {
@@ -59,7 +42,7 @@ pub(crate) async fn cors_origin(req: &Request, env: &Env) -> Option<String> {
 }
 
 /// Answer a CORS preflight: allowed only for origins some site allows.
-async fn preflight(req: &Request, env: &Env) -> Result<Response, ApiError> {
+pub(crate) async fn preflight(req: &Request, env: &Env) -> Result<Response, ApiError> {
     if cors_origin(req, env).await.is_none() {
         return Err(ApiError::Forbidden("This origin is not allowed."));
     }

@@ -1,7 +1,7 @@
 //! Admin routes. Creating a site takes the operator token; everything else takes the
 //! site's secret key and acts on that site only.
 //!
-//! A body's `llm` is checked in `llm`; warranty records are uploaded in `warranty`.
+//! A body's `llm` is checked in `llm`.
 
 use concierge_core::template::Template;
 use serde::Deserialize;
@@ -16,10 +16,8 @@ use crate::site::guarded::GuardedPatch;
 use crate::site::{self, Site, SiteConfig, sealed};
 
 mod llm;
-mod warranty;
 
 use llm::{KeyChange, LlmChange, LlmPatch};
-pub(crate) use warranty::upsert_warranty;
 
 /// Body of `POST /admin/sites` and `PATCH /admin/site`: every field optional on update.
 #[derive(Debug, Deserialize)]

@@ -293,11 +293,3 @@ pub(crate) async fn try_token(
         "expires_at": expires_at,
     }))?)
 }
-
-/// `GET /admin/rental-schema`.
-pub(crate) async fn rental_schema(caller: SecretCaller) -> Result<Response, ApiError> {
-    let schema = crate::site::RentalSettings::schema_of(&caller.site.config);
-    Ok(Response::from_json(
-        &serde_json::json!({ "schema": schema }),
-    )?)
-}

@@ -29,12 +29,12 @@ use serde_json::{Value, json};
 use wasm_bindgen::JsValue;
 use worker::{Env, Request, Response};
 
-use super::body;
 use crate::auth::{self, AnyKeyCaller, Visitor};
 use crate::bindings::d1_rental::sessions;
 use crate::bindings::d1_sites::find_by_id;
 use crate::bindings::services::Services;
 use crate::error::ApiError;
+use crate::routes::body;
 use crate::runtime::now_ms;
 use crate::site::SiteAssistant;
 use concierge_core::template::Template;

@@ -9,12 +9,12 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use worker::{Env, Request, Response};
 
-use super::body;
 use crate::auth::SecretCaller;
 use crate::bindings::d1_listings::{self, BINDING, UpsertError};
 use crate::bindings::d1_rental::{D1Rental, QaCursor};
 use crate::bindings::vectors::Vectors;
 use crate::error::ApiError;
+use crate::routes::body;
 use crate::runtime::now_ms;
 use crate::site::RentalSettings;
 
@@ -239,4 +239,12 @@ pub(crate) async fn delete_qa(
         let _ = vectors.delete(&[qa_vector_id(id)]).await;
     }
     Ok(Response::empty()?.with_status(204))
+}
+
+/// `GET /admin/rental-schema`.
+pub(crate) async fn schema(caller: SecretCaller) -> Result<Response, ApiError> {
+    let schema = RentalSettings::schema_of(&caller.site.config);
+    Ok(Response::from_json(
+        &serde_json::json!({ "schema": schema }),
+    )?)
 }

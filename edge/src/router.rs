@@ -1,4 +1,4 @@
-//! The route table: one row per route — its name in code and in logs, the methods it
+//! The router: one table, one row per route — its name in code and in logs, the methods it
 //! serves, its path, who may call it ([`crate::auth::Access`]) and its handler.
 //!
 //! [`routes!`] expands the table into the [`Route`] enum, [`Route::of`] (method and path →
@@ -12,13 +12,23 @@
 
 use worker::{Method, Request, Response};
 
-use super::{
-    RequestContext, admin, ai_sdk, analyst_admin, console, console_admin, conversations,
-    debug_script, feedback, guarded_admin, health, jsonrpc, knowledge, knowledge_query, mcp,
-    openai, preflight, regenerate, rental_admin, rental_chat, stream, widget,
-};
+use worker::{Context, Env};
+
 use crate::auth::{Access, Admitted, AnyKeyCaller, Open, Operator, SecretCaller};
 use crate::error::ApiError;
+use crate::routes::{
+    admin, ai_sdk, console, console_admin, conversations, debug_script, feedback, health, jsonrpc,
+    mcp, openai, preflight, regenerate, stream, widget,
+};
+use crate::templates::{analyst, guarded, knowledge, rental, shop};
+
+/// What a handler gets besides the request.
+#[derive(Debug)]
+pub(crate) struct RequestContext<'a> {
+    pub env: &'a Env,
+    pub ctx: &'a Context,
+    pub request_id: &'a str,
+}
 
 /// Expands the route table (see the module's documentation).
 macro_rules! routes {
@@ -114,27 +124,27 @@ routes! {
     AdminUserTokenSecret "admin_user_token_secret" [POST] ["admin", "site", "user-token-secret"], SecretCaller
         => |req, rc, caller| admin::rotate_user_token_secret(rc.env, caller).await;
     AdminWarranty "admin_warranty" [POST] ["admin", "warranty"], SecretCaller
-        => |req, rc, caller| admin::upsert_warranty(req, rc.env, caller).await;
+        => |req, rc, caller| shop::warranty_admin::upsert_warranty(req, rc.env, caller).await;
     KnowledgeDelete "knowledge_delete" [DELETE] ["admin", "knowledge", id], SecretCaller
-        => |req, rc, caller| knowledge::delete(rc.env, caller, id).await;
+        => |req, rc, caller| knowledge::admin::delete(rc.env, caller, id).await;
     KnowledgeGet "knowledge_get" [GET] ["admin", "knowledge", id], SecretCaller
-        => |req, rc, caller| knowledge::get(rc.env, caller, id).await;
+        => |req, rc, caller| knowledge::admin::get(rc.env, caller, id).await;
     KnowledgePut "knowledge_put" [PUT] ["admin", "knowledge", id], SecretCaller
-        => |req, rc, caller| knowledge::put(req, rc.env, caller, id).await;
+        => |req, rc, caller| knowledge::admin::put(req, rc.env, caller, id).await;
     KnowledgeReindex "knowledge_reindex" [POST] ["admin", "index"], SecretCaller
-        => |req, rc, caller| knowledge::reindex(req, rc.env, caller).await;
+        => |req, rc, caller| knowledge::admin::reindex(req, rc.env, caller).await;
     KnowledgeList "knowledge_list" [GET] ["admin", "knowledge"], SecretCaller
-        => |req, rc, caller| knowledge::list(rc.env, caller).await;
+        => |req, rc, caller| knowledge::admin::list(rc.env, caller).await;
     AdminSearch "admin_search" [POST] ["admin", "search"], SecretCaller
-        => |req, rc, caller| knowledge::search(req, rc.env, caller).await;
+        => |req, rc, caller| knowledge::admin::search(req, rc.env, caller).await;
     AdminSearchPages "admin_search_pages" [PUT] ["admin", "search-pages"], SecretCaller
-        => |req, rc, caller| guarded_admin::put_search_pages(req, rc.env, caller).await;
+        => |req, rc, caller| guarded::admin::put_search_pages(req, rc.env, caller).await;
     JsonRpc "jsonrpc" [POST] ["jsonrpc"], SecretCaller
         => |req, rc, caller| jsonrpc::handle(req, rc.env, caller).await;
     KnowledgeLogs "knowledge_logs" [PUT] ["admin", "logs"], SecretCaller
-        => |req, rc, caller| knowledge::put_logs(req, rc.env, caller).await;
+        => |req, rc, caller| knowledge::admin::put_logs(req, rc.env, caller).await;
     KnowledgeQuery "knowledge_query" [POST] ["knowledge", "query"], SecretCaller
-        => |req, rc, caller| knowledge_query::query(req, rc.env, caller, rc.ctx, rc.request_id).await;
+        => |req, rc, caller| knowledge::query::query(req, rc.env, caller, rc.ctx, rc.request_id).await;
     AdminFeedback "admin_feedback" [GET] ["admin", "feedback"], SecretCaller
         => |req, rc, caller| feedback::list(req, rc.env, caller).await;
     AdminConversations "admin_conversations" [GET] ["admin", "conversations"], SecretCaller
@@ -148,7 +158,7 @@ routes! {
     AdminTryToken "admin_try_token" [POST] ["admin", "try-token"], SecretCaller
         => |req, rc, caller| console_admin::try_token(req, rc.env, caller).await;
     AdminRentalSchema "admin_rental_schema" [GET] ["admin", "rental-schema"], SecretCaller
-        => |req, rc, caller| console_admin::rental_schema(caller).await;
+        => |req, rc, caller| rental::admin::schema(caller).await;
     Console "console" [GET | HEAD] ["console"], Open => |req, rc, _| console::page(req, rc.env).await;
     ConversationCreate "conversation_create" [POST] ["conversations"], AnyKeyCaller
         => |req, rc, caller| conversations::create(req, rc.env, caller, rc.ctx).await;
@@ -182,25 +192,25 @@ routes! {
     AiSdkResume "ai_sdk_resume" [GET] ["api", "chat", id, "stream"], AnyKeyCaller
         => |req, rc, caller| ai_sdk::resume(caller).await;
     RentalChat "rental_chat" [POST] ["ai", "chat"], AnyKeyCaller
-        => |req, rc, caller| rental_chat::chat(req, rc.env, caller).await;
+        => |req, rc, caller| rental::chat::chat(req, rc.env, caller).await;
     RentalUsers "rental_users" [PUT] ["admin", "rental", "users"], SecretCaller
-        => |req, rc, caller| rental_admin::put_users(req, rc.env, caller).await;
+        => |req, rc, caller| rental::admin::put_users(req, rc.env, caller).await;
     RentalQaList "rental_qa_list" [GET] ["admin", "rental", "qa"], SecretCaller
-        => |req, rc, caller| rental_admin::list_qa(req, rc.env, caller).await;
+        => |req, rc, caller| rental::admin::list_qa(req, rc.env, caller).await;
     RentalQaDelete "rental_qa_delete" [DELETE] ["admin", "rental", "qa", id], SecretCaller
-        => |req, rc, caller| rental_admin::delete_qa(rc.env, caller, id).await;
+        => |req, rc, caller| rental::admin::delete_qa(rc.env, caller, id).await;
     RentalUpsert "rental_upsert" [PUT] ["admin", "rental", entity], SecretCaller
-        => |req, rc, caller| rental_admin::upsert(req, rc.env, caller, entity).await;
+        => |req, rc, caller| rental::admin::upsert(req, rc.env, caller, entity).await;
     RentalDelete "rental_delete" [DELETE] ["admin", "rental", entity, id], SecretCaller
-        => |req, rc, caller| rental_admin::delete(rc.env, caller, entity, id).await;
+        => |req, rc, caller| rental::admin::delete(rc.env, caller, entity, id).await;
     DataList "data_list" [GET] ["admin", "data"], SecretCaller
-        => |req, rc, caller| analyst_admin::list(req, rc.env, caller).await;
+        => |req, rc, caller| analyst::admin::list(req, rc.env, caller).await;
     DataPut "data_set" [PUT] ["admin", "data", name], SecretCaller
-        => |req, rc, caller| analyst_admin::put(req, rc.env, caller, name).await;
+        => |req, rc, caller| analyst::admin::put(req, rc.env, caller, name).await;
     DataGet "data_set" [GET] ["admin", "data", name], SecretCaller
-        => |req, rc, caller| analyst_admin::get(req, rc.env, caller, name).await;
+        => |req, rc, caller| analyst::admin::get(req, rc.env, caller, name).await;
     DataDelete "data_set" [DELETE] ["admin", "data", name], SecretCaller
-        => |req, rc, caller| analyst_admin::delete(req, rc.env, caller, name).await;
+        => |req, rc, caller| analyst::admin::delete(req, rc.env, caller, name).await;
     DataSync "data_sync" [POST] ["admin", "data", name, "sync"], SecretCaller
-        => |req, rc, caller| analyst_admin::sync(req, rc.env, caller, name).await;
+        => |req, rc, caller| analyst::admin::sync(req, rc.env, caller, name).await;
 }
