@@ -11,7 +11,9 @@
 //!   user-token secret; see `concierge_core::identity`) says which user of the site a
 //!   request speaks for ([`visitor`]).
 //!
-//! Keys are stored as SHA-256 digests and compared in constant time.
+//! Keys are stored as SHA-256 digests and compared in constant time. Who may call a route
+//! is a type (`callers`: [`Open`], [`Operator`], [`SecretCaller`], [`AnyKeyCaller`],
+//! [`Admitted`]), named by the route table.
 
 use concierge_core::boundary::ConversationStore;
 use concierge_core::conversation::{Conversation, Scope};
@@ -29,7 +31,7 @@ mod callers;
 pub(crate) use admission::Admission;
 pub(crate) use callers::{Access, Admitted, AnyKeyCaller, Open, Operator, SecretCaller};
 
-/// An authenticated caller.
+/// A verified site key: its site and kind (what [`SecretCaller`] and [`AnyKeyCaller`] hold).
 #[derive(Debug)]
 pub(crate) struct Caller {
     /// The site the key belongs to.

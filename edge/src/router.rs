@@ -10,9 +10,7 @@
 //! [`Route::Preflight`], another method is [`Route::MethodNotAllowed`]; a path no row
 //! matches is [`Route::NotFound`].
 
-use worker::{Method, Request, Response};
-
-use worker::{Context, Env};
+use worker::{Context, Env, Method, Request, Response};
 
 use crate::auth::{Access, Admitted, AnyKeyCaller, Open, Operator, SecretCaller};
 use crate::error::ApiError;
@@ -111,6 +109,7 @@ use Method::{
 routes! {
     Health "health" [GET | HEAD] ["health"], Open => |req, rc, _| health::get(rc.env);
     DebugStream "debug_stream" [GET] ["debug", "stream"], Open => |req, rc, _| stream::get(&req, rc.env);
+    // Open: 404 unless the debug flag is on; then the handler takes an `AnyKeyCaller`.
     DebugScript "debug_script" [POST] ["debug", "conversations", id, "script"], Open
         => |req, rc, _| debug_script::stage(req, rc.env, id).await;
     AdminCreateSite "admin_create_site" [POST] ["admin", "sites"], Operator

@@ -1,4 +1,4 @@
-//! Callers as types: who may call a route. The route table (`routes::table`) names one of
+//! Callers as types: who may call a route. The route table (`crate::router`) names one of
 //! these per route; the router obtains it from the request ([`Access::from_request`])
 //! before the handler runs, so a handler's signature says who may call it.
 //!
