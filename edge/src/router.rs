@@ -28,12 +28,47 @@ pub(crate) struct RequestContext<'a> {
     pub request_id: &'a str,
 }
 
+/// Whether two path patterns are written alike (`const`, for [`groups`]).
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// For each row's path pattern, the index of the first row written alike.
+const fn groups<const N: usize>(patterns: &[&str; N]) -> [usize; N] {
+    let mut out = [0; N];
+    let mut i = 0;
+    while i < N {
+        let mut j = 0;
+        while !same(patterns[i], patterns[j]) {
+            j += 1;
+        }
+        out[i] = j;
+        i += 1;
+    }
+    out
+}
+
 /// Expands the route table (see the module's documentation).
 macro_rules! routes {
     ($(
         $variant:ident $name:literal [$methods:pat] $path:pat, $access:ty
             => |$req:ident, $rc:ident, $caller:pat_param| $handler:expr;
     )*) => {
+        /// Each row's group: the first row with the same path pattern (rows of one path,
+        /// other methods). Computed at compile time; the patterns are not in the binary.
+        const GROUPS: [usize; [$(stringify!($path)),*].len()] = groups(&[$(stringify!($path)),*]);
+
         /// A matched route (or why none matched).
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         pub(crate) enum Route {
@@ -45,22 +80,24 @@ macro_rules! routes {
 
         impl Route {
             /// Match a method and path.
-            #[allow(unused_variables)]
+            #[allow(unused_variables, unused_assignments)]
             pub(crate) fn of(method: &Method, path: &str) -> Self {
                 let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
-                let mut group: Option<&'static str> = None;
+                let mut group: Option<usize> = None;
+                let mut row = 0;
                 $(
-                    if group.is_none_or(|g| g == stringify!($path))
+                    if group.is_none_or(|g| g == GROUPS[row])
                         && matches!(segments.as_slice(), $path)
                     {
                         if *method == Method::Options {
                             return Self::Preflight;
                         }
-                        group = Some(stringify!($path));
+                        group = Some(GROUPS[row]);
                         if matches!(method, $methods) {
                             return Self::$variant;
                         }
                     }
+                    row += 1;
                 )*
                 if group.is_some() { Self::MethodNotAllowed } else { Self::NotFound }
             }
@@ -107,8 +144,10 @@ use Method::{
 };
 
 routes! {
-    Health "health" [GET | HEAD] ["health"], Open => |req, rc, _| health::get(rc.env);
-    DebugStream "debug_stream" [GET] ["debug", "stream"], Open => |req, rc, _| stream::get(&req, rc.env);
+    Health "health" [GET | HEAD] ["health"], Open
+        => |req, rc, _| health::get(rc.env);
+    DebugStream "debug_stream" [GET] ["debug", "stream"], Open
+        => |req, rc, _| stream::get(&req, rc.env);
     // Open: 404 unless the debug flag is on; then the handler takes an `AnyKeyCaller`.
     DebugScript "debug_script" [POST] ["debug", "conversations", id, "script"], Open
         => |req, rc, _| debug_script::stage(req, rc.env, id).await;
@@ -120,8 +159,8 @@ routes! {
         => |req, rc, caller| admin::get_site(caller).await;
     AdminRotateKeys "admin_rotate_keys" [POST] ["admin", "site", "rotate-keys"], SecretCaller
         => |req, rc, caller| admin::rotate_keys(rc.env, caller).await;
-    AdminUserTokenSecret "admin_user_token_secret" [POST] ["admin", "site", "user-token-secret"], SecretCaller
-        => |req, rc, caller| admin::rotate_user_token_secret(rc.env, caller).await;
+    AdminUserTokenSecret "admin_user_token_secret" [POST] ["admin", "site", "user-token-secret"],
+        SecretCaller => |req, rc, caller| admin::rotate_user_token_secret(rc.env, caller).await;
     AdminWarranty "admin_warranty" [POST] ["admin", "warranty"], SecretCaller
         => |req, rc, caller| shop::warranty_admin::upsert_warranty(req, rc.env, caller).await;
     KnowledgeDelete "knowledge_delete" [DELETE] ["admin", "knowledge", id], SecretCaller
@@ -143,7 +182,9 @@ routes! {
     KnowledgeLogs "knowledge_logs" [PUT] ["admin", "logs"], SecretCaller
         => |req, rc, caller| knowledge::admin::put_logs(req, rc.env, caller).await;
     KnowledgeQuery "knowledge_query" [POST] ["knowledge", "query"], SecretCaller
-        => |req, rc, caller| knowledge::query::query(req, rc.env, caller, rc.ctx, rc.request_id).await;
+        => |req, rc, caller| {
+            knowledge::query::query(req, rc.env, caller, rc.ctx, rc.request_id).await
+        };
     AdminFeedback "admin_feedback" [GET] ["admin", "feedback"], SecretCaller
         => |req, rc, caller| feedback::list(req, rc.env, caller).await;
     AdminConversations "admin_conversations" [GET] ["admin", "conversations"], SecretCaller
@@ -158,34 +199,44 @@ routes! {
         => |req, rc, caller| console_admin::try_token(req, rc.env, caller).await;
     AdminRentalSchema "admin_rental_schema" [GET] ["admin", "rental-schema"], SecretCaller
         => |req, rc, caller| rental::admin::schema(caller).await;
-    Console "console" [GET | HEAD] ["console"], Open => |req, rc, _| console::page(req, rc.env).await;
+    Console "console" [GET | HEAD] ["console"], Open
+        => |req, rc, _| console::page(req, rc.env).await;
     ConversationCreate "conversation_create" [POST] ["conversations"], AnyKeyCaller
         => |req, rc, caller| conversations::create(req, rc.env, caller, rc.ctx).await;
     ConversationDelete "conversation_delete" [DELETE] ["conversations", id], SecretCaller
         => |req, rc, caller| conversations::delete(req, rc.env, caller, id).await;
-    ConversationMessage "conversation_message" [POST] ["conversations", id, "messages"], Admitted<AnyKeyCaller>
-        => |req, rc, caller| conversations::post_message(req, rc.env, caller, rc.ctx, id, rc.request_id).await;
-    ConversationRegenerate "conversation_regenerate" [POST] ["conversations", id, "regenerate"], Admitted<AnyKeyCaller>
-        => |req, rc, caller| regenerate::post(req, rc.env, caller, rc.ctx, id, rc.request_id).await;
+    ConversationMessage "conversation_message" [POST] ["conversations", id, "messages"],
+        Admitted<AnyKeyCaller> => |req, rc, caller| {
+            conversations::post_message(req, rc.env, caller, rc.ctx, id, rc.request_id).await
+        };
+    ConversationRegenerate "conversation_regenerate" [POST] ["conversations", id, "regenerate"],
+        Admitted<AnyKeyCaller> => |req, rc, caller| {
+            regenerate::post(req, rc.env, caller, rc.ctx, id, rc.request_id).await
+        };
     ConversationHistory "conversation_history" [GET] ["conversations", id, "history"], AnyKeyCaller
         => |req, rc, caller| conversations::history(req, rc.env, caller, id).await;
-    MessageFeedback "message_feedback" [POST] ["conversations", id, "messages", message, "feedback"], AnyKeyCaller
-        => |req, rc, caller| feedback::post(req, rc.env, caller, id, message).await;
+    MessageFeedback "message_feedback" [POST] ["conversations", id, "messages", msg, "feedback"],
+        AnyKeyCaller => |req, rc, caller| feedback::post(req, rc.env, caller, id, msg).await;
     WidgetConfig "widget_config" [GET] ["widget", "config"], AnyKeyCaller
         => |req, rc, caller| widget::config(caller).await;
-    WidgetCheck "widget_check" [GET] ["widget", "check"], Open => |req, rc, _| widget::check(req, rc.env).await;
-    WidgetPanel "widget_panel" [GET | HEAD] ["chat"], Open => |req, rc, _| widget::panel(req, rc.env).await;
+    WidgetCheck "widget_check" [GET] ["widget", "check"], Open
+        => |req, rc, _| widget::check(req, rc.env).await;
+    WidgetPanel "widget_panel" [GET | HEAD] ["chat"], Open
+        => |req, rc, _| widget::panel(req, rc.env).await;
     OpenAiModels "openai_models" [GET] ["v1", "models"], SecretCaller
         => |req, rc, caller| openai::models(caller).await;
     OpenAiModel "openai_model" [GET] ["v1", "models", id], SecretCaller
         => |req, rc, caller| openai::model(caller, id).await;
-    OpenAiChatCompletions "openai_chat_completions" [POST] ["v1", "chat", "completions"], SecretCaller
-        => |req, rc, caller| openai::chat_completions(req, rc.env, caller, rc.ctx, rc.request_id).await;
+    OpenAiChatCompletions "openai_chat_completions" [POST] ["v1", "chat", "completions"],
+        SecretCaller => |req, rc, caller| {
+            openai::chat_completions(req, rc.env, caller, rc.ctx, rc.request_id).await
+        };
     OpenAiConversation "openai_conversation" [GET] ["v1", "conversations", id], SecretCaller
         => |req, rc, caller| openai::conversation(req, rc.env, caller, id).await;
     // Every method reaches the MCP handler: it authenticates first, then answers the
     // methods it does not serve with 405.
-    Mcp "mcp" [_] ["mcp"], Admitted<SecretCaller> => |req, rc, caller| mcp::handle(req, rc.env, caller, rc.ctx).await;
+    Mcp "mcp" [_] ["mcp"], Admitted<SecretCaller>
+        => |req, rc, caller| mcp::handle(req, rc.env, caller, rc.ctx).await;
     AiSdkChat "ai_sdk_chat" [POST] ["api", "chat"], AnyKeyCaller
         => |req, rc, caller| ai_sdk::chat(req, rc.env, caller, rc.ctx, rc.request_id).await;
     AiSdkResume "ai_sdk_resume" [GET] ["api", "chat", id, "stream"], AnyKeyCaller
