@@ -11,7 +11,9 @@
 //!   user-token secret; see `concierge_core::identity`) says which user of the site a
 //!   request speaks for ([`visitor`]).
 //!
-//! Keys are stored as SHA-256 digests and compared in constant time.
+//! Keys are stored as SHA-256 digests and compared in constant time. Who may call a route
+//! is a type (`callers`: [`Open`], [`Operator`], [`SecretCaller`], [`AnyKeyCaller`],
+//! [`Admitted`]), named by the route table.
 
 use concierge_core::boundary::ConversationStore;
 use concierge_core::conversation::{Conversation, Scope};
@@ -25,9 +27,11 @@ use crate::error::ApiError;
 use crate::site::{self, KeyKind, Site};
 
 mod admission;
+mod callers;
 pub(crate) use admission::Admission;
+pub(crate) use callers::{Access, Admitted, AnyKeyCaller, Open, Operator, SecretCaller};
 
-/// An authenticated caller.
+/// A verified site key: its site and kind (what [`SecretCaller`] and [`AnyKeyCaller`] hold).
 #[derive(Debug)]
 pub(crate) struct Caller {
     /// The site the key belongs to.
@@ -68,24 +72,23 @@ fn presented_key(req: &Request) -> Option<String> {
     auth.strip_prefix("Bearer ").map(|k| k.trim().to_string())
 }
 
-/// Authenticate a site key. `allow_public` says whether the route accepts public keys.
-pub(crate) async fn site_caller(
-    req: &Request,
-    env: &Env,
-    allow_public: bool,
-) -> Result<Caller, ApiError> {
-    let (caller, admission) = admitted_caller(req, env, allow_public).await?;
-    admission.check().await?;
-    Ok(caller)
+/// Which site keys a route accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Keys {
+    /// Only the site's secret key.
+    Secret,
+    /// The secret key or the public key (from an allowed origin).
+    Any,
 }
 
-/// [`site_caller`] without its rate limits: they are the [`Admission`] returned, for the
-/// caller to check before it stores or does anything costly (a turn checks it while it
-/// reads the conversation).
-pub(crate) async fn admitted_caller(
+/// The site key the request presents, verified (and, for a public key, its origin) —
+/// without its rate limits: they are the [`Admission`] returned, for the caller to check
+/// before it stores or does anything costly (a turn checks it while it reads the
+/// conversation).
+async fn admitted_caller(
     req: &Request,
     env: &Env,
-    allow_public: bool,
+    keys: Keys,
 ) -> Result<(Caller, Admission), ApiError> {
     let key = presented_key(req).ok_or(ApiError::Unauthorized)?;
     let kind = if key.starts_with("pk_") {
@@ -97,7 +100,7 @@ pub(crate) async fn admitted_caller(
     };
     let site = site_with_key(env, kind, &key).await?;
     if kind == KeyKind::Public {
-        if !allow_public {
+        if keys == Keys::Secret {
             return Err(ApiError::Forbidden(
                 "This route needs the site's secret key.",
             ));
@@ -106,6 +109,13 @@ pub(crate) async fn admitted_caller(
     }
     let admission = Admission::new(req, env, &site, kind)?;
     Ok((Caller { site, kind }, admission))
+}
+
+/// [`admitted_caller`] with its rate limits checked.
+async fn checked_caller(req: &Request, env: &Env, keys: Keys) -> Result<Caller, ApiError> {
+    let (caller, admission) = admitted_caller(req, env, keys).await?;
+    admission.check().await?;
+    Ok(caller)
 }
 
 /// The site whose `kind` key is `key`; `Unauthorized` when there is none.
@@ -255,7 +265,7 @@ async fn limit(env: &Env, binding: &str, key: &str) -> Result<(), ApiError> {
 }
 
 /// Check the operator token (`Authorization: Bearer <OPERATOR_TOKEN>`).
-pub(crate) fn operator(req: &Request, env: &Env) -> Result<(), ApiError> {
+fn operator(req: &Request, env: &Env) -> Result<(), ApiError> {
     let expected = env
         .secret("OPERATOR_TOKEN")
         .map(|s| s.to_string())

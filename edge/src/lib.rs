@@ -1,7 +1,8 @@
 //! # concierge-edge
 //!
 //! The Cloudflare Worker that serves Concierge's HTTP API. It is a thin adapter: the
-//! entry point is here, the router and handlers in [`routes`], callers and keys in
+//! entry point is here, the route table in [`router`], each template's own routes in
+//! [`templates`], the shared handlers and CORS in [`routes`], callers and keys in
 //! [`auth`], sites in [`site`], platform glue in [`bindings`], the mapping of every
 //! error to an HTTP response in [`error`], and what the runtime gives every layer (clock,
 //! randomness, Worker vars, hashing) in [`runtime`]. Static pages (`www/`) are served by Workers
@@ -13,9 +14,11 @@ use worker::{Context, Date, Env, Request, Response, ScheduleContext, ScheduledEv
 mod auth;
 mod bindings;
 mod error;
+mod router;
 mod routes;
 mod runtime;
 mod site;
+mod templates;
 
 use runtime::random_bytes;
 
@@ -31,14 +34,14 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
     };
     let method = req.method().to_string();
     let path = req.path();
-    let route = routes::Route::of(&req.method(), &path);
+    let route = router::Route::of(&req.method(), &path);
     let cors = routes::cors_origin(&req, &env).await;
-    let rc = routes::RequestContext {
+    let rc = router::RequestContext {
         env: &env,
         ctx: &ctx,
         request_id: &request_id,
     };
-    let mut response = match routes::handle(route, req, &rc).await {
+    let mut response = match router::handle(route, req, &rc).await {
         Ok(response) => response,
         Err(err) if routes::openai_shaped(&path) => err.into_openai_response()?,
         Err(err) => err.into_response()?,
@@ -82,7 +85,7 @@ async fn queue(
 /// minutes) are deleted with their conversations.
 #[event(scheduled)]
 async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
-    let line = match routes::rental_chat::cleanup(&env).await {
+    let line = match templates::rental::chat::cleanup(&env).await {
         Ok(deleted) => {
             serde_json::json!({"level": "info", "msg": "rental sessions cleaned", "deleted": deleted})
         }

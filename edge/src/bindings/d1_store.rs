@@ -67,7 +67,6 @@ pub(crate) mod remembered;
 // After `message_columns!`, which it uses.
 mod rows;
 mod turns;
-mod warranty;
 
 use rows::{ConversationRow, MessageRow, role_str, status_str};
 

@@ -27,7 +27,7 @@ use concierge_core::turn::TurnInput;
 use serde::Deserialize;
 use worker::{Context, Env, Request, Response};
 
-use crate::auth::{self, Visitor};
+use crate::auth::{self, AnyKeyCaller, Visitor};
 use crate::bindings::services::Services;
 use crate::error::ApiError;
 use crate::routes::body;
@@ -94,10 +94,10 @@ fn is_conversation_id(id: &str) -> bool {
 pub(crate) async fn chat(
     mut req: Request,
     env: &Env,
+    caller: AnyKeyCaller,
     ctx: &Context,
     request_id: &str,
 ) -> Result<Response, ApiError> {
-    let caller = auth::site_caller(&req, env, true).await?;
     let visitor = auth::visitor(&req, env, &caller)?;
     let idempotency_key = req.headers().get("idempotency-key").ok().flatten();
     let body: ChatBody = body::json_up_to(
@@ -122,7 +122,7 @@ pub(crate) async fn chat(
             ));
         }
     };
-    let site = caller.site;
+    let site = caller.into_inner().site;
     let assistant = SiteAssistant::for_site(&site)?;
     let services = Services::new(env, &site)?;
     let run = if is_conversation_id(&body.id) {
@@ -179,7 +179,6 @@ pub(crate) async fn chat(
 }
 
 /// `GET /api/chat/{id}/stream`: no stream to resume (204), for a caller with a key.
-pub(crate) async fn resume(req: Request, env: &Env) -> Result<Response, ApiError> {
-    auth::site_caller(&req, env, true).await?;
+pub(crate) async fn resume(_caller: AnyKeyCaller) -> Result<Response, ApiError> {
     Ok(Response::empty()?.with_status(204))
 }

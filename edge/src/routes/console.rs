@@ -7,7 +7,7 @@
 
 use worker::{Env, Request, Response};
 
-use crate::auth;
+use crate::auth::SecretCaller;
 use crate::bindings::d1_store::D1Store;
 use crate::error::ApiError;
 
@@ -41,8 +41,11 @@ pub(crate) async fn page(req: Request, env: &Env) -> Result<Response, ApiError> 
 /// `GET /admin/conversations?limit=N` (default 50, at most 200) and the filter of
 /// [`super::console_admin::filter`] (search, votes, no answer, template, dates). Conversations
 /// without a visitor message are never listed.
-pub(crate) async fn conversations(req: Request, env: &Env) -> Result<Response, ApiError> {
-    let caller = auth::site_caller(&req, env, false).await?;
+pub(crate) async fn conversations(
+    req: Request,
+    env: &Env,
+    caller: SecretCaller,
+) -> Result<Response, ApiError> {
     let (filter, limit) = super::console_admin::filter(&req, 50, 200)?;
     let rows = D1Store::new(env.d1("DB")?)
         .recent_conversations(&caller.site.id, &filter, limit)

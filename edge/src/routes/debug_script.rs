@@ -8,7 +8,7 @@ use concierge_core::conversation::Scope;
 use concierge_core::engine::Platform;
 use worker::{Env, Request, Response};
 
-use crate::auth;
+use crate::auth::{self, Access, AnyKeyCaller};
 use crate::bindings::services::Services;
 use crate::error::ApiError;
 use crate::routes::body;
@@ -25,7 +25,7 @@ pub(crate) async fn stage(
     if !crate::runtime::var_on(env, FLAG) {
         return Err(ApiError::NotFound);
     }
-    let caller = auth::site_caller(&req, env, true).await?;
+    let caller = AnyKeyCaller::from_request(&req, env).await?;
     let visitor = auth::visitor(&req, env, &caller)?;
     let services = Services::new(env, &caller.site)?;
     let scope = Scope::new(&caller.site.id, conversation_id);

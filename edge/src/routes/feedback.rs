@@ -14,7 +14,7 @@ use concierge_core::conversation::Scope;
 use serde::Deserialize;
 use worker::{Env, Request, Response};
 
-use crate::auth::{self, Visitor};
+use crate::auth::{self, AnyKeyCaller, SecretCaller, Visitor};
 use crate::bindings::d1_feedback::FeedbackRow;
 use crate::bindings::d1_store::D1Store;
 use crate::bindings::services::Services;
@@ -66,10 +66,10 @@ pub(crate) async fn votes(
 pub(crate) async fn post(
     mut req: Request,
     env: &Env,
+    caller: AnyKeyCaller,
     conversation_id: &str,
     message_id: &str,
 ) -> Result<Response, ApiError> {
-    let caller = auth::site_caller(&req, env, true).await?;
     let visitor = auth::visitor(&req, env, &caller)?;
     let body: FeedbackBody = body::json(&mut req).await?;
     let rating: i8 = match body.rating.as_str() {
@@ -118,8 +118,11 @@ pub(crate) async fn post(
 }
 
 /// `GET /admin/feedback`.
-pub(crate) async fn list(req: Request, env: &Env) -> Result<Response, ApiError> {
-    let caller = auth::site_caller(&req, env, false).await?;
+pub(crate) async fn list(
+    req: Request,
+    env: &Env,
+    caller: SecretCaller,
+) -> Result<Response, ApiError> {
     let mut limit = 100u32;
     for (key, value) in req.url()?.query_pairs() {
         if key == "limit" {

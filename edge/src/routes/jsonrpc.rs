@@ -21,12 +21,12 @@ use concierge_core::flows::guarded::{
 use serde_json::{Value, json};
 use worker::{Env, Request, Response};
 
-use crate::auth;
+use crate::auth::SecretCaller;
 use crate::bindings::d1_memory::{self, MemoryRow};
 use crate::bindings::services::Services;
 use crate::error::ApiError;
 use crate::routes::body;
-use crate::site::{KeyKind, Site};
+use crate::site::Site;
 
 /// Largest request body accepted (413 past it, without reading on).
 const MAX_BODY_BYTES: usize = 256 * 1024;
@@ -71,11 +71,11 @@ fn internal(detail: impl std::fmt::Display) -> RpcError {
 }
 
 /// `POST /jsonrpc`.
-pub(crate) async fn handle(mut req: Request, env: &Env) -> Result<Response, ApiError> {
-    let caller = auth::site_caller(&req, env, false).await?;
-    if caller.kind != KeyKind::Secret {
-        return Err(ApiError::Forbidden("JSON-RPC takes the site's secret key."));
-    }
+pub(crate) async fn handle(
+    mut req: Request,
+    env: &Env,
+    caller: SecretCaller,
+) -> Result<Response, ApiError> {
     let bytes = body::capped(&mut req, MAX_BODY_BYTES, "The request body is over 256 KB.").await?;
     let reply = match serde_json::from_slice::<Value>(&bytes) {
         Err(_) => envelope(

@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 use worker::{Context, Env, Request, Response};
 
 use super::mcp_tools::{self, ToolContext};
-use crate::auth::{self, Admission, Caller};
+use crate::auth::{self, Admission, Admitted, Caller, SecretCaller};
 use crate::bindings::mcp_sessions;
 use crate::error::ApiError;
 use crate::routes::body;
@@ -72,8 +72,12 @@ impl Reply {
 }
 
 /// `/mcp`, any method.
-pub(crate) async fn handle(req: Request, env: &Env, ctx: &Context) -> Result<Response, ApiError> {
-    let (caller, admission) = auth::admitted_caller(&req, env, false).await?;
+pub(crate) async fn handle(
+    req: Request,
+    env: &Env,
+    Admitted { caller, admission }: Admitted<SecretCaller>,
+    ctx: &Context,
+) -> Result<Response, ApiError> {
     admission.check().await?;
     match req.method() {
         worker::Method::Post => post(req, env, ctx, &caller, &admission).await,

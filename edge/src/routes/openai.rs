@@ -36,7 +36,7 @@ use serde::Deserialize;
 use serde_json::json;
 use worker::{Context, Env, Request, Response};
 
-use crate::auth::{self, Visitor};
+use crate::auth::{self, SecretCaller, Visitor};
 use crate::bindings::services::Services;
 use crate::error::ApiError;
 use crate::routes::body;
@@ -74,15 +74,13 @@ fn model_json(site: &Site) -> serde_json::Value {
 }
 
 /// `GET /v1/models`.
-pub(crate) async fn models(req: Request, env: &Env) -> Result<Response, ApiError> {
-    let caller = auth::site_caller(&req, env, false).await?;
+pub(crate) async fn models(caller: SecretCaller) -> Result<Response, ApiError> {
     let body = json!({"object": "list", "data": [model_json(&caller.site)]});
     Ok(Response::from_json(&body)?)
 }
 
 /// `GET /v1/models/{id}`.
-pub(crate) async fn model(req: Request, env: &Env, id: &str) -> Result<Response, ApiError> {
-    let caller = auth::site_caller(&req, env, false).await?;
+pub(crate) async fn model(caller: SecretCaller, id: &str) -> Result<Response, ApiError> {
     if id != site_model_id(&caller.site) {
         return Err(ApiError::UnknownModel);
     }
@@ -90,8 +88,12 @@ pub(crate) async fn model(req: Request, env: &Env, id: &str) -> Result<Response,
 }
 
 /// `GET /v1/conversations/{id}`.
-pub(crate) async fn conversation(req: Request, env: &Env, id: &str) -> Result<Response, ApiError> {
-    let caller = auth::site_caller(&req, env, false).await?;
+pub(crate) async fn conversation(
+    req: Request,
+    env: &Env,
+    caller: SecretCaller,
+    id: &str,
+) -> Result<Response, ApiError> {
     let visitor = auth::visitor(&req, env, &caller)?;
     let services = Services::new(env, &caller.site)?;
     let conversation = reachable(&services, &caller.site.id, id, &visitor).await?;
@@ -147,10 +149,10 @@ async fn reachable(
 pub(crate) async fn chat_completions(
     mut req: Request,
     env: &Env,
+    caller: SecretCaller,
     ctx: &Context,
     request_id: &str,
 ) -> Result<Response, ApiError> {
-    let caller = auth::site_caller(&req, env, false).await?;
     let visitor = auth::visitor(&req, env, &caller)?;
     let idempotency_key = req.headers().get("idempotency-key").ok().flatten();
     let header_chat_id = req.headers().get("x-chat-id").ok().flatten();
@@ -162,7 +164,7 @@ pub(crate) async fn chat_completions(
     .await?;
     let mut body = ChatCompletionBody::deserialize(&raw)
         .map_err(|e| ApiError::bad_request(format!("Invalid body: {e}")))?;
-    let site = caller.site;
+    let site = caller.into_inner().site;
     let guarded = site.template == Template::Guarded;
     if guarded && body.chat_id.is_none() {
         // The seed's frontend always names its conversation (`chat_id`, or `X-Chat-Id`);

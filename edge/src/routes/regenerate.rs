@@ -19,7 +19,7 @@ use concierge_core::stream::native::NativeEncoder;
 use serde::Deserialize;
 use worker::{Context, Env, Request, Response};
 
-use crate::auth::{self, Caller};
+use crate::auth::{self, Admitted, AnyKeyCaller, Caller};
 use crate::bindings::services::Services;
 use crate::error::ApiError;
 use crate::routes::body;
@@ -41,11 +41,11 @@ struct RegenerateBody {
 pub(crate) async fn post(
     mut req: Request,
     env: &Env,
+    Admitted { caller, admission }: Admitted<AnyKeyCaller>,
     ctx: &Context,
     conversation_id: &str,
     request_id: &str,
 ) -> Result<Response, ApiError> {
-    let (caller, admission) = auth::admitted_caller(&req, env, true).await?;
     let visitor = auth::visitor(&req, env, &caller)?;
     let ai_sdk = ai_sdk_format(&req)?;
     let body: RegenerateBody = body::json(&mut req).await?;
@@ -58,7 +58,7 @@ pub(crate) async fn post(
             "`message_id` must be 1 to {MAX_ID_CHARS} characters."
         )));
     }
-    let Caller { site, .. } = caller;
+    let Caller { site, .. } = caller.into_inner();
     let assistant = SiteAssistant::for_site(&site)?.with_debug_scripts(env);
     let services = Services::new(env, &site)?;
     // Only the identity the conversation was created with reaches it; the caller's rate

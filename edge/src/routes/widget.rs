@@ -4,12 +4,11 @@
 
 use worker::{Env, Request, Response};
 
-use crate::auth;
+use crate::auth::{self, AnyKeyCaller};
 use crate::error::ApiError;
 use crate::site;
 
-pub(crate) async fn config(req: Request, env: &Env) -> Result<Response, ApiError> {
-    let caller = auth::site_caller(&req, env, true).await?;
+pub(crate) async fn config(caller: AnyKeyCaller) -> Result<Response, ApiError> {
     let config = &caller.site.config;
     let body = serde_json::json!({
         "title": config.title.clone().unwrap_or_else(|| caller.site.name.clone()),

@@ -1,25 +1,23 @@
 //! Admin routes. Creating a site takes the operator token; everything else takes the
 //! site's secret key and acts on that site only.
 //!
-//! A body's `llm` is checked in `llm`; warranty records are uploaded in `warranty`.
+//! A body's `llm` is checked in `llm`.
 
 use concierge_core::template::Template;
 use serde::Deserialize;
 use worker::{Env, Request, Response};
 
-use crate::auth::{self, Caller};
+use crate::auth::{self, Operator, SecretCaller};
 use crate::bindings::d1_sites;
 use crate::error::ApiError;
 use crate::routes::body;
 use crate::runtime::now_ms;
 use crate::site::guarded::GuardedPatch;
-use crate::site::{self, KeyKind, Site, SiteConfig, sealed};
+use crate::site::{self, Site, SiteConfig, sealed};
 
 mod llm;
-mod warranty;
 
 use llm::{KeyChange, LlmChange, LlmPatch};
-pub(crate) use warranty::upsert_warranty;
 
 /// Body of `POST /admin/sites` and `PATCH /admin/site`: every field optional on update.
 #[derive(Debug, Deserialize)]
@@ -140,8 +138,11 @@ impl SitePatch {
 }
 
 /// `POST /admin/sites` (operator token): create a site; its keys are shown once.
-pub(crate) async fn create_site(mut req: Request, env: &Env) -> Result<Response, ApiError> {
-    auth::operator(&req, env)?;
+pub(crate) async fn create_site(
+    mut req: Request,
+    env: &Env,
+    _operator: Operator,
+) -> Result<Response, ApiError> {
     let patch: SitePatch = body::json(&mut req).await?;
     if patch.name.is_none() {
         return Err(ApiError::bad_request("`name` is required."));
@@ -173,16 +174,8 @@ pub(crate) async fn create_site(mut req: Request, env: &Env) -> Result<Response,
     Ok(Response::from_json(&body)?.with_status(201))
 }
 
-/// Authenticate the site's secret key.
-async fn secret_caller(req: &Request, env: &Env) -> Result<Caller, ApiError> {
-    let caller = auth::site_caller(req, env, false).await?;
-    debug_assert_eq!(caller.kind, KeyKind::Secret);
-    Ok(caller)
-}
-
 /// `GET /admin/site`: the site's configuration (no secrets).
-pub(crate) async fn get_site(req: Request, env: &Env) -> Result<Response, ApiError> {
-    let caller = secret_caller(&req, env).await?;
+pub(crate) async fn get_site(caller: SecretCaller) -> Result<Response, ApiError> {
     Ok(Response::from_json(
         &serde_json::json!({"site": caller.site.public_view()}),
     )?)
@@ -195,8 +188,11 @@ const SAVE_ATTEMPTS: usize = 5;
 /// read from D1 (not to a cached copy) and saved only if the row is unchanged meanwhile,
 /// else re-applied to the new row; when the presented key was rotated meanwhile, nothing
 /// is written (401).
-pub(crate) async fn update_site(mut req: Request, env: &Env) -> Result<Response, ApiError> {
-    let caller = secret_caller(&req, env).await?;
+pub(crate) async fn update_site(
+    mut req: Request,
+    env: &Env,
+    caller: SecretCaller,
+) -> Result<Response, ApiError> {
     let patch: SitePatch = body::json(&mut req).await?;
     let id = caller.site.id.as_str();
     let presented = caller.site.secret_key_hash.as_bytes();
@@ -237,8 +233,7 @@ pub(crate) async fn update_site(mut req: Request, env: &Env) -> Result<Response,
 /// (at once on this Worker, everywhere within 30 s: see `site::cache`). Only the key
 /// columns are written, and only if the presented secret key is still the site's: of two
 /// rotations with the same key, one wins and the other gets 401.
-pub(crate) async fn rotate_keys(req: Request, env: &Env) -> Result<Response, ApiError> {
-    let caller = secret_caller(&req, env).await?;
+pub(crate) async fn rotate_keys(env: &Env, caller: SecretCaller) -> Result<Response, ApiError> {
     let public_key = auth::new_key("pk_")?;
     let secret_key = auth::new_key("sk_")?;
     let old_secret = caller.site.secret_key_hash.as_str();
@@ -264,10 +259,9 @@ pub(crate) async fn rotate_keys(req: Request, env: &Env) -> Result<Response, Api
 /// whose tokens stop verifying (at once on this Worker, everywhere within the site cache's
 /// bound). Written only if the presented secret key is still the site's.
 pub(crate) async fn rotate_user_token_secret(
-    req: Request,
     env: &Env,
+    caller: SecretCaller,
 ) -> Result<Response, ApiError> {
-    let caller = secret_caller(&req, env).await?;
     let id = caller.site.id.as_str();
     let presented = caller.site.secret_key_hash.as_bytes();
     let secret = auth::new_key("uts_")?;

@@ -3,15 +3,19 @@
 
 use worker::{Env, Request, Response};
 
+use crate::auth::SecretCaller;
 use crate::bindings::d1_console_stats::ExportRow;
 use crate::bindings::d1_store::D1Store;
 use crate::error::ApiError;
 
-use super::{EXPORT_CONVERSATIONS, EXPORT_ROWS, filter, secret_caller};
+use super::{EXPORT_CONVERSATIONS, EXPORT_ROWS, filter};
 
 /// `GET /admin/conversations/export`.
-pub(crate) async fn export(req: Request, env: &Env) -> Result<Response, ApiError> {
-    let caller = secret_caller(&req, env).await?;
+pub(crate) async fn export(
+    req: Request,
+    env: &Env,
+    caller: SecretCaller,
+) -> Result<Response, ApiError> {
     let (filter, limit) = filter(&req, EXPORT_CONVERSATIONS, EXPORT_CONVERSATIONS)?;
     let csv = match req
         .url()?

@@ -24,7 +24,7 @@ use concierge_core::template::Template;
 use serde::Deserialize;
 use worker::{Env, Request, Response};
 
-use crate::auth::{self, Caller};
+use crate::auth::SecretCaller;
 use crate::bindings::d1_console_stats::{ConversationFilter, TemplateFilter};
 use crate::bindings::d1_store::D1Store;
 use crate::error::ApiError;
@@ -42,10 +42,6 @@ const EXPORT_CONVERSATIONS: u32 = 500;
 const EXPORT_ROWS: u32 = 20_000;
 /// The longest search text, in characters.
 const MAX_SEARCH_CHARS: usize = 200;
-
-async fn secret_caller(req: &Request, env: &Env) -> Result<Caller, ApiError> {
-    auth::site_caller(req, env, false).await
-}
 
 /// The conversation filter in `req`'s query, and its `limit` (`default`, 1 to `max`).
 pub(crate) fn filter(
@@ -126,8 +122,11 @@ pub(crate) fn filter(
 }
 
 /// `GET /admin/conversations/{id}`.
-pub(crate) async fn conversation(req: Request, env: &Env, id: &str) -> Result<Response, ApiError> {
-    let caller = secret_caller(&req, env).await?;
+pub(crate) async fn conversation(
+    env: &Env,
+    caller: SecretCaller,
+    id: &str,
+) -> Result<Response, ApiError> {
     let store = D1Store::new(env.d1("DB")?);
     let scope = Scope::new(&caller.site.id, id);
     let conversation = store
@@ -186,8 +185,11 @@ pub(crate) async fn conversation(req: Request, env: &Env, id: &str) -> Result<Re
 
 /// `GET /admin/stats?days=N` (1 to 90, default 14) `&tz=M` (minutes east of UTC the days
 /// are counted in, -840 to 840, default 0).
-pub(crate) async fn stats(req: Request, env: &Env) -> Result<Response, ApiError> {
-    let caller = secret_caller(&req, env).await?;
+pub(crate) async fn stats(
+    req: Request,
+    env: &Env,
+    caller: SecretCaller,
+) -> Result<Response, ApiError> {
     let mut days = 14u32;
     let mut offset = 0i32;
     for (key, value) in req.url()?.query_pairs() {
@@ -253,8 +255,11 @@ struct TryTokenBody {
 }
 
 /// `POST /admin/try-token`.
-pub(crate) async fn try_token(mut req: Request, env: &Env) -> Result<Response, ApiError> {
-    let caller = secret_caller(&req, env).await?;
+pub(crate) async fn try_token(
+    mut req: Request,
+    env: &Env,
+    caller: SecretCaller,
+) -> Result<Response, ApiError> {
     let body: TryTokenBody = body::json(&mut req).await?;
     let blank = |v: Option<String>| v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
     let identity = UserIdentity::new(
@@ -287,13 +292,4 @@ pub(crate) async fn try_token(mut req: Request, env: &Env) -> Result<Response, A
         "user_id": identity.sub,
         "expires_at": expires_at,
     }))?)
-}
-
-/// `GET /admin/rental-schema`.
-pub(crate) async fn rental_schema(req: Request, env: &Env) -> Result<Response, ApiError> {
-    let caller = secret_caller(&req, env).await?;
-    let schema = crate::site::RentalSettings::schema_of(&caller.site.config);
-    Ok(Response::from_json(
-        &serde_json::json!({ "schema": schema }),
-    )?)
 }

@@ -23,7 +23,7 @@ use concierge_core::identity::UserIdentity;
 use serde::Deserialize;
 use worker::{Context, Env, Request, Response};
 
-use crate::auth::{self, Visitor};
+use crate::auth::{self, AnyKeyCaller, SecretCaller, Visitor};
 use crate::bindings::services::Services;
 use crate::error::ApiError;
 use crate::routes::{body, feedback};
@@ -124,9 +124,9 @@ pub(crate) fn message_json(message: &StoredMessage) -> serde_json::Value {
 pub(crate) async fn create(
     mut req: Request,
     env: &Env,
+    caller: AnyKeyCaller,
     ctx: &Context,
 ) -> Result<Response, ApiError> {
-    let caller = auth::site_caller(&req, env, true).await?;
     let visitor = auth::visitor(&req, env, &caller)?;
     auth::limit_conversation_start(&req, env, &caller).await?;
     let body: CreateBody = body::json(&mut req).await?;
@@ -185,9 +185,9 @@ pub(crate) async fn create(
 pub(crate) async fn history(
     req: Request,
     env: &Env,
+    caller: AnyKeyCaller,
     conversation_id: &str,
 ) -> Result<Response, ApiError> {
-    let caller = auth::site_caller(&req, env, true).await?;
     let visitor = auth::visitor(&req, env, &caller)?;
     let services = Services::new(env, &caller.site)?;
     let scope = Scope::new(&caller.site.id, conversation_id);
@@ -223,10 +223,10 @@ pub(crate) async fn history(
 pub(crate) async fn delete(
     req: Request,
     env: &Env,
+    caller: SecretCaller,
     conversation_id: &str,
 ) -> Result<Response, ApiError> {
     use concierge_core::boundary::VectorIndex;
-    let caller = auth::site_caller(&req, env, false).await?;
     let visitor = auth::visitor(&req, env, &caller)?;
     let services = Services::new(env, &caller.site)?;
     let scope = Scope::new(&caller.site.id, conversation_id);

@@ -9,7 +9,7 @@ use concierge_core::turn::{TurnInput, TurnJob};
 use serde::Deserialize;
 use worker::{Context, Env, Request, Response};
 
-use crate::auth::{self, Caller, Visitor};
+use crate::auth::{self, Admitted, AnyKeyCaller, Caller, Visitor};
 use crate::bindings::d1_store::remembered;
 use crate::bindings::services::Services;
 use crate::bindings::turn_queue;
@@ -34,11 +34,11 @@ struct MessageBody {
 pub(crate) async fn post_message(
     mut req: Request,
     env: &Env,
+    Admitted { caller, admission }: Admitted<AnyKeyCaller>,
     ctx: &Context,
     conversation_id: &str,
     request_id: &str,
 ) -> Result<Response, ApiError> {
-    let (caller, admission) = auth::admitted_caller(&req, env, true).await?;
     let visitor = auth::visitor(&req, env, &caller)?;
     let ai_sdk = ai_sdk_format(&req)?;
     let respond_async = req.headers().get("prefer").ok().flatten().is_some_and(|p| {
@@ -56,7 +56,7 @@ pub(crate) async fn post_message(
             "`content` is over {MAX_MESSAGE_CHARS} characters."
         )));
     }
-    let Caller { site, .. } = caller;
+    let Caller { site, .. } = caller.into_inner();
     // The site runs the template it names (an unbuilt one is refused before anything is
     // stored).
     // With `DEBUG_ROUTES` on (tests, dev), a staged test script plays instead.

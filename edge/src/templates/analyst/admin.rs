@@ -17,12 +17,12 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use worker::{Env, Request, Response};
 
-use super::body;
-use crate::auth::{self, Caller};
+use crate::auth::{Caller, SecretCaller};
 use crate::bindings::d1_data::{D1Data, Listed, Upload};
 use crate::bindings::outbound::{self, FetchError, MAX_REDIRECTS};
 use crate::bindings::services::RandomIds;
 use crate::error::ApiError;
+use crate::routes::body;
 use crate::runtime::now_ms;
 use crate::site::endpoint;
 
@@ -33,10 +33,6 @@ const TOO_LARGE: &str = "The data set is over 32 MB.";
 const FETCH_LIMIT: Duration = Duration::from_secs(10);
 /// Rows shown by `GET /admin/data/{name}`.
 const PREVIEW_ROWS: usize = 50;
-
-async fn secret(req: &Request, env: &Env) -> Result<Caller, ApiError> {
-    auth::site_caller(req, env, false).await
-}
 
 fn valid_name(name: &str) -> bool {
     (1..=64).contains(&name.len())
@@ -159,8 +155,12 @@ async fn store(
 
 /// `PUT /admin/data/{name}`: JSON `{user_id, description?, rows}` or `{user_id,
 /// description?, csv_url}`, or a `text/csv` body with `?user_id=&description=`.
-pub(crate) async fn put(mut req: Request, env: &Env, name: &str) -> Result<Response, ApiError> {
-    let caller = secret(&req, env).await?;
+pub(crate) async fn put(
+    mut req: Request,
+    env: &Env,
+    caller: SecretCaller,
+    name: &str,
+) -> Result<Response, ApiError> {
     if !valid_name(name) {
         return Err(ApiError::bad_request(
             "A data set name is 1 to 64 letters, digits, '-' or '_'.",
@@ -230,8 +230,11 @@ async fn find(
 }
 
 /// `GET /admin/data[?user_id=]`: the site's data sets with their inferred columns.
-pub(crate) async fn list(req: Request, env: &Env) -> Result<Response, ApiError> {
-    let caller = secret(&req, env).await?;
+pub(crate) async fn list(
+    req: Request,
+    env: &Env,
+    caller: SecretCaller,
+) -> Result<Response, ApiError> {
     let user = query(&req, "user_id");
     let listed = D1Data::new(env.d1("DB")?)
         .list(&caller.site.id, user.as_deref())
@@ -242,8 +245,12 @@ pub(crate) async fn list(req: Request, env: &Env) -> Result<Response, ApiError> 
 }
 
 /// `GET /admin/data/{name}`: one data set and its first 50 rows.
-pub(crate) async fn get(req: Request, env: &Env, name: &str) -> Result<Response, ApiError> {
-    let caller = secret(&req, env).await?;
+pub(crate) async fn get(
+    req: Request,
+    env: &Env,
+    caller: SecretCaller,
+    name: &str,
+) -> Result<Response, ApiError> {
     let data = D1Data::new(env.d1("DB")?);
     let one = find(&req, &data, &caller, name).await?;
     let rows = data
@@ -256,8 +263,12 @@ pub(crate) async fn get(req: Request, env: &Env, name: &str) -> Result<Response,
 }
 
 /// `DELETE /admin/data/{name}`: 204, or 404.
-pub(crate) async fn delete(req: Request, env: &Env, name: &str) -> Result<Response, ApiError> {
-    let caller = secret(&req, env).await?;
+pub(crate) async fn delete(
+    req: Request,
+    env: &Env,
+    caller: SecretCaller,
+    name: &str,
+) -> Result<Response, ApiError> {
     let data = D1Data::new(env.d1("DB")?);
     let one = find(&req, &data, &caller, name).await?;
     data.delete(&caller.site.id, &one.connection.user_id, name)
@@ -267,8 +278,12 @@ pub(crate) async fn delete(req: Request, env: &Env, name: &str) -> Result<Respon
 }
 
 /// `POST /admin/data/{name}/sync`: re-imports the data set from its CSV URL.
-pub(crate) async fn sync(req: Request, env: &Env, name: &str) -> Result<Response, ApiError> {
-    let caller = secret(&req, env).await?;
+pub(crate) async fn sync(
+    req: Request,
+    env: &Env,
+    caller: SecretCaller,
+    name: &str,
+) -> Result<Response, ApiError> {
     let data = D1Data::new(env.d1("DB")?);
     let one = find(&req, &data, &caller, name).await?;
     let Some(url) = one.source_url.clone() else {

@@ -7,7 +7,7 @@ use concierge_core::retrieval::{self, MAX_DOCUMENT_CHARS};
 use serde::Deserialize;
 use worker::{Env, Request, Response};
 
-use crate::auth;
+use crate::auth::SecretCaller;
 use crate::bindings::documents::{DocumentFields, Documents};
 use crate::bindings::queue::{self, IndexJob, QueueMessage};
 use crate::bindings::vectors::Vectors;
@@ -89,9 +89,9 @@ fn valid_document_id(id: &str) -> bool {
 pub(crate) async fn put(
     mut req: Request,
     env: &Env,
+    caller: SecretCaller,
     document_id: &str,
 ) -> Result<Response, ApiError> {
-    let caller = auth::site_caller(&req, env, false).await?;
     if !valid_document_id(document_id) {
         return Err(ApiError::bad_request(
             "Document ids are 1 to 40 letters, digits, '_', '-' or '.'.",
@@ -132,11 +132,10 @@ pub(crate) async fn put(
 /// the index fails, the document stays (503) and can be deleted again, rather than leaving
 /// vectors behind. Vectors an indexing job wrote in between are deleted after the row.
 pub(crate) async fn delete(
-    req: Request,
     env: &Env,
+    caller: SecretCaller,
     document_id: &str,
 ) -> Result<Response, ApiError> {
-    let caller = auth::site_caller(&req, env, false).await?;
     let site_id = caller.site.id.as_str();
     let documents = Documents::new(env.d1("DB")?);
     let vectors = Vectors::from_env(env)?;
@@ -165,8 +164,11 @@ pub(crate) async fn delete(
 
 /// `POST /admin/index`: re-index every knowledge document of the site (queued); with
 /// `?id=<document id>`, that document only (404 when the site has none by that id).
-pub(crate) async fn reindex(req: Request, env: &Env) -> Result<Response, ApiError> {
-    let caller = auth::site_caller(&req, env, false).await?;
+pub(crate) async fn reindex(
+    req: Request,
+    env: &Env,
+    caller: SecretCaller,
+) -> Result<Response, ApiError> {
     let site_id = caller.site.id.as_str();
     let documents = Documents::new(env.d1("DB")?);
     let one = req
@@ -196,8 +198,11 @@ pub(crate) async fn reindex(req: Request, env: &Env) -> Result<Response, ApiErro
 }
 
 /// `GET /admin/knowledge/{id}`: one document with its content.
-pub(crate) async fn get(req: Request, env: &Env, document_id: &str) -> Result<Response, ApiError> {
-    let caller = auth::site_caller(&req, env, false).await?;
+pub(crate) async fn get(
+    env: &Env,
+    caller: SecretCaller,
+    document_id: &str,
+) -> Result<Response, ApiError> {
     let document = Documents::new(env.d1("DB")?)
         .get(&caller.site.id, document_id)
         .await?
@@ -208,8 +213,7 @@ pub(crate) async fn get(req: Request, env: &Env, document_id: &str) -> Result<Re
 }
 
 /// `GET /admin/knowledge`: the site's documents with their indexing status.
-pub(crate) async fn list(req: Request, env: &Env) -> Result<Response, ApiError> {
-    let caller = auth::site_caller(&req, env, false).await?;
+pub(crate) async fn list(env: &Env, caller: SecretCaller) -> Result<Response, ApiError> {
     let documents = Documents::new(env.d1("DB")?).list(&caller.site.id).await?;
     Ok(Response::from_json(
         &serde_json::json!({"documents": documents}),
@@ -227,8 +231,11 @@ struct SearchBody {
 
 /// `POST /admin/search`: what retrieval finds for a query — the site's knowledge, and a
 /// conversation's memory when one is named — re-ranked as the assistant sees it.
-pub(crate) async fn search(mut req: Request, env: &Env) -> Result<Response, ApiError> {
-    let caller = auth::site_caller(&req, env, false).await?;
+pub(crate) async fn search(
+    mut req: Request,
+    env: &Env,
+    caller: SecretCaller,
+) -> Result<Response, ApiError> {
     let body: SearchBody = body::json(&mut req).await?;
     if body.query.trim().is_empty() {
         return Err(ApiError::bad_request("`query` must not be empty."));
@@ -288,8 +295,11 @@ const MAX_LOG_LINES: usize = 5000;
 
 /// `PUT /admin/logs`: replace the site's logs (`log_tool`) with a JSON-lines body, one
 /// `{"ts", "level"?, "source"?, "message", "id"?}` per line.
-pub(crate) async fn put_logs(mut req: Request, env: &Env) -> Result<Response, ApiError> {
-    let caller = auth::site_caller(&req, env, false).await?;
+pub(crate) async fn put_logs(
+    mut req: Request,
+    env: &Env,
+    caller: SecretCaller,
+) -> Result<Response, ApiError> {
     let bytes = body::capped(&mut req, MAX_LOG_BYTES, "The log upload is over 2 MB.").await?;
     let text = String::from_utf8(bytes)
         .map_err(|_| ApiError::bad_request("The log upload must be UTF-8 JSON lines."))?;

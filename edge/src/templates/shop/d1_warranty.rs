@@ -4,7 +4,7 @@ use concierge_core::boundary::{WarrantyRecord, WarrantyRecords};
 use concierge_core::error::{ServiceError, ServiceErrorKind};
 use serde::Deserialize;
 
-use super::{D1Store, service_error};
+use crate::bindings::d1_store::{D1Store, service_error};
 
 impl WarrantyRecords for D1Store {
     async fn find_warranty(
@@ -19,7 +19,7 @@ impl WarrantyRecords for D1Store {
             warranty_until: String,
         }
         let row = self
-            .db
+            .db()
             .prepare(
                 "SELECT serial, product, warranty_until FROM warranty_records \
                  WHERE site_id = ?1 AND serial = ?2 COLLATE NOCASE LIMIT 1",

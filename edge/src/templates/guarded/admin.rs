@@ -6,11 +6,10 @@ use concierge_core::boundary::is_web_url;
 use serde::Deserialize;
 use worker::{Env, Request, Response};
 
-use crate::auth;
+use crate::auth::SecretCaller;
 use crate::bindings::web_search::{MAX_LOCAL_PAGES, replace_local_pages};
 use crate::error::ApiError;
 use crate::routes::body;
-use crate::site::KeyKind;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -30,13 +29,11 @@ struct PageBody {
 }
 
 /// `PUT /admin/search-pages`.
-pub(crate) async fn put_search_pages(mut req: Request, env: &Env) -> Result<Response, ApiError> {
-    let caller = auth::site_caller(&req, env, false).await?;
-    if caller.kind != KeyKind::Secret {
-        return Err(ApiError::Forbidden(
-            "This route takes the site's secret key.",
-        ));
-    }
+pub(crate) async fn put_search_pages(
+    mut req: Request,
+    env: &Env,
+    caller: SecretCaller,
+) -> Result<Response, ApiError> {
     let body: PagesBody = body::json(&mut req).await?;
     if body.pages.len() > MAX_LOCAL_PAGES {
         return Err(ApiError::bad_request("`pages`: at most 200."));

@@ -10,7 +10,7 @@ use concierge_core::identity::UserIdentity;
 use concierge_core::turn::TurnEvent;
 use worker::{Context, Env, Request, Response};
 
-use crate::auth;
+use crate::auth::SecretCaller;
 use crate::bindings::services::Services;
 use crate::error::ApiError;
 use crate::routes::body;
@@ -21,11 +21,11 @@ use crate::site::SiteAssistant;
 pub(crate) async fn query(
     mut req: Request,
     env: &Env,
+    caller: SecretCaller,
     ctx: &Context,
     request_id: &str,
 ) -> Result<Response, ApiError> {
-    let caller = auth::site_caller(&req, env, false).await?;
-    let site = caller.site;
+    let site = caller.into_inner().site;
     let SiteAssistant::Knowledge(config) = SiteAssistant::for_site(&site)? else {
         return Err(ApiError::bad_request(
             "`/knowledge/query` needs a site running the `knowledge` template.",

@@ -29,12 +29,12 @@ use serde_json::{Value, json};
 use wasm_bindgen::JsValue;
 use worker::{Env, Request, Response};
 
-use super::body;
-use crate::auth::{self, Visitor};
+use crate::auth::{self, AnyKeyCaller, Visitor};
 use crate::bindings::d1_rental::sessions;
 use crate::bindings::d1_sites::find_by_id;
 use crate::bindings::services::Services;
 use crate::error::ApiError;
+use crate::routes::body;
 use crate::runtime::now_ms;
 use crate::site::SiteAssistant;
 use concierge_core::template::Template;
@@ -114,8 +114,11 @@ fn iso(ms: u64) -> String {
 }
 
 /// `POST /ai/chat` `{query, sessionId?}`: 200 `{kind, sessionId, timestamp, message, payload?}`.
-pub(crate) async fn chat(mut req: Request, env: &Env) -> Result<Response, ApiError> {
-    let caller = auth::site_caller(&req, env, true).await?;
+pub(crate) async fn chat(
+    mut req: Request,
+    env: &Env,
+    caller: AnyKeyCaller,
+) -> Result<Response, ApiError> {
     let visitor = auth::visitor(&req, env, &caller)?;
     if caller.site.template != Template::Rental {
         return Err(ApiError::NotFound);

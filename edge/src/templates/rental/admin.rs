@@ -9,12 +9,12 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use worker::{Env, Request, Response};
 
-use super::body;
-use crate::auth::{self, Caller};
+use crate::auth::SecretCaller;
 use crate::bindings::d1_listings::{self, BINDING, UpsertError};
 use crate::bindings::d1_rental::{D1Rental, QaCursor};
 use crate::bindings::vectors::Vectors;
 use crate::error::ApiError;
+use crate::routes::body;
 use crate::runtime::now_ms;
 use crate::site::RentalSettings;
 
@@ -22,10 +22,6 @@ use crate::site::RentalSettings;
 const MAX_ROWS: usize = 1000;
 /// Upsert bodies may be larger than the default cap.
 const MAX_UPSERT_BYTES: usize = 2 * 1024 * 1024;
-
-async fn secret(req: &Request, env: &Env) -> Result<Caller, ApiError> {
-    auth::site_caller(req, env, false).await
-}
 
 /// A listing id: 1 to 64 letters, digits, `-`, `_` or `.` (it goes into link paths).
 fn valid_id(id: &str) -> bool {
@@ -46,9 +42,9 @@ struct Upsert {
 pub(crate) async fn upsert(
     mut req: Request,
     env: &Env,
+    caller: SecretCaller,
     entity: &str,
 ) -> Result<Response, ApiError> {
-    let caller = secret(&req, env).await?;
     let schema = RentalSettings::schema_of(&caller.site.config);
     let Some(entity) = schema.entity(entity) else {
         return Err(ApiError::NotFound);
@@ -112,12 +108,11 @@ pub(crate) async fn upsert(
 
 /// `DELETE /admin/rental/{entity}/{id}`: 204, or 404 when there was no such listing.
 pub(crate) async fn delete(
-    req: Request,
     env: &Env,
+    caller: SecretCaller,
     entity: &str,
     id: &str,
 ) -> Result<Response, ApiError> {
-    let caller = secret(&req, env).await?;
     let schema = RentalSettings::schema_of(&caller.site.config);
     let Some(entity) = schema.entity(entity) else {
         return Err(ApiError::NotFound);
@@ -147,8 +142,11 @@ struct Users {
 
 /// `PUT /admin/rental/users`: roles of known users (`TENANT`, `LANDLORD`, or `null` to
 /// remove), up to 500 at once.
-pub(crate) async fn put_users(mut req: Request, env: &Env) -> Result<Response, ApiError> {
-    let caller = secret(&req, env).await?;
+pub(crate) async fn put_users(
+    mut req: Request,
+    env: &Env,
+    caller: SecretCaller,
+) -> Result<Response, ApiError> {
     let body: Users = body::json(&mut req).await?;
     if body.users.is_empty() || body.users.len() > 500 {
         return Err(ApiError::bad_request("`users` must hold 1 to 500 entries."));
@@ -185,8 +183,11 @@ pub(crate) async fn put_users(mut req: Request, env: &Env) -> Result<Response, A
 /// (default 50, at most 200): each with its question, SQL, mode, role, whether it was
 /// learned context-free (only those are reused), when, and how often it was reused;
 /// `next` is the cursor of the following page (`null` on the last).
-pub(crate) async fn list_qa(req: Request, env: &Env) -> Result<Response, ApiError> {
-    let caller = secret(&req, env).await?;
+pub(crate) async fn list_qa(
+    req: Request,
+    env: &Env,
+    caller: SecretCaller,
+) -> Result<Response, ApiError> {
     let mut limit = 50u32;
     let mut before = None;
     for (key, value) in req.url()?.query_pairs() {
@@ -221,8 +222,11 @@ pub(crate) async fn list_qa(req: Request, env: &Env) -> Result<Response, ApiErro
 }
 
 /// `DELETE /admin/rental/qa/{id}`: forget a learned Q&A (row and vector); 204 or 404.
-pub(crate) async fn delete_qa(req: Request, env: &Env, id: &str) -> Result<Response, ApiError> {
-    let caller = secret(&req, env).await?;
+pub(crate) async fn delete_qa(
+    env: &Env,
+    caller: SecretCaller,
+    id: &str,
+) -> Result<Response, ApiError> {
     let existed = D1Rental::new(env.d1("DB")?)
         .delete_qa(&caller.site.id, id)
         .await
@@ -235,4 +239,12 @@ pub(crate) async fn delete_qa(req: Request, env: &Env, id: &str) -> Result<Respo
         let _ = vectors.delete(&[qa_vector_id(id)]).await;
     }
     Ok(Response::empty()?.with_status(204))
+}
+
+/// `GET /admin/rental-schema`.
+pub(crate) async fn schema(caller: SecretCaller) -> Result<Response, ApiError> {
+    let schema = RentalSettings::schema_of(&caller.site.config);
+    Ok(Response::from_json(
+        &serde_json::json!({ "schema": schema }),
+    )?)
 }

@@ -5,11 +5,10 @@ use concierge_core::flows::shop::warranty::{SERIAL_MAX_CHARS, SERIAL_MIN_CHARS, 
 use serde::Deserialize;
 use worker::{Env, Request, Response};
 
+use crate::auth::SecretCaller;
 use crate::bindings::d1_store::D1Store;
 use crate::error::ApiError;
 use crate::routes::body;
-
-use super::secret_caller;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -29,8 +28,11 @@ struct WarrantyRecordIn {
 /// `POST /admin/warranty`: bulk upsert warranty records (all or nothing). Serials follow
 /// the core's rule and are unique per site whatever their letter case; dates are
 /// `YYYY-MM-DD` days that exist.
-pub(crate) async fn upsert_warranty(mut req: Request, env: &Env) -> Result<Response, ApiError> {
-    let caller = secret_caller(&req, env).await?;
+pub(crate) async fn upsert_warranty(
+    mut req: Request,
+    env: &Env,
+    caller: SecretCaller,
+) -> Result<Response, ApiError> {
     let body: WarrantyUpsert = body::json(&mut req).await?;
     if body.records.is_empty() || body.records.len() > 500 {
         return Err(ApiError::bad_request(

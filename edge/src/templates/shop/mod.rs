@@ -1,0 +1,5 @@
+//! `shop`'s edge code: the warranty records — their upload (`POST /admin/warranty`) and
+//! their lookup over D1 (`WarrantyRecords` for `D1Store`).
+
+pub(crate) mod d1_warranty;
+pub(crate) mod warranty_admin;
