@@ -31,13 +31,15 @@
 //! ```
 //! # #[cfg(feature = "memory")] {
 //! use concierge_core::engine::{self, NewConversation};
-//! use concierge_core::flows::shop::ShopConfig;
+//! use concierge_core::flows::shop::{ShopAssistant, ShopConfig};
 //! use concierge_core::graph::block_on;
 //! use concierge_core::memory::MemoryBackend;
 //! use concierge_core::turn::{TurnEvent, TurnInput};
 //!
 //! let backend = MemoryBackend::demo("site-1");
-//! let config = ShopConfig::default();
+//! // The template holds its settings and its own dependencies (here the warranty records);
+//! // the engine's platform holds the rest.
+//! let config = ShopAssistant::new(ShopConfig::default(), &backend.warranty);
 //! let new = NewConversation { site_id: "site-1".into(), ..Default::default() };
 //! let created = block_on(engine::create_conversation(&backend, &config, new)).unwrap();
 //!

@@ -36,7 +36,7 @@ use crate::bindings::d1_sites::find_by_id;
 use crate::bindings::services::Services;
 use crate::error::ApiError;
 use crate::runtime::now_ms;
-use crate::site::SiteAssistant;
+use crate::templates::turn_context;
 use concierge_core::template::Template;
 
 #[derive(Debug, Deserialize)]
@@ -150,8 +150,7 @@ pub(crate) async fn chat(mut req: Request, env: &Env) -> Result<Response, ApiErr
         }
         None => None,
     };
-    let assistant = SiteAssistant::for_site(site)?;
-    let services = Services::new(env, site)?;
+    let (assistant, services) = turn_context(env, site)?;
     let (session_id, conversation_id) = match live {
         Some(live) => live,
         None => {

@@ -21,7 +21,7 @@ use crate::auth::Admission;
 use crate::bindings::js_stream::{BodyWriter, Coalescing};
 use crate::bindings::services::Services;
 use crate::error::ApiError;
-use crate::site::SiteAssistant;
+use crate::templates::SiteAssistant;
 
 /// The turn to run: on a stored conversation, or on the caller's history.
 #[derive(Debug)]

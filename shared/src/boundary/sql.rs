@@ -301,3 +301,17 @@ pub trait SqlReader {
     /// describes; a site with no data has none).
     async fn schema(&self, scope: SqlScope<'_>) -> Result<Vec<TableSchema>, ServiceError>;
 }
+
+impl<T: SqlReader + ?Sized> SqlReader for &T {
+    async fn query(
+        &self,
+        scope: SqlScope<'_>,
+        query: &ReadOnlyQuery,
+        max_rows: usize,
+    ) -> Result<SqlRows, ServiceError> {
+        (**self).query(scope, query, max_rows).await
+    }
+    async fn schema(&self, scope: SqlScope<'_>) -> Result<Vec<TableSchema>, ServiceError> {
+        (**self).schema(scope).await
+    }
+}
