@@ -17,7 +17,7 @@ use core::task::{Poll, Waker};
 use super::contract::Platform;
 use crate::boundary::{Clock, EmbedQueue, Ids, Logger};
 use crate::error::{ServiceError, ServiceErrorKind};
-use crate::turn::{TurnEvent, TurnSink};
+use crate::turn::{Started, TurnEvent, TurnSink};
 
 mod wrapped;
 
@@ -113,8 +113,8 @@ impl<'s> HeldSink<'s> {
     }
 
     /// Emits `started`, then what was held back; later events pass straight through.
-    pub(super) fn release(&mut self, started: TurnEvent) {
-        self.sink.emit(started);
+    pub(super) fn release(&mut self, started: &Started) {
+        started.announce(self.sink);
         for event in self.held.take().unwrap_or_default() {
             self.sink.emit(event);
         }
