@@ -14,6 +14,7 @@ use worker::{Context, Date, Env, Request, Response, ScheduleContext, ScheduledEv
 mod auth;
 mod bindings;
 mod error;
+mod http;
 mod router;
 mod routes;
 mod runtime;
@@ -74,7 +75,7 @@ async fn queue(
 ) -> worker::Result<()> {
     use bindings::turn_queue;
     match batch.queue().as_str() {
-        turn_queue::QUEUE => turn_queue::consume(&batch, &env).await,
+        turn_queue::QUEUE => turn_queue::consume::<_, templates::SiteTemplates>(&batch, &env).await,
         turn_queue::DEAD_LETTER_QUEUE => turn_queue::consume_dead_letters(&batch, &env).await,
         _ => return bindings::queue::consume(batch, &env).await,
     }

@@ -11,13 +11,12 @@ use worker::Env;
 
 use crate::error::ApiError;
 
-mod assistant;
 pub(crate) mod endpoint;
 pub(crate) mod guarded;
 pub(crate) mod scripted;
 pub(crate) mod sealed;
 
-pub(crate) use assistant::{KnowledgeSettings, SiteAssistant};
+pub(crate) use concierge_core::flows::knowledge::KnowledgeSettings;
 
 /// Answers are capped at this many tokens unless the site says otherwise: a chat widget
 /// wants short answers, and a runaway model must not stream forever.
@@ -101,7 +100,7 @@ pub(crate) struct SiteConfig {
     /// `knowledge`'s settings (agents, workflow, conflict rules, permissions); defaults
     /// are seed 003's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub knowledge: Option<assistant::KnowledgeSettings>,
+    pub knowledge: Option<KnowledgeSettings>,
     /// `analyst`'s settings (formatter LLM on/off, rows loaded per data set).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub analyst: Option<AnalystSettings>,

@@ -79,10 +79,14 @@ fn prepared(config: &ShopConfig) -> (MemoryBackend, TurnInput) {
         site_id: SITE.into(),
         ..Default::default()
     };
-    let id = block_on(engine::create_conversation(services, config, new))
-        .unwrap()
-        .conversation
-        .id;
+    let id = block_on(engine::create_conversation(
+        services,
+        &shop(&backend, config),
+        new,
+    ))
+    .unwrap()
+    .conversation
+    .id;
     for text in HISTORY {
         backend.model.reply(&["Dạ, ", "em ghi nhận ạ."]);
         let input = TurnInput {
@@ -91,7 +95,13 @@ fn prepared(config: &ShopConfig) -> (MemoryBackend, TurnInput) {
             text: (*text).into(),
             idempotency_key: None,
         };
-        block_on(engine::run_turn(services, config, &input, &mut Vec::new())).unwrap();
+        block_on(engine::run_turn(
+            services,
+            &shop(&backend, config),
+            &input,
+            &mut Vec::new(),
+        ))
+        .unwrap();
     }
     block_on(backend.index_queued()).unwrap();
     backend
@@ -108,7 +118,13 @@ fn prepared(config: &ShopConfig) -> (MemoryBackend, TurnInput) {
 
 fn turn(backend: &MemoryBackend, config: &ShopConfig, input: &TurnInput) -> usize {
     let mut events: Vec<TurnEvent> = Vec::with_capacity(8);
-    let outcome = block_on(engine::run_turn(&backend, config, input, &mut events)).unwrap();
+    let outcome = block_on(engine::run_turn(
+        &backend,
+        &shop(backend, config),
+        input,
+        &mut events,
+    ))
+    .unwrap();
     debug_assert_eq!(outcome.route, ["classify", "retrieve", "respond_stream"]);
     events.len()
 }
@@ -148,4 +164,12 @@ fn main() {
     benches(&mut criterion);
     criterion.final_summary();
     report(2000);
+}
+
+/// `config` as the engine runs it, over the in-memory backend's parts it depends on.
+fn shop<'b>(
+    backend: &'b concierge_core::memory::MemoryBackend,
+    config: &concierge_core::flows::shop::ShopConfig,
+) -> concierge_core::flows::shop::ShopAssistant<&'b concierge_core::memory::MemoryWarrantyRecords> {
+    concierge_core::flows::shop::ShopAssistant::new(config.clone(), &backend.warranty)
 }

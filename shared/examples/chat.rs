@@ -191,7 +191,9 @@ fn main() -> ExitCode {
         language: None,
     };
     let created = match block_on(concierge_core::engine::create_conversation(
-        &services, &config, new,
+        &services,
+        &shop(&backend, &config),
+        new,
     )) {
         Ok(created) => created,
         Err(error) => {
@@ -248,7 +250,7 @@ fn main() -> ExitCode {
         };
         match block_on(concierge_core::engine::run_turn(
             &services,
-            &config,
+            &shop(&backend, &config),
             &input,
             &mut on_event,
         )) {
@@ -261,4 +263,12 @@ fn main() -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+/// `config` as the engine runs it, over the in-memory backend's parts it depends on.
+fn shop<'b>(
+    backend: &'b concierge_core::memory::MemoryBackend,
+    config: &concierge_core::flows::shop::ShopConfig,
+) -> concierge_core::flows::shop::ShopAssistant<&'b concierge_core::memory::MemoryWarrantyRecords> {
+    concierge_core::flows::shop::ShopAssistant::new(config.clone(), &backend.warranty)
 }

@@ -27,58 +27,19 @@
 //! - `chat`: the `shop` template in a terminal against an OpenAI-compatible endpoint (e.g.
 //!   `scripts/llm-server.sh`), with in-memory stores.
 //!
-//! ## Running the `shop` template
-//! ```
-//! # #[cfg(feature = "memory")] {
-//! use concierge_core::engine::{self, NewConversation};
-//! use concierge_core::flows::shop::ShopConfig;
-//! use concierge_core::graph::block_on;
-//! use concierge_core::memory::MemoryBackend;
-//! use concierge_core::turn::{TurnEvent, TurnInput};
-//!
-//! let backend = MemoryBackend::demo("site-1");
-//! let config = ShopConfig::default();
-//! let new = NewConversation { site_id: "site-1".into(), ..Default::default() };
-//! let created = block_on(engine::create_conversation(&backend, &config, new)).unwrap();
-//!
-//! let input = TurnInput {
-//!     site_id: "site-1".into(),
-//!     conversation_id: created.conversation.id.clone(),
-//!     text: "Kiểm tra bảo hành serial 0979825281".into(),
-//!     idempotency_key: None,
-//! };
-//! let mut events: Vec<TurnEvent> = Vec::new();
-//! block_on(engine::run_turn(&backend, &config, &input, &mut events)).unwrap();
-//! assert!(matches!(&events[1], TurnEvent::Chunk { text } if text.contains("S23 Ultra")));
-//! # }
-//! ```
-//!
-//! ## Design note: one engine, five templates
+//! ## Design note: one engine, templates as plug-in units
 //!
 //! Every template runs the same turn lifecycle ([`engine`]): the engine receives and stores
 //! the visitor's message, decides the language, asks the template for its answer
-//! ([`engine::Assistant::answer`]) and ends the turn with exactly one terminal event. A
-//! template's answer is its own steps, named as its seed names them; each answer reports the
-//! steps it ran ([`engine::Answer::route`]), which the Worker logs. How each is written:
-//!
-//! - **000 `shop`** ([`flows::shop`]) is a [`graph::Graph`] (named nodes; plain and
-//!   conditional edges; `END`) run by a [`graph::Flow`]: `classify` → (`clarify_stream` |
-//!   `warranty_stream` | `retrieve` → `respond_stream`) → `END`.
-//! - **001 `analyst`** ([`flows::analyst`]): `intent_classifier` → one of `chat_node`,
-//!   `data_agent_node` (a ReAct tool loop, [`agent::run_react`], at most three tool errors)
-//!   or `clarify_node` → `response_formatter`.
-//! - **002 `rental`** (`flows::rental`, feature `rental`): `orchestrator` → `sql_generation`
-//!   (validated SQL, retried with the error fed back) → `response_generator` →
-//!   `result_validator`; or `content_response` / `control_response`.
-//! - **003 `knowledge`** (`flows::knowledge`, feature `knowledge`): `orchestrator` →
-//!   `reflection_router` (the plan) → `agent_execution` (stages of concurrent tasks,
-//!   [`agent::run_stage`]) → `conflict_resolution` → `final_response`; partial failures are
-//!   results, not errors.
-//! - **004 `guarded`** ([`flows::guarded`]): `guardrail` (refused: nothing stored) →
-//!   `memory_load` (recent window and [`conversation::Summary`]) → `search` →
-//!   `build_prompt` → `generate` (streamed) → `format` → `save` (and the summary update).
-//!
-//! Only `shop` uses [`graph`]; the other four are plain async steps with the same names.
+//! ([`engine::Assistant::answer`]) and ends the turn with exactly one terminal event. The
+//! engine reaches the world through a small [`engine::Platform`] (model, store, retrieval,
+//! timer, ids, clock, embedding queue, log); a template is a folder under [`flows`] with its
+//! settings, its steps, its prompts and **its own dependencies**, which the template value
+//! holds (`<T>Assistant { config, deps }`) — the engine never sees them. A template's
+//! answer is its own steps, named as its seed names them; each answer reports the steps it
+//! ran ([`engine::Answer::route`]). The templates, how each is written, and a turn run
+//! end to end are in [`flows`]; `shared/tests/plugin_template.rs` defines one outside this
+//! crate with the public API only.
 #![cfg_attr(not(feature = "std"), no_std)]
 
 extern crate alloc;

@@ -173,10 +173,45 @@ impl TurnEvent {
     }
 }
 
+/// A turn that has started: the visitor's message is stored (a stateless turn: accepted)
+/// and the reply's id is fixed. The engine hands it to [`TurnSink::started`] right before
+/// the [`TurnEvent::Started`] it announces; a turn that fails before this point never
+/// started (its run function returns the error, and nothing was stored).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Started {
+    /// The conversation.
+    pub conversation_id: String,
+    /// The stored visitor message.
+    pub user_message_id: String,
+    /// The id the assistant's reply will be stored under.
+    pub reply_id: String,
+}
+
+impl Started {
+    /// The `started` event announcing it.
+    pub fn event(&self) -> TurnEvent {
+        TurnEvent::Started {
+            conversation_id: self.conversation_id.clone(),
+            user_message_id: self.user_message_id.clone(),
+            message_id: self.reply_id.clone(),
+        }
+    }
+
+    /// Tells `sink` the turn started, then emits its `started` event.
+    pub fn announce(&self, sink: &mut (impl TurnSink + ?Sized)) {
+        sink.started(self);
+        sink.emit(self.event());
+    }
+}
+
 /// Receives a turn's events as they happen.
 pub trait TurnSink {
     /// One event.
     fn emit(&mut self, event: TurnEvent);
+
+    /// The turn has started ([`Started`]); its `started` event comes next. Called at most
+    /// once per turn; never for a turn that fails before it started. Default: nothing.
+    fn started(&mut self, _started: &Started) {}
 }
 
 impl<F: FnMut(TurnEvent)> TurnSink for F {

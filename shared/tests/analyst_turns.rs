@@ -71,10 +71,14 @@ fn open(backend: &MemoryBackend, user: Option<&str>) -> String {
         ..NewConversation::default()
     };
     let config = AnalystConfig::default();
-    block_on(engine::create_conversation(backend, &config, new))
-        .unwrap()
-        .conversation
-        .id
+    block_on(engine::create_conversation(
+        backend,
+        &analyst(backend, &config),
+        new,
+    ))
+    .unwrap()
+    .conversation
+    .id
 }
 
 fn say(
@@ -90,7 +94,12 @@ fn say(
         idempotency_key: None,
     };
     let mut events = Vec::new();
-    let outcome = block_on(engine::run_turn(backend, config, &input, &mut events));
+    let outcome = block_on(engine::run_turn(
+        backend,
+        &analyst(backend, config),
+        &input,
+        &mut events,
+    ));
     let shown = events
         .iter()
         .filter_map(|e| match e {
@@ -557,4 +566,12 @@ proptest::proptest! {
             proptest::prop_assert_eq!(&contents[..want.len()], &want[..]);
         }
     }
+}
+
+/// `config` as the engine runs it, over the in-memory backend's parts it depends on.
+fn analyst<'b>(
+    backend: &'b concierge_core::memory::MemoryBackend,
+    config: &concierge_core::flows::analyst::AnalystConfig,
+) -> concierge_core::flows::analyst::AnalystAssistant<&'b concierge_core::memory::MemoryDataSets> {
+    concierge_core::flows::analyst::AnalystAssistant::new(config.clone(), &backend.data)
 }

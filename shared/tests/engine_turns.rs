@@ -287,7 +287,12 @@ fn a_stateless_turn_keeps_the_language_of_the_callers_first_message() {
             identity: None,
         };
         let mut events = Vec::new();
-        let outcome = block_on(engine::run_stateless(&backend, &config, input, &mut events));
+        let outcome = block_on(engine::run_stateless(
+            &backend,
+            &shop(&backend, &config),
+            input,
+            &mut events,
+        ));
         assert_eq!(outcome.unwrap().language, language, "{visitor:?}");
     }
 }
@@ -306,7 +311,13 @@ fn a_stateless_turn_answers_from_the_callers_history_and_stores_nothing() {
         identity: None,
     };
     let mut events = Vec::new();
-    let outcome = block_on(engine::run_stateless(&backend, &config, input, &mut events)).unwrap();
+    let outcome = block_on(engine::run_stateless(
+        &backend,
+        &shop(&backend, &config),
+        input,
+        &mut events,
+    ))
+    .unwrap();
     assert_eq!(names(&events), ["started", "chunk", "chunk", "completed"]);
     assert_eq!(outcome.reply.content, "Dạ, RTX 4060 giá 8 triệu ạ.");
     let TurnEvent::Started {
@@ -341,14 +352,20 @@ fn a_stateless_turn_answers_from_the_callers_history_and_stores_nothing() {
         identity: None,
     };
     let mut events = Vec::new();
-    let refused = block_on(engine::run_stateless(&backend, &config, input, &mut events));
+    let refused = block_on(engine::run_stateless(
+        &backend,
+        &shop(&backend, &config),
+        input,
+        &mut events,
+    ));
     assert_eq!(refused.unwrap_err().code(), "invalid_history");
     assert_eq!(names(&events), ["failed"]);
 }
 
 #[test]
 fn one_embedding_policy_decides_what_is_queued_and_what_stores_record() {
-    let (backend, config) = (MemoryBackend::demo(SITE), ShopConfig::default());
+    let backend = MemoryBackend::demo(SITE);
+    let config = shop(&backend, &ShopConfig::default());
     let id = conversation(&backend, &config);
     // A clarifying question, a warranty result, an answer, and a partial answer.
     say(&backend, &config, &id, "Xin chào").1.unwrap();
@@ -585,4 +602,12 @@ fn every_payload_kind_has_one_wire_shape() {
     let chart = serde_json::to_value(&payloads[2]).unwrap();
     assert_eq!(chart["data"]["chart"], json!("bar"));
     assert_eq!(chart["data"]["series"][0]["values"], json!([1.5, 2.0]));
+}
+
+/// `config` as the engine runs it, over the in-memory backend's parts it depends on.
+fn shop<'b>(
+    backend: &'b concierge_core::memory::MemoryBackend,
+    config: &concierge_core::flows::shop::ShopConfig,
+) -> concierge_core::flows::shop::ShopAssistant<&'b concierge_core::memory::MemoryWarrantyRecords> {
+    concierge_core::flows::shop::ShopAssistant::new(config.clone(), &backend.warranty)
 }

@@ -37,10 +37,14 @@ fn open(backend: &MemoryBackend, config: &GuardedConfig) -> String {
         site_id: SITE.into(),
         ..NewConversation::default()
     };
-    block_on(engine::create_conversation(backend, config, new))
-        .unwrap()
-        .conversation
-        .id
+    block_on(engine::create_conversation(
+        backend,
+        &guarded(backend, config),
+        new,
+    ))
+    .unwrap()
+    .conversation
+    .id
 }
 
 fn say(
@@ -56,7 +60,12 @@ fn say(
         idempotency_key: None,
     };
     let mut events = Vec::new();
-    let outcome = block_on(engine::run_turn(backend, config, &input, &mut events));
+    let outcome = block_on(engine::run_turn(
+        backend,
+        &guarded(backend, config),
+        &input,
+        &mut events,
+    ));
     let shown = events
         .iter()
         .filter_map(|e| match e {
@@ -210,7 +219,12 @@ fn a_stateless_turn_is_screened_too_and_stores_no_summary() {
             identity: None,
         };
         let mut events = Vec::new();
-        let outcome = block_on(engine::run_stateless(&backend, &config, input, &mut events));
+        let outcome = block_on(engine::run_stateless(
+            &backend,
+            &guarded(&backend, &config),
+            input,
+            &mut events,
+        ));
         (events, outcome.unwrap())
     };
     backend.model.reply(&["NO"]);
@@ -239,4 +253,12 @@ fn a_stateless_turn_is_screened_too_and_stores_no_summary() {
     );
     // No summary call: three requests in all (guardrail, guardrail, answer).
     assert_eq!(backend.model.requests().len(), 3);
+}
+
+/// `config` as the engine runs it, over the in-memory backend's parts it depends on.
+fn guarded<'b>(
+    backend: &'b concierge_core::memory::MemoryBackend,
+    config: &concierge_core::flows::guarded::GuardedConfig,
+) -> concierge_core::flows::guarded::GuardedAssistant<&'b concierge_core::memory::MemorySearch> {
+    concierge_core::flows::guarded::GuardedAssistant::new(config.clone(), &backend.search)
 }

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{SITE, create, say, stored};
+use common::{SITE, create, say, shop, stored};
 use concierge_core::conversation::{ANSWER_FAILED, Role, Scope};
 use concierge_core::engine::{self, Admission, RegenerateInput, TurnOutcome};
 use concierge_core::error::{ChatModelError, ChatModelErrorKind, Error};
@@ -32,7 +32,7 @@ fn regenerate(
     let mut events = Vec::new();
     let outcome = block_on(engine::regenerate(
         backend,
-        config,
+        &shop(backend, config),
         &input,
         Admission::open(),
         &mut events,
@@ -158,7 +158,7 @@ fn only_the_last_settled_turn_is_regenerated_and_a_refusal_changes_nothing() {
         text: "Còn hàng không?".into(),
         idempotency_key: Some("k-1".into()),
     };
-    block_on(engine::receive(&backend, &config, &input)).unwrap();
+    block_on(engine::receive(&backend, &shop(&backend, &config), &input)).unwrap();
     let pending = contents(&backend, &id);
     let (_, outcome) = regenerate(&backend, &config, SITE, &id, None);
     assert_eq!(outcome.unwrap_err(), Error::TurnInProgress);

@@ -50,7 +50,7 @@ fn conversation(backend: &MemoryBackend, identity: Option<UserIdentity>) -> Stri
     };
     let created = block_on(engine::create_conversation(
         backend,
-        &RentalConfig::default(),
+        &rental(backend, &RentalConfig::default()),
         new,
     ));
     created.unwrap().conversation.id
@@ -70,7 +70,7 @@ fn say(
     let mut events = Vec::new();
     let outcome = backend.timer.run(engine::run_turn(
         backend,
-        &RentalConfig::default(),
+        &rental(backend, &RentalConfig::default()),
         &input,
         &mut events,
     ));
@@ -713,4 +713,19 @@ fn an_unreachable_orchestrator_fails_the_turn_instead_of_greeting() {
         Some(MessageRole::User),
         "the visitor's message stays stored and no answer is stored: {stored:?}"
     );
+}
+
+/// `config` as the engine runs it, over the in-memory backend's parts it depends on.
+fn rental<'b>(
+    backend: &'b concierge_core::memory::MemoryBackend,
+    config: &concierge_core::flows::rental::RentalConfig,
+) -> concierge_core::flows::rental::RentalAssistant<
+    &'b concierge_core::memory::MemorySql,
+    &'b concierge_core::memory::MemoryRental,
+> {
+    concierge_core::flows::rental::RentalAssistant::new(
+        config.clone(),
+        &backend.sql,
+        &backend.rental,
+    )
 }

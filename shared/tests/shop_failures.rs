@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{SITE, create, say, stored};
+use common::{SITE, create, say, shop, stored};
 use concierge_core::chat::UpstreamError;
 use concierge_core::conversation::{MessageKind, Role};
 use concierge_core::error::{ChatModelError, ChatModelErrorKind};
@@ -201,7 +201,7 @@ fn conversations_are_scoped_to_their_site() {
     let mut events = Vec::new();
     let outcome = concierge_core::graph::block_on(concierge_core::engine::run_turn(
         &backend,
-        &config,
+        &shop(&backend, &config),
         &input,
         &mut events,
     ));
@@ -225,7 +225,7 @@ fn a_failing_warranty_lookup_fails_the_turn_once() {
     let mut events = Vec::new();
     let outcome = concierge_core::graph::block_on(concierge_core::engine::run_turn(
         services,
-        &config,
+        &shop(&backend, &config),
         &input,
         &mut events,
     ));

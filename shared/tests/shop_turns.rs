@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{SITE, create, stored};
+use common::{SITE, create, shop, stored};
 use concierge_core::boundary::ConversationStore;
 use concierge_core::conversation::{MessageKind, Role, Scope};
 use concierge_core::engine::Received;
@@ -31,7 +31,7 @@ fn turn(backend: &MemoryBackend, input: &TurnInput) -> (Vec<TurnEvent>, Result<S
     let mut events = Vec::new();
     let outcome = block_on(concierge_core::engine::run_turn(
         &backend,
-        &ShopConfig::default(),
+        &shop(backend, &ShopConfig::default()),
         input,
         &mut events,
     ));
@@ -72,7 +72,7 @@ fn a_reply_takes_its_position_when_stored_so_overlapping_turns_both_store() {
     // Turn A's question is stored, then turn B runs whole before A answers.
     let a = block_on(concierge_core::engine::receive(
         &backend,
-        &config,
+        &shop(&backend, &config),
         &input(&id, "Tư vấn cấu hình PC chơi game", None),
     ))
     .unwrap();
@@ -82,7 +82,7 @@ fn a_reply_takes_its_position_when_stored_so_overlapping_turns_both_store() {
     backend.model.reply(&["Dạ, cấu hình i5 ạ."]);
     let a_reply = block_on(concierge_core::engine::answer_job(
         &backend,
-        &config,
+        &shop(&backend, &config),
         &job(&a, &id),
         true,
     ))
@@ -183,7 +183,12 @@ fn a_superseded_attempt_cannot_store_its_reply() {
     let (backend, config) = (MemoryBackend::demo(SITE), ShopConfig::default());
     let id = create(&backend, &config, None).conversation.id;
     let sent = input(&id, QUESTION, Some("k-2"));
-    let first = block_on(concierge_core::engine::receive(&backend, &config, &sent)).unwrap();
+    let first = block_on(concierge_core::engine::receive(
+        &backend,
+        &shop(&backend, &config),
+        &sent,
+    ))
+    .unwrap();
     // The client retries while the first attempt is still under way.
     backend.model.reply(&[ANSWER]);
     let (events, outcome) = turn(&backend, &sent);
@@ -192,7 +197,7 @@ fn a_superseded_attempt_cannot_store_its_reply() {
     // The first attempt finishes later: nothing to do, its reply id was superseded.
     let late = block_on(concierge_core::engine::answer_job(
         &backend,
-        &config,
+        &shop(&backend, &config),
         &job(&first, &id),
         true,
     ));
@@ -226,7 +231,7 @@ fn a_background_turn_is_marked_failed_only_on_its_last_attempt() {
     let id = create(&backend, &config, None).conversation.id;
     let received = block_on(concierge_core::engine::receive(
         &backend,
-        &config,
+        &shop(&backend, &config),
         &input(&id, QUESTION, None),
     ))
     .unwrap();
@@ -238,7 +243,10 @@ fn a_background_turn_is_marked_failed_only_on_its_last_attempt() {
         ChatModelError::new(ChatModelErrorKind::Unreachable, "reset"),
     ));
     let first = block_on(concierge_core::engine::answer_job(
-        services, &config, &job, false,
+        services,
+        &shop(&backend, &config),
+        &job,
+        false,
     ));
     assert!(first.as_ref().unwrap_err().is_transient(), "{first:?}");
     let after_first = stored(&backend, &id);
@@ -250,7 +258,10 @@ fn a_background_turn_is_marked_failed_only_on_its_last_attempt() {
     assert_eq!(after_first[1].3, json!({}));
 
     let last = block_on(concierge_core::engine::answer_job(
-        services, &config, &job, true,
+        services,
+        &shop(&backend, &config),
+        &job,
+        true,
     ));
     assert_eq!(last.unwrap_err().code(), "model_failed");
     assert_eq!(
@@ -261,7 +272,10 @@ fn a_background_turn_is_marked_failed_only_on_its_last_attempt() {
     // Redelivered after all (at least once): answered, then nothing more to do.
     backend.model.reply(&[ANSWER]);
     let answered = block_on(concierge_core::engine::answer_job(
-        services, &config, &job, false,
+        services,
+        &shop(&backend, &config),
+        &job,
+        false,
     ))
     .unwrap();
     assert_eq!(answered.unwrap().reply.id, job.message_id);
@@ -272,7 +286,10 @@ fn a_background_turn_is_marked_failed_only_on_its_last_attempt() {
     );
     assert_eq!(
         block_on(concierge_core::engine::answer_job(
-            services, &config, &job, false
+            services,
+            &shop(&backend, &config),
+            &job,
+            false
         ))
         .unwrap(),
         None

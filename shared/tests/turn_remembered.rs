@@ -56,10 +56,14 @@ fn remembered_conversation(backend: &MemoryBackend, shop: &ShopConfig) -> String
         site_id: SITE.into(),
         ..NewConversation::default()
     };
-    let id = block_on(engine::create_conversation(backend, shop, new))
-        .unwrap()
-        .conversation
-        .id;
+    let id = block_on(engine::create_conversation(
+        backend,
+        &shop_of(backend, shop),
+        new,
+    ))
+    .unwrap()
+    .conversation
+    .id;
     let scope = Scope::new(SITE, &id);
     let window = shop.turn.history_window;
     block_on(backend.store.read_turn(scope, window)).unwrap();
@@ -140,7 +144,7 @@ fn a_remembered_conversation_is_answered_without_reading_it_first() {
     };
     block_on(engine::run_admitted_turn(
         &platform,
-        &shop,
+        &shop_of(&backend, &shop),
         &input(&id),
         admission,
         &mut events,
@@ -177,7 +181,13 @@ fn a_conversation_that_moved_on_is_answered_again_from_what_is_stored() {
     let model = watching(&backend, &[&["Câu trả lời cũ."], &["Câu trả lời mới."]]);
     let platform = backend.with_model(&model);
     let mut events = Vec::new();
-    block_on(engine::run_turn(&platform, &shop, &input(&id), &mut events)).unwrap();
+    block_on(engine::run_turn(
+        &platform,
+        &shop_of(&backend, &shop),
+        &input(&id),
+        &mut events,
+    ))
+    .unwrap();
 
     // The outdated answer was dropped unseen; the visitor sees only the new one.
     let requests = model.model.requests();
@@ -235,7 +245,7 @@ fn a_likely_caller_refused_after_all_sees_only_the_failure_and_nothing_is_stored
     };
     let outcome = block_on(engine::run_admitted_turn(
         &platform,
-        &shop,
+        &shop_of(&backend, &shop),
         &input(&id),
         admission,
         &mut events,
@@ -263,7 +273,7 @@ fn an_unlikely_caller_waits_for_its_verdict_before_the_model_is_asked() {
     };
     let outcome = block_on(engine::run_admitted_turn(
         &platform,
-        &shop,
+        &shop_of(&backend, &shop),
         &input(&id),
         admission,
         &mut events,
@@ -275,4 +285,12 @@ fn an_unlikely_caller_waits_for_its_verdict_before_the_model_is_asked() {
     );
     assert_eq!(events.len(), 1, "{events:?}");
     assert_eq!(backend.store.messages(Scope::new(SITE, &id)).len(), 1);
+}
+
+/// `config` as the engine runs it, over the in-memory backend's parts it depends on.
+fn shop_of<'b>(
+    backend: &'b concierge_core::memory::MemoryBackend,
+    config: &concierge_core::flows::shop::ShopConfig,
+) -> concierge_core::flows::shop::ShopAssistant<&'b concierge_core::memory::MemoryWarrantyRecords> {
+    concierge_core::flows::shop::ShopAssistant::new(config.clone(), &backend.warranty)
 }

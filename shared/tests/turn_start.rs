@@ -45,7 +45,12 @@ fn conversation(backend: &MemoryBackend, shop: &ShopConfig) -> String {
         site_id: SITE.into(),
         ..NewConversation::default()
     };
-    let created = block_on(engine::create_conversation(backend, shop, new)).unwrap();
+    let created = block_on(engine::create_conversation(
+        backend,
+        &shop_of(backend, shop),
+        new,
+    ))
+    .unwrap();
     created.conversation.id
 }
 
@@ -80,7 +85,7 @@ fn the_model_is_asked_while_the_message_is_stored_and_started_still_comes_first(
     let mut events = Vec::new();
     let outcome = block_on(engine::run_turn(
         &platform,
-        &shop,
+        &shop_of(&backend, &shop),
         &input(&id, None),
         &mut events,
     ));
@@ -137,7 +142,7 @@ fn a_message_that_cannot_be_stored_fails_the_turn_before_it_started() {
     let mut events = Vec::new();
     let outcome = block_on(engine::run_turn(
         &platform,
-        &shop,
+        &shop_of(&backend, &shop),
         &input(&id, None),
         &mut events,
     ));
@@ -160,7 +165,13 @@ fn a_turn_with_an_idempotency_key_stores_its_message_before_the_model_is_asked()
     let platform = backend.with_model(&model);
     let mut events = Vec::new();
     let turn = input(&id, Some("post-1"));
-    block_on(engine::run_turn(&platform, &shop, &turn, &mut events)).unwrap();
+    block_on(engine::run_turn(
+        &platform,
+        &shop_of(&backend, &shop),
+        &turn,
+        &mut events,
+    ))
+    .unwrap();
 
     // The key is looked up and the message stored in one unit, then the model is asked.
     assert_eq!(*model.stored_when_asked.borrow(), [2]);
@@ -182,7 +193,7 @@ fn a_turn_its_admission_refuses_stores_nothing_and_asks_no_model() {
         let turn = input(&id, key);
         let outcome = block_on(engine::run_admitted_turn(
             &platform,
-            &shop,
+            &shop_of(&backend, &shop),
             &turn,
             refused,
             &mut events,
@@ -214,7 +225,7 @@ fn an_admitted_turn_runs_as_any_other() {
     };
     block_on(engine::run_admitted_turn(
         &platform,
-        &shop,
+        &shop_of(&backend, &shop),
         &turn,
         admitted,
         &mut events,
@@ -295,7 +306,12 @@ fn slow_turn(answering_ms: Option<u64>) -> (Vec<(u64, usize)>, Vec<TurnEvent>) {
     let turn = input(&id, None);
     backend
         .timer
-        .run(engine::run_turn(&platform, &shop, &turn, &mut events))
+        .run(engine::run_turn(
+            &platform,
+            &shop_of(&backend, &shop),
+            &turn,
+            &mut events,
+        ))
         .unwrap();
     assert_eq!(backend.store.messages(Scope::new(SITE, &id)).len(), 3);
     let seen = model.seen.borrow().clone();
@@ -317,4 +333,12 @@ fn a_model_that_never_says_it_has_the_request_waits_for_the_write_no_longer_than
     let (seen, events) = slow_turn(None);
     assert_eq!(seen, [(0, 1), (24, 1), (26, 2), (199, 2)]);
     assert!(matches!(events[0], TurnEvent::Started { .. }), "{events:?}");
+}
+
+/// `config` as the engine runs it, over the in-memory backend's parts it depends on.
+fn shop_of<'b>(
+    backend: &'b concierge_core::memory::MemoryBackend,
+    config: &concierge_core::flows::shop::ShopConfig,
+) -> concierge_core::flows::shop::ShopAssistant<&'b concierge_core::memory::MemoryWarrantyRecords> {
+    concierge_core::flows::shop::ShopAssistant::new(config.clone(), &backend.warranty)
 }

@@ -1,28 +1,33 @@
-//! Everything a request needs from the platform, owned, built once per request: the
-//! core's boundaries implemented over D1, fetch, Vectorize/local vectors and Queues.
+//! What a request needs from the platform, owned, built once per request: the engine's
+//! boundaries ([`Platform`]) implemented over D1, fetch, Vectorize/local vectors and
+//! Queues. A template's own dependencies are built with the template, for the site's
+//! template only (`crate::templates`).
 
 use std::cell::RefCell;
 use std::future::Future;
 
-use concierge_core::boundary::{
-    Clock, EmbedQueue, Ids, KnowledgeState, LogEntry, LogQuery, LogRecord, Logger,
-};
+use concierge_core::boundary::{Clock, EmbedQueue, Ids, LogRecord, Logger};
 use concierge_core::conversation::EmbedJob;
-use concierge_core::engine::Platform;
-use concierge_core::error::ServiceError;
+use concierge_core::engine::{Assistant, Platform};
 use worker::{Date, Env};
 
-use super::d1_data::D1Data;
-use super::d1_listings::ListingsSql;
-use super::d1_rental::D1Rental;
 use super::d1_store::D1Store;
-use super::kv_cache::WorkerKvCache;
 use super::queue::{IndexJob, QueueMessage};
 use super::timer::WorkerTimer;
 use super::upstream::Upstream;
 use super::vectors::Vectors;
-use super::web_search::SiteSearch;
+use crate::error::ApiError;
 use crate::site::Site;
+
+/// A site's assistant (its template with its settings and dependencies), for code below
+/// the templates that runs turns (the turn queue's consumer): the registry implements it
+/// (`crate::templates::SiteTemplates`) and the Worker's entry point names it.
+pub(crate) trait SiteAssistants {
+    /// The assistant.
+    type Assistant: Assistant;
+    /// The site's assistant, or the 400 for a template that is not built.
+    fn for_site(env: &Env, site: &Site) -> Result<Self::Assistant, ApiError>;
+}
 
 /// Time-ordered unique ids: 48 bits of milliseconds, then 80 random bits, in hex.
 #[derive(Debug, Default)]
@@ -77,19 +82,11 @@ pub(crate) struct Services {
     pub store: D1Store,
     pub upstream: Upstream,
     pub vectors: Vectors,
-    pub search: SiteSearch,
     ids: RandomIds,
     clock: WorkerClock,
     timer: WorkerTimer,
-    cache: WorkerKvCache,
     embeds: PendingEmbeds,
     logger: ConsoleLogger,
-    /// A digest of the site's knowledge settings, part of the knowledge version in every
-    /// knowledge cache key: an answer computed under other settings is never served.
-    knowledge_settings: String,
-    listings: ListingsSql,
-    rental: D1Rental,
-    data: D1Data,
 }
 
 impl Services {
@@ -97,22 +94,13 @@ impl Services {
         Ok(Self {
             env: env.clone(),
             store: D1Store::new(env.d1("DB")?),
-            listings: ListingsSql::new(env, crate::site::RentalSettings::schema_of(&site.config)),
-            rental: D1Rental::new(env.d1("DB")?),
-            data: D1Data::new(env.d1("DB")?),
             upstream: Upstream::resolve(site, env),
             vectors: Vectors::from_env(env)?,
-            search: SiteSearch::for_site(env, site)?,
             ids: RandomIds,
             clock: WorkerClock,
             timer: WorkerTimer,
-            cache: WorkerKvCache::from_env(env)?,
             embeds: PendingEmbeds::default(),
             logger: ConsoleLogger,
-            knowledge_settings: crate::runtime::sha256_hex(
-                &serde_json::to_string(&site.config.knowledge).unwrap_or_default(),
-            )[..16]
-                .to_string(),
         })
     }
 
@@ -141,11 +129,7 @@ impl Platform for Services {
     type Store = D1Store;
     type Embedder = Upstream;
     type Index = Vectors;
-    type Records = D1Store;
     type Timer = WorkerTimer;
-    type Search = SiteSearch;
-    type Sql = ListingsSql;
-    type Cache = WorkerKvCache;
 
     fn model(&self) -> &Upstream {
         &self.upstream
@@ -159,20 +143,8 @@ impl Platform for Services {
     fn index(&self) -> &Vectors {
         &self.vectors
     }
-    fn records(&self) -> &D1Store {
-        &self.store
-    }
     fn timer(&self) -> &WorkerTimer {
         &self.timer
-    }
-    fn sql(&self) -> &ListingsSql {
-        &self.listings
-    }
-    fn search(&self) -> &SiteSearch {
-        &self.search
-    }
-    fn cache(&self) -> &WorkerKvCache {
-        &self.cache
     }
     fn ids(&self) -> &dyn Ids {
         &self.ids
@@ -185,23 +157,5 @@ impl Platform for Services {
     }
     fn logger(&self) -> &dyn Logger {
         &self.logger
-    }
-    fn rental(&self) -> Option<&dyn concierge_core::boundary::RentalData> {
-        Some(&self.rental)
-    }
-    fn data_sets(&self) -> Option<&dyn concierge_core::boundary::DataSets> {
-        Some(&self.data)
-    }
-    async fn search_logs(
-        &self,
-        site_id: &str,
-        query: &LogQuery,
-    ) -> Result<Vec<LogEntry>, ServiceError> {
-        super::kb::search(self.store.db(), site_id, query).await
-    }
-    async fn knowledge_state(&self, site_id: &str) -> Result<KnowledgeState, ServiceError> {
-        let mut state = super::kb::state(self.store.db(), site_id).await?;
-        state.version = format!("{}.{}", state.version, self.knowledge_settings);
-        Ok(state)
     }
 }

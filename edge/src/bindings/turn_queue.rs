@@ -23,9 +23,8 @@ use worker::{Env, Message, MessageBatch, MessageBuilder, MessageExt};
 
 use super::d1_store::D1Store;
 use super::queue::var_u32;
-use super::services::Services;
+use super::services::{Services, SiteAssistants};
 use crate::error::ApiError;
-use crate::site::SiteAssistant;
 
 /// The turn queue's name (`wrangler.toml`).
 pub(crate) const QUEUE: &str = "concierge-turns";
@@ -62,13 +61,13 @@ struct Retry {
 
 /// The turn queue's consumer: the batch's jobs run concurrently; each is acknowledged,
 /// re-sent for a later attempt, or left to the platform to deliver again.
-pub(crate) async fn consume<T>(batch: &MessageBatch<T>, env: &Env) {
+pub(crate) async fn consume<T, R: SiteAssistants>(batch: &MessageBatch<T>, env: &Env) {
     let retry = Retry {
         max_attempts: var_u32(env, "TURN_MAX_ATTEMPTS", 3).max(1),
         base_delay: var_u32(env, "TURN_RETRY_BASE_SECONDS", 2),
     };
     let messages = typed(batch);
-    join_all(messages.iter().map(|m| settle(env, retry, m))).await;
+    join_all(messages.iter().map(|m| settle::<R>(env, retry, m))).await;
 }
 
 /// The dead-letter queue's consumer: jobs whose invocations kept dying are marked failed.
@@ -103,10 +102,10 @@ fn typed<T>(batch: &MessageBatch<T>) -> Vec<Message<TurnMessage>> {
 }
 
 /// Run one job and settle its message.
-async fn settle(env: &Env, retry: Retry, message: &Message<TurnMessage>) {
+async fn settle<R: SiteAssistants>(env: &Env, retry: Retry, message: &Message<TurnMessage>) {
     let TurnMessage { job, attempt } = message.body().clone();
     let last = attempt + 1 >= retry.max_attempts;
-    let outcome = answer(env, &job, last).await;
+    let outcome = answer::<R>(env, &job, last).await;
     let current = message.body();
     match outcome {
         Ok(Some(reply_id)) => log("turn answered", current, &reply_id),
@@ -129,14 +128,18 @@ async fn settle(env: &Env, retry: Retry, message: &Message<TurnMessage>) {
 /// Answer `job` with its site's services; the stored reply's id, or `None` when there was
 /// nothing to do. A failure before the core runs (site lookup, bindings) on the last
 /// attempt is marked here; the core marks its own.
-async fn answer(env: &Env, job: &TurnJob, last: bool) -> Result<Option<String>, ApiError> {
+async fn answer<R: SiteAssistants>(
+    env: &Env,
+    job: &TurnJob,
+    last: bool,
+) -> Result<Option<String>, ApiError> {
     let site = match super::d1_sites::find_by_id(env, &job.site_id).await {
         // A site deleted meanwhile ends its jobs.
         Ok(None) => return Ok(None),
         Ok(Some(site)) => site,
         Err(error) => return Err(setup_failed(env, job, last, error).await),
     };
-    let assistant = match SiteAssistant::for_site(&site) {
+    let assistant = match R::for_site(env, &site) {
         Ok(assistant) => assistant,
         Err(_) => {
             // Cannot happen through the API (an unbuilt template cannot be chosen): the

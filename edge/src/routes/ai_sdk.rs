@@ -28,12 +28,11 @@ use serde::Deserialize;
 use worker::{Context, Env, Request, Response};
 
 use crate::auth::{self, AnyKeyCaller, Visitor};
-use crate::bindings::services::Services;
 use crate::error::ApiError;
-use crate::routes::body;
+use crate::http::body;
+use crate::http::turn_stream::{self, TurnRun};
 use crate::routes::conversations::reachable;
-use crate::routes::turn_stream::{self, TurnRun};
-use crate::site::SiteAssistant;
+use crate::templates::turn_context;
 
 /// Largest chat body accepted: `useChat` sends the whole chat (every message with its
 /// parts) on every turn, which outgrows the other routes' 32 KB within a few dozen
@@ -123,8 +122,7 @@ pub(crate) async fn chat(
         }
     };
     let site = caller.into_inner().site;
-    let assistant = SiteAssistant::for_site(&site)?;
-    let services = Services::new(env, &site)?;
+    let (assistant, services) = turn_context(env, &site)?;
     let run = if is_conversation_id(&body.id) {
         if !matches!(visitor, Visitor::Site) {
             reachable(&services, &site.id, &body.id, &visitor).await?;

@@ -5,13 +5,12 @@
 
 use concierge_core::boundary::KvCache;
 use concierge_core::conversation::Scope;
-use concierge_core::engine::Platform;
 use worker::{Env, Request, Response};
 
 use crate::auth::{self, Access, AnyKeyCaller};
 use crate::bindings::services::Services;
 use crate::error::ApiError;
-use crate::routes::body;
+use crate::http::body;
 use crate::site::scripted::{self, FLAG, Script};
 
 /// Largest script accepted (a 10,000-row table fits).
@@ -38,8 +37,7 @@ pub(crate) async fn stage(
         .map_err(|e| ApiError::bad_request(format!("Invalid script: {e}")))?;
     script.check().map_err(ApiError::bad_request)?;
     let key = scripted::key(&caller.site.id, conversation_id);
-    services
-        .cache()
+    crate::bindings::kv_cache::WorkerKvCache::from_env(env)?
         .put(&key, &raw.to_string(), scripted::TTL_SECONDS)
         .await
         .map_err(|_| ApiError::Unavailable)?;

@@ -19,7 +19,7 @@ use crate::bindings::d1_feedback::FeedbackRow;
 use crate::bindings::d1_store::D1Store;
 use crate::bindings::services::Services;
 use crate::error::ApiError;
-use crate::routes::body;
+use crate::http::body;
 use crate::runtime::now_ms;
 
 /// The longest comment, in characters.

@@ -24,8 +24,9 @@ use worker::{Env, Request, Response};
 use crate::auth::SecretCaller;
 use crate::bindings::d1_memory::{self, MemoryRow};
 use crate::bindings::services::Services;
+use crate::bindings::web_search::SiteSearch;
 use crate::error::ApiError;
-use crate::routes::body;
+use crate::http::body;
 use crate::site::Site;
 
 /// Largest request body accepted (413 past it, without reading on).
@@ -310,7 +311,8 @@ pub(crate) async fn call(
             }
             let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
             let query = string_param(&arguments, "query")?;
-            match services.search.search(query, MAX_SEARCH_RESULTS).await {
+            let search = SiteSearch::for_site(env, site).map_err(internal)?;
+            match search.search(query, MAX_SEARCH_RESULTS).await {
                 Ok(results) => Ok(json!({ "content": results_text(&results) })),
                 Err(error) => Err(internal(error)),
             }

@@ -31,7 +31,7 @@ use super::mcp_tools::{self, ToolContext};
 use crate::auth::{self, Admission, Admitted, Caller, SecretCaller};
 use crate::bindings::mcp_sessions;
 use crate::error::ApiError;
-use crate::routes::body;
+use crate::http::body;
 
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";

@@ -18,7 +18,8 @@ use super::conversations::message_json;
 use crate::auth::Visitor;
 use crate::bindings::services::Services;
 use crate::error::ApiError;
-use crate::site::{Site, SiteAssistant};
+use crate::site::Site;
+use crate::templates::SiteAssistant;
 
 /// What a tool runs with.
 #[derive(Debug)]
@@ -145,7 +146,7 @@ async fn send(
     message: String,
     conversation_id: Option<String>,
 ) -> Result<Value, ApiError> {
-    let assistant = SiteAssistant::for_site(cx.site)?;
+    let assistant = SiteAssistant::for_site(cx.env, cx.site)?;
     let site_id = cx.site.id.clone();
     // The answer is returned whole; its events are not streamed.
     let mut sink = |_: TurnEvent| {};

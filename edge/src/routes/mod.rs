@@ -8,7 +8,6 @@ use crate::error::ApiError;
 
 pub(crate) mod admin;
 pub(crate) mod ai_sdk;
-pub(crate) mod body;
 pub(crate) mod console;
 pub(crate) mod console_admin;
 pub(crate) mod conversations;
@@ -21,7 +20,6 @@ mod mcp_tools;
 pub(crate) mod openai;
 pub(crate) mod regenerate;
 pub(crate) mod stream;
-pub(crate) mod turn_stream;
 pub(crate) mod widget;
 
 /// Whether errors on `path` take OpenAI's shape (the OpenAI-compatible API, `/v1/…`).

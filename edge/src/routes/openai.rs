@@ -39,9 +39,10 @@ use worker::{Context, Env, Request, Response};
 use crate::auth::{self, SecretCaller, Visitor};
 use crate::bindings::services::Services;
 use crate::error::ApiError;
-use crate::routes::body;
-use crate::routes::turn_stream::{self, TurnRun};
-use crate::site::{Site, SiteAssistant};
+use crate::http::body;
+use crate::http::turn_stream::{self, TurnRun};
+use crate::site::Site;
+use crate::templates::SiteAssistant;
 
 /// The response header naming the stored conversation a turn used.
 const CHAT_ID_HEADER: &str = "x-concierge-chat-id";
@@ -178,9 +179,9 @@ pub(crate) async fn chat_completions(
     if request.model != model {
         return Err(ApiError::UnknownModel);
     }
-    let mut assistant = SiteAssistant::for_site(&site)?;
-    if let SiteAssistant::Guarded(config) = &mut assistant {
-        guarded_models(&site, &raw, config)?;
+    let mut assistant = SiteAssistant::for_site(env, &site)?;
+    if let SiteAssistant::Guarded(guarded) = &mut assistant {
+        guarded_models(&site, &raw, &mut guarded.config)?;
     }
     let services = Services::new(env, &site)?;
     let identity = match &visitor {

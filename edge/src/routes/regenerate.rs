@@ -20,12 +20,11 @@ use serde::Deserialize;
 use worker::{Context, Env, Request, Response};
 
 use crate::auth::{self, Admitted, AnyKeyCaller, Caller};
-use crate::bindings::services::Services;
 use crate::error::ApiError;
-use crate::routes::body;
+use crate::http::body;
+use crate::http::turn_stream::{self, TurnRun};
 use crate::routes::conversations::{ai_sdk_format, reachable};
-use crate::routes::turn_stream::{self, TurnRun};
-use crate::site::SiteAssistant;
+use crate::templates::turn_context;
 
 /// The longest message id a client may name, in characters.
 const MAX_ID_CHARS: usize = 128;
@@ -59,8 +58,8 @@ pub(crate) async fn post(
         )));
     }
     let Caller { site, .. } = caller.into_inner();
-    let assistant = SiteAssistant::for_site(&site)?.with_debug_scripts(env);
-    let services = Services::new(env, &site)?;
+    let (assistant, services) = turn_context(env, &site)?;
+    let assistant = assistant.with_debug_scripts(env);
     // Only the identity the conversation was created with reaches it; the caller's rate
     // limits count a regenerate as a message. Both before anything changes.
     let reached = reachable(&services, &site.id, conversation_id, &visitor);

@@ -104,14 +104,14 @@ pub(crate) fn key(site_id: &str, conversation_id: &str) -> CacheKey {
 
 /// The script staged for `turn`'s conversation, taken (a script plays once); `None` when
 /// there is none.
-pub(crate) async fn take<P: Platform>(platform: &P, turn: &Turn<'_>) -> Option<Script> {
+pub(crate) async fn take<C: KvCache>(cache: &C, turn: &Turn<'_>) -> Option<Script> {
     let key = key(&turn.conversation.site_id, &turn.conversation.id);
-    let staged = platform.cache().get(&key).await.ok().flatten()?;
+    let staged = cache.get(&key).await.ok().flatten()?;
     if staged.is_empty() {
         return None;
     }
     // KV cannot delete through the cache boundary: an empty value means "played".
-    let _ = platform.cache().put(&key, "", TTL_SECONDS).await;
+    let _ = cache.put(&key, "", TTL_SECONDS).await;
     serde_json::from_str(&staged).ok()
 }
 

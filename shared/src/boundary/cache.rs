@@ -80,3 +80,12 @@ pub trait KvCache {
     /// [`MIN_TTL_SECONDS`] if shorter.
     async fn put(&self, key: &CacheKey, value: &str, ttl_seconds: u32) -> Result<(), ServiceError>;
 }
+
+impl<T: KvCache + ?Sized> KvCache for &T {
+    async fn get(&self, key: &CacheKey) -> Result<Option<String>, ServiceError> {
+        (**self).get(key).await
+    }
+    async fn put(&self, key: &CacheKey, value: &str, ttl_seconds: u32) -> Result<(), ServiceError> {
+        (**self).put(key, value, ttl_seconds).await
+    }
+}

@@ -121,3 +121,31 @@ pub trait DataSets {
         Box::pin(async { Ok(None) })
     }
 }
+
+impl<T: DataSets + ?Sized> DataSets for &T {
+    fn connections<'a>(
+        &'a self,
+        site_id: &'a str,
+        user_id: &'a str,
+    ) -> DataFuture<'a, Vec<DataConnection>> {
+        (**self).connections(site_id, user_id)
+    }
+    fn rows<'a>(
+        &'a self,
+        site_id: &'a str,
+        user_id: &'a str,
+        connection_id: &'a str,
+        cap: usize,
+    ) -> DataFuture<'a, DataRows> {
+        (**self).rows(site_id, user_id, connection_id, cap)
+    }
+    fn aggregate<'a>(
+        &'a self,
+        site_id: &'a str,
+        user_id: &'a str,
+        connection_id: &'a str,
+        query: &'a AggregateQuery,
+    ) -> DataFuture<'a, Option<Vec<AggregateRow>>> {
+        (**self).aggregate(site_id, user_id, connection_id, query)
+    }
+}

@@ -2,11 +2,13 @@
 //! state of a site's knowledge base (its version, bumped on every change, and whether it
 //! has logs).
 //!
-//! These are reached through default methods of [`Platform`](crate::engine::Platform)
-//! (`search_logs`, `knowledge_state`): a platform without logs answers "none", so other
-//! templates' platforms need no change.
+//! `knowledge` reaches them through its own dependency, a [`KnowledgeBase`]; the engine's
+//! [`Platform`](crate::engine::Platform) knows nothing of them.
 
 use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::error::ServiceError;
 use serde::{Deserialize, Serialize};
 
 /// A keyword search over a site's logs.
@@ -65,6 +67,36 @@ pub fn fts_any_of(keywords: &str) -> String {
         query.push('"');
     }
     query
+}
+
+/// A site's uploaded logs and knowledge-base state: what `knowledge`'s `log_tool` searches
+/// and what its answer cache keys on.
+// `async fn` in a public trait without `Send` bounds: Workers and browsers are
+// single-threaded.
+#[allow(async_fn_in_trait)]
+pub trait KnowledgeBase {
+    /// At most `query.limit` of the site's log entries matching `query`, best first.
+    async fn search_logs(
+        &self,
+        site_id: &str,
+        query: &LogQuery,
+    ) -> Result<Vec<LogEntry>, ServiceError>;
+
+    /// The site's knowledge-base version and whether it has logs.
+    async fn knowledge_state(&self, site_id: &str) -> Result<KnowledgeState, ServiceError>;
+}
+
+impl<T: KnowledgeBase + ?Sized> KnowledgeBase for &T {
+    async fn search_logs(
+        &self,
+        site_id: &str,
+        query: &LogQuery,
+    ) -> Result<Vec<LogEntry>, ServiceError> {
+        (**self).search_logs(site_id, query).await
+    }
+    async fn knowledge_state(&self, site_id: &str) -> Result<KnowledgeState, ServiceError> {
+        (**self).knowledge_state(site_id).await
+    }
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@ pub use cache::{CACHE_KEY_PREFIX, CacheKey, KvCache, MIN_TTL_SECONDS};
 pub use data::{
     AggregateQuery, AggregateRow, DataConnection, DataField, DataFuture, DataRows, DataSets,
 };
-pub use logs::{KnowledgeState, LogEntry, LogQuery, fts_any_of};
+pub use logs::{KnowledgeBase, KnowledgeState, LogEntry, LogQuery, fts_any_of};
 pub use model::{
     ChatModel, ChatRequest, ChatSink, Constraint, ModelCall, parse_tool_call, tool_call_schema,
 };

@@ -146,6 +146,16 @@ pub trait WarrantyRecords {
     ) -> Result<Option<WarrantyRecord>, ServiceError>;
 }
 
+impl<T: WarrantyRecords + ?Sized> WarrantyRecords for &T {
+    async fn find_warranty(
+        &self,
+        site_id: &str,
+        serial: &str,
+    ) -> Result<Option<WarrantyRecord>, ServiceError> {
+        (**self).find_warranty(site_id, serial).await
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -66,3 +66,18 @@ pub trait RentalData {
     /// Counts one reuse of a learned Q&A.
     fn qa_hit<'a>(&'a self, site_id: &'a str, id: &'a str) -> RentalFuture<'a, ()>;
 }
+
+impl<T: RentalData + ?Sized> RentalData for &T {
+    fn role<'a>(&'a self, site_id: &'a str, user_id: &'a str) -> RentalFuture<'a, Option<String>> {
+        (**self).role(site_id, user_id)
+    }
+    fn qa<'a>(&'a self, site_id: &'a str, id: &'a str) -> RentalFuture<'a, Option<QaRecord>> {
+        (**self).qa(site_id, id)
+    }
+    fn save_qa<'a>(&'a self, site_id: &'a str, record: &'a QaRecord) -> RentalFuture<'a, ()> {
+        (**self).save_qa(site_id, record)
+    }
+    fn qa_hit<'a>(&'a self, site_id: &'a str, id: &'a str) -> RentalFuture<'a, ()> {
+        (**self).qa_hit(site_id, id)
+    }
+}

@@ -57,3 +57,13 @@ pub trait WebSearch {
     async fn search(&self, query: &str, max_results: usize)
     -> Result<Vec<WebSource>, ServiceError>;
 }
+
+impl<T: WebSearch + ?Sized> WebSearch for &T {
+    async fn search(
+        &self,
+        query: &str,
+        max_results: usize,
+    ) -> Result<Vec<WebSource>, ServiceError> {
+        (**self).search(query, max_results).await
+    }
+}

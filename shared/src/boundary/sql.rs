@@ -6,8 +6,8 @@
 //! 1. **Validation, at the boundary, right before the statement runs.** Model-written SQL
 //!    arrives as [`ReadOnlyQuery::written`]: the reader parses and checks it with the
 //!    template's validator (for `rental`: one `SELECT`, logical tables only, a function
-//!    allow-list, no bind parameters, a cost budget — TEMPLATES.md §2.3;
-//!    `flows::rental::sql`, which the Worker runs in its own validator Worker) against the
+//!    allow-list, no bind parameters, a cost budget — TEMPLATES.md §2.3; the template's
+//!    own `sql` module, which the Worker runs in its own validator Worker) against the
 //!    scope's own tables, runs the statement the validator accepted (re-serialised, never
 //!    the raw text) and returns it in [`SqlRows::statement`]. A statement the validator
 //!    refuses never runs: the error is [`Invalid`](crate::error::ServiceErrorKind::Invalid)
@@ -300,4 +300,18 @@ pub trait SqlReader {
     /// The logical tables `scope` may read, in a stable order (what the SQL prompt
     /// describes; a site with no data has none).
     async fn schema(&self, scope: SqlScope<'_>) -> Result<Vec<TableSchema>, ServiceError>;
+}
+
+impl<T: SqlReader + ?Sized> SqlReader for &T {
+    async fn query(
+        &self,
+        scope: SqlScope<'_>,
+        query: &ReadOnlyQuery,
+        max_rows: usize,
+    ) -> Result<SqlRows, ServiceError> {
+        (**self).query(scope, query, max_rows).await
+    }
+    async fn schema(&self, scope: SqlScope<'_>) -> Result<Vec<TableSchema>, ServiceError> {
+        (**self).schema(scope).await
+    }
 }

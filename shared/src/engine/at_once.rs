@@ -29,7 +29,7 @@ use super::steps::{
 use crate::boundary::{ConversationStore, NewTurn, Timer, TurnContext, TurnStart};
 use crate::conversation::{Scope, StoredMessage};
 use crate::error::Error;
-use crate::turn::{TurnEvent, TurnInput, TurnSink};
+use crate::turn::{Started, TurnInput, TurnSink};
 
 /// The longest the visitor's message waits to be stored for the model to have its request
 /// (see [`streamed_at_once`]): short next to a model's time to its first token, which
@@ -109,18 +109,19 @@ pub(super) async fn streamed_at_once<P: Platform, A: Assistant>(
             return Err(Error::RateLimited);
         }
         let (user_message_id, reply, language) = refusal_reply(platform, refusal);
-        sink.emit(TurnEvent::Started {
+        Started {
             conversation_id: input.conversation_id.clone(),
             user_message_id: user_message_id.clone(),
-            message_id: reply.id.clone(),
-        });
+            reply_id: reply.id.clone(),
+        }
+        .announce(sink);
         return Ok(refusal_answered(user_message_id, reply, language, sink));
     }
     let (message, reply_id) = visitor_message(platform, text);
-    let started = TurnEvent::Started {
+    let started = Started {
         conversation_id: input.conversation_id.clone(),
         user_message_id: message.id.clone(),
-        message_id: reply_id.clone(),
+        reply_id: reply_id.clone(),
     };
     let expected = remembered.then(|| context.clone());
     let gate = Gate::default();
@@ -159,7 +160,7 @@ pub(super) async fn streamed_at_once<P: Platform, A: Assistant>(
                     ..message.clone()
                 };
                 queue_embedding(platform, scope, &stored);
-                held.borrow_mut().release(started.clone());
+                held.borrow_mut().release(&started);
                 Ok(())
             }
             Ok(None) => Err(Stop::Failed(Error::ConversationNotFound)),
@@ -183,7 +184,7 @@ pub(super) async fn streamed_at_once<P: Platform, A: Assistant>(
             let sink = held.into_inner().discard();
             let stored = StoredMessage { seq, ..message };
             queue_embedding(platform, scope, &stored);
-            sink.emit(started);
+            started.announce(sink);
             let pending = pending_turn(context, stored.clone(), &reply_id);
             let result = answer(platform, assistant, pending, TurnMode::Streamed, sink).await;
             if let Err(error) = &result {

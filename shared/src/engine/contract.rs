@@ -6,27 +6,25 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::boundary::{
-    ChatModel, Clock, ConversationStore, DataSets, EmbedQueue, Embedder, Ids, KnowledgeState,
-    KvCache, LogEntry, LogQuery, Logger, RentalData, SqlReader, Timer, VectorIndex,
-    WarrantyRecords, WebSearch,
+    ChatModel, Clock, ConversationStore, EmbedQueue, Embedder, Ids, Logger, Timer, VectorIndex,
 };
 use crate::chat::Usage;
 use crate::conversation::{Conversation, Language, Scope, StoredMessage};
 use crate::error::Error;
-use crate::error::{ServiceError, ServiceErrorKind};
 use crate::identity::UserIdentity;
 use crate::payload::Payload;
 use crate::retrieval::RetrievalOptions;
 use crate::template::Template;
 use crate::turn::{TurnEvent, TurnInput, TurnSink};
 
-/// The boundaries a turn reaches the world through, as one type.
+/// The boundaries the engine itself reaches the world through, as one type: the model, the
+/// store, retrieval (embedder and vector index), waiting, ids, the clock, the embedding
+/// queue and the log.
 ///
 /// Asynchronous boundaries are associated types (their traits use `async fn`); the
-/// synchronous ones are object-safe and handed out as `&dyn`. The site's uploaded logs and
-/// knowledge-base state (`knowledge`) are default methods: a platform without them has
-/// no logs and an unversioned knowledge base.
-#[allow(async_fn_in_trait)]
+/// synchronous ones are object-safe and handed out as `&dyn`. What only one template uses
+/// (warranty records, SQL, web search, a cache, data sets, logs…) is not here: the
+/// template declares it as its own dependencies and holds them.
 pub trait Platform {
     /// The chat model.
     type Model: ChatModel;
@@ -36,16 +34,8 @@ pub trait Platform {
     type Embedder: Embedder;
     /// The vector index (knowledge and conversation memory).
     type Index: VectorIndex;
-    /// The site's warranty records.
-    type Records: WarrantyRecords;
     /// Waiting (tool timeouts, stage timeouts, retries).
     type Timer: Timer;
-    /// Read-only SQL over the site's own data (row-capped).
-    type Sql: SqlReader;
-    /// Web search returning citable sources.
-    type Search: WebSearch;
-    /// A key-value cache with TTL, keyed per site.
-    type Cache: KvCache;
 
     /// The chat model.
     fn model(&self) -> &Self::Model;
@@ -55,16 +45,8 @@ pub trait Platform {
     fn embedder(&self) -> &Self::Embedder;
     /// The vector index.
     fn index(&self) -> &Self::Index;
-    /// The site's warranty records.
-    fn records(&self) -> &Self::Records;
     /// The timer.
     fn timer(&self) -> &Self::Timer;
-    /// Read-only SQL over the site's data.
-    fn sql(&self) -> &Self::Sql;
-    /// Web search.
-    fn search(&self) -> &Self::Search;
-    /// The key-value cache.
-    fn cache(&self) -> &Self::Cache;
     /// Id minting.
     fn ids(&self) -> &dyn Ids;
     /// The clock.
@@ -73,36 +55,6 @@ pub trait Platform {
     fn queue(&self) -> &dyn EmbedQueue;
     /// Where log records go.
     fn logger(&self) -> &dyn Logger;
-    /// The `rental` template's roles and learned Q&A, where the platform keeps them
-    /// (default: none — the template then treats everyone as a guest and learns nothing).
-    fn rental(&self) -> Option<&dyn RentalData> {
-        None
-    }
-
-    /// The `analyst` template's merchant data sets, where the platform keeps them
-    /// (default: none — every user then has no connections).
-    fn data_sets(&self) -> Option<&dyn DataSets> {
-        None
-    }
-
-    /// Searches the site's uploaded logs (`knowledge`'s `log_tool`). Default: there are
-    /// none (`Unavailable`).
-    async fn search_logs(
-        &self,
-        _site_id: &str,
-        _query: &LogQuery,
-    ) -> Result<Vec<LogEntry>, ServiceError> {
-        Err(ServiceError::new(
-            ServiceErrorKind::Unavailable,
-            "no log store on this platform",
-        ))
-    }
-
-    /// The site's knowledge-base version and whether it has logs. Default: unversioned,
-    /// no logs.
-    async fn knowledge_state(&self, _site_id: &str) -> Result<KnowledgeState, ServiceError> {
-        Ok(KnowledgeState::default())
-    }
 }
 
 /// The settings every template shares; a template's own config embeds one.
@@ -300,11 +252,7 @@ impl<P: Platform> Platform for &P {
     type Store = P::Store;
     type Embedder = P::Embedder;
     type Index = P::Index;
-    type Records = P::Records;
     type Timer = P::Timer;
-    type Sql = P::Sql;
-    type Search = P::Search;
-    type Cache = P::Cache;
 
     fn model(&self) -> &P::Model {
         (**self).model()
@@ -318,20 +266,8 @@ impl<P: Platform> Platform for &P {
     fn index(&self) -> &P::Index {
         (**self).index()
     }
-    fn records(&self) -> &P::Records {
-        (**self).records()
-    }
     fn timer(&self) -> &P::Timer {
         (**self).timer()
-    }
-    fn sql(&self) -> &P::Sql {
-        (**self).sql()
-    }
-    fn search(&self) -> &P::Search {
-        (**self).search()
-    }
-    fn cache(&self) -> &P::Cache {
-        (**self).cache()
     }
     fn ids(&self) -> &dyn Ids {
         (**self).ids()
@@ -344,21 +280,5 @@ impl<P: Platform> Platform for &P {
     }
     fn logger(&self) -> &dyn Logger {
         (**self).logger()
-    }
-    fn rental(&self) -> Option<&dyn RentalData> {
-        (**self).rental()
-    }
-    fn data_sets(&self) -> Option<&dyn DataSets> {
-        (**self).data_sets()
-    }
-    async fn search_logs(
-        &self,
-        site_id: &str,
-        query: &LogQuery,
-    ) -> Result<Vec<LogEntry>, ServiceError> {
-        (**self).search_logs(site_id, query).await
-    }
-    async fn knowledge_state(&self, site_id: &str) -> Result<KnowledgeState, ServiceError> {
-        (**self).knowledge_state(site_id).await
     }
 }

@@ -28,7 +28,7 @@ use super::steps::{
 use crate::boundary::{ConversationStore, NewTurn, TurnOpening, TurnStart};
 use crate::conversation::{Scope, StoredMessage};
 use crate::error::{Error, InvalidMessage};
-use crate::turn::{TurnEvent, TurnInput, TurnJob, TurnSink, valid_idempotency_key};
+use crate::turn::{Started, TurnEvent, TurnInput, TurnJob, TurnSink, valid_idempotency_key};
 
 /// What [`receive`] did with the visitor's message.
 #[derive(Debug, Clone, PartialEq)]
@@ -200,11 +200,12 @@ async fn streamed<P: Platform, A: Assistant>(
         return Err(Error::RateLimited);
     }
     let received = receive(platform, assistant, input).await?;
-    sink.emit(TurnEvent::Started {
+    Started {
         conversation_id: input.conversation_id.clone(),
         user_message_id: received.user_message_id().into(),
-        message_id: received.reply_id().into(),
-    });
+        reply_id: received.reply_id().into(),
+    }
+    .announce(sink);
     let pending = match received {
         Received::Answered { start, reply } => {
             if !reply.content.is_empty() {

@@ -14,7 +14,7 @@ use super::steps::{PendingTurn, answer, finish, mark_failed};
 use crate::boundary::{ConversationStore, Reopening};
 use crate::conversation::Scope;
 use crate::error::Error;
-use crate::turn::{TurnEvent, TurnSink};
+use crate::turn::{Started, TurnSink};
 
 /// What to regenerate.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,11 +70,12 @@ async fn reopened<P: Platform, A: Assistant>(
         Reopening::NotLast => return Err(Error::NotLastTurn),
         Reopening::InProgress => return Err(Error::TurnInProgress),
     };
-    sink.emit(TurnEvent::Started {
+    Started {
         conversation_id: input.conversation_id.clone(),
         user_message_id: resume.start.message.id.clone(),
-        message_id: resume.reply_id.clone(),
-    });
+        reply_id: resume.reply_id.clone(),
+    }
+    .announce(sink);
     let (message_id, reply_id) = (resume.start.message.id.clone(), resume.reply_id.clone());
     let pending = PendingTurn {
         start: resume.start,

@@ -13,7 +13,7 @@ use crate::conversation::{Conversation, Language, MessageKind};
 use crate::error::{Error, InvalidMessage};
 use crate::identity::UserIdentity;
 use crate::language;
-use crate::turn::{TurnEvent, TurnSink};
+use crate::turn::{Started, TurnSink};
 
 /// A turn whose history comes from the caller (e.g. an OpenAI-style client that sends the
 /// whole conversation each time).
@@ -90,11 +90,12 @@ async fn stateless<P: Platform, A: Assistant>(
         start,
         reply_id: ids.new_id(),
     };
-    sink.emit(TurnEvent::Started {
+    Started {
         conversation_id: pending.start.conversation.id.clone(),
         user_message_id: pending.start.message.id.clone(),
-        message_id: pending.reply_id.clone(),
-    });
+        reply_id: pending.reply_id.clone(),
+    }
+    .announce(sink);
     answer(platform, assistant, pending, TurnMode::Stateless, sink).await
 }
 

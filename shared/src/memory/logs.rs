@@ -78,3 +78,19 @@ impl MemoryKnowledgeBase {
         hits.into_iter().take(query.limit).map(|(_, e)| e).collect()
     }
 }
+
+impl crate::boundary::KnowledgeBase for MemoryKnowledgeBase {
+    async fn search_logs(
+        &self,
+        site_id: &str,
+        query: &LogQuery,
+    ) -> Result<Vec<LogEntry>, crate::error::ServiceError> {
+        Ok(self.search(site_id, query))
+    }
+    async fn knowledge_state(
+        &self,
+        site_id: &str,
+    ) -> Result<KnowledgeState, crate::error::ServiceError> {
+        Ok(self.state(site_id))
+    }
+}

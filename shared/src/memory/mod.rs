@@ -1,7 +1,9 @@
 //! In-memory implementations of the boundary traits (feature `memory`), for tests,
 //! benchmarks and native tools. Single-threaded (`RefCell`), deterministic, `no_std`.
 //!
-//! [`MemoryBackend`] bundles one of each and is a [`Platform`].
+//! [`MemoryBackend`] bundles one of each and is a [`Platform`] (the engine's boundaries);
+//! its other parts (warranty records, SQL, search, cache, rental data, logs, data sets) are
+//! what templates take as their own dependencies, e.g. `&backend.warranty`.
 
 mod basics;
 mod cache;
@@ -15,8 +17,6 @@ mod store;
 mod timer;
 mod vector;
 mod warranty;
-
-use alloc::vec::Vec;
 
 pub use basics::{RecordingLogger, RecordingQueue, SequentialIds, SteppingClock};
 pub use cache::{ManualClock, MemoryCache};
@@ -32,9 +32,9 @@ pub use vector::{HashEmbedder, MemoryVectorIndex, cosine};
 pub use warranty::MemoryWarrantyRecords;
 
 use crate::boundary::ChatModel;
-use crate::boundary::{Clock, EmbedQueue, Ids, KnowledgeState, LogEntry, LogQuery, Logger};
+use crate::boundary::{Clock, EmbedQueue, Ids, Logger};
 use crate::engine::Platform;
-use crate::error::{Error, ServiceError};
+use crate::error::Error;
 use crate::retrieval::index_message;
 
 /// One of each in-memory boundary.
@@ -107,11 +107,7 @@ impl Platform for MemoryBackend {
     type Store = MemoryStore;
     type Embedder = HashEmbedder;
     type Index = MemoryVectorIndex;
-    type Records = MemoryWarrantyRecords;
     type Timer = MemoryTimer;
-    type Sql = MemorySql;
-    type Search = MemorySearch;
-    type Cache = MemoryCache;
 
     fn model(&self) -> &ScriptedChatModel {
         &self.model
@@ -125,20 +121,8 @@ impl Platform for MemoryBackend {
     fn index(&self) -> &MemoryVectorIndex {
         &self.index
     }
-    fn records(&self) -> &MemoryWarrantyRecords {
-        &self.warranty
-    }
     fn timer(&self) -> &MemoryTimer {
         &self.timer
-    }
-    fn sql(&self) -> &MemorySql {
-        &self.sql
-    }
-    fn search(&self) -> &MemorySearch {
-        &self.search
-    }
-    fn cache(&self) -> &MemoryCache {
-        &self.cache
     }
     fn ids(&self) -> &dyn Ids {
         &self.ids
@@ -151,22 +135,6 @@ impl Platform for MemoryBackend {
     }
     fn logger(&self) -> &dyn Logger {
         &self.logger
-    }
-    fn rental(&self) -> Option<&dyn crate::boundary::RentalData> {
-        Some(&self.rental)
-    }
-    fn data_sets(&self) -> Option<&dyn crate::boundary::DataSets> {
-        Some(&self.data)
-    }
-    async fn search_logs(
-        &self,
-        site_id: &str,
-        query: &LogQuery,
-    ) -> Result<Vec<LogEntry>, ServiceError> {
-        Ok(self.knowledge.search(site_id, query))
-    }
-    async fn knowledge_state(&self, site_id: &str) -> Result<KnowledgeState, ServiceError> {
-        Ok(self.knowledge.state(site_id))
     }
 }
 
@@ -182,11 +150,7 @@ impl<M: ChatModel> Platform for WithModel<'_, M> {
     type Store = MemoryStore;
     type Embedder = HashEmbedder;
     type Index = MemoryVectorIndex;
-    type Records = MemoryWarrantyRecords;
     type Timer = MemoryTimer;
-    type Sql = MemorySql;
-    type Search = MemorySearch;
-    type Cache = MemoryCache;
 
     fn model(&self) -> &M {
         self.model
@@ -200,20 +164,8 @@ impl<M: ChatModel> Platform for WithModel<'_, M> {
     fn index(&self) -> &MemoryVectorIndex {
         &self.backend.index
     }
-    fn records(&self) -> &MemoryWarrantyRecords {
-        &self.backend.warranty
-    }
     fn timer(&self) -> &MemoryTimer {
         &self.backend.timer
-    }
-    fn sql(&self) -> &MemorySql {
-        &self.backend.sql
-    }
-    fn search(&self) -> &MemorySearch {
-        &self.backend.search
-    }
-    fn cache(&self) -> &MemoryCache {
-        &self.backend.cache
     }
     fn ids(&self) -> &dyn Ids {
         &self.backend.ids
@@ -226,21 +178,5 @@ impl<M: ChatModel> Platform for WithModel<'_, M> {
     }
     fn logger(&self) -> &dyn Logger {
         &self.backend.logger
-    }
-    fn rental(&self) -> Option<&dyn crate::boundary::RentalData> {
-        Some(&self.backend.rental)
-    }
-    fn data_sets(&self) -> Option<&dyn crate::boundary::DataSets> {
-        Some(&self.backend.data)
-    }
-    async fn search_logs(
-        &self,
-        site_id: &str,
-        query: &LogQuery,
-    ) -> Result<Vec<LogEntry>, ServiceError> {
-        Ok(self.backend.knowledge.search(site_id, query))
-    }
-    async fn knowledge_state(&self, site_id: &str) -> Result<KnowledgeState, ServiceError> {
-        Ok(self.backend.knowledge.state(site_id))
     }
 }

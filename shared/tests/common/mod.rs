@@ -57,7 +57,9 @@ pub fn create(
         language,
     };
     block_on(concierge_core::engine::create_conversation(
-        &backend, config, new,
+        &backend,
+        &shop(backend, config),
+        new,
     ))
     .unwrap()
 }
@@ -81,7 +83,7 @@ pub fn say(
     let mut events = Vec::new();
     let outcome = block_on(concierge_core::engine::run_turn(
         &backend,
-        config,
+        &shop(backend, config),
         &input,
         &mut events,
     ));
@@ -219,4 +221,12 @@ pub fn run_case(case: &Case, config: &ShopConfig) -> (MemoryBackend, String) {
         case.name
     );
     (backend, conversation_id)
+}
+
+/// `config` as the engine runs it, over the in-memory backend's parts it depends on.
+pub fn shop<'b>(
+    backend: &'b concierge_core::memory::MemoryBackend,
+    config: &concierge_core::flows::shop::ShopConfig,
+) -> concierge_core::flows::shop::ShopAssistant<&'b concierge_core::memory::MemoryWarrantyRecords> {
+    concierge_core::flows::shop::ShopAssistant::new(config.clone(), &backend.warranty)
 }

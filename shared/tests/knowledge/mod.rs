@@ -186,7 +186,7 @@ pub fn turn<M: ChatModel>(
                 .timer
                 .run(engine::create_conversation(
                     &platform,
-                    config,
+                    &knowledge(backend, config),
                     NewConversation {
                         site_id: SITE.into(),
                         user_id: None,
@@ -205,9 +205,12 @@ pub fn turn<M: ChatModel>(
         idempotency_key: None,
     };
     let mut events = Vec::new();
-    let _ = backend
-        .timer
-        .run(engine::run_turn(&platform, config, &input, &mut events));
+    let _ = backend.timer.run(engine::run_turn(
+        &platform,
+        &knowledge(backend, config),
+        &input,
+        &mut events,
+    ));
     (id, events)
 }
 
@@ -233,4 +236,19 @@ pub fn terminals(events: &[TurnEvent]) -> usize {
         .iter()
         .filter(|e| matches!(e, TurnEvent::Completed { .. } | TurnEvent::Failed { .. }))
         .count()
+}
+
+/// `config` as the engine runs it, over the in-memory backend's parts it depends on.
+pub fn knowledge<'b>(
+    backend: &'b concierge_core::memory::MemoryBackend,
+    config: &concierge_core::flows::knowledge::KnowledgeConfig,
+) -> concierge_core::flows::knowledge::KnowledgeAssistant<
+    &'b concierge_core::memory::MemoryCache,
+    &'b concierge_core::memory::MemoryKnowledgeBase,
+> {
+    concierge_core::flows::knowledge::KnowledgeAssistant::new(
+        config.clone(),
+        &backend.cache,
+        &backend.knowledge,
+    )
 }

@@ -10,7 +10,7 @@ use worker::{Env, Request, Response};
 use crate::auth::{self, Operator, SecretCaller};
 use crate::bindings::d1_sites;
 use crate::error::ApiError;
-use crate::routes::body;
+use crate::http::body;
 use crate::runtime::now_ms;
 use crate::site::guarded::GuardedPatch;
 use crate::site::{self, Site, SiteConfig, sealed};

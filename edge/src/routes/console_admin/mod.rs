@@ -28,7 +28,8 @@ use crate::auth::SecretCaller;
 use crate::bindings::d1_console_stats::{ConversationFilter, TemplateFilter};
 use crate::bindings::d1_store::D1Store;
 use crate::error::ApiError;
-use crate::routes::{body, conversations::message_json};
+use crate::http::body;
+use crate::routes::conversations::message_json;
 
 mod export;
 

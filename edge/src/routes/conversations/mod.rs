@@ -26,8 +26,9 @@ use worker::{Context, Env, Request, Response};
 use crate::auth::{self, AnyKeyCaller, SecretCaller, Visitor};
 use crate::bindings::services::Services;
 use crate::error::ApiError;
-use crate::routes::{body, feedback};
-use crate::site::SiteAssistant;
+use crate::http::body;
+use crate::routes::feedback;
+use crate::templates::turn_context;
 
 mod post;
 
@@ -152,8 +153,7 @@ pub(crate) async fn create(
         )));
     }
     let identity = body.identity(&visitor)?;
-    let assistant = SiteAssistant::for_site(&caller.site)?;
-    let services = Services::new(env, &caller.site)?;
+    let (assistant, services) = turn_context(env, &caller.site)?;
     let new = NewConversation {
         site_id: caller.site.id.clone(),
         // An identified conversation's user is its identity's subject; otherwise the

@@ -14,9 +14,9 @@ use crate::bindings::d1_store::remembered;
 use crate::bindings::services::Services;
 use crate::bindings::turn_queue;
 use crate::error::ApiError;
-use crate::routes::body;
-use crate::routes::turn_stream::{self, TurnRun};
-use crate::site::SiteAssistant;
+use crate::http::body;
+use crate::http::turn_stream::{self, TurnRun};
+use crate::templates::{SiteAssistant, turn_context};
 
 use super::{MAX_MESSAGE_CHARS, reachable};
 
@@ -60,8 +60,8 @@ pub(crate) async fn post_message(
     // The site runs the template it names (an unbuilt one is refused before anything is
     // stored).
     // With `DEBUG_ROUTES` on (tests, dev), a staged test script plays instead.
-    let assistant = SiteAssistant::for_site(&site)?.with_debug_scripts(env);
-    let services = Services::new(env, &site)?;
+    let (assistant, services) = turn_context(env, &site)?;
+    let assistant = assistant.with_debug_scripts(env);
     // The rate limits are counted while the turn reads the conversation…
     let scope = Scope::new(&site.id, conversation_id);
     let admission = if matches!(visitor, Visitor::Site) {

@@ -22,7 +22,7 @@ use crate::bindings::d1_data::{D1Data, Listed, Upload};
 use crate::bindings::outbound::{self, FetchError, MAX_REDIRECTS};
 use crate::bindings::services::RandomIds;
 use crate::error::ApiError;
-use crate::routes::body;
+use crate::http::body;
 use crate::runtime::now_ms;
 use crate::site::endpoint;
 

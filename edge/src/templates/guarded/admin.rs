@@ -9,7 +9,7 @@ use worker::{Env, Request, Response};
 use crate::auth::SecretCaller;
 use crate::bindings::web_search::{MAX_LOCAL_PAGES, replace_local_pages};
 use crate::error::ApiError;
-use crate::routes::body;
+use crate::http::body;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

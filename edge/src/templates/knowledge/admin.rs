@@ -12,7 +12,7 @@ use crate::bindings::documents::{DocumentFields, Documents};
 use crate::bindings::queue::{self, IndexJob, QueueMessage};
 use crate::bindings::vectors::Vectors;
 use crate::error::ApiError;
-use crate::routes::body;
+use crate::http::body;
 use crate::runtime::now_ms;
 
 #[derive(Debug, Deserialize)]

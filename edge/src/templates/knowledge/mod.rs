@@ -1,5 +1,6 @@
-//! `knowledge`'s edge code: its documents and logs admin, search, and the seed query
+//! `knowledge`'s edge code: its settings turned into its config and its own dependencies (`assistant`); its documents and logs admin, search, and the seed query
 //! endpoint (`POST /knowledge/query`).
 
 pub(crate) mod admin;
+pub(crate) mod assistant;
 pub(crate) mod query;

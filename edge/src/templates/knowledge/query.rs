@@ -13,9 +13,9 @@ use worker::{Context, Env, Request, Response};
 use crate::auth::SecretCaller;
 use crate::bindings::services::Services;
 use crate::error::ApiError;
-use crate::routes::body;
-use crate::routes::turn_stream::{self, TurnRun};
-use crate::site::SiteAssistant;
+use crate::http::body;
+use crate::http::turn_stream::{self, TurnRun};
+use crate::templates::SiteAssistant;
 
 /// Handles the request.
 pub(crate) async fn query(
@@ -26,7 +26,7 @@ pub(crate) async fn query(
     request_id: &str,
 ) -> Result<Response, ApiError> {
     let site = caller.into_inner().site;
-    let SiteAssistant::Knowledge(config) = SiteAssistant::for_site(&site)? else {
+    let SiteAssistant::Knowledge(mut knowledge) = SiteAssistant::for_site(env, &site)? else {
         return Err(ApiError::bad_request(
             "`/knowledge/query` needs a site running the `knowledge` template.",
         ));
@@ -53,9 +53,8 @@ pub(crate) async fn query(
         }
         None => None,
     };
-    let mut config = *config;
     if let Some(agents) = &input.agents {
-        config = config.restricted_to(agents);
+        knowledge.config = knowledge.config.restricted_to(agents);
     }
     let mut messages = Vec::with_capacity(input.history_chat.len() + 1);
     for message in &input.history_chat {
@@ -77,7 +76,7 @@ pub(crate) async fn query(
         identity,
     };
     let services = Services::new(env, &site)?;
-    let assistant = SiteAssistant::Knowledge(Box::new(config));
+    let assistant = SiteAssistant::Knowledge(knowledge);
     let wants_stream = req
         .headers()
         .get("accept")?

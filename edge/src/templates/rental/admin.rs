@@ -14,7 +14,7 @@ use crate::bindings::d1_listings::{self, BINDING, UpsertError};
 use crate::bindings::d1_rental::{D1Rental, QaCursor};
 use crate::bindings::vectors::Vectors;
 use crate::error::ApiError;
-use crate::routes::body;
+use crate::http::body;
 use crate::runtime::now_ms;
 use crate::site::RentalSettings;
 

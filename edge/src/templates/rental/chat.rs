@@ -34,9 +34,9 @@ use crate::bindings::d1_rental::sessions;
 use crate::bindings::d1_sites::find_by_id;
 use crate::bindings::services::Services;
 use crate::error::ApiError;
-use crate::routes::body;
+use crate::http::body;
 use crate::runtime::now_ms;
-use crate::site::SiteAssistant;
+use crate::templates::turn_context;
 use concierge_core::template::Template;
 
 #[derive(Debug, Deserialize)]
@@ -153,8 +153,7 @@ pub(crate) async fn chat(
         }
         None => None,
     };
-    let assistant = SiteAssistant::for_site(site)?;
-    let services = Services::new(env, site)?;
+    let (assistant, services) = turn_context(env, site)?;
     let (session_id, conversation_id) = match live {
         Some(live) => live,
         None => {

@@ -8,7 +8,7 @@ use worker::{Env, Request, Response};
 use crate::auth::SecretCaller;
 use crate::bindings::d1_store::D1Store;
 use crate::error::ApiError;
-use crate::routes::body;
+use crate::http::body;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -15,11 +15,9 @@ use core::future::poll_fn;
 use core::task::{Poll, Waker};
 
 use super::contract::Platform;
-use crate::boundary::{
-    Clock, EmbedQueue, Ids, KnowledgeState, LogEntry, LogQuery, Logger, RentalData,
-};
+use crate::boundary::{Clock, EmbedQueue, Ids, Logger};
 use crate::error::{ServiceError, ServiceErrorKind};
-use crate::turn::{TurnEvent, TurnSink};
+use crate::turn::{Started, TurnEvent, TurnSink};
 
 mod wrapped;
 
@@ -115,8 +113,8 @@ impl<'s> HeldSink<'s> {
     }
 
     /// Emits `started`, then what was held back; later events pass straight through.
-    pub(super) fn release(&mut self, started: TurnEvent) {
-        self.sink.emit(started);
+    pub(super) fn release(&mut self, started: &Started) {
+        started.announce(self.sink);
         for event in self.held.take().unwrap_or_default() {
             self.sink.emit(event);
         }
@@ -171,11 +169,7 @@ impl<'a, P: Platform> Platform for Gated<'a, P> {
     type Store = GatedStore<'a, P::Store>;
     type Embedder = P::Embedder;
     type Index = P::Index;
-    type Records = P::Records;
     type Timer = P::Timer;
-    type Sql = P::Sql;
-    type Search = P::Search;
-    type Cache = P::Cache;
 
     fn model(&self) -> &Self::Model {
         &self.model
@@ -189,20 +183,8 @@ impl<'a, P: Platform> Platform for Gated<'a, P> {
     fn index(&self) -> &P::Index {
         self.platform.index()
     }
-    fn records(&self) -> &P::Records {
-        self.platform.records()
-    }
     fn timer(&self) -> &P::Timer {
         self.platform.timer()
-    }
-    fn sql(&self) -> &P::Sql {
-        self.platform.sql()
-    }
-    fn search(&self) -> &P::Search {
-        self.platform.search()
-    }
-    fn cache(&self) -> &P::Cache {
-        self.platform.cache()
     }
     fn ids(&self) -> &dyn Ids {
         self.platform.ids()
@@ -215,21 +197,5 @@ impl<'a, P: Platform> Platform for Gated<'a, P> {
     }
     fn logger(&self) -> &dyn Logger {
         self.platform.logger()
-    }
-    fn rental(&self) -> Option<&dyn RentalData> {
-        self.platform.rental()
-    }
-    fn data_sets(&self) -> Option<&dyn crate::boundary::DataSets> {
-        self.platform.data_sets()
-    }
-    async fn search_logs(
-        &self,
-        site_id: &str,
-        query: &LogQuery,
-    ) -> Result<Vec<LogEntry>, ServiceError> {
-        self.platform.search_logs(site_id, query).await
-    }
-    async fn knowledge_state(&self, site_id: &str) -> Result<KnowledgeState, ServiceError> {
-        self.platform.knowledge_state(site_id).await
     }
 }

@@ -33,6 +33,7 @@ pub use flow::{INTENTS, NODE_NAMES, parse_intent, schema_context, tool_records};
 use alloc::string::String;
 
 use crate::agent::ReactConfig;
+use crate::boundary::DataSets;
 use crate::conversation::{Language, StoredMessage};
 use crate::engine::{Answer, Assistant, Platform, Turn, TurnConfig};
 use crate::error::Error;
@@ -124,17 +125,44 @@ impl AnalystConfig {
     }
 }
 
-impl Assistant for AnalystConfig {
+/// What `analyst` needs besides the engine's platform: the merchant's data sets (its
+/// `data_agent_node`'s tools).
+#[derive(Debug, Clone)]
+pub struct AnalystDeps<D> {
+    /// The merchant data sets, read by site and user.
+    pub data_sets: D,
+}
+
+/// The `analyst` template as the engine runs it: the site's settings and its dependencies.
+#[derive(Debug, Clone)]
+pub struct AnalystAssistant<D> {
+    /// The site's settings.
+    pub config: AnalystConfig,
+    /// Its dependencies.
+    pub deps: AnalystDeps<D>,
+}
+
+impl<D: DataSets> AnalystAssistant<D> {
+    /// `config` over `data_sets`.
+    pub fn new(config: AnalystConfig, data_sets: D) -> Self {
+        Self {
+            config,
+            deps: AnalystDeps { data_sets },
+        }
+    }
+}
+
+impl<D: DataSets> Assistant for AnalystAssistant<D> {
     fn template(&self) -> Template {
         Template::Analyst
     }
 
     fn config(&self) -> &TurnConfig {
-        &self.turn
+        &self.config.turn
     }
 
     fn greeting(&self, language: Language) -> &str {
-        self.texts(language).get("greeting")
+        self.config.texts(language).get("greeting")
     }
 
     fn stored_intent(&self, reply: &StoredMessage) -> (Option<&'static str>, Option<f32>) {
@@ -147,6 +175,6 @@ impl Assistant for AnalystConfig {
         platform: &P,
         turn: &mut Turn<'_>,
     ) -> Result<Answer, Error> {
-        flow::answer(self, platform, turn).await
+        flow::answer(&self.config, &self.deps.data_sets, platform, turn).await
     }
 }

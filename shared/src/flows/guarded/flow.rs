@@ -9,6 +9,7 @@ use super::guardrail::{Verdict, parse_verdict};
 use super::prompt::{self, PromptParts};
 use super::sources::{extract_sources, sources_section};
 use super::steps;
+use crate::boundary::WebSearch;
 use crate::chat::{Role, Usage};
 use crate::conversation::{Language, MessageKind, Metadata, StoredMessage};
 use crate::engine::{Answer, Platform, Refusal, Turn, TurnMode, store_reply};
@@ -76,8 +77,9 @@ pub(super) async fn screen<P: Platform>(
 }
 
 /// Steps 5–14 for a passed, stored question.
-pub(super) async fn answer<P: Platform>(
+pub(super) async fn answer<P: Platform, S: WebSearch>(
     config: &GuardedConfig,
+    search: &S,
     platform: &P,
     turn: &mut Turn<'_>,
 ) -> Result<Answer, Error> {
@@ -128,7 +130,7 @@ pub(super) async fn answer<P: Platform>(
         "5.1",
         &format!("Context built. Total messages in context: {total}"),
     );
-    let results = steps::search(platform, turn, &question).await?;
+    let results = steps::search(search, turn, &question).await?;
     let n = results.chars().count();
     log(
         "6.1",

@@ -43,23 +43,51 @@ pub use sources::{
     sources_section,
 };
 
+use crate::boundary::WebSearch;
 use crate::conversation::Language;
 use crate::engine::{Answer, Assistant, Platform, Refusal, Turn, TurnConfig};
 use crate::error::Error;
 use crate::template::Template;
 use crate::turn::TurnInput;
 
-impl Assistant for GuardedConfig {
+/// What `guarded` needs besides the engine's platform: the site's web search (its `search`
+/// step).
+#[derive(Debug, Clone)]
+pub struct GuardedDeps<S> {
+    /// Web search returning citable sources.
+    pub search: S,
+}
+
+/// The `guarded` template as the engine runs it: the site's settings and its dependencies.
+#[derive(Debug, Clone)]
+pub struct GuardedAssistant<S> {
+    /// The site's settings.
+    pub config: GuardedConfig,
+    /// Its dependencies.
+    pub deps: GuardedDeps<S>,
+}
+
+impl<S: WebSearch> GuardedAssistant<S> {
+    /// `config` with `search` as its web search.
+    pub fn new(config: GuardedConfig, search: S) -> Self {
+        Self {
+            config,
+            deps: GuardedDeps { search },
+        }
+    }
+}
+
+impl<S: WebSearch> Assistant for GuardedAssistant<S> {
     fn template(&self) -> Template {
         Template::Guarded
     }
 
     fn config(&self) -> &TurnConfig {
-        &self.turn
+        &self.config.turn
     }
 
     fn greeting(&self, language: Language) -> &str {
-        &self.texts(language).greeting
+        &self.config.texts(language).greeting
     }
 
     /// The guardrail, before the visitor's message is stored.
@@ -69,7 +97,7 @@ impl Assistant for GuardedConfig {
         input: &TurnInput,
         text: &str,
     ) -> Result<Option<Refusal>, Error> {
-        flow::screen(self, platform, &input.conversation_id, text).await
+        flow::screen(&self.config, platform, &input.conversation_id, text).await
     }
 
     /// Memory, search, prompt, answer, sources, summary.
@@ -78,6 +106,6 @@ impl Assistant for GuardedConfig {
         platform: &P,
         turn: &mut Turn<'_>,
     ) -> Result<Answer, Error> {
-        flow::answer(self, platform, turn).await
+        flow::answer(&self.config, &self.deps.search, platform, turn).await
     }
 }

@@ -39,8 +39,8 @@ pub(super) async fn load_summary<P: Platform>(platform: &P, turn: &Turn<'_>) -> 
 
 /// Step 9: the code-driven `duckduckgo_search`, shown as a tool call; an error fails the
 /// turn (seed: no fallback).
-pub(super) async fn search<P: Platform>(
-    platform: &P,
+pub(super) async fn search<S: WebSearch>(
+    search: &S,
     turn: &mut Turn<'_>,
     question: &str,
 ) -> Result<String, Error> {
@@ -50,7 +50,7 @@ pub(super) async fn search<P: Platform>(
         name: SEARCH_TOOL.into(),
         input: serde_json::json!({ "query": question }),
     });
-    let found = platform.search().search(question, MAX_SEARCH_RESULTS).await;
+    let found = search.search(question, MAX_SEARCH_RESULTS).await;
     let (ok, output) = match &found {
         Ok(results) => {
             let links: Vec<_> = results

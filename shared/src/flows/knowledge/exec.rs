@@ -23,13 +23,14 @@ use sha2::{Digest, Sha256};
 
 use super::access::Access;
 use super::config::{KnowledgeConfig, ToolName, sentence};
+use super::deps::KnowledgePorts;
 use super::math::{evaluate, expression_in};
 use super::plan::PlannedTask;
 use super::prompt;
 use super::resolve::{AgentAnswer, EvidenceItem, round2};
 use crate::boundary::{
-    CacheKey, ChatRequest, Embedder, KvCache, LogQuery, MetadataFilter, ModelCall, VectorIndex,
-    VectorQuery,
+    CacheKey, ChatRequest, Embedder, KnowledgeBase, KvCache, LogQuery, MetadataFilter, ModelCall,
+    VectorIndex, VectorQuery,
 };
 use crate::conversation::Language;
 use crate::engine::{self, Platform};
@@ -90,9 +91,11 @@ pub fn hash_json(value: &Value) -> String {
 }
 
 /// One turn's task runner.
-pub struct Exec<'a, P> {
+pub struct Exec<'a, P, D> {
     /// The platform.
     pub platform: &'a P,
+    /// The template's own dependencies (cache, logs).
+    pub deps: &'a D,
     /// The site's settings.
     pub config: &'a KnowledgeConfig,
     /// The visitor's access.
@@ -111,7 +114,7 @@ pub struct Exec<'a, P> {
     pub finished: Cell<usize>,
 }
 
-impl<P: Platform> Exec<'_, P> {
+impl<P: Platform, D: KnowledgePorts> Exec<'_, P, D> {
     fn cache_key(&self, input: &TaskInput, departments: &[String]) -> CacheKey {
         let task = &input.task;
         let inputs: Vec<&str> = input.inputs.iter().map(|a| a.answer.as_str()).collect();
@@ -152,7 +155,7 @@ impl<P: Platform> Exec<'_, P> {
         let key = self.cache_key(input, &departments);
         self.calls.set(self.calls.get() + 1);
         let mut cached = None;
-        if caching && let Ok(Some(text)) = self.platform.cache().get(&key).await {
+        if caching && let Ok(Some(text)) = self.deps.cache().get(&key).await {
             cached = serde_json::from_str::<AgentAnswer>(&text).ok();
         }
         let from_cache = cached.is_some();
@@ -196,7 +199,7 @@ impl<P: Platform> Exec<'_, P> {
                 };
                 if caching && let Ok(text) = serde_json::to_string(&answer) {
                     let ttl = self.config.workflow.cache_ttl_seconds;
-                    let _ = self.platform.cache().put(&key, &text, ttl).await;
+                    let _ = self.deps.cache().put(&key, &text, ttl).await;
                 }
                 answer
             }
@@ -313,7 +316,8 @@ impl<P: Platform> Exec<'_, P> {
             limit: 20,
         };
         let entries = self
-            .platform
+            .deps
+            .base()
             .search_logs(self.site_id, &query)
             .await
             .map_err(|_| TaskFailure::Upstream)?;

@@ -27,6 +27,7 @@
 mod access;
 mod answer;
 mod config;
+mod deps;
 mod direct;
 mod exec;
 mod fallback;
@@ -37,6 +38,7 @@ mod prompt;
 mod resolve;
 mod respond;
 mod run;
+mod settings;
 mod turn;
 
 pub use access::Access;
@@ -58,23 +60,46 @@ pub use resolve::{
     AgentAnswer, EvidenceItem, Resolution, iso_of_ms, parse_iso_ms, resolve, round2,
 };
 
+pub use deps::{KnowledgeDeps, KnowledgePorts};
+pub use settings::KnowledgeSettings;
+
+use crate::boundary::{KnowledgeBase, KvCache};
 use crate::conversation::Language;
 use crate::engine::{Answer, Assistant, Platform, Turn, TurnConfig};
 use crate::error::Error;
 use crate::template::Template;
 
-/// The `knowledge` template as the engine runs it.
-impl Assistant for KnowledgeConfig {
+/// The `knowledge` template as the engine runs it: the site's settings and its
+/// dependencies.
+#[derive(Debug, Clone)]
+pub struct KnowledgeAssistant<C, K> {
+    /// The site's settings.
+    pub config: KnowledgeConfig,
+    /// Its dependencies.
+    pub deps: KnowledgeDeps<C, K>,
+}
+
+impl<C: KvCache, K: KnowledgeBase> KnowledgeAssistant<C, K> {
+    /// `config` with `cache` and the knowledge base `base`.
+    pub fn new(config: KnowledgeConfig, cache: C, base: K) -> Self {
+        Self {
+            config,
+            deps: KnowledgeDeps { cache, base },
+        }
+    }
+}
+
+impl<C: KvCache, K: KnowledgeBase> Assistant for KnowledgeAssistant<C, K> {
     fn template(&self) -> Template {
         Template::Knowledge
     }
 
     fn config(&self) -> &TurnConfig {
-        &self.turn
+        &self.config.turn
     }
 
     fn greeting(&self, _language: Language) -> &str {
-        self.greeting.as_deref().unwrap_or(CHITCHAT_RESPONSE)
+        self.config.greeting.as_deref().unwrap_or(CHITCHAT_RESPONSE)
     }
 
     async fn answer<P: Platform>(
@@ -82,6 +107,6 @@ impl Assistant for KnowledgeConfig {
         platform: &P,
         turn: &mut Turn<'_>,
     ) -> Result<Answer, Error> {
-        turn::answer(self, platform, turn).await
+        turn::answer(&self.config, &self.deps, platform, turn).await
     }
 }

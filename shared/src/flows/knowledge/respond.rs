@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 
 use super::access::Access;
 use super::config::{AgentConfig, KnowledgeConfig};
+use super::deps::KnowledgePorts;
 use super::exec::Exec;
 use super::output::{EndSplitter, permission_entry, router_entry};
 use super::plan::Plan;
@@ -131,13 +132,13 @@ pub(super) fn evidence_json(e: &super::resolve::EvidenceItem) -> Value {
 }
 
 #[allow(clippy::too_many_arguments)]
-pub(super) fn execution_metadata<P: Platform>(
+pub(super) fn execution_metadata<P: Platform, D: KnowledgePorts>(
     config: &KnowledgeConfig,
     access: &Access,
     plan: &Plan,
     execution: &Execution,
     resolution: &Resolution,
-    exec: &Exec<'_, P>,
+    exec: &Exec<'_, P, D>,
     total_ms: u64,
     resolver_ms: u64,
     repaired: bool,

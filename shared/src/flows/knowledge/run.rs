@@ -6,6 +6,7 @@ use alloc::format;
 use alloc::vec::Vec;
 use core::cell::{Cell, RefCell};
 
+use super::deps::KnowledgePorts;
 use super::exec::{Exec, TaskDone, TaskFailure, TaskInput};
 use super::output::task_percentage;
 use super::plan::{Plan, PlannedTask};
@@ -52,8 +53,8 @@ pub struct Execution {
 }
 
 /// Runs `plan`'s stages in order, reporting progress into `sink`.
-pub async fn execute<P: Platform>(
-    exec: &Exec<'_, P>,
+pub async fn execute<P: Platform, D: KnowledgePorts>(
+    exec: &Exec<'_, P, D>,
     plan: &Plan,
     stage: &StageConfig,
     sink: &mut dyn TurnSink,

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use super::access::Access;
 use super::answer::{CachedAnswer, ROUTE, answered};
 use super::config::{AgentConfig, KnowledgeConfig};
+use super::deps::KnowledgePorts;
 use super::exec::Exec;
 use super::fallback::{partial, serve_cached};
 use super::output::{parse_tail, router_entry};
@@ -19,15 +20,16 @@ use super::respond::{
     reply_metadata, stream_final,
 };
 use super::run::{Execution, execute};
-use crate::boundary::{CacheKey, KvCache, LogRecord, ModelCall};
+use crate::boundary::{CacheKey, KnowledgeBase, KvCache, LogRecord, ModelCall};
 use crate::conversation::{MessageKind, Metadata};
 use crate::engine::{self, Answer, Platform, Turn, fail_answer, store_reply};
 use crate::error::Error;
 use crate::payload::Payload;
 use crate::turn::TurnEvent;
 
-pub(super) async fn answer<P: Platform>(
+pub(super) async fn answer<P: Platform, D: KnowledgePorts>(
     config: &KnowledgeConfig,
+    deps: &D,
     platform: &P,
     turn: &mut Turn<'_>,
 ) -> Result<Answer, Error> {
@@ -44,7 +46,11 @@ pub(super) async fn answer<P: Platform>(
     // Node 1, orchestrator: the permission check, the answer cache, the path.
     let access = Access::of(turn.identity(), &config.permissions);
     let permission_at = iso_of_ms(clock.now_ms());
-    let kb = platform.knowledge_state(&site_id).await.unwrap_or_default();
+    let kb = deps
+        .base()
+        .knowledge_state(&site_id)
+        .await
+        .unwrap_or_default();
     let logs_usable = kb.has_logs && access.scopes.iter().any(|s| s != "public");
     let scopes = access.scopes.join(",");
     let departments = access.departments.join(",");
@@ -68,7 +74,7 @@ pub(super) async fn answer<P: Platform>(
         .all(|m| m.role != crate::conversation::Role::User);
     let caching = config.workflow.enable_caching && first_question;
     if caching
-        && let Ok(Some(text)) = platform.cache().get(&answer_key).await
+        && let Ok(Some(text)) = deps.cache().get(&answer_key).await
         && let Ok(cached) = serde_json::from_str::<CachedAnswer>(&text)
     {
         return serve_cached(platform, turn, cached).await;
@@ -151,6 +157,7 @@ pub(super) async fn answer<P: Platform>(
     // Node 3, agent execution.
     let exec = Exec {
         platform,
+        deps,
         config,
         access: &access,
         site_id: &site_id,
@@ -276,7 +283,7 @@ pub(super) async fn answer<P: Platform>(
             metadata,
         };
         if let Ok(value) = serde_json::to_string(&cached) {
-            let _ = platform
+            let _ = deps
                 .cache()
                 .put(&answer_key, &value, config.workflow.cache_ttl_seconds)
                 .await;

@@ -43,22 +43,52 @@ pub use config::{
 };
 pub use flow::{QA_SOURCE, qa_vector_id};
 
+use crate::boundary::{RentalData, SqlReader};
 use crate::conversation::{Language, StoredMessage};
 use crate::engine::{Answer, Assistant, Platform, Turn, TurnConfig};
 use crate::error::Error;
 use crate::template::Template;
 
-impl Assistant for RentalConfig {
+/// What `rental` needs besides the engine's platform: read-only SQL over the site's
+/// listings (validated before it runs) and the site's roles and learned Q&A.
+#[derive(Debug, Clone)]
+pub struct RentalDeps<Q, D> {
+    /// Read-only SQL over the site's data (row-capped).
+    pub sql: Q,
+    /// The roles merchants uploaded and the learned Q&A.
+    pub data: D,
+}
+
+/// The `rental` template as the engine runs it: the site's settings and its dependencies.
+#[derive(Debug, Clone)]
+pub struct RentalAssistant<Q, D> {
+    /// The site's settings.
+    pub config: RentalConfig,
+    /// Its dependencies.
+    pub deps: RentalDeps<Q, D>,
+}
+
+impl<Q: SqlReader, D: RentalData> RentalAssistant<Q, D> {
+    /// `config` over `sql` and `data`.
+    pub fn new(config: RentalConfig, sql: Q, data: D) -> Self {
+        Self {
+            config,
+            deps: RentalDeps { sql, data },
+        }
+    }
+}
+
+impl<Q: SqlReader, D: RentalData> Assistant for RentalAssistant<Q, D> {
     fn template(&self) -> Template {
         Template::Rental
     }
 
     fn config(&self) -> &TurnConfig {
-        &self.turn
+        &self.config.turn
     }
 
     fn greeting(&self, language: Language) -> &str {
-        self.sentence(language, "greeting")
+        self.config.sentence(language, "greeting")
     }
 
     fn stored_intent(&self, reply: &StoredMessage) -> (Option<&'static str>, Option<f32>) {
@@ -77,6 +107,13 @@ impl Assistant for RentalConfig {
         platform: &P,
         turn: &mut Turn<'_>,
     ) -> Result<Answer, Error> {
-        flow::answer(self, platform, turn).await
+        flow::answer(
+            &self.config,
+            &self.deps.sql,
+            Some(&self.deps.data),
+            platform,
+            turn,
+        )
+        .await
     }
 }

@@ -40,6 +40,7 @@ pub use state::ShopState;
 
 use serde_json::Value;
 
+use crate::boundary::WarrantyRecords;
 use crate::conversation::{Language, StoredMessage};
 use crate::engine::{Answer, Assistant, Platform, Turn, TurnConfig};
 use crate::error::Error;
@@ -110,18 +111,45 @@ pub fn route_after_classify(state: &ShopState) -> Next<ShopNode> {
     }
 }
 
-/// The `shop` template as the engine runs it: seed 000's graph with the site's settings.
-impl Assistant for ShopConfig {
+/// What `shop` needs besides the engine's platform: the site's warranty records (its
+/// `warranty_stream` node).
+#[derive(Debug, Clone)]
+pub struct ShopDeps<R> {
+    /// The site's warranty records.
+    pub records: R,
+}
+
+/// The `shop` template as the engine runs it: seed 000's graph with the site's settings
+/// and its dependencies.
+#[derive(Debug, Clone)]
+pub struct ShopAssistant<R> {
+    /// The site's settings.
+    pub config: ShopConfig,
+    /// Its dependencies.
+    pub deps: ShopDeps<R>,
+}
+
+impl<R: WarrantyRecords> ShopAssistant<R> {
+    /// `config` over the warranty records `records`.
+    pub fn new(config: ShopConfig, records: R) -> Self {
+        Self {
+            config,
+            deps: ShopDeps { records },
+        }
+    }
+}
+
+impl<R: WarrantyRecords> Assistant for ShopAssistant<R> {
     fn template(&self) -> Template {
         Template::Shop
     }
 
     fn config(&self) -> &TurnConfig {
-        &self.turn
+        &self.config.turn
     }
 
     fn greeting(&self, language: Language) -> &str {
-        ShopConfig::greeting(self, language)
+        self.config.greeting(language)
     }
 
     fn stored_intent(&self, reply: &StoredMessage) -> (Option<&'static str>, Option<f32>) {
@@ -148,7 +176,8 @@ impl Assistant for ShopConfig {
         state.retrievable = turn.retrievable;
         let mut flow = ShopFlow {
             platform,
-            config: self,
+            records: &self.deps.records,
+            config: &self.config,
             turn,
         };
         let trace = graph().run(&mut flow, &mut state).await?;

@@ -19,14 +19,16 @@ use crate::prompt::fill;
 use crate::retrieval::retrieve;
 use crate::turn::TurnEvent;
 
-/// The `shop` flow for one turn: the platform, the site's config, and the engine's turn.
-pub(crate) struct ShopFlow<'a, 't, P> {
+/// The `shop` flow for one turn: the platform, the site's warranty records and config, and
+/// the engine's turn.
+pub(crate) struct ShopFlow<'a, 't, P, R> {
     pub(crate) platform: &'a P,
+    pub(crate) records: &'a R,
     pub(crate) config: &'a ShopConfig,
     pub(crate) turn: &'a mut Turn<'t>,
 }
 
-impl<P: Platform> Flow for ShopFlow<'_, '_, P> {
+impl<P: Platform, R: WarrantyRecords> Flow for ShopFlow<'_, '_, P, R> {
     type Node = ShopNode;
     type State = ShopState;
     type Error = Error;
@@ -42,7 +44,7 @@ impl<P: Platform> Flow for ShopFlow<'_, '_, P> {
     }
 }
 
-impl<P: Platform> ShopFlow<'_, '_, P> {
+impl<P: Platform, R: WarrantyRecords> ShopFlow<'_, '_, P, R> {
     /// Node 2: intent, confidence, retrieval hint, clarify questions, serial; one log line.
     fn classify(&mut self, state: &mut ShopState) -> Result<(), Error> {
         let history = state.history_before_current();
@@ -107,8 +109,7 @@ impl<P: Platform> ShopFlow<'_, '_, P> {
             Some(serial) => {
                 metadata.insert("serial".into(), serial.clone().into());
                 let record = self
-                    .platform
-                    .records()
+                    .records
                     .find_warranty(&state.site_id, serial)
                     .await
                     .map_err(Error::Records)?;

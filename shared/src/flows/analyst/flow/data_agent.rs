@@ -63,6 +63,7 @@ fn records(steps: &[crate::conversation::ToolStep]) -> Value {
 /// `data_agent_node` then `response_formatter`: the text shown and the metadata.
 pub(super) async fn data_path<P: Platform>(
     config: &AnalystConfig,
+    sets: &dyn DataSets,
     platform: &P,
     turn: &mut Turn<'_>,
     past: &[ChatMessage],
@@ -72,19 +73,15 @@ pub(super) async fn data_path<P: Platform>(
     let mut meta = Metadata::new();
     let user = turn.identity().map(|i| i.sub.clone());
     let site_id = turn.conversation.site_id.clone();
-    let connections: Vec<DataConnection> = match (platform.data_sets(), &user) {
-        (Some(sets), Some(user)) => sets
+    let connections: Vec<DataConnection> = match &user {
+        Some(user) => sets
             .connections(&site_id, user)
             .await
             .map_err(Error::Records)?,
-        _ => Vec::new(),
+        None => Vec::new(),
     };
     meta.insert("tool_calls".into(), Value::Array(Vec::new()));
-    let (Some(sets), Some(user), false) = (
-        platform.data_sets(),
-        user.as_deref(),
-        connections.is_empty(),
-    ) else {
+    let (Some(user), false) = (user.as_deref(), connections.is_empty()) else {
         meta.insert("error".into(), "no_connections".into());
         let text = config.sentence(language, "no_connections");
         return Ok((stream_fixed(turn, &text), meta));

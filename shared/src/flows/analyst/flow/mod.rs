@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::format::Normaliser;
 use super::{AnalystConfig, CHAT_NODE_PROMPT, INTENT_CLASSIFIER_PROMPT};
-use crate::boundary::{ChatModel, ChatRequest, Constraint, DataConnection, ModelCall};
+use crate::boundary::{ChatModel, ChatRequest, Constraint, DataConnection, DataSets, ModelCall};
 use crate::chat::ChatMessage;
 use crate::conversation::{Language, MessageKind, Metadata, StoredMessage};
 use crate::engine::{
@@ -172,6 +172,7 @@ fn stream_fixed(turn: &mut Turn<'_>, text: &str) -> String {
 /// Runs the graph for the turn.
 pub async fn answer<P: Platform>(
     config: &AnalystConfig,
+    sets: &dyn DataSets,
     platform: &P,
     turn: &mut Turn<'_>,
 ) -> Result<Answer, Error> {
@@ -211,7 +212,7 @@ pub async fn answer<P: Platform>(
             )
         }
         "data_query" => {
-            let (text, meta) = data_path(config, platform, turn, &past, &mut usage).await?;
+            let (text, meta) = data_path(config, sets, platform, turn, &past, &mut usage).await?;
             metadata.extend(meta);
             (NODE_NAMES[2], MessageKind::Answer, text)
         }

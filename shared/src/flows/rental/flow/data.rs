@@ -39,7 +39,7 @@ struct Ran {
 /// once per role.
 const REUSE_CANDIDATES: usize = 3;
 
-impl<P: Platform> Run<'_, '_, '_, P> {
+impl<P: Platform, Q: SqlReader> Run<'_, '_, '_, P, Q> {
     /// Agents 2–4 and the persistence of a valid Q&A.
     pub(super) async fn data_path(
         &mut self,
@@ -117,7 +117,7 @@ impl<P: Platform> Run<'_, '_, '_, P> {
             if score >= CANONICAL_HARD
                 && let Ok(ran) = self.run_sql(&record.sql).await?
             {
-                if let Some(data) = self.platform.rental() {
+                if let Some(data) = self.data {
                     let _ = data.qa_hit(&site, &record.id).await;
                 }
                 return Ok(Some(SqlOutcome {
@@ -191,8 +191,7 @@ impl<P: Platform> Run<'_, '_, '_, P> {
         let query = ReadOnlyQuery::written(written);
         let started = self.platform.clock().now_ms();
         let result = self
-            .platform
-            .sql()
+            .sql
             .query(self.scope(), &query, self.config.row_cap)
             .await;
         let mut rows = match result {
@@ -296,7 +295,7 @@ impl<P: Platform> Run<'_, '_, '_, P> {
     /// soft threshold among the nearest learned questions (one per role can share the
     /// same words), read back from the store (a purged one is gone) and context-free.
     async fn learned_match(&self, vector: Option<&[f32]>) -> Option<(f32, QaRecord)> {
-        let (vector, data) = (vector?, self.platform.rental()?);
+        let (vector, data) = (vector?, self.data?);
         let site = self.turn.conversation.site_id.as_str();
         let query = VectorQuery {
             vector: vector.to_vec(),
@@ -328,7 +327,7 @@ impl<P: Platform> Run<'_, '_, '_, P> {
         if self.contextual || outcome.reused.is_some() {
             return false;
         }
-        let (Some(data), Some(vector)) = (self.platform.rental(), vector) else {
+        let (Some(data), Some(vector)) = (self.data, vector) else {
             return false;
         };
         let site = self.turn.conversation.site_id.as_str();

@@ -9,8 +9,8 @@ use super::agents::{Orchestration, RequestType, complete, parse_orchestration};
 use super::config::{ORCHESTRATOR_PROMPT, RentalConfig, Role, session_context};
 use super::format::enforce_label;
 use crate::boundary::{
-    ChatRequest, Embedder, LogRecord, MetadataFilter, SqlReader, SqlRows, SqlScope, TableSchema,
-    VectorIndex, VectorQuery,
+    ChatRequest, Embedder, LogRecord, MetadataFilter, RentalData, SqlReader, SqlRows, SqlScope,
+    TableSchema, VectorIndex, VectorQuery,
 };
 use crate::chat::{ChatMessage, Role as ChatRole};
 use crate::conversation::{MessageKind, Metadata};
@@ -40,8 +40,12 @@ struct SqlOutcome {
     sql_ms: u64,
 }
 
-struct Run<'p, 't, 'x, P: Platform> {
+struct Run<'p, 't, 'x, P: Platform, Q: SqlReader> {
     platform: &'p P,
+    /// Read-only SQL over the site's data.
+    sql: &'p Q,
+    /// The site's roles and learned Q&A.
+    data: Option<&'p dyn RentalData>,
     config: &'p RentalConfig,
     turn: &'t mut Turn<'x>,
     role: Role,
@@ -55,8 +59,10 @@ struct Run<'p, 't, 'x, P: Platform> {
 }
 
 /// Runs the rental turn.
-pub async fn answer<P: Platform>(
+pub async fn answer<P: Platform, Q: SqlReader>(
     config: &RentalConfig,
+    sql: &Q,
+    data: Option<&dyn RentalData>,
     platform: &P,
     turn: &mut Turn<'_>,
 ) -> Result<Answer, Error> {
@@ -65,13 +71,15 @@ pub async fn answer<P: Platform>(
         .last()
         .map(|m| m.content.clone())
         .unwrap_or_default();
-    let role = role_of(platform, turn).await;
+    let role = role_of(data, turn).await;
     let contextual = session_context(&turn.history)
         .iter()
         .skip(1)
         .any(|m| m.role != ChatRole::Assistant);
     let mut run = Run {
         platform,
+        sql,
+        data,
         config,
         turn,
         role,
@@ -83,14 +91,14 @@ pub async fn answer<P: Platform>(
 }
 
 /// The role from code: the signed token's claim, else the merchant's upload, else GUEST.
-async fn role_of<P: Platform>(platform: &P, turn: &Turn<'_>) -> Role {
+async fn role_of(data: Option<&dyn RentalData>, turn: &Turn<'_>) -> Role {
     let Some(identity) = turn.identity() else {
         return Role::Guest;
     };
     if let Some(role) = identity.role.as_deref().and_then(Role::parse) {
         return role;
     }
-    let Some(data) = platform.rental() else {
+    let Some(data) = data else {
         return Role::Guest;
     };
     match data.role(&turn.conversation.site_id, &identity.sub).await {
@@ -99,7 +107,7 @@ async fn role_of<P: Platform>(platform: &P, turn: &Turn<'_>) -> Role {
     }
 }
 
-impl<P: Platform> Run<'_, '_, '_, P> {
+impl<P: Platform, Q: SqlReader> Run<'_, '_, '_, P, Q> {
     fn scope(&self) -> SqlScope<'_> {
         let site = self.turn.conversation.site_id.as_str();
         match self.turn.identity() {
@@ -124,12 +132,7 @@ impl<P: Platform> Run<'_, '_, '_, P> {
     async fn go(&mut self) -> Result<Answer, Error> {
         let vector = self.embed().await;
         let business = self.business_context(vector.as_deref()).await;
-        let tables = self
-            .platform
-            .sql()
-            .schema(self.scope())
-            .await
-            .unwrap_or_default();
+        let tables = self.sql.schema(self.scope()).await.unwrap_or_default();
         let schema_text = schema_text(&tables);
         self.route.push("orchestrator");
         // A model that cannot be reached fails the turn (`failed`, the visitor's message

@@ -13,7 +13,7 @@ use concierge_core::engine::{self, Assistant, RegenerateInput, StatelessInput, T
 use concierge_core::error::Error;
 use concierge_core::stream::TurnEncoder;
 use concierge_core::stream::ai_sdk::{AiSdkEncoder, HEADER_NAME, HEADER_VALUE};
-use concierge_core::turn::{TurnEvent, TurnInput, TurnSink};
+use concierge_core::turn::{Started, TurnEvent, TurnInput, TurnSink};
 use futures_channel::oneshot;
 use worker::{Context, Response, ResponseBody};
 
@@ -21,7 +21,6 @@ use crate::auth::Admission;
 use crate::bindings::js_stream::{BodyWriter, Coalescing};
 use crate::bindings::services::Services;
 use crate::error::ApiError;
-use crate::site::SiteAssistant;
 
 /// The turn to run: on a stored conversation, or on the caller's history.
 #[derive(Debug)]
@@ -55,10 +54,10 @@ impl TurnRun {
     }
 
     /// Runs the turn on the engine, its events into `sink`.
-    pub(crate) async fn run(
+    pub(crate) async fn run<A: Assistant>(
         self,
         services: &Services,
-        assistant: &SiteAssistant,
+        assistant: &A,
         sink: &mut dyn TurnSink,
     ) -> Result<TurnOutcome, Error> {
         match self {
@@ -77,10 +76,10 @@ impl TurnRun {
 }
 
 /// Streams `run` encoded by `encoder` as `text/event-stream`.
-pub(crate) async fn respond<E: TurnEncoder + 'static>(
+pub(crate) async fn respond<A: Assistant + 'static, E: TurnEncoder + 'static>(
     ctx: &Context,
     services: Services,
-    assistant: SiteAssistant,
+    assistant: A,
     run: TurnRun,
     mut encoder: E,
     request_id: &str,
@@ -98,33 +97,17 @@ pub(crate) async fn respond<E: TurnEncoder + 'static>(
     let turn = async move {
         let (site_id, conversation_id) =
             (run.site_id().to_string(), run.conversation_id().to_string());
-        let mut started = Some(started_tx);
-        let mut out = String::new();
-        let mut sink = |event: TurnEvent| {
-            match &event {
-                TurnEvent::Started { .. } => {
-                    if let Some(tx) = started.take() {
-                        let _ = tx.send(Ok(()));
-                    }
-                }
-                // Failed before it started (nothing stored): answered below with the
-                // turn's error as an HTTP error instead of a stream.
-                TurnEvent::Failed { .. } if started.is_some() => return,
-                _ => {}
-            }
-            out.clear();
-            let _ = encoder.encode(&event, &mut out);
-            if out.is_empty() {
-                return;
-            }
-            match event {
-                TurnEvent::Chunk { .. } => writer.write_soon(out.as_bytes()),
-                _ => writer.write_now(out.as_bytes()),
-            }
+        let mut sink = BodySink {
+            encoder: &mut encoder,
+            writer: &writer,
+            out: String::new(),
+            started: Some(started_tx),
         };
         let result = run.run(&services, &assistant, &mut sink).await;
-        let began = started.is_none();
-        if let Some(tx) = started.take() {
+        let began = sink.started.is_none();
+        if let Some(tx) = sink.started.take() {
+            // The engine never said the turn started: it failed before anything was
+            // stored, and its error is the HTTP answer.
             let refused = refusal.and_then(|r| r.borrow_mut().take());
             let early = match &result {
                 Err(_) if refused.is_some() => refused.unwrap_or(ApiError::RateLimited),
@@ -171,11 +154,46 @@ pub(crate) async fn respond<E: TurnEncoder + 'static>(
     Ok(response)
 }
 
+/// The response body as the engine's sink: nothing is written until the engine says the
+/// turn started ([`TurnSink::started`]), which also lets the response start; a turn that
+/// fails before that is answered with an HTTP error instead of a stream.
+struct BodySink<'a, E> {
+    encoder: &'a mut E,
+    writer: &'a Coalescing,
+    out: String,
+    /// `Some` until the turn starts.
+    started: Option<oneshot::Sender<Result<(), ApiError>>>,
+}
+
+impl<E: TurnEncoder> TurnSink for BodySink<'_, E> {
+    fn started(&mut self, _started: &Started) {
+        if let Some(tx) = self.started.take() {
+            let _ = tx.send(Ok(()));
+        }
+    }
+
+    fn emit(&mut self, event: TurnEvent) {
+        if self.started.is_some() {
+            // Before the turn started only its failure can come, answered as an HTTP error.
+            return;
+        }
+        self.out.clear();
+        let _ = self.encoder.encode(&event, &mut self.out);
+        if self.out.is_empty() {
+            return;
+        }
+        match event {
+            TurnEvent::Chunk { .. } => self.writer.write_soon(self.out.as_bytes()),
+            _ => self.writer.write_now(self.out.as_bytes()),
+        }
+    }
+}
+
 /// Streams `run` as the AI SDK's UI message stream v1 (with its protocol header).
-pub(crate) async fn respond_ai_sdk(
+pub(crate) async fn respond_ai_sdk<A: Assistant + 'static>(
     ctx: &Context,
     services: Services,
-    assistant: SiteAssistant,
+    assistant: A,
     run: TurnRun,
     request_id: &str,
 ) -> Result<Response, ApiError> {

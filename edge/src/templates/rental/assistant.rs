@@ -1,0 +1,39 @@
+//! `rental` on the Worker: the site's settings (`config.rental`) as a [`RentalConfig`],
+//! over the site's listings (SQL validated by the `SQL_CHECK` Worker) and its roles and
+//! learned Q&A in D1.
+
+use concierge_core::flows::rental::{RentalAssistant, RentalConfig};
+use worker::Env;
+
+use crate::bindings::d1_listings::ListingsSql;
+use crate::bindings::d1_rental::D1Rental;
+use crate::error::ApiError;
+use crate::site::{DEFAULT_MAX_TOKENS, RentalSettings, Site};
+
+/// `rental` with its dependencies.
+pub(crate) type Assistant = RentalAssistant<ListingsSql, D1Rental>;
+
+/// The site's `rental`.
+pub(crate) fn build(env: &Env, site: &Site) -> Result<Assistant, ApiError> {
+    let sql = ListingsSql::new(env, RentalSettings::schema_of(&site.config));
+    Ok(RentalAssistant::new(
+        config(site),
+        sql,
+        D1Rental::new(env.d1("DB")?),
+    ))
+}
+
+/// `rental`'s settings: the template's defaults with the site's schema, labels, row cap
+/// and answer token cap.
+fn config(site: &Site) -> RentalConfig {
+    let mut config = RentalConfig::default();
+    config.turn.max_tokens = Some(site.config.llm.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS));
+    config.schema = RentalSettings::schema_of(&site.config);
+    if let Some(settings) = &site.config.rental {
+        config.show_role_label = settings.show_role_label.unwrap_or(true);
+        if let Some(cap) = settings.row_cap {
+            config.row_cap = cap as usize;
+        }
+    }
+    config
+}

@@ -1,0 +1,39 @@
+//! `shop` on the Worker: the site's settings as a [`ShopConfig`], over the site's warranty
+//! records in D1.
+
+use concierge_core::conversation::Language;
+use concierge_core::flows::shop::{ShopAssistant, ShopConfig};
+use concierge_core::prompt::Persona;
+use worker::Env;
+
+use crate::bindings::d1_store::D1Store;
+use crate::error::ApiError;
+use crate::site::{DEFAULT_MAX_TOKENS, Site};
+
+/// `shop` with its dependencies.
+pub(crate) type Assistant = ShopAssistant<D1Store>;
+
+/// The site's `shop`.
+pub(crate) fn build(env: &Env, site: &Site) -> Result<Assistant, ApiError> {
+    Ok(ShopAssistant::new(
+        config(site),
+        D1Store::new(env.d1("DB")?),
+    ))
+}
+
+/// `shop`'s settings: the template's defaults, the site's answer token cap, and the site's
+/// persona in the site's default language.
+fn config(site: &Site) -> ShopConfig {
+    let mut config = ShopConfig::default();
+    let max_tokens = site.config.llm.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
+    config.turn.max_tokens = Some(max_tokens);
+    if let Some(persona) = &site.config.persona {
+        let parsed = Persona::parse(persona);
+        let language = site.config.language.as_deref().and_then(Language::parse);
+        match language.unwrap_or_default() {
+            Language::Vi => config.vi.persona = parsed,
+            Language::En => config.en.persona = parsed,
+        }
+    }
+    config
+}
