@@ -19,7 +19,6 @@ use concierge_core::flows::shop::ShopConfig;
 use concierge_core::graph::block_on;
 use concierge_core::memory::{MemoryBackend, Script};
 use concierge_core::payload::{ColumnKind, Payload, TableColumn, TablePayload};
-use concierge_core::template::Template;
 use concierge_core::turn::{TurnEvent, TurnInput};
 use serde_json::json;
 
@@ -47,9 +46,6 @@ impl Sheets {
 }
 
 impl Assistant for Sheets {
-    fn template(&self) -> Template {
-        Template::Analyst
-    }
     fn config(&self) -> &TurnConfig {
         &self.turn
     }
@@ -464,9 +460,6 @@ fn table() -> Payload {
 }
 
 impl Assistant for Report {
-    fn template(&self) -> Template {
-        Template::Analyst
-    }
     fn config(&self) -> &TurnConfig {
         &self.turn
     }

@@ -16,7 +16,6 @@ use concierge_core::engine::{
 use concierge_core::error::Error;
 use concierge_core::graph::block_on;
 use concierge_core::memory::MemoryBackend;
-use concierge_core::template::Template;
 use concierge_core::turn::{TurnEvent, TurnInput};
 use serde::Deserialize;
 
@@ -68,10 +67,6 @@ struct Weather<F: Forecasts> {
 }
 
 impl<F: Forecasts> Assistant for Weather<F> {
-    fn template(&self) -> Template {
-        // The enum names the product's templates; a plug-in reports the one it stands in for.
-        Template::Guarded
-    }
     fn config(&self) -> &TurnConfig {
         &self.turn
     }

@@ -78,13 +78,6 @@ macro_rules! registry {
         }
 
         impl Assistant for SiteAssistant {
-            fn template(&self) -> Template {
-                match self {
-                    $(Self::$variant(a) => a.template(),)*
-                    Self::Scripted(inner, _) => inner.template(),
-                }
-            }
-
             fn config(&self) -> &TurnConfig {
                 match self {
                     $(Self::$variant(a) => Assistant::config(a.as_ref()),)*

@@ -14,7 +14,6 @@ use crate::error::Error;
 use crate::identity::UserIdentity;
 use crate::payload::Payload;
 use crate::retrieval::RetrievalOptions;
-use crate::template::Template;
 use crate::turn::{TurnEvent, TurnInput, TurnSink};
 
 /// The boundaries the engine itself reaches the world through, as one type: the model, the
@@ -102,9 +101,6 @@ impl Default for TurnConfig {
 // Workers and browsers are single-threaded.
 #[allow(async_fn_in_trait)]
 pub trait Assistant {
-    /// Which template this is.
-    fn template(&self) -> Template;
-
     /// The shared settings.
     fn config(&self) -> &TurnConfig;
 

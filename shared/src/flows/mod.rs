@@ -1,4 +1,6 @@
-//! The assistant templates — the core's registry of them (with [`Template`](crate::template::Template)).
+//! The assistant templates — the core's registry of them: [`Template`], each template's
+//! folder (`pub mod`), and what the rest of the crate asks of a template by its name
+//! ([`Template::mcp_tools`]). No other file of the core names a template.
 //!
 //! A template is a folder here: its settings (`<T>Config`, and the site settings it is
 //! made from where it has its own), its steps, its prompts, and its own dependencies
@@ -59,6 +61,21 @@
 //! assert!(matches!(&events[1], TurnEvent::Chunk { text } if text.contains("S23 Ultra")));
 //! # }
 //! ```
+//!
+//! ## Choosing a template
+//!
+//! A site names exactly one [`Template`]; the Worker runs the one it names. Five are
+//! planned (`shop`, `analyst`, `rental`, `knowledge`, `guarded`); only those in
+//! [`Template::BUILT`] can be chosen. Choosing another is refused
+//! ([`Template::choose`]), never replaced by a built one.
+//!
+//! ```
+//! use concierge_core::flows::{Template, TemplateChoiceError};
+//!
+//! assert_eq!(Template::choose("shop"), Ok(Template::Shop));
+//! assert_eq!(Template::choose("analyst"), Ok(Template::Analyst));
+//! assert_eq!(Template::choose("support"), Err(TemplateChoiceError::Unknown));
+//! ```
 
 pub mod analyst;
 pub mod guarded;
@@ -67,3 +84,164 @@ pub mod knowledge;
 #[cfg(feature = "rental")]
 pub mod rental;
 pub mod shop;
+
+use core::fmt;
+use serde::{Deserialize, Serialize};
+
+/// An assistant template. Serialised as its lowercase name (`"shop"`, …).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Template {
+    /// Seed 000: a shop assistant (intent, clarify loop, warranty lookup, retrieval).
+    #[default]
+    Shop,
+    /// Seed 001: answers questions over the user's own synced data (ReAct tools).
+    Analyst,
+    /// Seed 002: a rental marketplace assistant (generated, validated SQL).
+    Rental,
+    /// Seed 003: an internal knowledge assistant (planned parallel stages).
+    Knowledge,
+    /// Seed 004: a guarded assistant (guardrail, summary memory, web search).
+    Guarded,
+}
+
+/// Why a template name cannot be chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TemplateChoiceError {
+    /// Not the name of any template.
+    Unknown,
+    /// A planned template that is not built yet.
+    NotBuilt(Template),
+}
+
+impl fmt::Display for TemplateChoiceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let built = Template::BUILT.iter().map(|t| t.as_str());
+        let coming = Template::ALL.iter().filter(|t| !t.is_built());
+        match self {
+            Self::Unknown => f.write_str("`template` must be one of: ")?,
+            Self::NotBuilt(template) => write!(
+                f,
+                "`template` \"{}\" is not built yet; choose one that is: ",
+                template.as_str()
+            )?,
+        }
+        for (i, name) in built.enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            f.write_str(name)?;
+        }
+        let coming: alloc::vec::Vec<&Template> = coming.collect();
+        if coming.is_empty() {
+            return f.write_str(".");
+        }
+        f.write_str(" (coming: ")?;
+        for (i, template) in coming.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            f.write_str(template.as_str())?;
+        }
+        f.write_str(").")
+    }
+}
+
+impl Template {
+    /// Every template, built or not, in the order of their seeds.
+    pub const ALL: [Self; 5] = [
+        Self::Shop,
+        Self::Analyst,
+        Self::Rental,
+        Self::Knowledge,
+        Self::Guarded,
+    ];
+
+    /// The templates that can run today.
+    pub const BUILT: [Self; 5] = [
+        Self::Shop,
+        Self::Analyst,
+        Self::Rental,
+        Self::Knowledge,
+        Self::Guarded,
+    ];
+
+    /// The stored and public name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Shop => "shop",
+            Self::Analyst => "analyst",
+            Self::Rental => "rental",
+            Self::Knowledge => "knowledge",
+            Self::Guarded => "guarded",
+        }
+    }
+
+    /// The template named `name` (exact lowercase name), built or not.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.as_str() == name)
+    }
+
+    /// Whether this template can run today.
+    pub fn is_built(self) -> bool {
+        Self::BUILT.contains(&self)
+    }
+
+    /// The template a site may choose by `name`: it must exist and be built.
+    pub fn choose(name: &str) -> Result<Self, TemplateChoiceError> {
+        let template = Self::parse(name).ok_or(TemplateChoiceError::Unknown)?;
+        if template.is_built() {
+            Ok(template)
+        } else {
+            Err(TemplateChoiceError::NotBuilt(template))
+        }
+    }
+}
+
+impl fmt::Display for Template {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use alloc::string::ToString;
+
+    #[test]
+    fn names_round_trip_through_parse_and_serde() {
+        for template in Template::ALL {
+            assert_eq!(Template::parse(template.as_str()), Some(template));
+            let json = serde_json::to_string(&template).unwrap();
+            assert_eq!(json, alloc::format!("\"{}\"", template.as_str()));
+            assert_eq!(serde_json::from_str::<Template>(&json).unwrap(), template);
+        }
+        assert_eq!(Template::parse("Shop"), None);
+        assert_eq!(Template::parse("support"), None);
+        assert!(serde_json::from_str::<Template>("\"support\"").is_err());
+    }
+
+    #[test]
+    fn every_template_is_built_and_unknown_names_are_refused_naming_them() {
+        assert_eq!(Template::BUILT, Template::ALL);
+        for template in Template::ALL {
+            assert_eq!(Template::choose(template.as_str()), Ok(template));
+        }
+        assert_eq!(Template::choose("analyst"), Ok(Template::Analyst));
+        assert_eq!(Template::choose(""), Err(TemplateChoiceError::Unknown));
+        assert_eq!(
+            Template::choose("Analyst"),
+            Err(TemplateChoiceError::Unknown)
+        );
+        assert_eq!(
+            Template::choose("support"),
+            Err(TemplateChoiceError::Unknown)
+        );
+        assert_eq!(
+            TemplateChoiceError::Unknown.to_string(),
+            "`template` must be one of: shop, analyst, rental, knowledge, guarded."
+        );
+    }
+}

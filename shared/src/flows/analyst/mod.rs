@@ -38,7 +38,6 @@ use crate::conversation::{Language, StoredMessage};
 use crate::engine::{Answer, Assistant, Platform, Turn, TurnConfig};
 use crate::error::Error;
 use crate::prompt::Sentences;
-use crate::template::Template;
 
 /// `INTENT_CLASSIFIER_PROMPT` (seed, verbatim).
 pub const INTENT_CLASSIFIER_PROMPT: &str =
@@ -153,10 +152,6 @@ impl<D: DataSets> AnalystAssistant<D> {
 }
 
 impl<D: DataSets> Assistant for AnalystAssistant<D> {
-    fn template(&self) -> Template {
-        Template::Analyst
-    }
-
     fn config(&self) -> &TurnConfig {
         &self.config.turn
     }

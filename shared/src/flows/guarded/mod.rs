@@ -47,7 +47,6 @@ use crate::boundary::WebSearch;
 use crate::conversation::Language;
 use crate::engine::{Answer, Assistant, Platform, Refusal, Turn, TurnConfig};
 use crate::error::Error;
-use crate::template::Template;
 use crate::turn::TurnInput;
 
 /// What `guarded` needs besides the engine's platform: the site's web search (its `search`
@@ -78,10 +77,6 @@ impl<S: WebSearch> GuardedAssistant<S> {
 }
 
 impl<S: WebSearch> Assistant for GuardedAssistant<S> {
-    fn template(&self) -> Template {
-        Template::Guarded
-    }
-
     fn config(&self) -> &TurnConfig {
         &self.config.turn
     }

@@ -67,7 +67,6 @@ use crate::boundary::{KnowledgeBase, KvCache};
 use crate::conversation::Language;
 use crate::engine::{Answer, Assistant, Platform, Turn, TurnConfig};
 use crate::error::Error;
-use crate::template::Template;
 
 /// The `knowledge` template as the engine runs it: the site's settings and its
 /// dependencies.
@@ -90,10 +89,6 @@ impl<C: KvCache, K: KnowledgeBase> KnowledgeAssistant<C, K> {
 }
 
 impl<C: KvCache, K: KnowledgeBase> Assistant for KnowledgeAssistant<C, K> {
-    fn template(&self) -> Template {
-        Template::Knowledge
-    }
-
     fn config(&self) -> &TurnConfig {
         &self.config.turn
     }

@@ -47,7 +47,6 @@ use crate::boundary::{RentalData, SqlReader};
 use crate::conversation::{Language, StoredMessage};
 use crate::engine::{Answer, Assistant, Platform, Turn, TurnConfig};
 use crate::error::Error;
-use crate::template::Template;
 
 /// What `rental` needs besides the engine's platform: read-only SQL over the site's
 /// listings (validated before it runs) and the site's roles and learned Q&A.
@@ -79,10 +78,6 @@ impl<Q: SqlReader, D: RentalData> RentalAssistant<Q, D> {
 }
 
 impl<Q: SqlReader, D: RentalData> Assistant for RentalAssistant<Q, D> {
-    fn template(&self) -> Template {
-        Template::Rental
-    }
-
     fn config(&self) -> &TurnConfig {
         &self.config.turn
     }

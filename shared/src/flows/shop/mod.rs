@@ -46,7 +46,6 @@ use crate::engine::{Answer, Assistant, Platform, Turn, TurnConfig};
 use crate::error::Error;
 use crate::graph::{END, Graph, GraphError, Next, Node};
 use crate::intent::Intent;
-use crate::template::Template;
 use nodes::ShopFlow;
 
 /// The nodes of the `shop` graph, named as in seed 000.
@@ -140,10 +139,6 @@ impl<R: WarrantyRecords> ShopAssistant<R> {
 }
 
 impl<R: WarrantyRecords> Assistant for ShopAssistant<R> {
-    fn template(&self) -> Template {
-        Template::Shop
-    }
-
     fn config(&self) -> &TurnConfig {
         &self.config.turn
     }
