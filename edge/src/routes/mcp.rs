@@ -22,8 +22,8 @@
 
 use concierge_core::mcp::rpc::{self, Body, INVALID_REQUEST, Message, Method, RpcError};
 use concierge_core::mcp::session::Session;
+use concierge_core::mcp::tools::TemplateTools;
 use concierge_core::mcp::{self, ServerInfo, tools};
-use concierge_core::template::Template;
 use serde_json::{Value, json};
 use worker::{Context, Env, Request, Response};
 
@@ -311,7 +311,7 @@ impl Server<'_> {
                 };
                 let version = mcp::negotiate(requested);
                 let session_id = mcp_sessions::issue(site, version)?;
-                let instructions = instructions(site.template, &site.name);
+                let instructions = instructions(&site.template.mcp_tools(), &site.name);
                 let info = ServerInfo {
                     name: "concierge",
                     title: &site.name,
@@ -322,14 +322,18 @@ impl Server<'_> {
                 return Ok((rpc::success(id, result), Some(session_id)));
             }
             Method::Ping => rpc::success(id, json!({})),
-            Method::ToolsList => rpc::success(id, json!({"tools": tools::list(site.template)})),
+            Method::ToolsList => rpc::success(
+                id,
+                json!({"tools": tools::list(&site.template.mcp_tools())}),
+            ),
             Method::ToolsCall => match tools::call_params(params) {
                 Err(error) => rpc::failure(id, &error),
                 Ok((name, arguments)) => {
-                    let result = match tools::parse_call(site.template, name, arguments) {
-                        Ok(call) => mcp_tools::run(&self.tools, call).await,
-                        Err(message) => tools::error(&message),
-                    };
+                    let result =
+                        match tools::parse_call(&site.template.mcp_tools(), name, arguments) {
+                            Ok(call) => mcp_tools::run(&self.tools, call).await,
+                            Err(message) => tools::error(&message),
+                        };
                     rpc::success(id, result)
                 }
             },
@@ -339,12 +343,10 @@ impl Server<'_> {
     }
 }
 
-/// What the client's model is told about this server.
-fn instructions(template: Template, site_name: &str) -> String {
-    let own = match template {
-        Template::Shop => ", and look up product warranties by serial number",
-        _ => "",
-    };
+/// What the client's model is told about this server (with the words the template adds
+/// about its own tools).
+fn instructions(own: &TemplateTools, site_name: &str) -> String {
+    let own = own.instructions;
     format!(
         "Tools of the assistant of \"{site_name}\": search the site's knowledge, read its \
          conversations, ask its assistant{own}. Everything is limited to this site."

@@ -37,12 +37,12 @@ pub enum ToolCall {
         /// The stored conversation to continue; `None` for a stateless turn.
         conversation_id: Option<String>,
     },
-    /// `lookup_warranty` (`shop`): a warranty record by serial.
+    /// `lookup_warranty` (`shop`'s): a warranty record by serial.
     LookupWarranty {
         /// The serial, trimmed.
         serial: String,
     },
-    /// A `guarded` tool ([`super::guarded_tools`]): the seed's JSON-RPC method it runs.
+    /// One of `guarded`'s tools: the seed's JSON-RPC method it runs.
     Guarded {
         /// The JSON-RPC method, e.g. `memory-server/memory/get_context`.
         method: &'static str,

@@ -6,8 +6,9 @@
 //!   server knows, and the response and error objects;
 //! - [`session`]: session ids that verify without storage (HMAC-signed, bound to the site,
 //!   carrying the negotiated protocol version and an expiry);
-//! - [`tools`]: the tools a site's key reaches (every template's, plus its template's own
-//!   read-only tools), their JSON Schemas, argument checking, and tool results.
+//! - [`tools`]: the tools a site's key reaches (every template's, plus its template's own,
+//!   which the template declares in its folder: [`tools::TemplateTools`]), their JSON
+//!   Schemas, argument checking, and tool results.
 //!
 //! Protocol versions: the initialize handshake's versions, [`VERSIONS`]. A client asking
 //! for one of them gets it; any other request (an older or a newer revision, or one without
@@ -25,7 +26,6 @@
 //! ```
 
 mod call;
-pub mod guarded_tools;
 pub mod rpc;
 pub mod session;
 pub mod tools;

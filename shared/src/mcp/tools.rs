@@ -1,8 +1,9 @@
 //! The tools the MCP server offers a site's key: every template's (knowledge search,
 //! reading a conversation, sending a message to the assistant) and the template's own
-//! read-only tools (`shop`: warranty lookup). Each is scoped to the key's site by the
-//! Worker, which runs them; this module lists them, checks their arguments against the
-//! schemas it publishes, and shapes their results.
+//! ([`TemplateTools`]: a template declares them in its folder, and
+//! [`Template::mcp_tools`](crate::flows::Template::mcp_tools) hands them over). Each is
+//! scoped to the key's site by the Worker, which runs them; this module lists them, checks
+//! their arguments against the schemas it publishes, and shapes their results.
 //!
 //! A call the server cannot run — an unknown tool, arguments that do not fit the schema, a
 //! conversation the key cannot see — is answered with a *tool error* (`isError: true`, the
@@ -19,11 +20,30 @@ pub use super::call::{
     ToolCall,
 };
 use super::rpc::{INVALID_PARAMS, RpcError};
-use crate::flows::shop::warranty::{SERIAL_MAX_CHARS, SERIAL_MIN_CHARS, is_valid_serial};
-use crate::template::Template;
 
-/// The tools a site running `template` offers, as `tools/list` lists them.
-pub fn list(template: Template) -> Vec<Value> {
+/// A template's own MCP tools, offered after every template's: what its folder declares.
+#[derive(Debug, Clone, Copy)]
+pub struct TemplateTools {
+    /// Its tools, as `tools/list` lists them.
+    pub list: fn() -> Vec<Value>,
+    /// The call of one of its tools (a name [`TemplateTools::list`] names) with these
+    /// arguments, or the text of the tool error that answers it.
+    pub parse: fn(&str, Map<String, Value>) -> Result<ToolCall, String>,
+    /// What the server's instructions add about them (`", and look up …"`), or `""`.
+    pub instructions: &'static str,
+}
+
+impl TemplateTools {
+    /// No tools of its own.
+    pub const NONE: Self = Self {
+        list: Vec::new,
+        parse: |name, _| Err(format!("Unknown tool: {name}")),
+        instructions: "",
+    };
+}
+
+/// The tools a site offers whose template has `own` tools, as `tools/list` lists them.
+pub fn list(own: &TemplateTools) -> Vec<Value> {
     let mut tools = alloc::vec![
         tool(
             "search_knowledge",
@@ -69,28 +89,13 @@ pub fn list(template: Template) -> Vec<Value> {
             false,
         ),
     ];
-    if template == Template::Shop {
-        tools.push(tool(
-            "lookup_warranty",
-            "Look up a warranty",
-            "Look up the warranty record of a product by its serial number: the product and \
-             the last day of its warranty.",
-            json!({
-                "serial": {"type": "string", "minLength": SERIAL_MIN_CHARS,
-                           "maxLength": SERIAL_MAX_CHARS, "pattern": "^[A-Za-z0-9-]+$",
-                           "description": "The serial number, e.g. 0979825281."},
-            }),
-            &["serial"],
-            true,
-        ));
-    }
-    if template == Template::Guarded {
-        tools.extend(super::guarded_tools::list());
-    }
+    tools.extend((own.list)());
     tools
 }
 
-fn tool(
+/// A tool as `tools/list` lists it: an object schema of `properties` (no others),
+/// `required`, and its annotations (never open-world).
+pub fn tool(
     name: &str,
     title: &str,
     description: &str,
@@ -132,25 +137,21 @@ pub fn call_params(params: Option<&Value>) -> Result<(&str, Map<String, Value>),
     Ok((name, arguments))
 }
 
-/// The call of tool `name` with `arguments` on a site running `template`, or the text of
-/// the tool error that answers it.
+/// The call of tool `name` with `arguments` on a site whose template has `own` tools, or
+/// the text of the tool error that answers it.
 pub fn parse_call(
-    template: Template,
+    own: &TemplateTools,
     name: &str,
     mut arguments: Map<String, Value>,
 ) -> Result<ToolCall, String> {
-    let known = list(template)
+    let known = list(own)
         .iter()
         .any(|tool| tool["name"].as_str() == Some(name));
     if !known {
         return Err(format!("Unknown tool: {name}"));
     }
-    if template == Template::Guarded
-        && super::guarded_tools::list()
-            .iter()
-            .any(|t| t["name"] == name)
-    {
-        return super::guarded_tools::parse(name, arguments);
+    if (own.list)().iter().any(|t| t["name"] == name) {
+        return (own.parse)(name, arguments);
     }
     let invalid = |why: String| format!("Invalid arguments for {name}: {why}");
     let mut take = |key: &str| arguments.remove(key);
@@ -181,16 +182,7 @@ pub fn parse_call(
                 id => Some(text(id, "conversation_id", MAX_ID_CHARS).map_err(invalid)?),
             },
         },
-        _ => {
-            let serial = text(take("serial"), "serial", SERIAL_MAX_CHARS).map_err(invalid)?;
-            if !is_valid_serial(&serial) {
-                return Err(invalid(format!(
-                    "`serial` must be {SERIAL_MIN_CHARS} to {SERIAL_MAX_CHARS} letters, digits \
-                     or '-'."
-                )));
-            }
-            ToolCall::LookupWarranty { serial }
-        }
+        _ => return Err(format!("Unknown tool: {name}")),
     };
     if let Some(extra) = arguments.keys().next() {
         return Err(invalid(format!("unknown argument `{extra}`.")));
@@ -198,8 +190,9 @@ pub fn parse_call(
     Ok(call)
 }
 
-/// A required string argument: trimmed, 1 to `max_chars` characters.
-fn text(value: Option<Value>, key: &str, max_chars: usize) -> Result<String, String> {
+/// A required string argument: trimmed, 1 to `max_chars` characters; else the reason
+/// ("`key` is required.", …).
+pub fn text(value: Option<Value>, key: &str, max_chars: usize) -> Result<String, String> {
     match value {
         None | Some(Value::Null) => Err(format!("`{key}` is required.")),
         Some(Value::String(text)) => {
@@ -234,137 +227,6 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-
-    fn args(value: Value) -> Map<String, Value> {
-        value.as_object().cloned().unwrap_or_default()
-    }
-
-    #[test]
-    fn every_tool_has_an_object_schema_and_shop_adds_its_warranty_lookup() {
-        let shop = list(Template::Shop);
-        let names: Vec<&str> = shop.iter().filter_map(|t| t["name"].as_str()).collect();
-        assert_eq!(
-            names,
-            [
-                "search_knowledge",
-                "get_conversation",
-                "send_message",
-                "lookup_warranty"
-            ]
-        );
-        for tool in &shop {
-            let schema = &tool["inputSchema"];
-            assert_eq!(schema["type"], "object");
-            for required in schema["required"].as_array().unwrap() {
-                let key = required.as_str().unwrap();
-                assert!(schema["properties"].get(key).is_some(), "{key}");
-            }
-        }
-        let analyst = list(Template::Analyst);
-        assert!(analyst.iter().all(|t| t["name"] != "lookup_warranty"));
-    }
-
-    #[test]
-    fn arguments_that_fit_become_calls() {
-        let call = parse_call(
-            Template::Shop,
-            "search_knowledge",
-            args(json!({"query": " đổi trả "})),
-        );
-        assert_eq!(
-            call,
-            Ok(ToolCall::SearchKnowledge {
-                query: "đổi trả".into(),
-                limit: DEFAULT_SEARCH_LIMIT
-            })
-        );
-        let call = parse_call(
-            Template::Shop,
-            "send_message",
-            args(json!({"message": "hi", "conversation_id": "c1"})),
-        );
-        assert_eq!(
-            call,
-            Ok(ToolCall::SendMessage {
-                message: "hi".into(),
-                conversation_id: Some("c1".into())
-            })
-        );
-        let call = parse_call(
-            Template::Shop,
-            "lookup_warranty",
-            args(json!({"serial": "0979825281"})),
-        );
-        assert_eq!(
-            call,
-            Ok(ToolCall::LookupWarranty {
-                serial: "0979825281".into()
-            })
-        );
-    }
-
-    #[test]
-    fn unknown_tools_and_arguments_off_the_schema_are_tool_errors_naming_the_problem() {
-        let cases = [
-            ("no_such_tool", json!({}), "Unknown tool: no_such_tool"),
-            ("search_knowledge", json!({}), "`query` is required"),
-            (
-                "search_knowledge",
-                json!({"query": 5}),
-                "`query` must be a string",
-            ),
-            (
-                "search_knowledge",
-                json!({"query": "  "}),
-                "`query` must be 1 to",
-            ),
-            (
-                "search_knowledge",
-                json!({"query": "a", "limit": 0}),
-                "`limit`",
-            ),
-            (
-                "search_knowledge",
-                json!({"query": "a", "limit": 9}),
-                "`limit`",
-            ),
-            (
-                "search_knowledge",
-                json!({"query": "a", "limit": "2"}),
-                "`limit`",
-            ),
-            (
-                "search_knowledge",
-                json!({"query": "a", "top": 2}),
-                "unknown argument `top`",
-            ),
-            (
-                "get_conversation",
-                json!({"conversation_id": ""}),
-                "`conversation_id`",
-            ),
-            (
-                "send_message",
-                json!({"conversation_id": "c"}),
-                "`message` is required",
-            ),
-            (
-                "lookup_warranty",
-                json!({"serial": "AB 12"}),
-                "`serial` must be 3 to 32",
-            ),
-        ];
-        for (name, arguments, expected) in cases {
-            let error = parse_call(Template::Shop, name, args(arguments)).expect_err(name);
-            assert!(error.contains(expected), "{name}: {error}");
-        }
-        let error = parse_call(
-            Template::Analyst,
-            "lookup_warranty",
-            args(json!({"serial": "ABC"})),
-        );
-        assert_eq!(error, Err("Unknown tool: lookup_warranty".to_string()));
-    }
 
     #[test]
     fn a_call_without_a_name_or_with_non_object_arguments_is_a_protocol_error() {

@@ -23,6 +23,7 @@ mod calls;
 mod config;
 mod flow;
 mod guardrail;
+pub mod mcp;
 mod prompt;
 mod sources;
 mod steps;

@@ -7,7 +7,14 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use serde_json::{Map, Value, json};
 
-use super::call::{MAX_ID_CHARS, MAX_QUERY_CHARS, ToolCall};
+use crate::mcp::tools::{MAX_ID_CHARS, MAX_QUERY_CHARS, TemplateTools, ToolCall};
+
+/// `guarded`'s tools, as the registry hands them to the MCP server.
+pub const TOOLS: TemplateTools = TemplateTools {
+    list,
+    parse,
+    instructions: "",
+};
 
 /// The longest message `memory_add_message` stores, in characters.
 pub const MAX_CONTENT_CHARS: usize = 32_000;
