@@ -40,6 +40,15 @@
 //! ran ([`engine::Answer::route`]). The templates, how each is written, and a turn run
 //! end to end are in [`flows`]; `shared/tests/plugin_template.rs` defines one outside this
 //! crate with the public API only.
+//!
+//! Everything of one template is in its folder, `flows/<t>/`: its settings, steps and
+//! prompts, its own boundary ports where no other template shares them (e.g. `rental`'s
+//! roles and learned Q&A), their in-memory implementations (feature `memory`), and its own
+//! MCP tools. One file names the templates: `flows/mod.rs`, the registry — the
+//! [`flows::Template`] enum (re-exported as [`template::Template`]), one `pub mod` per
+//! folder, and what the rest of the crate asks of a template by name
+//! ([`flows::Template::mcp_tools`]). The engine, the boundaries, the in-memory backend and
+//! the MCP protocol name none.
 #![cfg_attr(not(feature = "std"), no_std)]
 
 extern crate alloc;

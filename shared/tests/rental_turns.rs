@@ -7,13 +7,14 @@ use concierge_core::boundary::{ColumnSchema, ColumnType, TableSchema};
 use concierge_core::conversation::Language;
 use concierge_core::engine::{self, NewConversation, TurnOutcome};
 use concierge_core::error::Error;
+use concierge_core::flows::rental::memory::MemoryRentalBackend;
 use concierge_core::flows::rental::{
     ORCHESTRATOR_PROMPT, RESPONSE_PROMPT, RentalConfig, SENTENCES_VI, SQL_PROMPT, VALIDATOR_PROMPT,
     marker,
 };
 use concierge_core::graph::block_on;
 use concierge_core::identity::UserIdentity;
-use concierge_core::memory::{MemoryBackend, MemoryTable};
+use concierge_core::memory::MemoryTable;
 use concierge_core::payload::Payload;
 use concierge_core::prompt::Sentences;
 use concierge_core::turn::{TurnEvent, TurnInput};
@@ -21,8 +22,8 @@ use serde_json::json;
 
 const SITE: &str = "site-r";
 
-fn backend() -> MemoryBackend {
-    let backend = MemoryBackend::default();
+fn backend() -> MemoryRentalBackend {
+    let backend = MemoryRentalBackend::default();
     let columns = vec![
         ColumnSchema::new("id", ColumnType::Text),
         ColumnSchema::new("title", ColumnType::Text),
@@ -41,7 +42,7 @@ fn backend() -> MemoryBackend {
     backend
 }
 
-fn conversation(backend: &MemoryBackend, identity: Option<UserIdentity>) -> String {
+fn conversation(backend: &MemoryRentalBackend, identity: Option<UserIdentity>) -> String {
     let new = NewConversation {
         site_id: SITE.into(),
         identity,
@@ -49,7 +50,7 @@ fn conversation(backend: &MemoryBackend, identity: Option<UserIdentity>) -> Stri
         ..NewConversation::default()
     };
     let created = block_on(engine::create_conversation(
-        backend,
+        &backend.base,
         &rental(backend, &RentalConfig::default()),
         new,
     ));
@@ -57,7 +58,7 @@ fn conversation(backend: &MemoryBackend, identity: Option<UserIdentity>) -> Stri
 }
 
 fn say(
-    backend: &MemoryBackend,
+    backend: &MemoryRentalBackend,
     id: &str,
     text: &str,
 ) -> (Vec<TurnEvent>, Result<TurnOutcome, Error>) {
@@ -69,7 +70,7 @@ fn say(
     };
     let mut events = Vec::new();
     let outcome = backend.timer.run(engine::run_turn(
-        backend,
+        &backend.base,
         &rental(backend, &RentalConfig::default()),
         &input,
         &mut events,
@@ -105,7 +106,7 @@ fn terminals(events: &[TurnEvent]) -> usize {
 }
 
 /// The markers of the model calls, in order.
-fn calls(backend: &MemoryBackend) -> Vec<String> {
+fn calls(backend: &MemoryRentalBackend) -> Vec<String> {
     backend
         .model
         .requests()
@@ -121,7 +122,7 @@ fn calls(backend: &MemoryBackend) -> Vec<String> {
         .collect()
 }
 
-fn orchestrator(backend: &MemoryBackend, kind: &str, ready: bool, mode: &str, message: &str) {
+fn orchestrator(backend: &MemoryRentalBackend, kind: &str, ready: bool, mode: &str, message: &str) {
     let reply = json!({"message": message, "requestType": kind, "readyForSql": ready,
         "intentModeHint": mode, "entityHint": "room"});
     backend
@@ -528,7 +529,7 @@ fn a_similar_learned_question_is_a_hint_in_the_sql_prompt() {
 }
 
 /// The SQL prompts the model received (their whole message lists), in order.
-fn sql_requests(backend: &MemoryBackend) -> Vec<String> {
+fn sql_requests(backend: &MemoryRentalBackend) -> Vec<String> {
     backend
         .model
         .requests()
@@ -545,7 +546,7 @@ fn sql_requests(backend: &MemoryBackend) -> Vec<String> {
 }
 
 /// One QUERY turn answered with `sql`, judged valid.
-fn query_turn(backend: &MemoryBackend, id: &str, question: &str, sql: &str) -> TurnOutcome {
+fn query_turn(backend: &MemoryRentalBackend, id: &str, question: &str, sql: &str) -> TurnOutcome {
     orchestrator(backend, "QUERY", true, "LIST", "");
     backend.model.reply(&[sql]);
     backend.model.reply(&["Đây là phòng bạn cần"]);
@@ -651,7 +652,7 @@ fn an_assistant_message_without_a_visitor_turn_never_reaches_the_sql_prompt() {
 
 #[test]
 fn learned_sql_is_reused_only_for_the_role_it_was_written_for_and_only_if_context_free() {
-    use concierge_core::boundary::RentalData;
+    use concierge_core::flows::rental::RentalData;
     let backend = backend();
     let landlord =
         UserIdentity::new("owner-1".into(), Some("LANDLORD".into()), vec![], None).unwrap();
@@ -674,7 +675,7 @@ fn learned_sql_is_reused_only_for_the_role_it_was_written_for_and_only_if_contex
     // An entry not known to be context-free (learned before this was recorded) is kept
     // for review but neither reused nor offered as a hint.
     for record in learned {
-        let legacy = concierge_core::boundary::QaRecord {
+        let legacy = concierge_core::flows::rental::QaRecord {
             context_free: false,
             ..record
         };
@@ -717,15 +718,11 @@ fn an_unreachable_orchestrator_fails_the_turn_instead_of_greeting() {
 
 /// `config` as the engine runs it, over the in-memory backend's parts it depends on.
 fn rental<'b>(
-    backend: &'b concierge_core::memory::MemoryBackend,
+    backend: &'b MemoryRentalBackend,
     config: &concierge_core::flows::rental::RentalConfig,
 ) -> concierge_core::flows::rental::RentalAssistant<
     &'b concierge_core::memory::MemorySql,
-    &'b concierge_core::memory::MemoryRental,
+    &'b concierge_core::flows::rental::memory::MemoryRental,
 > {
-    concierge_core::flows::rental::RentalAssistant::new(
-        config.clone(),
-        &backend.sql,
-        &backend.rental,
-    )
+    backend.assistant(config.clone())
 }

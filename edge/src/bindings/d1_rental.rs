@@ -1,8 +1,8 @@
 //! The `rental` template's own rows in D1 (`DB`): roles of known users, learned Q&A, and
 //! the seed endpoint's sessions. Every statement is scoped by site, with bound parameters.
 
-use concierge_core::boundary::{QaRecord, RentalData, RentalFuture};
 use concierge_core::error::ServiceError;
+use concierge_core::flows::rental::{QaRecord, RentalData, RentalFuture};
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
 use worker::D1Database;

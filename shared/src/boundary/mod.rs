@@ -14,7 +14,6 @@ mod data;
 mod logs;
 mod model;
 mod records;
-mod rental;
 mod search;
 mod sql;
 mod store;
@@ -32,7 +31,6 @@ pub use model::{
     ChatModel, ChatRequest, ChatSink, Constraint, ModelCall, parse_tool_call, tool_call_schema,
 };
 pub use records::{CalendarDate, WarrantyRecord, WarrantyRecords};
-pub use rental::{QaRecord, RentalData, RentalFuture};
 pub use search::{WebSearch, WebSource, is_web_url};
 pub use sql::{
     ColumnSchema, ColumnType, ReadOnlyQuery, SqlReader, SqlRows, SqlScope, SqlValue, TableSchema,

@@ -1,7 +1,7 @@
 //! The tools the MCP server offers a site's key: every template's (knowledge search,
 //! reading a conversation, sending a message to the assistant) and the template's own
-//! ([`TemplateTools`]: a template declares them in its folder, and
-//! [`Template::mcp_tools`](crate::flows::Template::mcp_tools) hands them over). Each is
+//! ([`TemplateTools`]: a template declares them in its folder, and the templates' registry,
+//! `Template::mcp_tools`, hands them to the Worker, which passes them in). Each is
 //! scoped to the key's site by the Worker, which runs them; this module lists them, checks
 //! their arguments against the schemas it publishes, and shapes their results.
 //!

@@ -2,15 +2,17 @@
 //! benchmarks and native tools. Single-threaded (`RefCell`), deterministic, `no_std`.
 //!
 //! [`MemoryBackend`] bundles one of each and is a [`Platform`] (the engine's boundaries);
-//! its other parts (warranty records, SQL, search, cache, rental data, logs, data sets) are
-//! what templates take as their own dependencies, e.g. `&backend.warranty`.
+//! its other parts (warranty records, search, cache, logs, data sets) are what templates
+//! take as their own dependencies, e.g. `&backend.warranty`. [`MemorySql`] (read-only SQL
+//! over tables in memory) is not part of it: a template that reads SQL builds its reader
+//! with its own validator of model-written statements, and its own test backend, in its
+//! folder (feature `memory`).
 
 mod basics;
 mod cache;
 mod data;
 mod logs;
 mod model;
-mod rental;
 mod search;
 mod sql;
 mod store;
@@ -23,9 +25,8 @@ pub use cache::{ManualClock, MemoryCache};
 pub use data::MemoryDataSets;
 pub use logs::MemoryKnowledgeBase;
 pub use model::{Script, ScriptedChatModel};
-pub use rental::MemoryRental;
 pub use search::{MemoryPage, MemorySearch};
-pub use sql::{MemorySql, MemoryTable};
+pub use sql::{MemorySql, MemoryTable, WrittenCheck};
 pub use store::MemoryStore;
 pub use timer::MemoryTimer;
 pub use vector::{HashEmbedder, MemoryVectorIndex, cosine};
@@ -60,14 +61,10 @@ pub struct MemoryBackend {
     pub logger: RecordingLogger,
     /// Virtual time for timeouts and retries.
     pub timer: MemoryTimer,
-    /// The site's tables for read-only SQL.
-    pub sql: MemorySql,
     /// A web corpus to search.
     pub search: MemorySearch,
     /// The key-value cache (its own manual clock).
     pub cache: MemoryCache,
-    /// Rental roles and learned Q&A.
-    pub rental: MemoryRental,
     /// Uploaded logs and knowledge-base versions (`knowledge`).
     pub knowledge: MemoryKnowledgeBase,
     /// Merchant data sets (`analyst`).

@@ -31,8 +31,11 @@
 pub mod agents;
 pub mod build;
 mod config;
+mod data;
 mod flow;
 pub mod format;
+#[cfg(feature = "memory")]
+pub mod memory;
 pub mod schema;
 pub mod sql;
 
@@ -41,9 +44,10 @@ pub use config::{
     SENTENCES_EN, SENTENCES_VI, SESSION_IDLE_MS, SESSION_MESSAGES, SQL_ATTEMPTS, SQL_PROMPT,
     SYSTEM_PROMPT_VI, VALIDATOR_PROMPT, marker, session_context,
 };
+pub use data::{QaRecord, RentalData, RentalFuture};
 pub use flow::{QA_SOURCE, qa_vector_id};
 
-use crate::boundary::{RentalData, SqlReader};
+use crate::boundary::SqlReader;
 use crate::conversation::{Language, StoredMessage};
 use crate::engine::{Answer, Assistant, Platform, Turn, TurnConfig};
 use crate::error::Error;

@@ -103,17 +103,34 @@ struct Owned {
 /// user's table is "no such table", exactly as a table that does not exist. Results are
 /// capped at `max_rows`, with `truncated` set when more rows matched (after the
 /// statement's own `LIMIT`/`OFFSET`).
+///
+/// A model-written statement ([`ReadOnlyQuery::is_written`]) is checked first by the
+/// validator given with [`MemorySql::with_written_check`] (the template's own, as the
+/// Worker's readers run it) against the scope's tables; without one it is refused.
 #[derive(Debug, Default)]
 pub struct MemorySql {
     tables: RefCell<Vec<Owned>>,
     statements: RefCell<Vec<ReadOnlyQuery>>,
     unavailable: Cell<bool>,
+    written: Option<WrittenCheck>,
 }
+
+/// A validator of model-written SQL: the statement and the scope's tables → the statement
+/// to run and its first table, or the reason it is refused.
+pub type WrittenCheck = fn(&str, &[TableSchema]) -> Result<(String, Option<String>), String>;
 
 impl MemorySql {
     /// No tables.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// No tables; model-written statements are validated by `check`.
+    pub fn with_written_check(check: WrittenCheck) -> Self {
+        Self {
+            written: Some(check),
+            ..Self::default()
+        }
     }
 
     /// Adds (or replaces) a shared table of `site_id`.
@@ -190,31 +207,6 @@ fn invalid(detail: impl Into<String>) -> ServiceError {
     ServiceError::new(ServiceErrorKind::Invalid, detail)
 }
 
-/// A model-written statement, validated by `rental`'s validator against `tables`: the
-/// statement to run and its first table, or `Invalid` with the validator's sentence.
-#[cfg(feature = "rental-sql")]
-fn validate_written(
-    sql: &str,
-    tables: &[MemoryTable],
-) -> Result<(String, Option<String>), ServiceError> {
-    use crate::flows::rental::schema::catalog_of;
-    use crate::flows::rental::sql::validate_in;
-    let schemas: Vec<TableSchema> = tables.iter().map(|t| t.schema.clone()).collect();
-    let valid = validate_in(sql, &catalog_of(&schemas)).map_err(|r| invalid(r.0))?;
-    Ok((valid.sql().into(), valid.first_table().map(Into::into)))
-}
-
-/// Without `rental-sql` there is no validator: a model-written statement is refused.
-#[cfg(not(feature = "rental-sql"))]
-fn validate_written(
-    _sql: &str,
-    _tables: &[MemoryTable],
-) -> Result<(String, Option<String>), ServiceError> {
-    Err(invalid(
-        "model-written SQL needs the rental-sql feature (its validator)",
-    ))
-}
-
 impl SqlReader for MemorySql {
     async fn query(
         &self,
@@ -226,7 +218,11 @@ impl SqlReader for MemorySql {
         // A model-written statement is validated first, against the scope's own tables, as
         // the Worker's readers do; a refused one never runs (and is not recorded).
         let (query, statement, first_table) = if query.is_written() {
-            let (sql, first_table) = validate_written(query.sql(), &tables)?;
+            let schemas: Vec<TableSchema> = tables.iter().map(|t| t.schema.clone()).collect();
+            let check = self.written.ok_or_else(|| {
+                invalid("model-written SQL needs a validator (MemorySql::with_written_check)")
+            })?;
+            let (sql, first_table) = check(query.sql(), &schemas).map_err(invalid)?;
             (ReadOnlyQuery::new(sql.clone()), Some(sql), first_table)
         } else {
             (query.clone(), None, None)

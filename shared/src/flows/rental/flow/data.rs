@@ -8,13 +8,14 @@ use serde_json::Value;
 
 use super::{QA_SOURCE, Run, SqlOutcome, qa_vector_id};
 use crate::boundary::{
-    MetadataFilter, ModelCall, QaRecord, ReadOnlyQuery, SqlReader, SqlRows, VectorIndex,
-    VectorQuery, VectorRecord,
+    MetadataFilter, ModelCall, ReadOnlyQuery, SqlReader, SqlRows, VectorIndex, VectorQuery,
+    VectorRecord,
 };
 use crate::conversation::Metadata;
 use crate::engine::{Answer, Platform, fail_answer, stream_text};
 use crate::error::Error;
 use crate::error::{ServiceError, ServiceErrorKind};
+use crate::flows::rental::QaRecord;
 use crate::flows::rental::agents::{
     Orchestration, RequestType, complete, extract_sql, parse_validation, rows_json,
 };

@@ -7,10 +7,11 @@ use serde_json::Value;
 
 use super::agents::{Orchestration, RequestType, complete, parse_orchestration};
 use super::config::{ORCHESTRATOR_PROMPT, RentalConfig, Role, session_context};
+use super::data::RentalData;
 use super::format::enforce_label;
 use crate::boundary::{
-    ChatRequest, Embedder, LogRecord, MetadataFilter, RentalData, SqlReader, SqlRows, SqlScope,
-    TableSchema, VectorIndex, VectorQuery,
+    ChatRequest, Embedder, LogRecord, MetadataFilter, SqlReader, SqlRows, SqlScope, TableSchema,
+    VectorIndex, VectorQuery,
 };
 use crate::chat::{ChatMessage, Role as ChatRole};
 use crate::conversation::{MessageKind, Metadata};

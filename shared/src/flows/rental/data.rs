@@ -1,6 +1,7 @@
-//! The `rental` template's own data (TEMPLATES.md §2.3): the roles a merchant uploaded for
+//! The `rental` template's own data port (TEMPLATES.md §2.3): the roles a merchant uploaded for
 //! known users, and the learned Q&A (validated questions with their SQL) reused by
-//! canonical lookup. Listings themselves are read through [`SqlReader`](super::SqlReader).
+//! canonical lookup. Listings themselves are read through
+//! [`SqlReader`](crate::boundary::SqlReader).
 //!
 //! Object-safe (boxed futures), so a [`Platform`](crate::engine::Platform) offers it with a
 //! default method and platforms without rental data need not change.

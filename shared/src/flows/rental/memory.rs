@@ -1,12 +1,90 @@
-//! Rental roles and learned Q&A in memory.
+//! `rental`'s dependencies in memory (feature `memory`), for tests and native tools: the
+//! roles and learned Q&A ([`MemoryRental`]), the listings as read-only SQL whose
+//! model-written statements `rental`'s validator checks ([`listings`]), and the backend a
+//! `rental` turn runs on ([`MemoryRentalBackend`]: the generic backend with those two).
+//!
+//! ```
+//! use concierge_core::flows::rental::RentalConfig;
+//! use concierge_core::flows::rental::memory::MemoryRentalBackend;
+//!
+//! let backend = MemoryRentalBackend::default();
+//! let rental = backend.assistant(RentalConfig::default());
+//! // `backend.base` is the engine's platform; `backend.sql` and `backend.rental` are
+//! // `rental`'s own dependencies, which `rental` holds.
+//! # let _ = (&backend.base, rental);
+//! ```
 
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::{Cell, RefCell};
+use core::ops::Deref;
 
-use crate::boundary::{QaRecord, RentalData, RentalFuture};
+use super::{QaRecord, RentalAssistant, RentalConfig, RentalData, RentalFuture};
 use crate::error::{ServiceError, ServiceErrorKind};
+use crate::memory::{MemoryBackend, MemorySql};
+
+/// The generic in-memory backend with `rental`'s own dependencies beside it.
+#[derive(Debug)]
+pub struct MemoryRentalBackend {
+    /// The engine's platform (model, store, timer, …).
+    pub base: MemoryBackend,
+    /// The site's listings, as read-only SQL ([`listings`]).
+    pub sql: MemorySql,
+    /// Roles and learned Q&A.
+    pub rental: MemoryRental,
+}
+
+impl Default for MemoryRentalBackend {
+    fn default() -> Self {
+        Self {
+            base: MemoryBackend::default(),
+            sql: listings(),
+            rental: MemoryRental::default(),
+        }
+    }
+}
+
+impl MemoryRentalBackend {
+    /// `rental` with `config`, over this backend's listings and rental data.
+    pub fn assistant(&self, config: RentalConfig) -> RentalAssistant<&MemorySql, &MemoryRental> {
+        RentalAssistant::new(config, &self.sql, &self.rental)
+    }
+}
+
+/// The generic backend's parts (`backend.model`, `backend.timer`, …) read through.
+impl Deref for MemoryRentalBackend {
+    type Target = MemoryBackend;
+
+    fn deref(&self) -> &MemoryBackend {
+        &self.base
+    }
+}
+
+/// Read-only SQL over tables in memory whose model-written statements are checked by
+/// `rental`'s validator (feature `rental-sql`; without it they are refused).
+pub fn listings() -> MemorySql {
+    #[cfg(feature = "rental-sql")]
+    {
+        MemorySql::with_written_check(check_written)
+    }
+    #[cfg(not(feature = "rental-sql"))]
+    {
+        MemorySql::new()
+    }
+}
+
+/// A model-written statement validated by `rental`'s validator against `tables`: the
+/// statement to run and its first table, or the validator's sentence.
+#[cfg(feature = "rental-sql")]
+fn check_written(
+    sql: &str,
+    tables: &[crate::boundary::TableSchema],
+) -> Result<(String, Option<String>), String> {
+    let valid =
+        super::sql::validate_in(sql, &super::schema::catalog_of(tables)).map_err(|r| r.0)?;
+    Ok((valid.sql().into(), valid.first_table().map(Into::into)))
+}
 
 /// Roles and learned Q&A per site, in memory.
 #[derive(Debug, Default)]
