@@ -7,7 +7,14 @@
 //! (`<T>Deps`, generic over the boundary traits it needs: warranty records, SQL, web
 //! search, a cache, data sets, logs…). `<T>Assistant { config, deps }` is the
 //! [`Assistant`](crate::engine::Assistant) the engine's turn lifecycle runs; the engine's
-//! [`Platform`](crate::engine::Platform) carries only what the engine itself uses.
+//! [`Platform`](crate::engine::Platform) carries only what the engine itself uses. A
+//! boundary trait only one template needs is declared in its folder (`rental`'s
+//! `RentalData`), with its in-memory implementation (`rental::memory`, feature `memory`);
+//! a template with MCP tools of its own declares them in its `mcp` module.
+//!
+//! Adding a template: its folder, a `pub mod` line and a [`Template`] variant here (with
+//! its name in [`Template::as_str`], [`Template::ALL`] and [`Template::BUILT`]), and its
+//! arm in [`Template::mcp_tools`].
 //!
 //! - [`shop`] — the store assistant (seed 000), a [`Graph`](crate::graph::Graph) (named
 //!   nodes; plain and conditional edges; `END`) run by a [`Flow`](crate::graph::Flow):
