@@ -33,6 +33,7 @@ pub mod build;
 mod config;
 mod flow;
 pub mod format;
+pub mod reply;
 pub mod schema;
 pub mod sql;
 
@@ -100,6 +101,10 @@ impl<Q: SqlReader, D: RentalData> Assistant for RentalAssistant<Q, D> {
             _ => return (None, None),
         };
         (Some(intent), None)
+    }
+
+    fn reply_envelope(&self, reply: &StoredMessage) -> Option<crate::turn::ReplyEnvelope> {
+        Some(reply::envelope(reply))
     }
 
     async fn answer<P: Platform>(
