@@ -202,6 +202,7 @@ fn turn_encoders(c: &mut Criterion) {
         intent: None,
         confidence: None,
         usage: None,
+        reply: None,
     });
     let mut group = c.benchmark_group("turn_encoders");
     group.throughput(Throughput::Elements(events.len() as u64));

@@ -138,7 +138,14 @@ pub enum ColumnKind {
 
 /// A chart's data, drawn by the client (the widget renders inline SVG; no third-party
 /// chart service).
+///
+/// On the wire it also carries seed 002's chart object on every surface (TEMPLATES.md
+/// §2.4): `mimeType` `image/png`, the QuickChart `url` (built from the Chart.js
+/// configuration, never fetched by the Worker), `width` 500, `height` 300, and `spec`, that
+/// Chart.js configuration (`type`, `data.labels`, `data.datasets`). They are derived from
+/// the fields below when it is written, so a stored chart written before them gains them too.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(into = "ChartWire")]
 pub struct ChartPayload {
     /// How to draw it.
     pub chart: ChartKind,
@@ -151,6 +158,118 @@ pub struct ChartPayload {
     pub series: Vec<ChartSeries>,
     /// A text alternative describing what the chart shows.
     pub alt: String,
+}
+
+/// Seed 002's chart size (QuickChart's default image size), in pixels.
+pub const CHART_WIDTH: u32 = 500;
+/// See [`CHART_WIDTH`].
+pub const CHART_HEIGHT: u32 = 300;
+
+impl ChartPayload {
+    /// The Chart.js configuration that draws it (one dataset per series).
+    pub fn chart_js(&self) -> ChartJs {
+        ChartJs {
+            kind: self.chart,
+            data: ChartJsData {
+                labels: self.labels.clone(),
+                datasets: self
+                    .series
+                    .iter()
+                    .map(|s| ChartJsDataset {
+                        label: s.name.clone(),
+                        data: s.values.clone(),
+                    })
+                    .collect(),
+            },
+        }
+    }
+
+    /// Seed 002's QuickChart URL for it: `https://quickchart.io/chart?c=<the Chart.js
+    /// configuration, URI-component encoded>&w=500&h=300`. Built, never fetched.
+    pub fn quickchart_url(&self) -> String {
+        let config = serde_json::to_string(&self.chart_js()).unwrap_or_default();
+        let mut url = String::from("https://quickchart.io/chart?c=");
+        encode_uri_component(&config, &mut url);
+        url.push_str(&alloc::format!("&w={CHART_WIDTH}&h={CHART_HEIGHT}"));
+        url
+    }
+}
+
+/// Appends `text` encoded as JavaScript's `encodeURIComponent` does: every UTF-8 byte but
+/// `A–Z a–z 0–9 - _ . ! ~ * ' ( )` as `%XX`.
+fn encode_uri_component(text: &str, out: &mut String) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&byte) {
+            out.push(char::from(byte));
+        } else {
+            out.push('%');
+            out.push(char::from(HEX[usize::from(byte >> 4)]));
+            out.push(char::from(HEX[usize::from(byte & 0xF)]));
+        }
+    }
+}
+
+/// A Chart.js configuration: what QuickChart draws (seed 002's chart `url`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChartJs {
+    /// `bar`, `line` or `pie`.
+    #[serde(rename = "type")]
+    pub kind: ChartKind,
+    /// The labels and datasets.
+    pub data: ChartJsData,
+}
+
+/// A Chart.js configuration's `data`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChartJsData {
+    /// The category labels.
+    pub labels: Vec<String>,
+    /// One dataset per series.
+    pub datasets: Vec<ChartJsDataset>,
+}
+
+/// One Chart.js dataset.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChartJsDataset {
+    /// The series' name.
+    pub label: String,
+    /// Its values, one per label.
+    pub data: Vec<f64>,
+}
+
+/// A [`ChartPayload`] as written: its own fields, then seed 002's chart object.
+#[derive(Serialize)]
+struct ChartWire {
+    chart: ChartKind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    title: Option<String>,
+    labels: Vec<String>,
+    series: Vec<ChartSeries>,
+    alt: String,
+    #[serde(rename = "mimeType")]
+    mime_type: &'static str,
+    url: String,
+    width: u32,
+    height: u32,
+    spec: ChartJs,
+}
+
+impl From<ChartPayload> for ChartWire {
+    fn from(chart: ChartPayload) -> Self {
+        Self {
+            mime_type: "image/png",
+            url: chart.quickchart_url(),
+            width: CHART_WIDTH,
+            height: CHART_HEIGHT,
+            spec: chart.chart_js(),
+            chart: chart.chart,
+            title: chart.title,
+            labels: chart.labels,
+            series: chart.series,
+            alt: chart.alt,
+        }
+    }
 }
 
 /// How a chart is drawn.

@@ -77,6 +77,16 @@ pub struct TurnJob {
     pub message_id: String,
 }
 
+/// What kind of reply a template's reply is, for clients ([`Assistant::reply_envelope`](crate::engine::Assistant::reply_envelope)).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ReplyEnvelope {
+    /// The reply's kind on the wire (the `completed` event's `kind`), e.g. `data`.
+    pub kind: &'static str,
+    /// The template's description of the reply, e.g. seed 002's `{kind, timestamp,
+    /// payload?}` (its `ChatResponse` without the message, which the chunks carry).
+    pub data: serde_json::Value,
+}
+
 /// One output event of a turn.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
@@ -148,6 +158,10 @@ pub enum TurnEvent {
         /// Tokens the model used, when it was called and reported them.
         #[serde(skip_serializing_if = "Option::is_none")]
         usage: Option<Usage>,
+        /// What kind of reply it is for clients, where the template says
+        /// ([`Assistant::reply_envelope`](crate::engine::Assistant::reply_envelope)).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reply: Option<ReplyEnvelope>,
     },
     /// The turn failed; nothing more follows.
     Failed {

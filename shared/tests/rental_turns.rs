@@ -241,7 +241,13 @@ fn a_table_and_a_chart_are_built_from_the_rows() {
         payload.1["series"][0]["values"],
         json!([1_800_000.0, 2_000_000.0, 3_500_000.0])
     );
-    assert!(!payload.1.to_string().contains("quickchart"));
+    // Issue 27 item 7: the seed's chart object on every surface (it was absent here; the
+    // widget still draws its own SVG from `labels` and `series`).
+    assert_eq!(payload.1["mimeType"], "image/png");
+    assert_eq!(payload.1["spec"]["data"]["labels"], payload.1["labels"]);
+    assert!(payload.1["url"].as_str().is_some_and(|u| {
+        u.starts_with("https://quickchart.io/chart?c=") && u.ends_with("&w=500&h=300")
+    }));
 }
 
 #[test]

@@ -225,6 +225,7 @@ fn completed(message_id: &str, kind: MessageKind, usage: Option<Usage>) -> TurnE
         intent: None,
         confidence: None,
         usage,
+        reply: None,
     }
 }
 
@@ -267,6 +268,7 @@ fn ai_sdk_stream_maps_every_turn_event() {
                 prompt_tokens: 3,
                 completion_tokens: 4,
             }),
+            reply: None,
         },
     ];
     for event in &events {

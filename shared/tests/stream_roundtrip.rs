@@ -102,6 +102,7 @@ fn terminal_event() -> impl Strategy<Value = NativeEvent> {
                     intent,
                     confidence,
                     usage: None,
+                    reply: None,
                 })
             }),
         (text(), text())

@@ -53,6 +53,7 @@ fn completed(kind: MessageKind, intent: Option<&'static str>, usage: Option<Usag
         intent,
         confidence: intent.map(|_| 0.9),
         usage,
+        reply: None,
     }
 }
 

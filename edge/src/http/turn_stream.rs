@@ -37,7 +37,7 @@ pub(crate) enum TurnRun {
 }
 
 impl TurnRun {
-    fn site_id(&self) -> &str {
+    pub(super) fn site_id(&self) -> &str {
         match self {
             Self::Stored(input) | Self::Admitted(input, _) => &input.site_id,
             Self::Stateless(input) => &input.site_id,
@@ -45,11 +45,19 @@ impl TurnRun {
         }
     }
 
-    fn conversation_id(&self) -> &str {
+    pub(super) fn conversation_id(&self) -> &str {
         match self {
             Self::Stored(input) | Self::Admitted(input, _) => &input.conversation_id,
             Self::Regenerate(input) => &input.conversation_id,
             Self::Stateless(_) => "",
+        }
+    }
+
+    /// Where a rate limit's refusal is left, for a turn behind one.
+    pub(super) fn refusal(&self) -> Option<std::rc::Rc<std::cell::RefCell<Option<ApiError>>>> {
+        match self {
+            Self::Admitted(_, admission) => Some(admission.refusal()),
+            _ => None,
         }
     }
 
@@ -89,10 +97,7 @@ pub(crate) async fn respond<A: Assistant + 'static, E: TurnEncoder + 'static>(
     // Text chunks are grouped into fewer writes; every other event is written at once.
     let writer = Coalescing::new(writer);
     let (started_tx, started_rx) = oneshot::channel::<Result<(), ApiError>>();
-    let refusal = match &run {
-        TurnRun::Admitted(_, admission) => Some(admission.refusal()),
-        _ => None,
-    };
+    let refusal = run.refusal();
     let request_id = request_id.to_string();
     let turn = async move {
         let (site_id, conversation_id) =

@@ -10,7 +10,7 @@ use concierge_core::conversation::{Language, StoredMessage};
 use concierge_core::engine::{Answer, Assistant, Platform, Refusal, Turn, TurnConfig};
 use concierge_core::error::Error;
 use concierge_core::template::Template;
-use concierge_core::turn::TurnInput;
+use concierge_core::turn::{ReplyEnvelope, TurnInput};
 use worker::Env;
 
 use crate::bindings::kv_cache::WorkerKvCache;
@@ -99,6 +99,13 @@ macro_rules! registry {
                 match self {
                     $(Self::$variant(a) => a.stored_intent(reply),)*
                     Self::Scripted(inner, _) => inner.stored_intent(reply),
+                }
+            }
+
+            fn reply_envelope(&self, reply: &StoredMessage) -> Option<ReplyEnvelope> {
+                match self {
+                    $(Self::$variant(a) => a.reply_envelope(reply),)*
+                    Self::Scripted(inner, _) => inner.reply_envelope(reply),
                 }
             }
 

@@ -38,7 +38,7 @@ pub use sql::{
 pub use store::{
     ConversationStore, NewTurn, Reopening, TurnContext, TurnOpening, TurnResume, TurnStart,
 };
-pub use timer::Timer;
+pub use timer::{Timer, iso_of_ms};
 pub use vector::{
     Embedder, FilterCondition, MAX_VECTOR_ID_BYTES, MetadataFilter, VectorIndex, VectorMatch,
     VectorQuery, VectorRecord,

@@ -113,6 +113,14 @@ pub trait Assistant {
         (None, None)
     }
 
+    /// How clients are told what kind of reply `reply` is, beyond its message kind: the
+    /// `completed` event's `kind` and its `reply` envelope (seed 002's `data | content |
+    /// control` and `ChatResponse`). Derived from the stored reply, so a replay says the
+    /// same. Templates without one keep the default, none.
+    fn reply_envelope(&self, _reply: &StoredMessage) -> Option<crate::turn::ReplyEnvelope> {
+        None
+    }
+
     /// Screens the visitor's (valid, trimmed) `text` *before* it is stored: `Ok(Some(_))`
     /// refuses it — the refusal is streamed as the answer and nothing is stored — and an
     /// error fails the turn with nothing stored. Templates without a guardrail keep the

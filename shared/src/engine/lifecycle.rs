@@ -182,7 +182,7 @@ pub async fn run_admitted_turn<P: Platform, A: Assistant>(
     sink: &mut dyn TurnSink,
 ) -> Result<TurnOutcome, Error> {
     let result = streamed(platform, assistant, input, admission, sink).await;
-    finish(result, sink)
+    finish(assistant, result, sink)
 }
 
 async fn streamed<P: Platform, A: Assistant>(

@@ -43,7 +43,7 @@ pub async fn regenerate<P: Platform, A: Assistant>(
     sink: &mut dyn TurnSink,
 ) -> Result<TurnOutcome, Error> {
     let result = reopened(platform, assistant, input, admission, sink).await;
-    finish(result, sink)
+    finish(assistant, result, sink)
 }
 
 async fn reopened<P: Platform, A: Assistant>(

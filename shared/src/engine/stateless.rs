@@ -38,7 +38,7 @@ pub async fn run_stateless<P: Platform, A: Assistant>(
     sink: &mut dyn TurnSink,
 ) -> Result<TurnOutcome, Error> {
     let result = stateless(platform, assistant, input, sink).await;
-    finish(result, sink)
+    finish(assistant, result, sink)
 }
 
 async fn stateless<P: Platform, A: Assistant>(

@@ -137,7 +137,8 @@ pub(super) async fn answer<P: Platform, A: Assistant>(
 }
 
 /// Emits the turn's one terminal event.
-pub(super) fn finish(
+pub(super) fn finish<A: Assistant>(
+    assistant: &A,
     result: Result<TurnOutcome, Error>,
     sink: &mut dyn TurnSink,
 ) -> Result<TurnOutcome, Error> {
@@ -148,6 +149,7 @@ pub(super) fn finish(
             intent: outcome.intent,
             confidence: outcome.confidence,
             usage: outcome.usage,
+            reply: assistant.reply_envelope(&outcome.reply),
         }),
         Err(error) => sink.emit(TurnEvent::Failed {
             code: error.code(),

@@ -164,6 +164,7 @@ pub fn run_case(case: &Case, config: &ShopConfig) -> (MemoryBackend, String) {
             intent: Some(static_intent(turn.metadata["intent"].as_str().unwrap())),
             confidence: Some(turn.metadata["confidence"].as_f64().unwrap() as f32),
             usage: None,
+            reply: None,
         });
         assert_eq!(events, expected_events, "{at}: streamed events");
         assert_eq!(outcome.route, turn.route, "{at}: route");

@@ -36,6 +36,7 @@ mod real_model;
 mod regenerate;
 mod rental;
 mod rental_sql_check;
+mod reply_json;
 mod retrieval_backends;
 mod scripted_turns;
 mod shop_understanding;

@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 mod admin;
 mod bench;
+mod reply;
 mod schema;
 
 /// First lines of the four agents' prompts (what each upstream request starts with).
@@ -236,6 +237,17 @@ fn a_table_a_chart_a_clarification_and_a_greeting() {
         payloads[0]["data"]["series"][0]["values"],
         json!([1800000.0, 2750000.0])
     );
+    // The seed's chart object on the native stream and in the history (issue 27 item 7).
+    let in_history = history(r.worker, &r.site.secret_key, &conversation);
+    let stored = in_history
+        .iter()
+        .rev()
+        .flat_map(|m| m["payloads"].as_array().cloned().unwrap_or_default())
+        .find(|p| p["kind"] == "chart")
+        .expect("the chart is in the history");
+    for chart in [&payloads[0]["data"], &stored["data"]] {
+        assert_seed_chart(chart, &["Gò Vấp", "Quận 1"], &[1800000.0, 2750000.0]);
+    }
 
     r.orchestrate("CLARIFICATION", false, "LIST", "Bạn muốn tìm ở quận nào?");
     let (text, payloads, terminal) = r.ask(&r.site.secret_key, &conversation, "Tìm phòng");
@@ -381,4 +393,51 @@ fn a_model_failure_mid_answer_ends_with_one_failed_event() {
         .count();
     assert_eq!(terminals, 1);
     assert_eq!(terminal(&events).0, "failed");
+}
+
+/// The seed's chart fields: `mimeType`, the QuickChart `url` drawing `spec`, 500 × 300,
+/// `alt`, and `spec` the Chart.js configuration of these labels and values.
+pub(crate) fn assert_seed_chart(chart: &Value, labels: &[&str], values: &[f64]) {
+    assert_eq!(chart["mimeType"], "image/png", "{chart}");
+    assert_eq!(
+        (&chart["width"], &chart["height"]),
+        (&json!(500), &json!(300))
+    );
+    assert!(
+        chart["alt"].as_str().is_some_and(|alt| !alt.is_empty()),
+        "{chart}"
+    );
+    let spec = &chart["spec"];
+    assert!(
+        matches!(spec["type"].as_str(), Some("bar" | "line" | "pie")),
+        "{spec}"
+    );
+    assert_eq!(spec["data"]["labels"], json!(labels));
+    assert_eq!(spec["data"]["datasets"][0]["data"], json!(values));
+    let url = chart["url"].as_str().unwrap_or_default();
+    let config = url
+        .strip_prefix("https://quickchart.io/chart?c=")
+        .and_then(|rest| rest.strip_suffix("&w=500&h=300"))
+        .unwrap_or_else(|| panic!("a QuickChart URL: {url}"));
+    let decoded = urlencoding_decode(config);
+    let drawn: Value = serde_json::from_str(&decoded).expect("the URL's config is JSON");
+    assert_eq!(&drawn, spec);
+}
+
+/// `decodeURIComponent`.
+fn urlencoding_decode(encoded: &str) -> String {
+    let bytes = encoded.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).expect("hex");
+            out.push(u8::from_str_radix(hex, 16).expect("hex byte"));
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).expect("UTF-8")
 }

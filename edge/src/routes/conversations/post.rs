@@ -15,6 +15,7 @@ use crate::bindings::services::Services;
 use crate::bindings::turn_queue;
 use crate::error::ApiError;
 use crate::http::body;
+use crate::http::turn_json;
 use crate::http::turn_stream::{self, TurnRun};
 use crate::templates::{SiteAssistant, turn_context};
 
@@ -41,6 +42,8 @@ pub(crate) async fn post_message(
 ) -> Result<Response, ApiError> {
     let visitor = auth::visitor(&req, env, &caller)?;
     let ai_sdk = ai_sdk_format(&req)?;
+    // `?format=ai-sdk` decides over `Accept`.
+    let json = !ai_sdk && turn_json::wants_json(&req);
     let respond_async = req.headers().get("prefer").ok().flatten().is_some_and(|p| {
         p.split([',', ';'])
             .any(|t| t.trim().eq_ignore_ascii_case("respond-async"))
@@ -103,6 +106,8 @@ pub(crate) async fn post_message(
     };
     if ai_sdk {
         turn_stream::respond_ai_sdk(ctx, services, assistant, run, request_id).await
+    } else if json {
+        turn_json::respond_json(services, assistant, run, request_id).await
     } else {
         let encoder = NativeEncoder::new().with_request_id(request_id.to_string());
         turn_stream::respond(ctx, services, assistant, run, encoder, request_id).await

@@ -19,14 +19,11 @@
 //! A session idle for more than 30 minutes is over (a call naming it starts a fresh one);
 //! the Cron Trigger ([`cleanup`]) deletes idle sessions with their conversations.
 
-use concierge_core::conversation::{Language, Scope, StoredMessage};
+use concierge_core::conversation::{Language, Scope};
 use concierge_core::engine::{self, NewConversation};
-use concierge_core::flows::rental::SESSION_IDLE_MS;
-use concierge_core::payload::Payload;
+use concierge_core::flows::rental::{SESSION_IDLE_MS, reply};
 use concierge_core::turn::{TurnEvent, TurnInput};
 use serde::Deserialize;
-use serde_json::{Value, json};
-use wasm_bindgen::JsValue;
 use worker::{Env, Request, Response};
 
 use crate::auth::{self, AnyKeyCaller, Visitor};
@@ -71,46 +68,6 @@ fn well_formed(id: &str) -> bool {
     id.strip_prefix("s_").is_some_and(|hex| {
         hex.len() == 32 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
     })
-}
-
-/// The seed's `ChatResponse.payload` from a stored reply: `DataPayload` (`mode` + `list` /
-/// `table` / `chart`), `ControlPayload`, or none (content).
-fn seed_payload(reply: &StoredMessage) -> Option<Value> {
-    reply.payloads.iter().find_map(|payload| match payload {
-        Payload::List(list) => Some(json!({"mode": "LIST", "list": list})),
-        Payload::Table(table) => Some(json!({"mode": "TABLE", "table": table})),
-        Payload::Chart(chart) => Some(json!({"mode": "CHART", "chart": seed_chart(chart)})),
-        Payload::Control(control) => Some(serde_json::to_value(control).unwrap_or_default()),
-        _ => None,
-    })
-}
-
-/// The seed's chart object (`mimeType`, QuickChart `url`, `width`, `height`, `alt`) for
-/// fidelity, plus `spec` (the chart's data, which the widget draws inline). The URL is built,
-/// never fetched by the Worker.
-fn seed_chart(chart: &concierge_core::payload::ChartPayload) -> Value {
-    let kind = serde_json::to_value(chart.chart).unwrap_or_default();
-    let datasets: Vec<Value> = chart
-        .series
-        .iter()
-        .map(|s| json!({"label": s.name, "data": s.values}))
-        .collect();
-    let config = json!({"type": kind, "data": {"labels": chart.labels, "datasets": datasets}});
-    let encoded = String::from(js_sys::encode_uri_component(&config.to_string()));
-    json!({
-        "mimeType": "image/png",
-        "url": format!("https://quickchart.io/chart?c={encoded}&w=500&h=300"),
-        "width": 500,
-        "height": 300,
-        "alt": chart.alt,
-        "spec": chart,
-    })
-}
-
-/// ISO-8601 UTC with `Z`.
-fn iso(ms: u64) -> String {
-    let date = js_sys::Date::new(&JsValue::from_f64(ms as f64));
-    date.to_iso_string().as_string().unwrap_or_default()
 }
 
 /// `POST /ai/chat` `{query, sessionId?}`: 200 `{kind, sessionId, timestamp, message, payload?}`.
@@ -184,17 +141,10 @@ pub(crate) async fn chat(
     let outcome = engine::run_turn(&services, &assistant, &input, &mut sink).await;
     services.queue_flush().await;
     let reply = outcome?.reply;
-    let kind = reply.meta_str("kind").unwrap_or("CONTENT").to_string();
-    let mut response = json!({
-        "kind": kind,
-        "sessionId": session_id,
-        "timestamp": iso(reply.created_at),
-        "message": reply.content,
-    });
-    if let Some(payload) = seed_payload(&reply) {
-        response["payload"] = payload;
-    }
-    Ok(Response::from_json(&response)?)
+    Ok(Response::from_json(&reply::chat_response(
+        &reply,
+        &session_id,
+    ))?)
 }
 
 /// The Cron Trigger: deletes sessions idle for more than 30 minutes, with their

@@ -36,6 +36,7 @@ mod flow;
 pub mod format;
 #[cfg(feature = "memory")]
 pub mod memory;
+pub mod reply;
 pub mod schema;
 pub mod sql;
 
@@ -99,6 +100,10 @@ impl<Q: SqlReader, D: RentalData> Assistant for RentalAssistant<Q, D> {
             _ => return (None, None),
         };
         (Some(intent), None)
+    }
+
+    fn reply_envelope(&self, reply: &StoredMessage) -> Option<crate::turn::ReplyEnvelope> {
+        Some(reply::envelope(reply))
     }
 
     async fn answer<P: Platform>(

@@ -160,7 +160,8 @@ pub struct Progress {
 pub struct Completed {
     /// The stored assistant message.
     pub message_id: String,
-    /// The message kind: `answer`, `clarify`, `warranty`, `greeting`, `refusal`, …
+    /// The message kind: `answer`, `clarify`, `warranty`, `greeting`, `refusal`, … — or
+    /// the template's own kind of reply ([`Completed::reply`]).
     pub kind: String,
     /// The turn's classified intent, where the template classifies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -175,6 +176,10 @@ pub struct Completed {
     /// Tokens the model used for this turn.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// The template's envelope of the reply, where it has one (`rental`: seed 002's
+    /// `{kind, timestamp, payload?}`; `kind` above is then `data`, `content` or `control`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply: Option<serde_json::Value>,
 }
 
 impl Completed {

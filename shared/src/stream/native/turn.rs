@@ -63,11 +63,16 @@ pub fn from_turn(event: &TurnEvent, request_id: Option<&str>) -> NativeEvent {
             intent,
             confidence,
             usage,
+            reply,
         } => NativeEvent::Completed(Completed {
             intent: intent.map(String::from),
             confidence: *confidence,
             usage: *usage,
-            ..Completed::new(message_id.clone(), kind.as_str())
+            reply: reply.as_ref().map(|r| r.data.clone()),
+            ..Completed::new(
+                message_id.clone(),
+                reply.as_ref().map_or(kind.as_str(), |r| r.kind),
+            )
         }),
         TurnEvent::Failed { code, message } => NativeEvent::Failed(Failed::new(*code, *message)),
     }

@@ -117,6 +117,6 @@ fn the_checker_refuses_what_the_schema_forbids() {
         "path": "https://evil.example", "entity": "room"}], "total": 1}});
     assert!(violation(&schema, &evil, "p").is_some());
     let extra = serde_json::json!({"kind": "chart", "data": {"chart": "bar", "labels": [],
-        "series": [], "alt": "", "url": "https://quickchart.io/x"}});
+        "series": [], "alt": "", "image": "https://quickchart.io/x"}});
     assert!(violation(&schema, &extra, "p").is_some());
 }

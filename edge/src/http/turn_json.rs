@@ -1,0 +1,137 @@
+//! A turn answered as one JSON document instead of a stream: `POST
+//! /conversations/{id}/messages` with `Accept: application/json` (and not
+//! `text/event-stream`), for any template.
+//!
+//! The turn runs to completion (the same engine, the same stored messages), then:
+//! - 200 `{conversation_id, user_message_id, message_id, kind, message, payloads,
+//!   intent?, confidence?, usage?}` — `kind` and `payloads` as the native stream's
+//!   `completed` and `payload` events carry them, `message` the whole text;
+//! - a template that describes its replies ([`Assistant::reply_envelope`]; `rental`) adds
+//!   its envelope's fields over these: `rental` answers seed 002's `ChatResponse` (`kind`
+//!   `DATA` | `CONTENT` | `CONTROL`, `sessionId` = the conversation, `timestamp`,
+//!   `message`, `payload?`) with the ids above;
+//! - a failed turn answers its error (`{"error":{"code","message"}}`, the status the
+//!   error has everywhere); a turn that had started keeps the visitor's message stored.
+
+use concierge_core::boundary::ConversationStore;
+use concierge_core::conversation::Scope;
+use concierge_core::engine::Assistant;
+use concierge_core::turn::{Started, TurnEvent, TurnSink};
+use serde_json::{Map, Value, json};
+use worker::{Request, Response};
+
+use super::turn_stream::TurnRun;
+use crate::bindings::services::Services;
+use crate::error::ApiError;
+
+/// Whether the caller asked for the reply as JSON: `Accept` names `application/json` and
+/// not `text/event-stream` (a stream stays the default, `*/*` included).
+pub(crate) fn wants_json(req: &Request) -> bool {
+    let accept = req
+        .headers()
+        .get("accept")
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    let types = || {
+        accept
+            .split(',')
+            .map(|t| t.split(';').next().unwrap_or("").trim())
+    };
+    types().any(|t| t.eq_ignore_ascii_case("application/json"))
+        && !types().any(|t| t.eq_ignore_ascii_case("text/event-stream"))
+}
+
+/// Runs `run` and answers its whole reply as JSON (see the module's documentation).
+pub(crate) async fn respond_json<A: Assistant>(
+    services: Services,
+    assistant: A,
+    run: TurnRun,
+    request_id: &str,
+) -> Result<Response, ApiError> {
+    let refusal = run.refusal();
+    let (site_id, conversation_id) = (run.site_id().to_string(), run.conversation_id().to_string());
+    let mut sink = Collected::default();
+    let result = run.run(&services, &assistant, &mut sink).await;
+    let flushed = services.queue_flush();
+    if sink.started.is_some() && !conversation_id.is_empty() {
+        // As a stream does: the conversation as this turn left it, for its next turn.
+        let scope = Scope::new(&site_id, &conversation_id);
+        let window = assistant.config().history_window;
+        let _ = futures_util::future::join(flushed, services.store.read_turn(scope, window)).await;
+    } else {
+        flushed.await;
+    }
+    let outcome = match result {
+        Ok(outcome) => outcome,
+        Err(error) => {
+            if sink.started.is_some() {
+                let line = json!({
+                    "level": "warn", "msg": "turn failed", "request_id": request_id,
+                    "site": site_id, "conversation_id": conversation_id,
+                    "code": error.code(), "detail": error.to_string(),
+                });
+                worker::console_warn!("{line}");
+            }
+            let refused = refusal.and_then(|r| r.borrow_mut().take());
+            return Err(refused.unwrap_or_else(|| ApiError::from(error)));
+        }
+    };
+    let Some(started) = sink.started else {
+        return Err(ApiError::Internal(worker::Error::RustError(
+            "turn never started".into(),
+        )));
+    };
+    let mut body = Map::new();
+    body.insert("conversation_id".into(), started.conversation_id.into());
+    body.insert("user_message_id".into(), started.user_message_id.into());
+    body.insert("message_id".into(), outcome.reply.id.clone().into());
+    body.insert("kind".into(), outcome.reply.kind.as_str().into());
+    body.insert("message".into(), sink.text.into());
+    body.insert("payloads".into(), Value::Array(sink.payloads));
+    if let Some(intent) = outcome.intent {
+        body.insert("intent".into(), intent.into());
+    }
+    if let Some(confidence) = outcome.confidence {
+        body.insert("confidence".into(), json!(confidence));
+    }
+    if let Some(usage) = outcome.usage {
+        body.insert(
+            "usage".into(),
+            serde_json::to_value(usage).unwrap_or_default(),
+        );
+    }
+    if let Some(envelope) = sink.envelope {
+        body.insert("sessionId".into(), body["conversation_id"].clone());
+        if let Value::Object(fields) = envelope.data {
+            body.extend(fields);
+        }
+    }
+    Ok(Response::from_json(&Value::Object(body))?)
+}
+
+/// The turn's events, gathered.
+#[derive(Default)]
+struct Collected {
+    started: Option<Started>,
+    text: String,
+    payloads: Vec<Value>,
+    envelope: Option<concierge_core::turn::ReplyEnvelope>,
+}
+
+impl TurnSink for Collected {
+    fn started(&mut self, started: &Started) {
+        self.started = Some(started.clone());
+    }
+
+    fn emit(&mut self, event: TurnEvent) {
+        match event {
+            TurnEvent::Chunk { text } => self.text.push_str(&text),
+            TurnEvent::Payload { kind, data } => {
+                self.payloads.push(json!({"kind": kind, "data": data}));
+            }
+            TurnEvent::Completed { reply, .. } => self.envelope = reply,
+            _ => {}
+        }
+    }
+}
