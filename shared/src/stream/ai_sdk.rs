@@ -38,6 +38,7 @@
 //!     intent: None,
 //!     confidence: None,
 //!     usage: None,
+//!     reply: None,
 //! };
 //! encoder.encode(&done, &mut out)?;
 //! assert!(!encoder.close(&mut out));
