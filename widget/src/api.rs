@@ -236,8 +236,13 @@ async fn json_body(response: Response) -> Result<JsValue, ApiError> {
 
 fn conversation(json: &JsValue) -> Result<Conversation, ApiError> {
     let id = field(json, &["conversation_id"]).ok_or(ApiError::Body)?;
-    let messages = items(json, "messages")
-        .iter()
+    // A greeting the template does not store comes beside the messages; it is shown first.
+    let greeting = Reflect::get(json, &JsValue::from_str("greeting"))
+        .ok()
+        .filter(JsValue::is_object);
+    let messages = greeting
+        .into_iter()
+        .chain(items(json, "messages").iter())
         .filter_map(|m| {
             let role = match field(&m, &["role"])?.as_str() {
                 "user" => Role::User,

@@ -102,6 +102,13 @@ macro_rules! registry {
                 }
             }
 
+            fn stores_greeting(&self) -> bool {
+                match self {
+                    $(Self::$variant(a) => a.stores_greeting(),)*
+                    Self::Scripted(inner, _) => inner.stores_greeting(),
+                }
+            }
+
             fn reply_envelope(&self, reply: &StoredMessage) -> Option<ReplyEnvelope> {
                 match self {
                     $(Self::$variant(a) => a.reply_envelope(reply),)*

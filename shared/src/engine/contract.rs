@@ -104,8 +104,15 @@ pub trait Assistant {
     /// The shared settings.
     fn config(&self) -> &TurnConfig;
 
-    /// The greeting stored as a new conversation's first message.
+    /// The greeting a new conversation opens with.
     fn greeting(&self, language: Language) -> &str;
+
+    /// Whether the greeting is stored as a new conversation's first message (the default).
+    /// A template whose conversations hold only questions and answers (`guarded`, seed
+    /// 004) says no: the greeting is still handed back to be shown, never stored.
+    fn stores_greeting(&self) -> bool {
+        true
+    }
 
     /// The intent and confidence a stored reply carries (for replays of answered
     /// messages); templates that do not classify keep the default, none.

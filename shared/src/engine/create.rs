@@ -24,17 +24,26 @@ pub struct NewConversation {
     pub language: Option<Language>,
 }
 
-/// A created conversation and its stored greeting.
+/// A created conversation and its greeting.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CreatedConversation {
     /// The conversation.
     pub conversation: Conversation,
-    /// The greeting, stored as its first message.
+    /// The greeting: stored as its first message, unless the template does not store it
+    /// ([`Assistant::stores_greeting`]; then its `seq` is 0 and it is only to be shown).
     pub greeting: StoredMessage,
 }
 
+impl CreatedConversation {
+    /// Whether the greeting is a stored message of the conversation.
+    pub fn greeting_stored(&self) -> bool {
+        self.greeting.seq > 0
+    }
+}
+
 /// Creates a conversation and stores the template's greeting as its first message (not
-/// embedded: the same sentence opens every conversation).
+/// embedded: the same sentence opens every conversation) — or, for a template that does
+/// not store it, only hands it back.
 pub async fn create_conversation<P: Platform, A: Assistant>(
     platform: &P,
     assistant: &A,
@@ -61,10 +70,12 @@ pub async fn create_conversation<P: Platform, A: Assistant>(
         assistant.greeting(language).into(),
         now,
     );
-    greeting.seq = store
-        .append_message(conversation.scope(), &greeting)
-        .await
-        .map_err(Error::Store)?;
+    if assistant.stores_greeting() {
+        greeting.seq = store
+            .append_message(conversation.scope(), &greeting)
+            .await
+            .map_err(Error::Store)?;
+    }
     Ok(CreatedConversation {
         conversation,
         greeting,

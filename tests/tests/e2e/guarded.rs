@@ -142,7 +142,8 @@ fn off_domain_questions_are_refused_unstored_and_in_domain_ones_cite_sources() {
         [GUARDRAIL_VI, GUARDRAIL_EN, GUARDRAIL_VI]
     );
     let stored = history(worker, &site.secret_key, &conversation);
-    assert_eq!(stored.len(), 1, "only the greeting: {stored:?}");
+    // Nothing: refusals are not stored, and neither is the greeting (issue 27 item 4).
+    assert_eq!(stored.len(), 0, "nothing stored: {stored:?}");
 
     upstream.push(Reply::text("YES"));
     upstream.push(Reply::text(
@@ -164,8 +165,9 @@ fn off_domain_questions_are_refused_unstored_and_in_domain_ones_cite_sources() {
             .any(|e| e.event == "tool_start" && e.data.contains("duckduckgo_search"))
     );
     let stored = history(worker, &site.secret_key, &conversation);
-    assert_eq!(stored.len(), 3, "{stored:?}");
-    assert_eq!(stored[2]["content"], expected.as_str());
+    // The question and its answer (no greeting: issue 27 item 4).
+    assert_eq!(stored.len(), 2, "{stored:?}");
+    assert_eq!(stored[1]["content"], expected.as_str());
     let prompt = &upstream.chat_requests()[4].body["messages"][1]["content"];
     let prompt = prompt.as_str().expect("prompt");
     assert!(prompt.contains("Title: Sâu răng: nguyên nhân"), "{prompt}");
@@ -276,11 +278,12 @@ fn the_summary_accumulates_and_compression_keeps_the_display_history() {
     let recent = context["result"]["messages"].as_array().expect("messages");
     assert_eq!(recent.len(), 6);
     assert_eq!(recent[0]["content"], "Câu 2: sâu răng có nguy hiểm không?");
-    // Full display history: the greeting and all 8 messages, compressed ones included.
+    // Full display history: all 8 messages, compressed ones included (the greeting is not
+    // a stored message of a guarded conversation: issue 27 item 4).
     let conversation = read(&format!("/v1/conversations/{chat_id}"));
-    assert_eq!(conversation["messages"].as_array().map(Vec::len), Some(9));
+    assert_eq!(conversation["messages"].as_array().map(Vec::len), Some(8));
     let all = rpc(worker, key, "memory-server/memory/get_all_messages", params);
-    assert_eq!(all["result"]["messages"].as_array().map(Vec::len), Some(9));
+    assert_eq!(all["result"]["messages"].as_array().map(Vec::len), Some(8));
 }
 
 #[test]
@@ -328,8 +331,8 @@ fn search_and_model_failures_fail_once_and_keep_the_message() {
     );
     assert_eq!(terminal(&events).0, "failed");
     let stored = history(worker, &site.secret_key, &conversation);
-    assert_eq!(stored.len(), 2, "{stored:?}");
-    assert_eq!(stored[1]["content"], "Sâu răng có lây không?");
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    assert_eq!(stored[0]["content"], "Sâu răng có lây không?");
 }
 
 #[test]

@@ -16,6 +16,7 @@ mod dev_command;
 mod faults;
 mod feedback;
 mod guarded;
+mod guarded_greeting;
 mod guarded_rpc;
 mod guarded_wire;
 mod hardening_data;

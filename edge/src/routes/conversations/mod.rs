@@ -174,11 +174,26 @@ pub(crate) async fn create(
             .read_turn(Scope::new(&site_id, &id), window)
             .await;
     });
-    let body = serde_json::json!({
-        "conversation_id": created.conversation.id,
-        "messages": [message_json(&created.greeting)],
-    });
+    let body = if created.greeting_stored() {
+        serde_json::json!({
+            "conversation_id": created.conversation.id,
+            "messages": [message_json(&created.greeting)],
+        })
+    } else {
+        // Not a message of the conversation: shown, never stored (`guarded`).
+        serde_json::json!({
+            "conversation_id": created.conversation.id,
+            "messages": [],
+            "greeting": greeting_json(&created.greeting.content),
+        })
+    };
     Ok(Response::from_json(&body)?.with_status(201))
+}
+
+/// A greeting that is not stored (`greeting` beside `messages`): what the widget shows
+/// first.
+fn greeting_json(content: &str) -> serde_json::Value {
+    serde_json::json!({"role": "assistant", "kind": "greeting", "content": content})
 }
 
 /// `GET /conversations/{id}/history`.
@@ -189,9 +204,11 @@ pub(crate) async fn history(
     conversation_id: &str,
 ) -> Result<Response, ApiError> {
     let visitor = auth::visitor(&req, env, &caller)?;
-    let services = Services::new(env, &caller.site)?;
+    let (assistant, services) = turn_context(env, &caller.site)?;
     let scope = Scope::new(&caller.site.id, conversation_id);
-    reachable(&services, &caller.site.id, conversation_id, &visitor).await?;
+    let conversation = auth::reachable_conversation(&services.store, scope, &visitor)
+        .await?
+        .ok_or(ApiError::NotFound)?;
     let messages = services
         .store
         .load_recent_messages(scope, 1_000)
@@ -209,10 +226,13 @@ pub(crate) async fn history(
             json
         })
         .collect();
-    let body = serde_json::json!({
+    let mut body = serde_json::json!({
         "conversation_id": conversation_id,
         "messages": messages,
     });
+    if !assistant.stores_greeting() {
+        body["greeting"] = greeting_json(assistant.greeting(conversation.language));
+    }
     Ok(Response::from_json(&body)?)
 }
 

@@ -86,6 +86,12 @@ impl<S: WebSearch> Assistant for GuardedAssistant<S> {
         &self.config.texts(language).greeting
     }
 
+    /// Seed 004's conversations hold only questions and answers: the greeting is shown,
+    /// never stored (issue 27 item 4).
+    fn stores_greeting(&self) -> bool {
+        false
+    }
+
     /// The guardrail, before the visitor's message is stored.
     async fn screen<P: Platform>(
         &self,
