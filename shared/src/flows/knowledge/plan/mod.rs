@@ -15,7 +15,7 @@
 //!   one whose tool the agent's `tools` list names at the query's position (seed §9.1:
 //!   `queries` 1, 2 beside `tools` `rag_tool`, `math_tool`), else the agent's next such
 //!   task in execution order. Only an agent with no such task gets its leftover queries
-//!   as stage-1 `rag_tool` tasks.
+//!   as `rag_tool` tasks (in the plan's first stage).
 //! - Within a stage, retrieval tasks (`rag_tool`, `log_tool`) run first, then
 //!   `summary_tool`/`math_tool`, which depend on every earlier retrieval task of the same
 //!   agent.
@@ -202,7 +202,7 @@ pub fn parse_router(
         });
     }
     // Queries left without a task feed a summary/math task of the same agent; an agent
-    // without one gets them as stage-1 rag_tool tasks.
+    // without one gets them as rag_tool tasks in the plan's first stage.
     let first_stage = tasks.iter().map(|t| t.stage).min().unwrap_or(1);
     for (agent, list) in &queries {
         for (index, query) in list {
