@@ -9,13 +9,15 @@
 //!
 //! Every call has a timeout (default 5 s) and at most `max_results` results; a provider
 //! that cannot be reached, times out or answers an error status is `Unavailable`, never an
-//! empty result. Only `http(s)` URLs are returned, each once.
+//! empty result. Only `http(s)` URLs are returned, each once: a provider's markdown link
+//! (`[text](url)`) or `<url>` is unwrapped first, then validated.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
 use concierge_core::boundary::{WebSearch, WebSource, is_web_url};
 use concierge_core::error::{ServiceError, ServiceErrorKind};
+use concierge_core::flows::guarded::clean_url;
 use serde_json::Value;
 use wasm_bindgen::JsValue;
 use worker::{AbortController, D1Database, Env, Fetch, Headers, Method, Request, RequestInit, Url};
@@ -157,11 +159,16 @@ fn strip_tags(text: &str) -> String {
         .replace("&#39;", "'")
 }
 
+/// Each result's URL cleaned (a markdown link or `<url>` unwrapped, seed `clean_url`)
+/// and then validated; only `http(s)` URLs, each once.
 fn dedupe(results: Vec<WebSource>, max_results: usize) -> Vec<WebSource> {
     let mut seen = BTreeSet::new();
     results
         .into_iter()
-        .filter(|r| is_web_url(&r.url) && seen.insert(r.url.clone()))
+        .filter_map(|mut r| {
+            r.url = clean_url(&r.url).to_string();
+            (is_web_url(&r.url) && seen.insert(r.url.clone())).then_some(r)
+        })
         .take(max_results)
         .collect()
 }

@@ -84,6 +84,10 @@ pub struct Sanitized {
     pub stages: Vec<Value>,
     /// Connection ids read by `$lookup`.
     pub lookups: Vec<String>,
+    /// Positions in `stages` of the `$limit`s the sanitizer imposed the row cap on (a
+    /// `$limit` above 1000 clamped, and the appended one): rows they cut are rows the
+    /// pipeline as written would have kept, so the result is `truncated`.
+    pub capped: Vec<usize>,
 }
 
 /// Validates `pipeline` for a user owning `owned`; `Err` is the message the model reads.
@@ -107,6 +111,7 @@ pub fn validate(pipeline: &Value, owned: &[Owned<'_>]) -> Result<Sanitized, Stri
     }
     let mut out = Vec::with_capacity(stages.len() + 1);
     let mut lookups = Vec::new();
+    let mut capped = Vec::new();
     for (i, stage) in stages.iter().enumerate() {
         let Value::Object(map) = stage else {
             return Err(format!("stage {i} must be an object with one key"));
@@ -135,15 +140,20 @@ pub fn validate(pipeline: &Value, owned: &[Owned<'_>]) -> Result<Sanitized, Stri
                 ALLOWED_STAGES.join(", ")
             ));
         }
+        if name == "$limit" && body.as_u64().is_some_and(|n| n > MAX_LIMIT) {
+            capped.push(out.len());
+        }
         let body = stage_body(name, body, owned, &mut lookups)?;
         let mut sanitized = serde_json::Map::new();
         sanitized.insert(name.into(), body);
         out.push(Value::Object(sanitized));
     }
+    capped.push(out.len());
     out.push(serde_json::json!({ "$limit": MAX_LIMIT }));
     Ok(Sanitized {
         stages: out,
         lookups,
+        capped,
     })
 }
 

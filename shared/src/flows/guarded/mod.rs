@@ -40,8 +40,8 @@ pub use prompt::{
     PromptParts, answer_request, guardrail_request, summarize_request, summary_block,
 };
 pub use sources::{
-    SOURCES_HEADING_EN, SOURCES_HEADING_VI, Source, SourcesCut, extract_sources, results_text,
-    sources_section,
+    SOURCES_HEADING_EN, SOURCES_HEADING_VI, Source, SourcesCut, clean_url, extract_sources,
+    results_text, sources_section,
 };
 
 use crate::boundary::WebSearch;

@@ -45,9 +45,8 @@ pub struct Source {
 }
 
 /// The sources in a search-results text (seed: "Parse 'Link: ...' patterns", "Clean
-/// markdown link formats"): each `Link:` line's URL (`[text](url)` → `url`, `<url>` →
-/// `url`), titled by the nearest `Title:` line before it; only `http(s)` URLs, each once,
-/// in order.
+/// markdown link formats"): each `Link:` line's URL ([`clean_url`]), titled by the nearest
+/// `Title:` line before it; only `http(s)` URLs, each once, in order.
 pub fn extract_sources(text: &str) -> Vec<Source> {
     let mut sources = Vec::new();
     let mut seen = BTreeSet::new();
@@ -57,7 +56,7 @@ pub fn extract_sources(text: &str) -> Vec<Source> {
         if let Some(rest) = strip_key(line, "Title:") {
             title = rest.trim().into();
         } else if let Some(rest) = strip_key(line, "Link:") {
-            let url = clean_link(rest.trim());
+            let url = clean_url(rest);
             if is_web_url(url) && seen.insert(String::from(url)) {
                 sources.push(Source {
                     title: core::mem::take(&mut title),
@@ -75,17 +74,27 @@ fn strip_key<'a>(line: &'a str, key: &str) -> Option<&'a str> {
     head.eq_ignore_ascii_case(key).then(|| &line[key.len()..])
 }
 
-/// `[text](url)` → `url`; `<url>` → `url`; otherwise the text itself.
-fn clean_link(link: &str) -> &str {
-    if let Some(open) = link.find("](")
-        && let Some(close) = link[open + 2..].find(')')
-    {
-        return link[open + 2..open + 2 + close].trim();
-    }
-    link.strip_prefix('<')
+/// The seed's `clean_url` ("Clean markdown link formats"): a markdown link
+/// `[text](url)` (or `[text](url "title")`) → `url`, `<url>` → `url`, anything else
+/// trimmed. It only unwraps: the result must still pass
+/// [`is_web_url`](crate::boundary::is_web_url) before it is shown, so a link wrapping a
+/// `javascript:` URL is still refused. A URL with parentheses of its own
+/// (`…/Tooth_(anatomy)`) keeps them: the link's target runs to its last `)`.
+pub fn clean_url(link: &str) -> &str {
+    let link = link.trim();
+    let target = markdown_target(link).unwrap_or(link);
+    target
+        .strip_prefix('<')
         .and_then(|rest| rest.strip_suffix('>'))
-        .unwrap_or(link)
+        .unwrap_or(target)
         .trim()
+}
+
+/// The target of a whole-text markdown link `[text](target "title"?)`.
+fn markdown_target(link: &str) -> Option<&str> {
+    let inner = link.strip_prefix('[')?.strip_suffix(')')?;
+    let open = inner.find("](")?;
+    inner[open + 2..].split_whitespace().next()
 }
 
 /// The sources section appended to an answer: `"\n\nNguồn tham khảo:\n\n1. Title - url\n…"`
@@ -311,5 +320,34 @@ mod tests {
         );
         assert!(sources_section(Language::En, &sources).starts_with("\n\nSources:\n\n1. "));
         assert_eq!(sources_section(Language::En, &[]), "");
+    }
+
+    #[test]
+    fn links_are_unwrapped_and_still_validated() {
+        use crate::boundary::is_web_url;
+        for (link, want) in [
+            ("[C](https://c.example/x)", "https://c.example/x"),
+            (" <https://d.example/y> ", "https://d.example/y"),
+            (
+                "[Tooth](https://en.wikipedia.org/wiki/Tooth_(anatomy))",
+                "https://en.wikipedia.org/wiki/Tooth_(anatomy)",
+            ),
+            ("[E](https://e.example/z \"title\")", "https://e.example/z"),
+            ("[F](<https://f.example/a>)", "https://f.example/a"),
+            ("https://plain.example/", "https://plain.example/"),
+        ] {
+            assert_eq!(clean_url(link), want, "{link}");
+            assert!(is_web_url(clean_url(link)), "{link}");
+        }
+        for link in [
+            "[J](javascript:alert(1))",
+            "[https://ok.example](javascript:alert(1))",
+            "<javascript:alert(1)>",
+            "[x](data:text/html,hi)",
+            "[x]()",
+            "see [x](https://a.example)",
+        ] {
+            assert!(!is_web_url(clean_url(link)), "{link}");
+        }
     }
 }

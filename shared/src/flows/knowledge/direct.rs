@@ -124,6 +124,16 @@ pub fn final_output(answer: &str, final_payload: Option<&Value>) -> Value {
     Value::Object(out)
 }
 
+/// A percentage as the turn wrote it (`81.7`, not the `f32`'s `81.69999694824219`): its
+/// shortest decimal text read as an `f64`.
+fn as_written(percentage: f32) -> Value {
+    alloc::format!("{percentage}")
+        .parse::<f64>()
+        .ok()
+        .and_then(serde_json::Number::from_f64)
+        .map_or(Value::Null, Value::Number)
+}
+
 /// A turn as the seed's stream (§9.2) of `execute_planning` node outputs, then the final
 /// output, as SSE `data:` lines; a failed turn ends with
 /// `{"error":true,"error_code":<code>,"error_message":<message>}`.
@@ -178,7 +188,8 @@ impl TurnEncoder for SeedStreamEncoder {
                     return Ok(());
                 }
                 let mut output = json!({"processing_status": stage,
-                    "progress_percentage": percentage, "progress_message": message});
+                    "progress_percentage": percentage.map(as_written),
+                    "progress_message": message});
                 if let Some(task) = self.task_of(message) {
                     let brief = json!({"agent": task["agent"], "tool": task["tool"],
                                        "purpose": task["purpose"]});

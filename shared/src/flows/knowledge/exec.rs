@@ -78,6 +78,8 @@ pub struct TaskDone {
     pub cached: bool,
     /// Its place in completion order (1-based, over the whole plan).
     pub finished: usize,
+    /// Attempts it took (1 + retries; set by the stage that ran it).
+    pub attempts: u32,
 }
 
 /// SHA-256 hex of a JSON value's text.
@@ -218,6 +220,7 @@ impl<P: Platform, D: KnowledgePorts> Exec<'_, P, D> {
             duration_ms: clock.now_ms().saturating_sub(started),
             cached: from_cache,
             finished,
+            attempts: 1,
         })
     }
 

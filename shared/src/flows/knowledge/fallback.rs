@@ -92,7 +92,7 @@ pub(super) async fn partial<P: Platform>(
     syntheses: &[AgentAnswer],
 ) -> Result<Answer, Error> {
     let language: Language = turn.language;
-    let Some((failed_task, failure)) = execution.failed.first() else {
+    let Some((failed_task, failure, attempts)) = execution.failed.first() else {
         return Err(Error::EmptyAnswer);
     };
     let display = config.agent(&failed_task.agent).map_or_else(
@@ -112,7 +112,7 @@ pub(super) async fn partial<P: Platform>(
         };
         entry["answer"] = joined.into();
     }
-    for (task, failure) in &execution.failed {
+    for (task, failure, _) in &execution.failed {
         partial_results.insert(
             task.agent.clone(),
             json!({"status": "failed", "error": failure.message()}),
@@ -126,7 +126,7 @@ pub(super) async fn partial<P: Platform>(
         let failed: Vec<String> = execution
             .failed
             .iter()
-            .map(|(t, _)| format!("{} ({})", t.purpose, t.node_id))
+            .map(|(t, _, _)| format!("{} ({})", t.purpose, t.node_id))
             .collect();
         let request = prompt::final_answer(plan, resolution, syntheses, &failed, config, language);
         // What the final-answer model showed, even if it failed after; else a sentence.
@@ -150,7 +150,7 @@ pub(super) async fn partial<P: Platform>(
         "flow_action": [{
             "order": 1, "node_id": "ErrorHandler", "type": "error_handler", "status": "handled",
             "error_details": {"failed_agent": failed_task.agent, "failed_tool": failed_task.tool.as_str(),
-                              "error_type": failure.error_type()},
+                              "error_type": failure.error_type(), "attempts": attempts},
         }],
     });
     let mut metadata = Metadata::new();

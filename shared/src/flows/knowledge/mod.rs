@@ -5,8 +5,10 @@
 //! orchestrator (Node 1)     code: PermissionCheck (scopes and departments from the verified
 //!                           identity only), answer cache, path
 //!   ├─ reflection_needed → reflection_router (Node 2): one planning model call, the reply
-//!   │                        repaired or re-asked once when it is not a plan
-//!   │                        ├─ is_chitchat → the chitchat answer verbatim → END
+//!   │                        repaired or re-asked once when it is not a plan (then the
+//!   │                        direct plan, `plan_fallback` on the Router entry)
+//!   │                        ├─ is_chitchat → the chitchat answer verbatim (its
+//!   │                        │                execution_metadata over no plan) → END
 //!   │                        └─ plan → agent_execution
 //!   └─ direct_execution  → agent_execution (general + rag_tool on the raw query)
 //! agent_execution (Node 3)  stages in order; within one, retrieval tasks then summary/math

@@ -108,11 +108,16 @@ pub fn task_percentage(done: usize, total: usize) -> f32 {
     ((value * 10.0 + 0.5) as i64) as f32 / 10.0
 }
 
-/// A `Router` trace entry.
-pub fn router_entry(started_at: &str, ended_at: &str, decision: &str) -> Value {
+/// A `Router` trace entry; `plan_fallback`: the direct plan stood in for the router's.
+pub fn router_entry(
+    started_at: &str,
+    ended_at: &str,
+    decision: &str,
+    plan_fallback: bool,
+) -> Value {
     json!({"order": 1, "node_id": "Router", "type": "router", "agent": null, "tool": null,
            "status": "done", "started_at": started_at, "ended_at": ended_at,
-           "metadata": {"decision": decision}})
+           "metadata": {"decision": decision, "plan_fallback": plan_fallback}})
 }
 
 /// A `PermissionCheck` trace entry.

@@ -124,7 +124,8 @@ fn answers_block(out: &mut String, answers: &[AgentAnswer]) {
     let _ = write!(out, "{END}");
 }
 
-/// `summary_tool`: synthesise the agent's answers so far.
+/// `summary_tool`: synthesise the agent's answers so far (asked: the task's `message` and
+/// the agent's queries that fed it).
 pub fn summary(task: &PlannedTask, inputs: &[AgentAnswer], language: Language) -> ChatRequest {
     let mut system = String::from(SUMMARY_MARKER);
     let _ = write!(
@@ -135,10 +136,11 @@ pub fn summary(task: &PlannedTask, inputs: &[AgentAnswer], language: Language) -
         language_line(language)
     );
     answers_block(&mut system, inputs);
-    request(system, task.message.clone())
+    request(system, task.query.clone())
 }
 
-/// `math_tool`: write one arithmetic expression (computed in Rust).
+/// `math_tool`: write one arithmetic expression (computed in Rust) for `query` (the
+/// task's `message` and the agent's queries that fed it).
 pub fn math(task: &PlannedTask, inputs: &[AgentAnswer], query: &str) -> ChatRequest {
     let mut system = String::from(MATH_MARKER);
     let _ = write!(
@@ -148,7 +150,7 @@ pub fn math(task: &PlannedTask, inputs: &[AgentAnswer], query: &str) -> ChatRequ
         task.node_id, task.agent
     );
     answers_block(&mut system, inputs);
-    request(system, format!("{}\n{query}", task.message))
+    request(system, query.into())
 }
 
 /// The final answer: the ranked answers, the delimiter grammar, and for a partial

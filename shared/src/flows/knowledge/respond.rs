@@ -40,7 +40,12 @@ pub(super) fn flow_action(
     times: &Times<'_>,
 ) -> Vec<Value> {
     let mut flow_action = alloc::vec![
-        router_entry(times.router_started, times.router_ended, decision),
+        router_entry(
+            times.router_started,
+            times.router_ended,
+            decision,
+            plan.fallback
+        ),
         permission_entry(times.permission_at, &access.scopes),
     ];
     for (task, done) in &execution.done {
@@ -48,7 +53,7 @@ pub(super) fn flow_action(
             "order": flow_action.len() + 1, "node_id": task.node_id, "type": "agent_tool",
             "agent": task.agent, "tool": task.tool.as_str(), "status": "done",
             "duration_ms": done.duration_ms, "input_hash": done.input_hash,
-            "output_hash": done.output_hash,
+            "output_hash": done.output_hash, "attempts": done.attempts,
         });
         if let Some(index) = task.query_index {
             entry["query_index"] = index.into();
@@ -131,18 +136,50 @@ pub(super) fn evidence_json(e: &super::resolve::EvidenceItem) -> Value {
            "document_id": e.document_id, "title": e.title})
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(super) fn execution_metadata<P: Platform, D: KnowledgePorts>(
+/// How the plan came about and what its execution cost beyond the tasks themselves.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct RunFacts {
+    /// Tool calls made, and how many the task cache served.
+    pub(super) calls: usize,
+    pub(super) hits: usize,
+    /// Wall time of the turn and of conflict resolution, ms.
+    pub(super) total_ms: u64,
+    pub(super) resolver_ms: u64,
+    /// The router's plan was repaired by asking again.
+    pub(super) repaired: bool,
+    /// The direct plan stood in for the router's.
+    pub(super) fallback: bool,
+}
+
+impl RunFacts {
+    /// The counts of `exec`.
+    pub(super) fn of<P: Platform, D: KnowledgePorts>(exec: &Exec<'_, P, D>) -> Self {
+        Self {
+            calls: exec.calls.get(),
+            hits: exec.hits.get(),
+            ..Self::default()
+        }
+    }
+}
+
+/// The seed's `execution_metadata` (§5) for `plan`'s `execution`: a chitchat reply's is
+/// the same object over an empty plan (no agents, no tools, `total_queries` 0).
+pub(super) fn execution_metadata(
     config: &KnowledgeConfig,
     access: &Access,
     plan: &Plan,
     execution: &Execution,
-    resolution: &Resolution,
-    exec: &Exec<'_, P, D>,
-    total_ms: u64,
-    resolver_ms: u64,
-    repaired: bool,
+    resolved_conflicts: usize,
+    facts: RunFacts,
 ) -> Value {
+    let RunFacts {
+        calls,
+        hits,
+        total_ms,
+        resolver_ms,
+        repaired,
+        fallback,
+    } = facts;
     let mut agents: Vec<&str> = Vec::new();
     let mut tools: Vec<&str> = Vec::new();
     let mut agent_ms: Map<String, Value> = Map::new();
@@ -177,11 +214,10 @@ pub(super) fn execution_metadata<P: Platform, D: KnowledgePorts>(
             )
         })
         .collect();
-    let calls = exec.calls.get();
     let ratio = if calls == 0 {
         0.0
     } else {
-        super::resolve::round2(exec.hits.get() as f64 / calls as f64)
+        super::resolve::round2(hits as f64 / calls as f64)
     };
     json!({
         "total_duration_ms": total_ms,
@@ -189,10 +225,11 @@ pub(super) fn execution_metadata<P: Platform, D: KnowledgePorts>(
         "tools_executed": tools,
         "total_queries": execution.done.iter().filter(|(t, _)| t.tool.is_retrieval()).count(),
         "total_tasks": plan.len(),
-        "conflict_resolution_applied": resolution.resolved_conflicts > 0,
+        "conflict_resolution_applied": resolved_conflicts > 0,
         "department_permission_filtering": access.restricted,
         "accessible_departments": access.accessible_in_order(&config.permissions),
         "plan_repaired": repaired,
+        "plan_fallback": fallback,
         "performance_metrics": {
             "query_processing_time_ms": total_ms,
             "agent_execution_times": agent_ms,

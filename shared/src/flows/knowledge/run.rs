@@ -48,8 +48,8 @@ impl Failure {
 pub struct Execution {
     /// Finished tasks, in completion order.
     pub done: Vec<(PlannedTask, TaskDone)>,
-    /// Tasks without a result.
-    pub failed: Vec<(PlannedTask, Failure)>,
+    /// Tasks without a result, with the attempts each made.
+    pub failed: Vec<(PlannedTask, Failure, u32)>,
 }
 
 /// Runs `plan`'s stages in order, reporting progress into `sink`.
@@ -105,11 +105,18 @@ pub async fn execute<P: Platform, D: KnowledgePorts>(
             let mut finished: Vec<(PlannedTask, TaskDone)> = Vec::new();
             for result in outcome.tasks {
                 let task = inputs[result.index].task.clone();
+                let attempts = result.attempts;
                 match result.outcome {
-                    TaskOutcome::Done(done) => finished.push((task, done)),
-                    TaskOutcome::TimedOut => execution.failed.push((task, Failure::Timeout)),
+                    TaskOutcome::Done(mut done) => {
+                        done.attempts = attempts;
+                        finished.push((task, done));
+                    }
+                    TaskOutcome::TimedOut => {
+                        execution.failed.push((task, Failure::Timeout, attempts));
+                    }
                     TaskOutcome::Failed(failure) => {
-                        execution.failed.push((task, Failure::Failed(failure)));
+                        let failure = Failure::Failed(failure);
+                        execution.failed.push((task, failure, attempts));
                     }
                 }
             }

@@ -12,12 +12,12 @@ use super::deps::KnowledgePorts;
 use super::exec::Exec;
 use super::fallback::{partial, serve_cached};
 use super::output::{parse_tail, router_entry};
-use super::plan::{PlanError, RouterOutput, direct_plan, parse_router};
+use super::plan::{Plan, PlanError, RouterOutput, direct_plan, parse_router};
 use super::prompt;
 use super::resolve::{AgentAnswer, iso_of_ms, resolve};
 use super::respond::{
-    Times, default_reasoning, emit_output, evidence_json, execution_metadata, flow_action,
-    reply_metadata, stream_final,
+    RunFacts, Times, default_reasoning, emit_output, evidence_json, execution_metadata,
+    flow_action, reply_metadata, stream_final,
 };
 use super::run::{Execution, execute};
 use crate::boundary::{CacheKey, KnowledgeBase, KvCache, LogRecord, ModelCall};
@@ -104,8 +104,13 @@ pub(super) async fn answer<P: Platform, D: KnowledgePorts>(
                 Err(PlanError::NotAPlan) => error = Some("JSON không phải kế hoạch"),
             }
         }
-        let routed =
-            routed.unwrap_or_else(|| RouterOutput::Plan(direct_plan(&query, config, &access)));
+        // No usable reply (not JSON or not a plan, asked twice; or the call failed): the
+        // direct plan stands in, flagged `plan_fallback` on the Router entry.
+        let routed = routed.unwrap_or_else(|| {
+            let mut plan = direct_plan(&query, config, &access);
+            plan.fallback = true;
+            RouterOutput::Plan(plan)
+        });
         ("reflection_needed", routed)
     } else {
         let plan = direct_plan(&query, config, &access);
@@ -115,10 +120,29 @@ pub(super) async fn answer<P: Platform, D: KnowledgePorts>(
     let plan = match routed {
         RouterOutput::Chitchat(text) => {
             turn.sink.emit(TurnEvent::Chunk { text: text.clone() });
+            // The seed's execution_metadata over no plan: no queries, agents or tools.
+            let facts = RunFacts {
+                total_ms: clock.now_ms().saturating_sub(started),
+                repaired,
+                ..RunFacts::default()
+            };
+            let none = Plan::default();
+            let metadata_json =
+                execution_metadata(config, &access, &none, &Execution::default(), 0, facts);
+            let trace = alloc::vec![router_entry(
+                &router_started,
+                &router_ended,
+                "chitchat",
+                false
+            )];
             let mut metadata = Metadata::new();
             metadata.insert("route".into(), "chitchat".into());
-            let trace = alloc::vec![router_entry(&router_started, &router_ended, "chitchat")];
-            metadata.insert("flow_action".into(), Value::Array(trace));
+            metadata.insert("flow_action".into(), Value::Array(trace.clone()));
+            metadata.insert("execution_metadata".into(), metadata_json.clone());
+            turn.payload(Payload::Final(json!({
+                "type": "final", "is_chitchat": true, "flow_action": trace,
+                "execution_metadata": metadata_json,
+            })));
             let reply = store_reply(
                 platform,
                 turn,
@@ -235,16 +259,20 @@ pub(super) async fn answer<P: Platform, D: KnowledgePorts>(
         &times,
     );
 
+    let facts = RunFacts {
+        total_ms: clock.now_ms().saturating_sub(started),
+        resolver_ms,
+        repaired,
+        fallback: plan.fallback,
+        ..RunFacts::of(&exec)
+    };
     let metadata_json = execution_metadata(
         config,
         &access,
         &plan,
         &execution,
-        &resolution,
-        &exec,
-        clock.now_ms() - started,
-        resolver_ms,
-        repaired,
+        resolution.resolved_conflicts,
+        facts,
     );
     let evidence: Vec<Value> = resolution
         .evidence

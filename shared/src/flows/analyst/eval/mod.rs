@@ -53,7 +53,20 @@ pub fn evaluate_within<'f>(
     lookup: &dyn Fn(&str) -> &'f [Value],
     budget: &mut Budget,
 ) -> Result<Vec<Value>, String> {
-    run(stages, rows, lookup, budget).map_err(|e| match e {
+    evaluate_capped(stages, &[], rows, lookup, budget).map(|(rows, _)| rows)
+}
+
+/// [`evaluate_within`], also telling whether a `$limit` at one of the `capped` positions
+/// (the row cap the sanitizer imposed, [`Sanitized::capped`](super::pipeline::Sanitized))
+/// cut rows: the result is then truncated.
+pub fn evaluate_capped<'f>(
+    stages: &[Value],
+    capped: &[usize],
+    rows: Vec<Value>,
+    lookup: &dyn Fn(&str) -> &'f [Value],
+    budget: &mut Budget,
+) -> Result<(Vec<Value>, bool), String> {
+    run(stages, capped, rows, lookup, budget).map_err(|e| match e {
         Failure::Over(over) => over.to_string(),
         Failure::Invalid(message) => message,
     })
@@ -75,14 +88,16 @@ impl From<Exceeded> for Failure {
 
 fn run<'f>(
     stages: &[Value],
+    capped: &[usize],
     rows: Vec<Value>,
     lookup: &dyn Fn(&str) -> &'f [Value],
     budget: &mut Budget,
-) -> Result<Vec<Value>, Failure> {
+) -> Result<(Vec<Value>, bool), Failure> {
     let mut docs = rows;
+    let mut truncated = false;
     let mut patterns = Patterns::default();
     stages.iter().for_each(|s| patterns.collect(s));
-    for stage in stages {
+    for (position, stage) in stages.iter().enumerate() {
         let Some((name, body)) = stage.as_object().and_then(|o| o.iter().next()) else {
             continue;
         };
@@ -101,6 +116,7 @@ fn run<'f>(
             "$sort" => sort(docs, body, budget)?,
             "$limit" => {
                 let n = body.as_u64().unwrap_or(MAX_LIMIT).min(MAX_LIMIT) as usize;
+                truncated |= docs.len() > n && capped.contains(&position);
                 docs.truncate(n);
                 docs
             }
@@ -134,7 +150,7 @@ fn run<'f>(
             ));
         }
     }
-    Ok(docs)
+    Ok((docs, truncated))
 }
 
 fn set(doc: &mut Value, path: &str, value: Value) {

@@ -7,7 +7,7 @@ use alloc::vec::Vec;
 use serde_json::{Value, json};
 
 use super::super::budget::Budget;
-use super::super::eval::{evaluate_within, get};
+use super::super::eval::{evaluate_capped, get};
 use super::super::pipeline::{MAX_LIMIT, Owned, validate};
 use super::super::sql::AggregateQuery;
 use crate::agent::ToolError;
@@ -19,7 +19,7 @@ impl DataTools<'_> {
     pub(super) async fn aggregate(&self, args: &Value) -> Result<Value, ToolError> {
         let conn = self.connection(args)?;
         let op = operation(args)?;
-        let field = self.field(conn, args, "field", op == "count")?;
+        let field = self.operand(conn, args, op)?;
         let group_by = self.field(conn, args, "group_by", false)?;
         let range = self.range(conn, args, "date_from", "date_to")?;
         if let Some(out) = self
@@ -160,7 +160,7 @@ impl DataTools<'_> {
     pub(super) async fn compare(&self, args: &Value) -> Result<Value, ToolError> {
         let conn = self.connection(args)?;
         let op = operation(args)?;
-        let field = self.field(conn, args, "field", op == "count")?;
+        let field = self.operand(conn, args, op)?;
         let date_field = self
             .field(conn, args, "date_field", true)?
             .unwrap_or_default();
@@ -270,9 +270,12 @@ impl DataTools<'_> {
         };
         // One budget per tool call: time as work units, memory as bytes produced.
         let mut budget = Budget::default();
-        let mut result =
-            evaluate_within(&checked.stages, rows, &lookup, &mut budget).map_err(ToolError::new)?;
-        let truncated = result.len() > MAX_LIMIT as usize;
+        // `truncated`: the row cap cut rows the pipeline as written would have kept, at
+        // whatever stage the sanitizer imposed it (a clamped `$limit`, or the final one).
+        let (mut result, capped) =
+            evaluate_capped(&checked.stages, &checked.capped, rows, &lookup, &mut budget)
+                .map_err(ToolError::new)?;
+        let truncated = capped || result.len() > MAX_LIMIT as usize;
         result.truncate(MAX_LIMIT as usize);
         Ok(
             json!({"rows": result.len(), "row_count": result.len(), "truncated": truncated})

@@ -173,6 +173,24 @@ impl<'a> DataTools<'a> {
         }
     }
 
+    /// The `field` an operation works on (TEMPLATES.md §1.2.7): optional for `count`
+    /// (without one it counts rows), required by `sum`, `avg`, `min` and `max`.
+    fn operand<'f>(
+        &self,
+        conn: &DataConnection,
+        args: &'f Value,
+        op: &str,
+    ) -> Result<Option<&'f str>, ToolError> {
+        let field = self.field(conn, args, "field", false)?;
+        if field.is_none() && op != "count" {
+            return Err(ToolError::new(format!(
+                "field is required for operation '{op}' (a field name); only count works \
+                 without one (it counts rows)"
+            )));
+        }
+        Ok(field)
+    }
+
     /// Rows of `conn` passing `filters` and the optional date range.
     async fn filtered(
         &self,

@@ -8,8 +8,14 @@
 //!   `orchestrator` tasks are realised by the resolver and formatter, not run. The
 //!   model's `permission.user_access` is ignored.
 //! - Queries beyond `max_queries_per_agent` are dropped; an explicit `query_index` wins,
-//!   else the k-th `rag_tool` task of an agent takes its query k; queries left without a
-//!   task become stage-1 `rag_tool` tasks; extra `rag_tool` tasks use `refined_query`.
+//!   else the k-th `rag_tool` task of an agent takes its query k; extra `rag_tool` tasks
+//!   use `refined_query`.
+//! - A query left without a `rag_tool` task feeds one of the same agent's
+//!   `summary_tool`/`math_tool` tasks as extra context (TEMPLATES.md §3.2, amended): the
+//!   one whose tool the agent's `tools` list names at the query's position (seed §9.1:
+//!   `queries` 1, 2 beside `tools` `rag_tool`, `math_tool`), else the agent's next such
+//!   task in execution order. Only an agent with no such task gets its leftover queries
+//!   as `rag_tool` tasks (in the plan's first stage).
 //! - Within a stage, retrieval tasks (`rag_tool`, `log_tool`) run first, then
 //!   `summary_tool`/`math_tool`, which depend on every earlier retrieval task of the same
 //!   agent.
@@ -47,7 +53,8 @@ pub struct PlannedTask {
     pub purpose: String,
     /// The agent's query it answers (1-based), for `rag_tool`.
     pub query_index: Option<usize>,
-    /// The text it runs on.
+    /// The text it runs on: a `rag_tool` task's query; a `summary_tool`/`math_tool`
+    /// task's `message`, followed by the agent's queries that fed it (one per line).
     pub query: String,
     /// Its trace node id (`hr#rag:1`, `general#rag`, `hr#summary`).
     pub node_id: String,
@@ -66,6 +73,9 @@ pub struct Plan {
     pub stages: Vec<Vec<PlannedTask>>,
     /// The plan's `conflict_resolution` text (`plan_hint` in the trace).
     pub hint: Option<String>,
+    /// Whether this is the direct plan standing in for the router's (its reply was not
+    /// JSON or not a plan, nothing of it survived sanitising, or the call failed).
+    pub fallback: bool,
 }
 
 impl Plan {
@@ -132,6 +142,7 @@ pub fn parse_router(
     };
     let max_queries = config.workflow.max_queries_per_agent;
     let mut queries: BTreeMap<String, Vec<(usize, String)>> = BTreeMap::new();
+    let mut listed_tools: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (agent, spec) in agents.into_iter().flatten() {
         if !usable(agent, ToolName::RagTool) {
             continue;
@@ -139,8 +150,17 @@ pub fn parse_router(
         let mut list = queries_of(spec.get("queries"));
         list.truncate(max_queries);
         queries.insert(agent.clone(), list);
+        let tools = spec.get("tools").and_then(Value::as_array);
+        let names = tools.into_iter().flatten().filter_map(Value::as_str);
+        listed_tools.insert(agent.clone(), names.map(String::from).collect());
     }
-    let mut tasks: Vec<(u32, String, ToolName, String, String, Option<usize>)> = Vec::new();
+    let query_of = |agent: &str, index: usize| {
+        queries
+            .get(agent)
+            .and_then(|list| list.iter().find(|(i, _)| *i == index))
+            .map(|(_, q)| q.clone())
+    };
+    let mut tasks: Vec<Task> = Vec::new();
     let mut rag_seen: BTreeMap<String, usize> = BTreeMap::new();
     let mut used: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for raw in raw_tasks(planning) {
@@ -152,50 +172,99 @@ pub fn parse_router(
         }
         let purpose = raw.purpose.clone().unwrap_or_else(|| raw.message.clone());
         let mut index = None;
+        let mut fed = Vec::new();
         if tool == ToolName::RagTool {
             let k = rag_seen.entry(raw.agent.clone()).or_default();
             *k += 1;
-            let agent_queries = queries.get(&raw.agent).map(Vec::as_slice).unwrap_or(&[]);
             let wanted = raw.query_index.unwrap_or(*k);
-            if agent_queries.iter().any(|(i, _)| *i == wanted) {
+            if query_of(&raw.agent, wanted).is_some() {
                 index = Some(wanted);
                 used.entry(raw.agent.clone()).or_default().push(wanted);
             } else if raw.query_index.is_none() && *k > max_queries {
                 continue;
             }
+        } else if !tool.is_retrieval()
+            && let Some(wanted) = raw.query_index
+            && let Some(query) = query_of(&raw.agent, wanted)
+        {
+            // An explicit `query_index` on a summary/math task: that query feeds it.
+            fed.push(query);
+            used.entry(raw.agent.clone()).or_default().push(wanted);
         }
-        tasks.push((raw.stage, raw.agent, tool, raw.message, purpose, index));
+        tasks.push(Task {
+            stage: raw.stage,
+            agent: raw.agent,
+            tool,
+            message: raw.message,
+            purpose,
+            index,
+            fed,
+        });
     }
-    // Queries left without a task: stage-1 rag_tool tasks.
-    let first_stage = tasks.iter().map(|t| t.0).min().unwrap_or(1);
+    // Queries left without a task feed a summary/math task of the same agent; an agent
+    // without one gets them as rag_tool tasks in the plan's first stage.
+    let first_stage = tasks.iter().map(|t| t.stage).min().unwrap_or(1);
     for (agent, list) in &queries {
         for (index, query) in list {
             if used.get(agent).is_some_and(|u| u.contains(index)) {
                 continue;
             }
-            tasks.push((
-                first_stage,
-                agent.clone(),
-                ToolName::RagTool,
-                query.clone(),
-                query.clone(),
-                Some(*index),
-            ));
+            let listed = listed_tools.get(agent).map(Vec::as_slice).unwrap_or(&[]);
+            match fed_task(&tasks, agent, *index, listed) {
+                Some(at) => tasks[at].fed.push(query.clone()),
+                None => tasks.push(Task {
+                    stage: first_stage,
+                    agent: agent.clone(),
+                    tool: ToolName::RagTool,
+                    message: query.clone(),
+                    purpose: query.clone(),
+                    index: Some(*index),
+                    fed: Vec::new(),
+                }),
+            }
         }
     }
     let hint = flow.and_then(|f| text(f, "conflict_resolution"));
     let plan = layout(original_query, &refined, &queries, tasks, hint);
     if plan.is_empty() {
-        return Ok(RouterOutput::Plan(direct_plan(
-            original_query,
-            config,
-            access,
-        )));
+        let mut direct = direct_plan(original_query, config, access);
+        direct.fallback = true;
+        return Ok(RouterOutput::Plan(direct));
     }
     Ok(RouterOutput::Plan(plan))
 }
 
-type Task = (u32, String, ToolName, String, String, Option<usize>);
+/// The summary/math task of `agent` that its leftover query `index` feeds: the one whose
+/// tool `listed` (the agent's `tools` in the plan) names at the query's position, else
+/// the agent's first such task in execution order (`tasks` is in stage order).
+fn fed_task(tasks: &[Task], agent: &str, index: usize, listed: &[String]) -> Option<usize> {
+    let candidates = || {
+        tasks
+            .iter()
+            .enumerate()
+            .filter(move |(_, t)| t.agent == agent && !t.tool.is_retrieval())
+    };
+    let named = index
+        .checked_sub(1)
+        .and_then(|i| listed.get(i))
+        .and_then(|name| ToolName::parse(name));
+    named
+        .and_then(|tool| candidates().find(|(_, t)| t.tool == tool))
+        .or_else(|| candidates().next())
+        .map(|(at, _)| at)
+}
+
+/// A task while the plan is read: its stage, agent, tool, `message`, `purpose`, query
+/// index (`rag_tool`) and the queries that feed it (`summary_tool`/`math_tool`).
+struct Task {
+    stage: u32,
+    agent: String,
+    tool: ToolName,
+    message: String,
+    purpose: String,
+    index: Option<usize>,
+    fed: Vec<String>,
+}
 
 /// Orders tasks into stages (retrieval first), numbers them, names their trace ids and
 /// dependencies.
@@ -206,17 +275,26 @@ fn layout(
     mut tasks: Vec<Task>,
     hint: Option<String>,
 ) -> Plan {
-    tasks.sort_by_key(|t| (t.0, !t.2.is_retrieval()));
+    tasks.sort_by_key(|t| (t.stage, !t.tool.is_retrieval()));
     // How many tasks each agent has per tool: `:{i}` only when more than one.
     let mut per_tool: BTreeMap<(String, ToolName), usize> = BTreeMap::new();
     for t in &tasks {
-        *per_tool.entry((t.1.clone(), t.2)).or_default() += 1;
+        *per_tool.entry((t.agent.clone(), t.tool)).or_default() += 1;
     }
     let mut ordinal: BTreeMap<(String, ToolName), usize> = BTreeMap::new();
     let mut stages: Vec<Vec<PlannedTask>> = Vec::new();
     let mut retrieval_ids: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut current: Option<u32> = None;
-    for (position, (stage, agent, tool, message, purpose, index)) in tasks.into_iter().enumerate() {
+    for (position, task) in tasks.into_iter().enumerate() {
+        let Task {
+            stage,
+            agent,
+            tool,
+            message,
+            purpose,
+            index,
+            fed,
+        } = task;
         let step = position + 1;
         if current != Some(stage) {
             stages.push(Vec::new());
@@ -238,7 +316,8 @@ fn layout(
                 .map_or_else(|| refined.to_string(), |(_, q)| q.clone()),
             (ToolName::RagTool, None) => refined.to_string(),
             (ToolName::LogTool, _) => format!("{message} {refined}"),
-            _ => message.clone(),
+            _ if fed.is_empty() => message.clone(),
+            _ => format!("{message}\n{}", fed.join("\n")),
         };
         let depends_on = if tool.is_retrieval() {
             retrieval_ids
@@ -269,6 +348,7 @@ fn layout(
         refined_query: refined.into(),
         stages,
         hint,
+        fallback: false,
     }
 }
 
@@ -283,14 +363,15 @@ pub fn direct_plan(query: &str, config: &KnowledgeConfig, access: &Access) -> Pl
         .or_else(|| config.agents.iter().find(usable));
     let tasks = agent
         .map(|a| {
-            alloc::vec![(
-                1,
-                a.id.clone(),
-                ToolName::RagTool,
-                query.to_string(),
-                query.to_string(),
-                None,
-            )]
+            alloc::vec![Task {
+                stage: 1,
+                agent: a.id.clone(),
+                tool: ToolName::RagTool,
+                message: query.to_string(),
+                purpose: query.to_string(),
+                index: None,
+                fed: Vec::new(),
+            }]
         })
         .unwrap_or_default();
     layout(query, query, &BTreeMap::new(), tasks, None)
