@@ -15,9 +15,8 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use concierge_core::boundary::{WebSearch, WebSource, is_web_url};
+use concierge_core::boundary::{WebSearch, WebSource, clean_url, is_web_url};
 use concierge_core::error::{ServiceError, ServiceErrorKind};
-use concierge_core::flows::guarded::clean_url;
 use serde_json::Value;
 use wasm_bindgen::JsValue;
 use worker::{AbortController, D1Database, Env, Fetch, Headers, Method, Request, RequestInit, Url};

@@ -31,7 +31,7 @@ pub use model::{
     ChatModel, ChatRequest, ChatSink, Constraint, ModelCall, parse_tool_call, tool_call_schema,
 };
 pub use records::{CalendarDate, WarrantyRecord, WarrantyRecords};
-pub use search::{WebSearch, WebSource, is_web_url};
+pub use search::{WebSearch, WebSource, clean_url, is_web_url};
 pub use sql::{
     ColumnSchema, ColumnType, ReadOnlyQuery, SqlReader, SqlRows, SqlScope, SqlValue, TableSchema,
 };

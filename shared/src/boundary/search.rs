@@ -26,6 +26,29 @@ pub struct WebSource {
     pub published: Option<String>,
 }
 
+/// Seed 004's `clean_url` ("Clean markdown link formats"): a markdown link
+/// `[text](url)` (or `[text](url "title")`) → `url`, `<url>` → `url`, anything else
+/// trimmed. It only unwraps: the result must still pass
+/// [`is_web_url`] before it is shown, so a link wrapping a
+/// `javascript:` URL is still refused. A URL with parentheses of its own
+/// (`…/Tooth_(anatomy)`) keeps them: the link's target runs to its last `)`.
+pub fn clean_url(link: &str) -> &str {
+    let link = link.trim();
+    let target = markdown_target(link).unwrap_or(link);
+    target
+        .strip_prefix('<')
+        .and_then(|rest| rest.strip_suffix('>'))
+        .unwrap_or(target)
+        .trim()
+}
+
+/// The target of a whole-text markdown link `[text](target "title"?)`.
+fn markdown_target(link: &str) -> Option<&str> {
+    let inner = link.strip_prefix('[')?.strip_suffix(')')?;
+    let open = inner.find("](")?;
+    inner[open + 2..].split_whitespace().next()
+}
+
 /// Whether `url` is an absolute `http://` or `https://` address with a host: the only
 /// URLs a [`WebSource`] may carry (a cited link must be safe to show).
 pub fn is_web_url(url: &str) -> bool {
