@@ -137,6 +137,11 @@ pub struct GuardedConfig {
     pub compression_deletes: bool,
     /// Log prompts and responses (they hold visitor text; default off).
     pub debug_log: bool,
+    /// The guardrail also sees the conversation's summary, so a follow-up that only makes
+    /// sense after earlier answers ("Còn trẻ em thì sao?") is judged in context (site
+    /// setting `guardrail_with_context`; default off: the seed's guardrail sees only the
+    /// current message).
+    pub guardrail_with_context: bool,
     /// The settings every template shares (history window: the recent messages plus a
     /// greeting and a failed reply's slack).
     pub turn: TurnConfig,
@@ -167,6 +172,7 @@ impl GuardedConfig {
             auto_compress: false,
             compression_deletes: false,
             debug_log: false,
+            guardrail_with_context: false,
             turn,
         }
     }

@@ -11,7 +11,7 @@ use super::sources::{extract_sources, sources_section};
 use super::steps;
 use crate::boundary::WebSearch;
 use crate::chat::{Role, Usage};
-use crate::conversation::{Language, MessageKind, Metadata, StoredMessage};
+use crate::conversation::{Language, MessageKind, Metadata, Scope, StoredMessage};
 use crate::engine::{Answer, Platform, Refusal, Turn, TurnMode, store_reply};
 use crate::error::Error;
 use crate::language;
@@ -41,9 +41,10 @@ pub fn recent_window(history: &[StoredMessage]) -> Vec<StoredMessage> {
 pub(super) async fn screen<P: Platform>(
     config: &GuardedConfig,
     platform: &P,
-    conversation_id: &str,
+    scope: Option<Scope<'_>>,
     text: &str,
 ) -> Result<Option<Refusal>, Error> {
+    let conversation_id = scope.map_or("", |s| s.conversation_id);
     let logger = platform.logger();
     let language = turn_language(text);
     let extracted = if config.debug_log {
@@ -56,7 +57,13 @@ pub(super) async fn screen<P: Platform>(
         )
     };
     step(logger, conversation_id, "1.2", &extracted);
-    let request = prompt::guardrail_request(config, language, text);
+    let summary = match scope {
+        Some(scope) if config.guardrail_with_context => {
+            steps::stored_summary(platform, scope).await
+        }
+        _ => alloc::string::String::new(),
+    };
+    let request = prompt::guardrail_request(config, language, &summary, text);
     let reply = complete(platform, config.guardrail_model.as_deref(), &request).await?;
     let verdict = parse_verdict(&reply);
     let result = format!("Guardrail result: {}", verdict.as_str());
@@ -91,7 +98,7 @@ pub(super) async fn answer<P: Platform, S: WebSearch>(
     let conversation_id = turn.conversation.id.clone();
     let log = |id: &'static str, msg: &str| step(logger, &conversation_id, id, msg);
     if turn.mode == TurnMode::Stateless
-        && let Some(refusal) = screen(config, platform, &conversation_id, &question).await?
+        && let Some(refusal) = screen(config, platform, None, &question).await?
     {
         turn.sink.emit(TurnEvent::Chunk {
             text: refusal.text.clone(),

@@ -99,7 +99,8 @@ impl<S: WebSearch> Assistant for GuardedAssistant<S> {
         input: &TurnInput,
         text: &str,
     ) -> Result<Option<Refusal>, Error> {
-        flow::screen(&self.config, platform, &input.conversation_id, text).await
+        let scope = crate::conversation::Scope::new(&input.site_id, &input.conversation_id);
+        flow::screen(&self.config, platform, Some(scope), text).await
     }
 
     /// Memory, search, prompt, answer, sources, summary.

@@ -22,16 +22,34 @@ pub fn summary_block(language: Language, summary: &str) -> String {
 }
 
 /// The guardrail's request: its YES/NO prompt as the system message, the question alone as
-/// the user's (the seed's guardrail sees only the current message).
+/// the user's (the seed's guardrail sees only the current message) — or, with
+/// [`GuardedConfig::guardrail_with_context`] and a summary, the summary block and then the
+/// question.
 pub fn guardrail_request(
     config: &GuardedConfig,
     language: Language,
+    summary: &str,
     question: &str,
 ) -> ChatRequest {
+    let block = summary_block(language, summary);
+    let user = if block.is_empty() {
+        String::from(question)
+    } else {
+        let label = match language {
+            Language::Vi => "Câu hỏi hiện tại:",
+            Language::En => "Current question:",
+        };
+        format!(
+            "{}
+
+{label} {question}",
+            block.trim()
+        )
+    };
     ChatRequest {
         messages: vec![
             ChatMessage::system(config.texts(language).guardrail.clone()),
-            ChatMessage::user(question),
+            ChatMessage::user(user),
         ],
         tools: vec![],
         temperature: Some(0.0),

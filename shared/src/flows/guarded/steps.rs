@@ -13,7 +13,7 @@ use super::prompt;
 use super::sources::{SourcesCut, results_text};
 use crate::boundary::{ChatRequest, ConversationStore, LogRecord, ModelCall, WebSearch};
 use crate::chat::Usage;
-use crate::conversation::{Metadata, Summary};
+use crate::conversation::{Metadata, Scope, Summary};
 use crate::engine::{Platform, Turn, TurnMode, fail_answer, stream_text};
 use crate::error::Error;
 use crate::turn::TurnEvent;
@@ -24,11 +24,16 @@ pub(super) async fn load_summary<P: Platform>(platform: &P, turn: &Turn<'_>) -> 
     if turn.mode == TurnMode::Stateless {
         return String::new();
     }
-    match platform.store().load_summary(turn.scope()).await {
+    stored_summary(platform, turn.scope()).await
+}
+
+/// A stored conversation's summary, `""` when there is none or it cannot be read (logged).
+pub(super) async fn stored_summary<P: Platform>(platform: &P, scope: Scope<'_>) -> String {
+    match platform.store().load_summary(scope).await {
         Ok(summary) => summary.map(|s| s.content).unwrap_or_default(),
         Err(error) => {
             platform.logger().log(&LogRecord::Warning {
-                conversation_id: &turn.conversation.id,
+                conversation_id: scope.conversation_id,
                 code: "memory_unavailable",
                 detail: &error.detail,
             });
