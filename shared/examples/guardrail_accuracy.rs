@@ -65,7 +65,7 @@ fn main() {
             Verdict::Rejected
         };
         let language = turn_language(question);
-        let request = guardrail_request(&config, language, question);
+        let request = guardrail_request(&config, language, "", question);
         let messages: Vec<Value> = request
             .messages
             .iter()
