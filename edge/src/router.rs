@@ -15,8 +15,8 @@ use worker::{Context, Env, Method, Request, Response};
 use crate::auth::{Access, Admitted, AnyKeyCaller, Open, Operator, SecretCaller};
 use crate::error::ApiError;
 use crate::routes::{
-    admin, ai_sdk, console, console_admin, conversations, debug_script, feedback, health, jsonrpc,
-    mcp, openai, preflight, regenerate, stream, widget,
+    admin, ai_sdk, console, console_admin, conversations, debug_script, feedback, health, mcp,
+    openai, preflight, regenerate, stream, widget,
 };
 use crate::templates::{analyst, guarded, knowledge, rental, shop};
 
@@ -178,7 +178,7 @@ routes! {
     AdminSearchPages "admin_search_pages" [PUT] ["admin", "search-pages"], SecretCaller
         => |req, rc, caller| guarded::admin::put_search_pages(req, rc.env, caller).await;
     JsonRpc "jsonrpc" [POST] ["jsonrpc"], SecretCaller
-        => |req, rc, caller| jsonrpc::handle(req, rc.env, caller).await;
+        => |req, rc, caller| guarded::jsonrpc::handle(req, rc.env, caller).await;
     KnowledgeLogs "knowledge_logs" [PUT] ["admin", "logs"], SecretCaller
         => |req, rc, caller| knowledge::admin::put_logs(req, rc.env, caller).await;
     KnowledgeQuery "knowledge_query" [POST] ["knowledge", "query"], SecretCaller

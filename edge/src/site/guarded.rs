@@ -253,6 +253,11 @@ impl SearchPatch {
     }
 }
 
+/// The site's own `guarded` settings, if it set any.
+pub(crate) fn of(site: &Site) -> Option<&GuardedSettings> {
+    site.config.guarded.as_ref()
+}
+
 impl Site {
     /// The site's `guarded` settings (defaults when it has none).
     pub(crate) fn guarded(&self) -> GuardedSettings {

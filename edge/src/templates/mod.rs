@@ -1,14 +1,23 @@
 //! Each template's edge code, one folder per template: its settings turned into its config
-//! and its own dependencies (`<t>/assistant.rs`), its admin and seed routes (the route table
-//! in [`crate::router`] points at them) and what else only it uses. The registry
-//! ([`SiteAssistant`]) dispatches on a site's template, one line per template.
+//! and its own dependencies (`<t>/assistant.rs`, which also implements the template's
+//! [`TemplateHooks`]), its admin and seed routes and the D1 tables only it uses.
+//!
+//! This file is the registry, the one place outside a template's folder that names it: one
+//! line per template below, which [`registry!`] expands into the template's module, its
+//! variant of [`SiteAssistant`] and the dispatch of its hooks.
 
-pub(crate) mod analyst;
-pub(crate) mod guarded;
-pub(crate) mod knowledge;
-pub(crate) mod rental;
-pub(crate) mod shop;
-
+#[macro_use]
 mod registry;
 
-pub(crate) use registry::{SiteAssistant, SiteTemplates, turn_context};
+pub(crate) use registry::{SiteTemplates, TemplateHooks, openai_model_id, turn_context};
+
+registry! {
+    Shop => shop,
+    Analyst => analyst,
+    Rental => rental,
+    Knowledge => knowledge,
+    Guarded => guarded,
+}
+
+/// `guarded`'s seed JSON-RPC methods, which the shared MCP route exposes as tools.
+pub(crate) use guarded::jsonrpc::call as seed_rpc_call;

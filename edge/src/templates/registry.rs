@@ -1,22 +1,21 @@
-//! The registry: the assistant a site runs, one line per template.
+//! The registry's machinery: [`registry!`] expands the list of templates (one line each,
+//! in `templates/mod.rs`) into the assistant a site runs ([`SiteAssistant`]) and the
+//! dispatch of every per-template hook ([`TemplateHooks`]); nothing here names a template.
 //!
-//! The engine runs any [`Assistant`]; [`SiteAssistant`] is the Worker's set of built
+//! The engine runs any [`concierge_core::engine::Assistant`]; [`SiteAssistant`] is the Worker's set of built
 //! templates, each with the site's settings and its own dependencies (built for the
 //! site's template only), so a route or the turn queue dispatches on the site's template
 //! once, here. A template that is not built yet is refused
 //! ([`ApiError::TemplateUnavailable`]), never answered by another.
 
-use concierge_core::conversation::{Language, StoredMessage};
-use concierge_core::engine::{Answer, Assistant, Platform, Refusal, Turn, TurnConfig};
-use concierge_core::error::Error;
-use concierge_core::template::Template;
-use concierge_core::turn::TurnInput;
 use worker::Env;
 
 use crate::bindings::kv_cache::WorkerKvCache;
 use crate::bindings::services::{Services, SiteAssistants};
 use crate::error::ApiError;
 use crate::site::{Site, scripted};
+
+use super::SiteAssistant;
 
 /// The site's assistant and the engine's platform for one turn — built together, once.
 pub(crate) fn turn_context(env: &Env, site: &Site) -> Result<(SiteAssistant, Services), ApiError> {
@@ -51,15 +50,60 @@ impl SiteAssistant {
     }
 }
 
+/// What a template's edge code may add to the Worker's shared paths, each with a default
+/// (nothing); implemented by each template's `assistant::Assistant`.
+pub(crate) trait TemplateHooks {
+    /// The Cron Trigger's work for this template: a log line's fields when it did some.
+    async fn scheduled(_env: &Env) -> Option<serde_json::Value> {
+        None
+    }
+
+    /// The id `/v1/…` names `site`'s assistant by, when the template sets its own.
+    fn openai_model_id(_site: &Site) -> Option<String> {
+        None
+    }
+
+    /// Whether `/v1/chat/completions` always runs in a named stored conversation (a body
+    /// without `chat_id` takes `X-Chat-Id` or opens a new one; an unknown id opens a new
+    /// one under a minted id) instead of the API's default (stateless without a
+    /// `chat_id`, 404 for an unknown one).
+    const OPENAI_NAMED_CHATS: bool = false;
+
+    /// Per-request settings a `/v1/chat/completions` body (`raw`) may carry.
+    fn openai_request(&mut self, _site: &Site, _raw: &serde_json::Value) -> Result<(), ApiError> {
+        Ok(())
+    }
+}
+
+/// The id `/v1/…` names `site`'s assistant by: its template's, else
+/// [`concierge_core::openai_api::assistant_id`].
+pub(crate) fn openai_model_id(site: &Site) -> String {
+    super::openai_model_id_of(site)
+        .unwrap_or_else(|| concierge_core::openai_api::assistant_id(&site.id))
+}
+
 /// The registry's enum and its dispatch, from one list of `Variant => module` lines.
 macro_rules! registry {
     ($($variant:ident => $module:ident),* $(,)?) => {
+        $(pub(crate) mod $module;)*
+
+        use concierge_core::conversation::{Language, StoredMessage};
+        use concierge_core::engine::{Answer, Assistant, Platform, Refusal, Turn, TurnConfig};
+        use concierge_core::error::Error;
+        use concierge_core::template::Template;
+        use concierge_core::turn::TurnInput;
+        use worker::Env;
+
+        use $crate::bindings::kv_cache::WorkerKvCache;
+        use $crate::error::ApiError;
+        use $crate::site::{Site, scripted};
+
         /// The assistant a site runs.
         #[derive(Debug)]
         pub(crate) enum SiteAssistant {
             $(
                 #[doc = concat!("`", stringify!($module), "`.")]
-                $variant(Box<super::$module::assistant::Assistant>),
+                $variant(Box<$module::assistant::Assistant>),
             )*
             /// The site's assistant, except that a conversation's staged test script plays
             /// first ([`scripted`]; only while `DEBUG_ROUTES` is on).
@@ -71,10 +115,54 @@ macro_rules! registry {
             pub(crate) fn for_site(env: &Env, site: &Site) -> Result<Self, ApiError> {
                 match site.template {
                     $(Template::$variant => Ok(Self::$variant(Box::new(
-                        super::$module::assistant::build(env, site)?,
+                        $module::assistant::build(env, site)?,
                     ))),)*
                 }
             }
+        }
+
+        impl SiteAssistant {
+            /// Whether the site's template runs every `/v1/chat/completions` in a named
+            /// conversation ([`TemplateHooks::OPENAI_NAMED_CHATS`]).
+            pub(crate) fn openai_named_chats(template: Template) -> bool {
+                match template {
+                    $(Template::$variant => {
+                        <$module::assistant::Assistant as TemplateHooks>::OPENAI_NAMED_CHATS
+                    })*
+                }
+            }
+
+            /// [`TemplateHooks::openai_request`] of the site's template.
+            pub(crate) fn openai_request(
+                &mut self,
+                site: &Site,
+                raw: &serde_json::Value,
+            ) -> Result<(), ApiError> {
+                match self {
+                    $(Self::$variant(a) => a.openai_request(site, raw),)*
+                    Self::Scripted(inner, _) => inner.openai_request(site, raw),
+                }
+            }
+        }
+
+        /// [`TemplateHooks::openai_model_id`] of `site`'s template.
+        fn openai_model_id_of(site: &Site) -> Option<String> {
+            match site.template {
+                $(Template::$variant => {
+                    <$module::assistant::Assistant as TemplateHooks>::openai_model_id(site)
+                })*
+            }
+        }
+
+        /// The Cron Trigger's work: each template's [`TemplateHooks::scheduled`], logged.
+        pub(crate) async fn scheduled(env: &Env) {
+            $(
+                if let Some(line) =
+                    <$module::assistant::Assistant as TemplateHooks>::scheduled(env).await
+                {
+                    worker::console_log!("{line}");
+                }
+            )*
         }
 
         impl Assistant for SiteAssistant {
@@ -136,12 +224,4 @@ macro_rules! registry {
             }
         }
     };
-}
-
-registry! {
-    Shop => shop,
-    Analyst => analyst,
-    Rental => rental,
-    Knowledge => knowledge,
-    Guarded => guarded,
 }

@@ -4,7 +4,7 @@
 use concierge_core::flows::analyst::{AnalystAssistant, AnalystConfig};
 use worker::Env;
 
-use crate::bindings::d1_data::D1Data;
+use super::d1_data::D1Data;
 use crate::error::ApiError;
 use crate::site::Site;
 
@@ -40,3 +40,5 @@ fn config(site: &Site) -> AnalystConfig {
     }
     config
 }
+
+impl crate::templates::TemplateHooks for Assistant {}

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use worker::{Env, Request, Response};
 
 use crate::auth::SecretCaller;
-use crate::bindings::web_search::{MAX_LOCAL_PAGES, replace_local_pages};
+use super::web_search::{MAX_LOCAL_PAGES, replace_local_pages};
 use crate::error::ApiError;
 use crate::http::body;
 

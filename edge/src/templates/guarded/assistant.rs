@@ -4,7 +4,7 @@
 use concierge_core::flows::guarded::GuardedAssistant;
 use worker::Env;
 
-use crate::bindings::web_search::SiteSearch;
+use super::web_search::SiteSearch;
 use crate::error::ApiError;
 use crate::site::{DEFAULT_MAX_TOKENS, Site};
 
@@ -19,4 +19,42 @@ pub(crate) fn build(env: &Env, site: &Site) -> Result<Assistant, ApiError> {
         config,
         SiteSearch::for_site(env, site)?,
     ))
+}
+
+impl crate::templates::TemplateHooks for Assistant {
+    /// `guarded.assistant_id` when the site sets one (the seed's `dental-duckduckgo`).
+    fn openai_model_id(site: &Site) -> Option<String> {
+        crate::site::guarded::of(site).and_then(|settings| settings.assistant_id.clone())
+    }
+
+    /// The seed's frontend always names its conversation (`chat_id`, or `X-Chat-Id`).
+    const OPENAI_NAMED_CHATS: bool = true;
+
+    /// The seed's user config, `ollama_model` and `ollama_guardrail_model`: accepted only
+    /// from the site's `guarded.allowed_models`, otherwise 400 (a visitor must not pick a
+    /// costly model).
+    fn openai_request(&mut self, site: &Site, raw: &serde_json::Value) -> Result<(), ApiError> {
+        let allowed = site.guarded().allowed_models;
+        let config = &mut self.config;
+        for (field, slot) in [
+            ("ollama_model", &mut config.chat_model),
+            ("ollama_guardrail_model", &mut config.guardrail_model),
+        ] {
+            let Some(value) = raw.get(field).filter(|v| !v.is_null()) else {
+                continue;
+            };
+            match value.as_str() {
+                Some(model) if allowed.iter().any(|m| m == model) => {
+                    *slot = Some(model.to_string());
+                }
+                _ => {
+                    return Err(ApiError::BadField(
+                        field,
+                        format!("`{field}` must be one of the site's allowed models."),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
 }

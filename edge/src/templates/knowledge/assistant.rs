@@ -63,3 +63,5 @@ fn config(site: &Site) -> KnowledgeConfig {
     }
     config
 }
+
+impl crate::templates::TemplateHooks for Assistant {}

@@ -10,8 +10,8 @@ use serde_json::{Map, Value};
 use worker::{Env, Request, Response};
 
 use crate::auth::SecretCaller;
-use crate::bindings::d1_listings::{self, BINDING, UpsertError};
-use crate::bindings::d1_rental::{D1Rental, QaCursor};
+use super::d1_listings::{self, BINDING, UpsertError};
+use super::d1_rental::{D1Rental, QaCursor};
 use crate::bindings::vectors::Vectors;
 use crate::error::ApiError;
 use crate::http::body;

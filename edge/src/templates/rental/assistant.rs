@@ -5,8 +5,8 @@
 use concierge_core::flows::rental::{RentalAssistant, RentalConfig};
 use worker::Env;
 
-use crate::bindings::d1_listings::ListingsSql;
-use crate::bindings::d1_rental::D1Rental;
+use super::d1_listings::ListingsSql;
+use super::d1_rental::D1Rental;
 use crate::error::ApiError;
 use crate::site::{DEFAULT_MAX_TOKENS, RentalSettings, Site};
 
@@ -36,4 +36,19 @@ fn config(site: &Site) -> RentalConfig {
         }
     }
     config
+}
+
+impl crate::templates::TemplateHooks for Assistant {
+    /// The seed endpoint's idle sessions (over 30 minutes), deleted with their
+    /// conversations.
+    async fn scheduled(env: &Env) -> Option<serde_json::Value> {
+        Some(match super::chat::cleanup(env).await {
+            Ok(deleted) => {
+                serde_json::json!({"level": "info", "msg": "rental sessions cleaned", "deleted": deleted})
+            }
+            Err(error) => {
+                serde_json::json!({"level": "error", "msg": "rental session cleanup failed", "error": error.chain()})
+            }
+        })
+    }
 }

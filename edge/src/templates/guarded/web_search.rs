@@ -20,7 +20,7 @@ use serde_json::Value;
 use wasm_bindgen::JsValue;
 use worker::{AbortController, D1Database, Env, Fetch, Headers, Method, Request, RequestInit, Url};
 
-use super::upstream::within;
+use crate::bindings::upstream::within;
 use crate::site::{Site, endpoint};
 
 /// Default wait for a provider's answer.

@@ -24,7 +24,7 @@ use worker::{Env, Request, Response};
 use crate::auth::SecretCaller;
 use crate::bindings::d1_memory::{self, MemoryRow};
 use crate::bindings::services::Services;
-use crate::bindings::web_search::SiteSearch;
+use super::web_search::SiteSearch;
 use crate::error::ApiError;
 use crate::http::body;
 use crate::site::Site;
