@@ -1,6 +1,7 @@
 //! What handlers share, below the routes and the templates' own routes: reading a request's
-//! JSON body within its limits ([`body`]), and streaming a turn to the client in any wire
-//! format ([`turn_stream`]).
+//! JSON body within its limits ([`body`]), streaming a turn to the client in any wire
+//! format ([`turn_stream`]), and route tables ([`table`]).
 
 pub(crate) mod body;
+pub(crate) mod table;
 pub(crate) mod turn_stream;

@@ -1,10 +1,12 @@
 //! Each template's edge code, one folder per template: its settings turned into its config
 //! and its own dependencies (`<t>/assistant.rs`, which also implements the template's
-//! [`TemplateHooks`]), its admin and seed routes and the D1 tables only it uses.
+//! [`TemplateHooks`]), its admin and seed routes (its own table, `<t>/routes.rs`) and the D1 tables only it
+//! uses.
 //!
 //! This file is the registry, the one place outside a template's folder that names it: one
 //! line per template below, which [`registry!`] expands into the template's module, its
-//! variant of [`SiteAssistant`] and the dispatch of its hooks.
+//! variant of [`SiteAssistant`], its route table's place in [`Route`] (after the Worker's
+//! own, [`crate::router`]) and the dispatch of its hooks.
 
 #[macro_use]
 mod registry;

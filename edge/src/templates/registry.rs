@@ -154,6 +154,51 @@ macro_rules! registry {
             }
         }
 
+        /// A route of a template's own table (`<t>/routes.rs`).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub(crate) enum Route {
+            $(
+                #[doc = concat!("`", stringify!($module), "`'s.")]
+                $variant($module::routes::Route),
+            )*
+        }
+
+        impl Route {
+            /// Match a method and a path's segments against each template's table, in
+            /// the registry's order.
+            pub(crate) fn of(
+                method: &worker::Method,
+                segments: &[&str],
+            ) -> $crate::http::table::Match<Self> {
+                use $crate::http::table::Match;
+                $(
+                    match $module::routes::Route::of(method, segments) {
+                        Match::None => {}
+                        found => return found.map(Self::$variant),
+                    }
+                )*
+                Match::None
+            }
+
+            /// A stable name for logs.
+            pub(crate) fn name(self) -> &'static str {
+                match self {
+                    $(Self::$variant(route) => route.name(),)*
+                }
+            }
+
+            /// Run the route's handler.
+            pub(crate) async fn handle(
+                self,
+                req: worker::Request,
+                rc: &$crate::http::table::RequestContext<'_>,
+            ) -> Result<worker::Response, ApiError> {
+                match self {
+                    $(Self::$variant(route) => route.handle(req, rc).await,)*
+                }
+            }
+        }
+
         /// The Cron Trigger's work: each template's [`TemplateHooks::scheduled`], logged.
         pub(crate) async fn scheduled(env: &Env) {
             $(

@@ -4,3 +4,4 @@
 pub(crate) mod admin;
 pub(crate) mod assistant;
 pub(crate) mod d1_data;
+pub(crate) mod routes;

@@ -6,3 +6,4 @@ pub(crate) mod admin;
 pub(crate) mod assistant;
 pub(crate) mod jsonrpc;
 pub(crate) mod web_search;
+pub(crate) mod routes;

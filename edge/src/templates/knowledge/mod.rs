@@ -4,3 +4,4 @@
 pub(crate) mod admin;
 pub(crate) mod assistant;
 pub(crate) mod query;
+pub(crate) mod routes;

@@ -8,3 +8,4 @@ pub(crate) mod assistant;
 pub(crate) mod chat;
 pub(crate) mod d1_listings;
 pub(crate) mod d1_rental;
+pub(crate) mod routes;

@@ -4,3 +4,4 @@
 pub(crate) mod assistant;
 pub(crate) mod d1_warranty;
 pub(crate) mod warranty_admin;
+pub(crate) mod routes;
