@@ -49,7 +49,8 @@ const CHAT_ID_HEADER: &str = "x-concierge-chat-id";
 const MAX_COMPLETION_BODY_BYTES: usize = 256 * 1024;
 
 /// The id `model` names the site's assistant by: the template's own when it sets one
-/// (`guarded`'s `assistant_id`, the seed's `dental-duckduckgo`), else [`concierge_core::openai_api::assistant_id`].
+/// (`guarded`'s `assistant_id`, the seed's `dental-duckduckgo`), else
+/// [`concierge_core::openai_api::assistant_id`].
 fn site_model_id(site: &Site) -> String {
     templates::openai_model_id(site)
 }

@@ -5,20 +5,21 @@
 //!
 //! This file is the registry, the one place outside a template's folder that names it: one
 //! line per template below, which [`registry!`] expands into the template's module, its
-//! variant of [`SiteAssistant`], its route table's place in [`Route`] (after the Worker's
+//! variant of [`SiteAssistant`], its settings' key in a site's config ([`Settings`], when
+//! it has settings), its route table's place in [`Route`] (after the Worker's
 //! own, [`crate::router`]) and the dispatch of its hooks.
 
 #[macro_use]
 mod registry;
 
-pub(crate) use registry::{SiteTemplates, TemplateHooks, openai_model_id, turn_context};
+pub(crate) use registry::{Settings, SiteTemplates, TemplateHooks, openai_model_id, turn_context};
 
 registry! {
     Shop => shop,
-    Analyst => analyst,
-    Rental => rental,
-    Knowledge => knowledge,
-    Guarded => guarded,
+    Analyst => analyst { analyst::settings::AnalystSettings },
+    Rental => rental { rental::settings::RentalSettings },
+    Knowledge => knowledge { knowledge::settings::KnowledgeSettings },
+    Guarded => guarded { guarded::settings::GuardedSettings },
 }
 
 /// `guarded`'s seed JSON-RPC methods, which the shared MCP route exposes as tools.

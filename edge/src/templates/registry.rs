@@ -75,6 +75,28 @@ pub(crate) trait TemplateHooks {
     }
 }
 
+/// A template's own settings in a site's config (`templates/<t>/settings.rs`), under the
+/// template's name, and how a site body (`POST /admin/sites`, `PATCH /admin/site`) sets
+/// them.
+pub(crate) trait Settings: serde::Serialize + serde::de::DeserializeOwned {
+    /// What a site body takes under the template's name.
+    type Patch: serde::de::DeserializeOwned;
+
+    /// Check `patch` and make the settings that replace `old` (site `site_id`'s).
+    fn apply(
+        patch: &Self::Patch,
+        env: &Env,
+        site_id: &str,
+        old: Option<Self>,
+    ) -> Result<Self, ApiError>;
+
+    /// Remove write-only secrets from the admin API's view of the settings; the view's
+    /// flags about them (present whether or not the site has settings).
+    fn redact(_settings: Option<&mut Self>) -> Vec<(&'static str, serde_json::Value)> {
+        Vec::new()
+    }
+}
+
 /// The id `/v1/…` names `site`'s assistant by: its template's, else
 /// [`concierge_core::openai_api::assistant_id`].
 pub(crate) fn openai_model_id(site: &Site) -> String {
@@ -84,7 +106,7 @@ pub(crate) fn openai_model_id(site: &Site) -> String {
 
 /// The registry's enum and its dispatch, from one list of `Variant => module` lines.
 macro_rules! registry {
-    ($($variant:ident => $module:ident),* $(,)?) => {
+    ($($variant:ident => $module:ident $({ $settings:ty })?),* $(,)?) => {
         $(pub(crate) mod $module;)*
 
         use concierge_core::conversation::{Language, StoredMessage};
@@ -152,6 +174,74 @@ macro_rules! registry {
                     <$module::assistant::Assistant as TemplateHooks>::openai_model_id(site)
                 })*
             }
+        }
+
+        /// The templates' keys in a site's config and body (the templates with settings).
+        pub(crate) const SETTINGS_KEYS: &[&str] = &[$($({
+            let _: core::marker::PhantomData<$settings>;
+            stringify!($module)
+        },)?)*];
+
+        /// A site body's template settings, each as its template's [`Settings::Patch`].
+        #[derive(Debug, Default)]
+        #[allow(clippy::option_option)] // set to `null` (no change) is still set (once)
+        pub(crate) struct SettingsPatch {
+            $($(
+                $module: Option<Option<<$settings as Settings>::Patch>>,
+            )?)*
+        }
+
+        impl SettingsPatch {
+            /// Read body field `key`'s value from `map` when `key` is a template's (`true`),
+            /// as a derived `Deserialize` would (a second `key` is refused).
+            pub(crate) fn read<'de, A: serde::de::MapAccess<'de>>(
+                &mut self,
+                key: &str,
+                map: &mut A,
+            ) -> Result<bool, A::Error> {
+                $($(
+                    if key == stringify!($module) {
+                        let _: core::marker::PhantomData<$settings>;
+                        if self.$module.is_some() {
+                            return Err(<A::Error as serde::de::Error>::duplicate_field(
+                                stringify!($module),
+                            ));
+                        }
+                        self.$module = Some(map.next_value()?);
+                        return Ok(true);
+                    }
+                )?)*
+                Ok(false)
+            }
+
+            /// Check each template's settings in the body and set them on `site`.
+            pub(crate) fn apply(&self, env: &Env, site: &mut Site) -> Result<(), ApiError> {
+                $($(
+                    if let Some(Some(patch)) = &self.$module {
+                        let key = stringify!($module);
+                        let old = site.config.templates.get::<$settings>(key);
+                        let new = <$settings as Settings>::apply(patch, env, &site.id, old)?;
+                        site.config.templates.set(key, Some(&new));
+                    }
+                )?)*
+                Ok(())
+            }
+        }
+
+        /// The templates' settings as the admin API shows them (others' keys left out,
+        /// write-only secrets removed); the view's flags about those secrets.
+        pub(crate) fn public_settings(
+            settings: &mut $crate::site::TemplateSettings,
+        ) -> Vec<(&'static str, serde_json::Value)> {
+            settings.retain(SETTINGS_KEYS);
+            let mut flags = Vec::new();
+            $($(
+                let key = stringify!($module);
+                let mut own = settings.get::<$settings>(key);
+                flags.extend(<$settings as Settings>::redact(own.as_mut()));
+                settings.set(key, own.as_ref());
+            )?)*
+            flags
         }
 
         /// A route of a template's own table (`<t>/routes.rs`).

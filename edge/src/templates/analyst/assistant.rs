@@ -27,7 +27,7 @@ fn config(site: &Site) -> AnalystConfig {
     if let Some(tokens) = site.config.llm.max_tokens {
         config.turn.max_tokens = Some(tokens);
     }
-    if let Some(settings) = &site.config.analyst {
+    if let Some(settings) = super::settings::of(site) {
         if let Some(on) = settings.formatter_llm {
             config.formatter_llm = on;
         }

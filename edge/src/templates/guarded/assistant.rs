@@ -1,4 +1,4 @@
-//! `guarded` on the Worker: the site's settings (`config.guarded`, [`crate::site::guarded`])
+//! `guarded` on the Worker: the site's settings (`config.guarded`, [`super::settings`])
 //! as a `GuardedConfig`, over the site's web search provider.
 
 use concierge_core::flows::guarded::GuardedAssistant;
@@ -14,7 +14,7 @@ pub(crate) type Assistant = GuardedAssistant<SiteSearch>;
 /// The site's `guarded`.
 pub(crate) fn build(env: &Env, site: &Site) -> Result<Assistant, ApiError> {
     let max_tokens = site.config.llm.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
-    let config = crate::site::guarded::guarded_config(site, max_tokens);
+    let config = super::settings::guarded_config(site, max_tokens);
     Ok(GuardedAssistant::new(
         config,
         SiteSearch::for_site(env, site)?,
@@ -24,7 +24,7 @@ pub(crate) fn build(env: &Env, site: &Site) -> Result<Assistant, ApiError> {
 impl crate::templates::TemplateHooks for Assistant {
     /// `guarded.assistant_id` when the site sets one (the seed's `dental-duckduckgo`).
     fn openai_model_id(site: &Site) -> Option<String> {
-        crate::site::guarded::of(site).and_then(|settings| settings.assistant_id.clone())
+        super::settings::of(site).and_then(|settings| settings.assistant_id.clone())
     }
 
     /// The seed's frontend always names its conversation (`chat_id`, or `X-Chat-Id`).
@@ -34,7 +34,7 @@ impl crate::templates::TemplateHooks for Assistant {
     /// from the site's `guarded.allowed_models`, otherwise 400 (a visitor must not pick a
     /// costly model).
     fn openai_request(&mut self, site: &Site, raw: &serde_json::Value) -> Result<(), ApiError> {
-        let allowed = site.guarded().allowed_models;
+        let allowed = super::settings::get(site).allowed_models;
         let config = &mut self.config;
         for (field, slot) in [
             ("ollama_model", &mut config.chat_model),

@@ -296,7 +296,7 @@ pub(crate) async fn call(
                 .map_err(internal)?;
             let mut compressed = 0;
             if compress && COMPRESS_AFTER_SUMMARY {
-                let delete = site.guarded().compression_deletes;
+                let delete = super::settings::get(site).compression_deletes;
                 compressed = d1_memory::compress_old(&db, scope, KEEP_RECENT_MESSAGES, 0, delete)
                     .await
                     .map_err(internal)?;

@@ -5,3 +5,4 @@ pub(crate) mod admin;
 pub(crate) mod assistant;
 pub(crate) mod query;
 pub(crate) mod routes;
+pub(crate) mod settings;

@@ -8,14 +8,15 @@ use worker::Env;
 use super::d1_listings::ListingsSql;
 use super::d1_rental::D1Rental;
 use crate::error::ApiError;
-use crate::site::{DEFAULT_MAX_TOKENS, RentalSettings, Site};
+use super::settings::{self, RentalSettings};
+use crate::site::{DEFAULT_MAX_TOKENS, Site};
 
 /// `rental` with its dependencies.
 pub(crate) type Assistant = RentalAssistant<ListingsSql, D1Rental>;
 
 /// The site's `rental`.
 pub(crate) fn build(env: &Env, site: &Site) -> Result<Assistant, ApiError> {
-    let sql = ListingsSql::new(env, RentalSettings::schema_of(&site.config));
+    let sql = ListingsSql::new(env, RentalSettings::schema_of(site));
     Ok(RentalAssistant::new(
         config(site),
         sql,
@@ -28,8 +29,8 @@ pub(crate) fn build(env: &Env, site: &Site) -> Result<Assistant, ApiError> {
 fn config(site: &Site) -> RentalConfig {
     let mut config = RentalConfig::default();
     config.turn.max_tokens = Some(site.config.llm.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS));
-    config.schema = RentalSettings::schema_of(&site.config);
-    if let Some(settings) = &site.config.rental {
+    config.schema = RentalSettings::schema_of(site);
+    if let Some(settings) = settings::of(site) {
         config.show_role_label = settings.show_role_label.unwrap_or(true);
         if let Some(cap) = settings.row_cap {
             config.row_cap = cap as usize;

@@ -9,3 +9,4 @@ pub(crate) mod chat;
 pub(crate) mod d1_listings;
 pub(crate) mod d1_rental;
 pub(crate) mod routes;
+pub(crate) mod settings;
