@@ -3,14 +3,20 @@
 //! [`TemplateHooks`]), its admin and seed routes (its own table, `<t>/routes.rs`) and the D1 tables only it
 //! uses.
 //!
-//! This file is the registry, the one place outside a template's folder that names it: one
-//! line per template below, which [`registry!`] expands into the template's module, its
-//! variant of [`SiteAssistant`], its settings' key in a site's config ([`Settings`], when
+//! This file is the registry, the one place outside a template's folder that names it: its
+//! `mod` line and one line in [`registry!`], which expands into the template's variant of [`SiteAssistant`], its settings' key in a site's config ([`Settings`], when
 //! it has settings), its route table's place in [`Route`] (after the Worker's
 //! own, [`crate::router`]) and the dispatch of its hooks.
 
 #[macro_use]
 mod registry;
+
+// Declared here, not by the macro, so that `cargo fmt` reaches the templates' files.
+pub(crate) mod analyst;
+pub(crate) mod guarded;
+pub(crate) mod knowledge;
+pub(crate) mod rental;
+pub(crate) mod shop;
 
 pub(crate) use registry::{Settings, SiteTemplates, TemplateHooks, openai_model_id, turn_context};
 

@@ -107,8 +107,6 @@ pub(crate) fn openai_model_id(site: &Site) -> String {
 /// The registry's enum and its dispatch, from one list of `Variant => module` lines.
 macro_rules! registry {
     ($($variant:ident => $module:ident $({ $settings:ty })?),* $(,)?) => {
-        $(pub(crate) mod $module;)*
-
         use concierge_core::conversation::{Language, StoredMessage};
         use concierge_core::engine::{Answer, Assistant, Platform, Refusal, Turn, TurnConfig};
         use concierge_core::error::Error;

@@ -1,8 +1,8 @@
 //! `analyst`'s routes: its data sets admin. The registry puts this table after the Worker's own
 //! ([`crate::router`]); see [`crate::http::table`] for the rows.
 
-use super::{admin};
-use crate::auth::{SecretCaller};
+use super::admin;
+use crate::auth::SecretCaller;
 use crate::http::table::{DELETE, GET, POST, PUT, routes};
 
 routes! {

@@ -31,7 +31,12 @@ pub(crate) struct AnalystSettings {
 impl Settings for AnalystSettings {
     type Patch = Self;
 
-    fn apply(patch: &Self, _env: &Env, _site_id: &str, _old: Option<Self>) -> Result<Self, ApiError> {
+    fn apply(
+        patch: &Self,
+        _env: &Env,
+        _site_id: &str,
+        _old: Option<Self>,
+    ) -> Result<Self, ApiError> {
         if patch.max_rows.is_some_and(|n| n == 0 || n > 50_000) {
             return Err(ApiError::bad_request(
                 "`analyst.max_rows` must be 1 to 50000.",

@@ -21,10 +21,10 @@ use concierge_core::flows::guarded::{
 use serde_json::{Value, json};
 use worker::{Env, Request, Response};
 
+use super::web_search::SiteSearch;
 use crate::auth::SecretCaller;
 use crate::bindings::d1_memory::{self, MemoryRow};
 use crate::bindings::services::Services;
-use super::web_search::SiteSearch;
 use crate::error::ApiError;
 use crate::http::body;
 use crate::site::Site;

@@ -5,6 +5,6 @@
 pub(crate) mod admin;
 pub(crate) mod assistant;
 pub(crate) mod jsonrpc;
-pub(crate) mod web_search;
 pub(crate) mod routes;
 pub(crate) mod settings;
+pub(crate) mod web_search;

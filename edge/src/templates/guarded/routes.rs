@@ -2,7 +2,7 @@
 //! ([`crate::router`]); see [`crate::http::table`] for the rows.
 
 use super::{admin, jsonrpc};
-use crate::auth::{SecretCaller};
+use crate::auth::SecretCaller;
 use crate::http::table::{POST, PUT, routes};
 
 routes! {

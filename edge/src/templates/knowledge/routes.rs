@@ -3,7 +3,7 @@
 //! ([`crate::router`]); see [`crate::http::table`] for the rows.
 
 use super::{admin, query};
-use crate::auth::{SecretCaller};
+use crate::auth::SecretCaller;
 use crate::http::table::{DELETE, GET, POST, PUT, routes};
 
 routes! {

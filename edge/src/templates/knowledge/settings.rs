@@ -15,7 +15,12 @@ const KEY: &str = "knowledge";
 impl Settings for KnowledgeSettings {
     type Patch = Self;
 
-    fn apply(patch: &Self, _env: &Env, _site_id: &str, _old: Option<Self>) -> Result<Self, ApiError> {
+    fn apply(
+        patch: &Self,
+        _env: &Env,
+        _site_id: &str,
+        _old: Option<Self>,
+    ) -> Result<Self, ApiError> {
         Ok(patch.clone())
     }
 }

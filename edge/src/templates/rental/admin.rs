@@ -9,14 +9,14 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use worker::{Env, Request, Response};
 
-use crate::auth::SecretCaller;
 use super::d1_listings::{self, BINDING, UpsertError};
 use super::d1_rental::{D1Rental, QaCursor};
+use super::settings::RentalSettings;
+use crate::auth::SecretCaller;
 use crate::bindings::vectors::Vectors;
 use crate::error::ApiError;
 use crate::http::body;
 use crate::runtime::now_ms;
-use super::settings::RentalSettings;
 
 /// Listings per upsert.
 const MAX_ROWS: usize = 1000;

@@ -7,8 +7,8 @@ use worker::Env;
 
 use super::d1_listings::ListingsSql;
 use super::d1_rental::D1Rental;
-use crate::error::ApiError;
 use super::settings::{self, RentalSettings};
+use crate::error::ApiError;
 use crate::site::{DEFAULT_MAX_TOKENS, Site};
 
 /// `rental` with its dependencies.

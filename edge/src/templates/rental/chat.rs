@@ -29,8 +29,8 @@ use serde_json::{Value, json};
 use wasm_bindgen::JsValue;
 use worker::{Env, Request, Response};
 
-use crate::auth::{self, AnyKeyCaller, Visitor};
 use super::d1_rental::sessions;
+use crate::auth::{self, AnyKeyCaller, Visitor};
 use crate::bindings::d1_sites::find_by_id;
 use crate::bindings::services::Services;
 use crate::error::ApiError;

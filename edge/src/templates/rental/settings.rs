@@ -49,7 +49,12 @@ impl RentalSettings {
 impl Settings for RentalSettings {
     type Patch = Self;
 
-    fn apply(patch: &Self, _env: &Env, _site_id: &str, _old: Option<Self>) -> Result<Self, ApiError> {
+    fn apply(
+        patch: &Self,
+        _env: &Env,
+        _site_id: &str,
+        _old: Option<Self>,
+    ) -> Result<Self, ApiError> {
         patch.check().map_err(ApiError::bad_request)?;
         Ok(patch.clone())
     }

@@ -3,5 +3,5 @@
 
 pub(crate) mod assistant;
 pub(crate) mod d1_warranty;
-pub(crate) mod warranty_admin;
 pub(crate) mod routes;
+pub(crate) mod warranty_admin;
