@@ -1,12 +1,13 @@
-//! Each template's edge code, one folder per template: its settings turned into its config
-//! and its own dependencies (`<t>/assistant.rs`, which also implements the template's
-//! [`TemplateHooks`]), its admin and seed routes (its own table, `<t>/routes.rs`) and the D1 tables only it
-//! uses.
+//! Each template's edge code, one folder per template: its settings (`<t>/settings.rs`,
+//! [`Settings`]) turned into its config and its own dependencies (`<t>/assistant.rs`,
+//! which also implements the template's [`TemplateHooks`]), its admin and seed routes (its
+//! own table, `<t>/routes.rs`) and the D1 tables only it uses.
 //!
 //! This file is the registry, the one place outside a template's folder that names it: its
-//! `mod` line and one line in [`registry!`], which expands into the template's variant of [`SiteAssistant`], its settings' key in a site's config ([`Settings`], when
-//! it has settings), its route table's place in [`Route`] (after the Worker's
-//! own, [`crate::router`]) and the dispatch of its hooks.
+//! `mod` line and one line in [`registry!`], which expands into the template's variant of
+//! [`SiteAssistant`], its settings' key in a site's config and body (when it has settings),
+//! its route table's place in [`Route`] (after the Worker's own, [`crate::router`]) and the
+//! dispatch of its hooks.
 
 #[macro_use]
 mod registry;

@@ -1,11 +1,13 @@
 //! The registry's machinery: [`registry!`] expands the list of templates (one line each,
-//! in `templates/mod.rs`) into the assistant a site runs ([`SiteAssistant`]) and the
-//! dispatch of every per-template hook ([`TemplateHooks`]); nothing here names a template.
+//! in `templates/mod.rs`) into the assistant a site runs ([`SiteAssistant`]), the
+//! templates' settings in a site's config and body ([`Settings`]), their route tables and
+//! the dispatch of every per-template hook ([`TemplateHooks`]); nothing here names a
+//! template.
 //!
-//! The engine runs any [`concierge_core::engine::Assistant`]; [`SiteAssistant`] is the Worker's set of built
-//! templates, each with the site's settings and its own dependencies (built for the
-//! site's template only), so a route or the turn queue dispatches on the site's template
-//! once, here. A template that is not built yet is refused
+//! The engine runs any [`concierge_core::engine::Assistant`]; [`SiteAssistant`] is the
+//! Worker's set of built templates, each with the site's settings and its own dependencies
+//! (built for the site's template only), so a route or the turn queue dispatches on the
+//! site's template once, here. A template that is not built yet is refused
 //! ([`ApiError::TemplateUnavailable`]), never answered by another.
 
 use worker::Env;
