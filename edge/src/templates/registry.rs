@@ -214,8 +214,10 @@ macro_rules! registry {
                 Ok(false)
             }
 
-            /// Check each template's settings in the body and set them on `site`.
+            /// Check each template's settings in the body and set them on `site` (whose
+            /// config then keeps no key that is no template's, as when it was typed).
             pub(crate) fn apply(&self, env: &Env, site: &mut Site) -> Result<(), ApiError> {
+                site.config.templates.retain(SETTINGS_KEYS);
                 $($(
                     if let Some(Some(patch)) = &self.$module {
                         let key = stringify!($module);
