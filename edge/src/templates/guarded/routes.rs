@@ -1,5 +1,6 @@
-//! `guarded`'s routes: the local search pages upload and seed 004's JSON-RPC server. The registry puts this table after the Worker's own
-//! ([`crate::router`]); see [`crate::http::table`] for the rows.
+//! `guarded`'s routes: the local search pages upload and seed 004's JSON-RPC server. The registry
+//! puts this table after the Worker's own ([`crate::router`]); see [`crate::http::table`] for the
+//! rows.
 
 use super::{admin, jsonrpc};
 use crate::auth::SecretCaller;

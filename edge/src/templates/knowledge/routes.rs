@@ -1,6 +1,6 @@
-//! `knowledge`'s routes: its documents, reindexing, search and logs admin, and the seed
-//! query endpoint. The registry puts this table after the Worker's own
-//! ([`crate::router`]); see [`crate::http::table`] for the rows.
+//! `knowledge`'s routes: its documents, reindexing, search and logs admin, and the seed query
+//! endpoint. The registry puts this table after the Worker's own ([`crate::router`]); see
+//! [`crate::http::table`] for the rows.
 
 use super::{admin, query};
 use crate::auth::SecretCaller;

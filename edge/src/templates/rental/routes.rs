@@ -1,6 +1,6 @@
-//! `rental`'s routes: its data admin (schema, users, Q&A, listings) and the seed chat
-//! endpoint. The registry puts this table after the Worker's own
-//! ([`crate::router`]); see [`crate::http::table`] for the rows.
+//! `rental`'s routes: its data admin (schema, users, Q&A, listings) and the seed chat endpoint. The
+//! registry puts this table after the Worker's own ([`crate::router`]); see [`crate::http::table`]
+//! for the rows.
 
 use super::{admin, chat};
 use crate::auth::{AnyKeyCaller, SecretCaller};

@@ -1,5 +1,5 @@
-//! `shop`'s routes: the warranty records' upload. The registry puts this table after the Worker's own
-//! ([`crate::router`]); see [`crate::http::table`] for the rows.
+//! `shop`'s routes: the warranty records' upload. The registry puts this table after the Worker's
+//! own ([`crate::router`]); see [`crate::http::table`] for the rows.
 
 use super::warranty_admin;
 use crate::auth::SecretCaller;
