@@ -82,17 +82,9 @@ async fn queue(
     Ok(())
 }
 
-/// The Cron Trigger (`*/10 * * * *`): `rental`'s idle seed-endpoint sessions (over 30
-/// minutes) are deleted with their conversations.
+/// The Cron Trigger (`*/10 * * * *`): each template's scheduled work (`rental`'s idle
+/// seed-endpoint sessions, over 30 minutes, are deleted with their conversations).
 #[event(scheduled)]
 async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
-    let line = match templates::rental::chat::cleanup(&env).await {
-        Ok(deleted) => {
-            serde_json::json!({"level": "info", "msg": "rental sessions cleaned", "deleted": deleted})
-        }
-        Err(error) => {
-            serde_json::json!({"level": "error", "msg": "rental session cleanup failed", "error": error.chain()})
-        }
-    };
-    worker::console_log!("{line}");
+    templates::scheduled(&env).await;
 }

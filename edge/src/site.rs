@@ -2,8 +2,9 @@
 //! isolate caches, compare-and-swap writes) is `bindings::d1_sites`.
 //!
 //! A site row holds SHA-256 digests of its public and secret keys, never the keys. The
-//! configuration (persona, LLM settings, allowed origins, starter prompts) is JSON; a site's
-//! own LLM key in it is sealed ([`sealed`]).
+//! configuration (persona, LLM settings, allowed origins, starter prompts, and each
+//! template's own settings, [`TemplateSettings`]) is JSON; a site's own LLM key in it is
+//! sealed ([`sealed`]).
 
 use concierge_core::template::Template;
 use serde::{Deserialize, Serialize};
@@ -12,11 +13,8 @@ use worker::Env;
 use crate::error::ApiError;
 
 pub(crate) mod endpoint;
-pub(crate) mod guarded;
 pub(crate) mod scripted;
 pub(crate) mod sealed;
-
-pub(crate) use concierge_core::flows::knowledge::KnowledgeSettings;
 
 /// Answers are capped at this many tokens unless the site says otherwise: a chat widget
 /// wants short answers, and a runaway model must not stream forever.
@@ -91,22 +89,49 @@ pub(crate) struct SiteConfig {
     /// `POST /admin/site/user-token-secret`. Never returned by the API.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_token_secret_sealed: Option<String>,
-    /// The `guarded` template's settings ([`guarded`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub guarded: Option<guarded::GuardedSettings>,
-    /// The `rental` template's settings (its listings schema, role labels, row cap).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rental: Option<RentalSettings>,
-    /// `knowledge`'s settings (agents, workflow, conflict rules, permissions); defaults
-    /// are seed 003's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub knowledge: Option<KnowledgeSettings>,
-    /// `analyst`'s settings (formatter LLM on/off, rows loaded per data set).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub analyst: Option<AnalystSettings>,
     /// Handoff to a person: off unless set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub handoff: Option<HandoffSettings>,
+    /// Each template's own settings, under the template's name (`rental`, `guarded`, …).
+    #[serde(flatten)]
+    pub templates: TemplateSettings,
+}
+
+/// Each template's settings in a site's config, under the template's name, as the JSON
+/// the template's edge code wrote (`templates/<t>/settings.rs` reads, checks and writes
+/// its own; this layer names no template).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(transparent)]
+pub(crate) struct TemplateSettings(serde_json::Map<String, serde_json::Value>);
+
+impl TemplateSettings {
+    /// The settings under `key`, if set (`null` is unset). Settings that no longer read
+    /// as `T` (never written by this code) are logged and unset.
+    pub(crate) fn get<T: serde::de::DeserializeOwned>(&self, key: &str) -> Option<T> {
+        let value = self.0.get(key).filter(|v| !v.is_null())?;
+        match T::deserialize(value) {
+            Ok(settings) => Some(settings),
+            Err(error) => {
+                let line = serde_json::json!({"level": "error", "msg": "template settings unreadable",
+                    "template": key, "detail": error.to_string()});
+                worker::console_error!("{line}");
+                None
+            }
+        }
+    }
+
+    /// Set (or, `None`, unset) the settings under `key`.
+    pub(crate) fn set<T: Serialize>(&mut self, key: &str, settings: Option<&T>) {
+        match settings.and_then(|s| serde_json::to_value(s).ok()) {
+            Some(value) => self.0.insert(key.to_string(), value),
+            None => self.0.remove(key),
+        };
+    }
+
+    /// Keep only the settings under `keys` (others are not any template's).
+    pub(crate) fn retain(&mut self, keys: &[&str]) {
+        self.0.retain(|key, _| keys.contains(&key.as_str()));
+    }
 }
 
 /// Handoff to a person. On, the widget offers "talk to a person", which today sends the
@@ -117,63 +142,6 @@ pub(crate) struct SiteConfig {
 pub(crate) struct HandoffSettings {
     /// Whether the widget offers "talk to a person".
     pub enabled: bool,
-}
-
-/// `analyst`'s settings in a site's config; unset fields keep the template's defaults.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct AnalystSettings {
-    /// Whether the data path's answer goes through the formatter LLM (default true).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub formatter_llm: Option<bool>,
-    /// Rows a tool loads per data set at most (default and maximum 50 000).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_rows: Option<u32>,
-    /// When the model answers a data question in prose instead of calling a tool, ask
-    /// once more for the call as a JSON object (default false): for small self-hosted
-    /// models whose server does not enforce `tool_choice`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub json_tool_calls: Option<bool>,
-}
-
-/// `rental`'s settings in a site's config; unset fields keep the template's defaults.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RentalSettings {
-    /// The logical listings schema (entities, paths, columns); default: rooms, posts,
-    /// room-seeking posts (TEMPLATES.md §2.3).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub schema: Option<concierge_core::flows::rental::schema::RentalSchema>,
-    /// Role labels at the start of answers (default on, as the seed says).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub show_role_label: Option<bool>,
-    /// Rows one query may return (default 100, at most 500).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub row_cap: Option<u32>,
-}
-
-impl RentalSettings {
-    /// Checks merchant-supplied settings.
-    pub(crate) fn check(&self) -> Result<(), String> {
-        if let Some(schema) = &self.schema {
-            schema.check()?;
-        }
-        if self.row_cap.is_some_and(|cap| cap == 0 || cap > 500) {
-            return Err("`rental.row_cap` must be 1 to 500.".into());
-        }
-        Ok(())
-    }
-
-    /// The site's listings schema.
-    pub(crate) fn schema_of(
-        config: &SiteConfig,
-    ) -> concierge_core::flows::rental::schema::RentalSchema {
-        config
-            .rental
-            .as_ref()
-            .and_then(|r| r.schema.clone())
-            .unwrap_or_default()
-    }
 }
 
 /// A site as loaded for a request.
@@ -192,28 +160,6 @@ pub(crate) struct Site {
 }
 
 impl Site {
-    /// The site as the admin API shows it: no key digests, no upstream key.
-    pub(crate) fn public_view(&self) -> serde_json::Value {
-        let mut config = self.config.clone();
-        let legacy = config.llm.api_key.take().is_some();
-        let has_key = config.llm.api_key_sealed.take().is_some() || legacy;
-        let has_token_secret = config.user_token_secret_sealed.take().is_some();
-        let search_key = config
-            .guarded
-            .as_mut()
-            .map(|g| g.search.api_key_sealed.take());
-        let has_search_key = search_key.flatten().is_some();
-        serde_json::json!({
-            "id": self.id,
-            "name": self.name,
-            "template": self.template,
-            "config": config,
-            "llm_api_key_set": has_key,
-            "user_token_secret_set": has_token_secret,
-            "search_api_key_set": has_search_key,
-        })
-    }
-
     /// The site's own upstream key in the clear, if it has one that opens. A key that does
     /// not open (secret missing or changed) is logged and treated as absent: the site's
     /// calls then go without one, never with the operator's.

@@ -5,11 +5,8 @@
 pub(crate) mod d1_admin;
 pub(crate) mod d1_console;
 pub(crate) mod d1_console_stats;
-pub(crate) mod d1_data;
 pub(crate) mod d1_feedback;
-pub(crate) mod d1_listings;
 pub(crate) mod d1_memory;
-pub(crate) mod d1_rental;
 pub(crate) mod d1_sites;
 pub(crate) mod d1_store;
 pub(crate) mod documents;
@@ -25,5 +22,4 @@ pub(crate) mod timer;
 pub(crate) mod turn_queue;
 pub(crate) mod upstream;
 pub(crate) mod vectors;
-pub(crate) mod web_search;
 pub(crate) mod workers_ai;

@@ -130,7 +130,7 @@ async fn outcome(cx: &ToolContext<'_>, call: ToolCall) -> Result<Value, ApiError
                 ));
             }
             Ok(
-                match super::jsonrpc::call(cx.env, cx.site, method, &params).await {
+                match crate::templates::seed_rpc_call(cx.env, cx.site, method, &params).await {
                     Ok(result) => tools::result(result),
                     Err(error) => tools::error(&error.describe()),
                 },

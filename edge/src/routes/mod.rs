@@ -14,7 +14,6 @@ pub(crate) mod conversations;
 pub(crate) mod debug_script;
 pub(crate) mod feedback;
 pub(crate) mod health;
-pub(crate) mod jsonrpc;
 pub(crate) mod mcp;
 mod mcp_tools;
 pub(crate) mod openai;

@@ -1,7 +1,7 @@
 //! The OpenAI-compatible API, for the official OpenAI clients (secret key as
 //! `Authorization: Bearer sk_…`; errors in OpenAI's shape, see [`crate::error`]):
 //! - `GET /v1/models`, `GET /v1/models/{id}`: the site's assistant, one model whose id is
-//!   [`assistant_id`] and whose `template` names the template it runs;
+//!   [`concierge_core::openai_api::assistant_id`] and whose `template` names the template it runs;
 //! - `POST /v1/chat/completions`: one turn (see [`concierge_core::openai_api`] for how the
 //!   body maps onto a stateless, continued or new stored turn); streamed as
 //!   `chat.completion.chunk`s when the body's `stream` is true (whatever `Accept` says),
@@ -25,11 +25,8 @@ use concierge_core::boundary::ConversationStore;
 use concierge_core::conversation::{Conversation, Scope, StoredMessage};
 use concierge_core::engine::{self, NewConversation, StatelessInput, TurnOutcome};
 use concierge_core::error::Error;
-use concierge_core::openai_api::{
-    ChatCompletion, ChatCompletionBody, ChatTarget, NEW_CHAT, assistant_id,
-};
+use concierge_core::openai_api::{ChatCompletion, ChatCompletionBody, ChatTarget, NEW_CHAT};
 use concierge_core::stream::openai_out::OpenAiChunkEncoder;
-use concierge_core::template::Template;
 use concierge_core::turn::{TurnEvent, TurnInput};
 use futures_channel::oneshot;
 use serde::Deserialize;
@@ -42,7 +39,7 @@ use crate::error::ApiError;
 use crate::http::body;
 use crate::http::turn_stream::{self, TurnRun};
 use crate::site::Site;
-use crate::templates::SiteAssistant;
+use crate::templates::{self, SiteAssistant};
 
 /// The response header naming the stored conversation a turn used.
 const CHAT_ID_HEADER: &str = "x-concierge-chat-id";
@@ -51,16 +48,11 @@ const CHAT_ID_HEADER: &str = "x-concierge-chat-id";
 /// time (the engine keeps its last messages, up to the template's history window).
 const MAX_COMPLETION_BODY_BYTES: usize = 256 * 1024;
 
-/// The id `model` names the site's assistant by: `guarded.assistant_id` when a `guarded`
-/// site sets one (the seed's `dental-duckduckgo`), else [`assistant_id`].
+/// The id `model` names the site's assistant by: the template's own when it sets one
+/// (`guarded`'s `assistant_id`, the seed's `dental-duckduckgo`), else
+/// [`concierge_core::openai_api::assistant_id`].
 fn site_model_id(site: &Site) -> String {
-    match &site.config.guarded {
-        Some(settings) if site.template == Template::Guarded => settings
-            .assistant_id
-            .clone()
-            .unwrap_or_else(|| assistant_id(&site.id)),
-        _ => assistant_id(&site.id),
-    }
+    templates::openai_model_id(site)
 }
 
 /// The site's assistant as a model object.
@@ -166,10 +158,10 @@ pub(crate) async fn chat_completions(
     let mut body = ChatCompletionBody::deserialize(&raw)
         .map_err(|e| ApiError::bad_request(format!("Invalid body: {e}")))?;
     let site = caller.into_inner().site;
-    let guarded = site.template == Template::Guarded;
-    if guarded && body.chat_id.is_none() {
-        // The seed's frontend always names its conversation (`chat_id`, or `X-Chat-Id`);
-        // without one a new conversation is opened.
+    let named_chats = SiteAssistant::openai_named_chats(site.template);
+    if named_chats && body.chat_id.is_none() {
+        // A template whose clients always name their conversation (`chat_id`, or
+        // `X-Chat-Id`, as `guarded`'s seed does): without one a new one is opened.
         body.chat_id = Some(header_chat_id.unwrap_or_else(|| NEW_CHAT.to_string()));
     }
     let request = body
@@ -180,9 +172,7 @@ pub(crate) async fn chat_completions(
         return Err(ApiError::UnknownModel);
     }
     let mut assistant = SiteAssistant::for_site(env, &site)?;
-    if let SiteAssistant::Guarded(guarded) = &mut assistant {
-        guarded_models(&site, &raw, &mut guarded.config)?;
-    }
+    assistant.openai_request(&site, &raw)?;
     let services = Services::new(env, &site)?;
     let identity = match &visitor {
         Visitor::User(identity) => identity.clone(),
@@ -207,12 +197,12 @@ pub(crate) async fn chat_completions(
             };
             (TurnRun::Stateless(input), None, false)
         }
-        ChatTarget::Continue { chat_id, text } if !guarded => {
+        ChatTarget::Continue { chat_id, text } if !named_chats => {
             reachable(&services, &site.id, &chat_id, &visitor).await?;
             (stored(chat_id.clone(), text), Some(chat_id), false)
         }
-        // `guarded` (seed): an unknown `chat_id` opens a new conversation, under a
-        // server-minted id (a client-chosen id is never adopted).
+        // Named chats (`guarded`'s seed): an unknown `chat_id` opens a new conversation,
+        // under a server-minted id (a client-chosen id is never adopted).
         ChatTarget::Continue { chat_id, text }
             if auth::reachable_conversation(
                 &services.store,
@@ -317,33 +307,4 @@ async fn complete(
         (ApiError::Internal(error), true)
     })?;
     result.map_err(|error| (ApiError::from(error), started))
-}
-
-/// `guarded`'s per-request models (the seed's user config, `ollama_model` and
-/// `ollama_guardrail_model`): accepted only from the site's `guarded.allowed_models`,
-/// otherwise 400 (a visitor must not pick a costly model).
-fn guarded_models(
-    site: &Site,
-    raw: &serde_json::Value,
-    config: &mut concierge_core::flows::guarded::GuardedConfig,
-) -> Result<(), ApiError> {
-    let allowed = site.guarded().allowed_models;
-    for (field, slot) in [
-        ("ollama_model", &mut config.chat_model),
-        ("ollama_guardrail_model", &mut config.guardrail_model),
-    ] {
-        let Some(value) = raw.get(field).filter(|v| !v.is_null()) else {
-            continue;
-        };
-        match value.as_str() {
-            Some(model) if allowed.iter().any(|m| m == model) => *slot = Some(model.to_string()),
-            _ => {
-                return Err(ApiError::BadField(
-                    field,
-                    format!("`{field}` must be one of the site's allowed models."),
-                ));
-            }
-        }
-    }
-    Ok(())
 }

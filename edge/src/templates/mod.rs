@@ -1,14 +1,33 @@
-//! Each template's edge code, one folder per template: its settings turned into its config
-//! and its own dependencies (`<t>/assistant.rs`), its admin and seed routes (the route table
-//! in [`crate::router`] points at them) and what else only it uses. The registry
-//! ([`SiteAssistant`]) dispatches on a site's template, one line per template.
+//! Each template's edge code, one folder per template: its settings (`<t>/settings.rs`,
+//! [`Settings`]) turned into its config and its own dependencies (`<t>/assistant.rs`,
+//! which also implements the template's [`TemplateHooks`]), its admin and seed routes (its
+//! own table, `<t>/routes.rs`) and the D1 tables only it uses.
+//!
+//! This file is the registry, the one place outside a template's folder that names it: its
+//! `mod` line and one line in [`registry!`], which expands into the template's variant of
+//! [`SiteAssistant`], its settings' key in a site's config and body (when it has settings),
+//! its route table's place in [`Route`] (after the Worker's own, [`crate::router`]) and the
+//! dispatch of its hooks.
 
+#[macro_use]
+mod registry;
+
+// Declared here, not by the macro, so that `cargo fmt` reaches the templates' files.
 pub(crate) mod analyst;
 pub(crate) mod guarded;
 pub(crate) mod knowledge;
 pub(crate) mod rental;
 pub(crate) mod shop;
 
-mod registry;
+pub(crate) use registry::{Settings, SiteTemplates, TemplateHooks, openai_model_id, turn_context};
 
-pub(crate) use registry::{SiteAssistant, SiteTemplates, turn_context};
+registry! {
+    Shop => shop,
+    Analyst => analyst { analyst::settings::AnalystSettings },
+    Rental => rental { rental::settings::RentalSettings },
+    Knowledge => knowledge { knowledge::settings::KnowledgeSettings },
+    Guarded => guarded { guarded::settings::GuardedSettings },
+}
+
+/// `guarded`'s seed JSON-RPC methods, which the shared MCP route exposes as tools.
+pub(crate) use guarded::jsonrpc::call as seed_rpc_call;

@@ -45,4 +45,5 @@ mod retrieval_backends;
 mod scripted_turns;
 mod shop_understanding;
 mod sites;
+mod template_settings;
 mod workers_ai;

@@ -4,7 +4,6 @@
 //! A body's `llm` is checked in `llm`.
 
 use concierge_core::template::Template;
-use serde::Deserialize;
 use worker::{Env, Request, Response};
 
 use crate::auth::{self, Operator, SecretCaller};
@@ -12,16 +11,18 @@ use crate::bindings::d1_sites;
 use crate::error::ApiError;
 use crate::http::body;
 use crate::runtime::now_ms;
-use crate::site::guarded::GuardedPatch;
 use crate::site::{self, Site, SiteConfig, sealed};
+use crate::templates::{self, SettingsPatch};
 
 mod llm;
+mod patch;
 
 use llm::{KeyChange, LlmChange, LlmPatch};
 
 /// Body of `POST /admin/sites` and `PATCH /admin/site`: every field optional on update.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// Each template's settings are under its name ([`SettingsPatch`]); any other field is
+/// refused ([`patch`] reads the body as a derived `deny_unknown_fields` would).
+#[derive(Debug, Default)]
 pub(crate) struct SitePatch {
     name: Option<String>,
     template: Option<String>,
@@ -31,19 +32,16 @@ pub(crate) struct SitePatch {
     allowed_origins: Option<Vec<String>>,
     starter_prompts: Option<Vec<String>>,
     title: Option<String>,
-    guarded: Option<GuardedPatch>,
-    rental: Option<site::RentalSettings>,
-    /// `knowledge`'s settings (replaced whole).
-    knowledge: Option<crate::site::KnowledgeSettings>,
-    /// `analyst`'s settings (replaced whole).
-    analyst: Option<crate::site::AnalystSettings>,
     /// Handoff to a person (`{"enabled": bool}`, replaced whole).
     handoff: Option<crate::site::HandoffSettings>,
+    /// Each template's settings.
+    templates: SettingsPatch,
 }
 
 impl SitePatch {
-    /// Validate and apply onto `site`; `llm` is this body's checked `llm`.
-    fn apply(&self, site: &mut Site, llm: Option<&LlmChange>) -> Result<(), ApiError> {
+    /// Validate and apply onto `site`; `llm` is this body's checked `llm`; each
+    /// template's settings last (they may seal a key for `site`).
+    fn apply(&self, env: &Env, site: &mut Site, llm: Option<&LlmChange>) -> Result<(), ApiError> {
         if let Some(name) = &self.name {
             let name = name.trim();
             if name.is_empty() || name.chars().count() > 200 {
@@ -57,17 +55,6 @@ impl SitePatch {
                 Template::choose(template).map_err(|why| ApiError::bad_request(why.to_string()))?;
         }
         let config = &mut site.config;
-        if let Some(knowledge) = &self.knowledge {
-            config.knowledge = Some(knowledge.clone());
-        }
-        if let Some(analyst) = &self.analyst {
-            if analyst.max_rows.is_some_and(|n| n == 0 || n > 50_000) {
-                return Err(ApiError::bad_request(
-                    "`analyst.max_rows` must be 1 to 50000.",
-                ));
-            }
-            config.analyst = Some(analyst.clone());
-        }
         if let Some(persona) = &self.persona {
             config.persona = Some(persona.clone()).filter(|p| !p.trim().is_empty());
         }
@@ -126,15 +113,33 @@ impl SitePatch {
         if let Some(title) = &self.title {
             config.title = Some(title.clone()).filter(|t| !t.trim().is_empty());
         }
-        if let Some(rental) = &self.rental {
-            rental.check().map_err(ApiError::bad_request)?;
-            config.rental = Some(rental.clone());
-        }
         if let Some(handoff) = &self.handoff {
             config.handoff = Some(handoff.clone());
         }
-        Ok(())
+        self.templates.apply(env, site)
     }
+}
+
+/// The site as the admin API shows it: no key digests, no upstream key, no template's
+/// write-only secret (flags say which are set).
+fn public_view(site: &Site) -> serde_json::Value {
+    let mut config = site.config.clone();
+    let legacy = config.llm.api_key.take().is_some();
+    let has_key = config.llm.api_key_sealed.take().is_some() || legacy;
+    let has_token_secret = config.user_token_secret_sealed.take().is_some();
+    let flags = templates::public_settings(&mut config.templates);
+    let mut view = serde_json::json!({
+        "id": site.id,
+        "name": site.name,
+        "template": site.template,
+        "config": config,
+        "llm_api_key_set": has_key,
+        "user_token_secret_set": has_token_secret,
+    });
+    for (flag, value) in flags {
+        view[flag] = value;
+    }
+    view
 }
 
 /// `POST /admin/sites` (operator token): create a site; its keys are shown once.
@@ -153,7 +158,7 @@ pub(crate) async fn create_site(
     let mut site = Site {
         id: format!("site_{}", &auth::new_key("")?[..16]),
         name: String::new(),
-        template: Template::Shop,
+        template: Template::default(),
         config: SiteConfig::default(),
         public_key_hash: auth::sha256_hex(&public_key),
         secret_key_hash: auth::sha256_hex(&secret_key),
@@ -164,20 +169,17 @@ pub(crate) async fn create_site(
         .as_ref()
         .map(|llm| llm.check(env, &site.id))
         .transpose()?;
-    patch.apply(&mut site, llm.as_ref())?;
-    if let Some(guarded) = &patch.guarded {
-        site.config.guarded = Some(guarded.check(env, &site.id, None)?);
-    }
+    patch.apply(env, &mut site, llm.as_ref())?;
     site.config.public_key = Some(public_key.clone());
     d1_sites::insert(&env.d1("DB")?, &site, now).await?;
-    let body = serde_json::json!({"site": site.public_view(), "public_key": public_key, "secret_key": secret_key});
+    let body = serde_json::json!({"site": public_view(&site), "public_key": public_key, "secret_key": secret_key});
     Ok(Response::from_json(&body)?.with_status(201))
 }
 
 /// `GET /admin/site`: the site's configuration (no secrets).
 pub(crate) async fn get_site(caller: SecretCaller) -> Result<Response, ApiError> {
     Ok(Response::from_json(
-        &serde_json::json!({"site": caller.site.public_view()}),
+        &serde_json::json!({"site": public_view(&caller.site)}),
     )?)
 }
 
@@ -210,17 +212,13 @@ pub(crate) async fn update_site(
             return Err(ApiError::Unauthorized);
         }
         let mut site = current.site.clone();
-        patch.apply(&mut site, llm.as_ref())?;
-        if let Some(guarded) = &patch.guarded {
-            let old = site.config.guarded.take();
-            site.config.guarded = Some(guarded.check(env, id, old.as_ref())?);
-        }
+        patch.apply(env, &mut site, llm.as_ref())?;
         site.seal_legacy_key(env);
         if d1_sites::save_config(&db, &current, &site, now_ms()).await? {
             let hashes = [site.public_key_hash.as_str(), site.secret_key_hash.as_str()];
             d1_sites::uncache(&env.kv("CONFIG")?, id, &hashes).await;
             return Ok(Response::from_json(
-                &serde_json::json!({"site": site.public_view()}),
+                &serde_json::json!({"site": public_view(&site)}),
             )?);
         }
     }

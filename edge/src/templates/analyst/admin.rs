@@ -17,8 +17,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use worker::{Env, Request, Response};
 
+use super::d1_data::{D1Data, Listed, Upload};
 use crate::auth::{Caller, SecretCaller};
-use crate::bindings::d1_data::{D1Data, Listed, Upload};
 use crate::bindings::outbound::{self, FetchError, MAX_REDIRECTS};
 use crate::bindings::services::RandomIds;
 use crate::error::ApiError;

@@ -4,7 +4,7 @@
 use concierge_core::flows::analyst::{AnalystAssistant, AnalystConfig};
 use worker::Env;
 
-use crate::bindings::d1_data::D1Data;
+use super::d1_data::D1Data;
 use crate::error::ApiError;
 use crate::site::Site;
 
@@ -27,7 +27,7 @@ fn config(site: &Site) -> AnalystConfig {
     if let Some(tokens) = site.config.llm.max_tokens {
         config.turn.max_tokens = Some(tokens);
     }
-    if let Some(settings) = &site.config.analyst {
+    if let Some(settings) = super::settings::of(site) {
         if let Some(on) = settings.formatter_llm {
             config.formatter_llm = on;
         }
@@ -40,3 +40,5 @@ fn config(site: &Site) -> AnalystConfig {
     }
     config
 }
+
+impl crate::templates::TemplateHooks for Assistant {}

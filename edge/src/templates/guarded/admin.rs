@@ -6,8 +6,8 @@ use concierge_core::boundary::is_web_url;
 use serde::Deserialize;
 use worker::{Env, Request, Response};
 
+use super::web_search::{MAX_LOCAL_PAGES, replace_local_pages};
 use crate::auth::SecretCaller;
-use crate::bindings::web_search::{MAX_LOCAL_PAGES, replace_local_pages};
 use crate::error::ApiError;
 use crate::http::body;
 

@@ -18,7 +18,7 @@ pub(crate) fn build(env: &Env, site: &Site) -> Result<Assistant, ApiError> {
     let base = D1KnowledgeBase {
         db: env.d1("DB")?,
         settings: crate::runtime::sha256_hex(
-            &serde_json::to_string(&site.config.knowledge).unwrap_or_default(),
+            &serde_json::to_string(&super::settings::of(site)).unwrap_or_default(),
         )[..16]
             .to_string(),
     };
@@ -58,8 +58,10 @@ fn config(site: &Site) -> KnowledgeConfig {
     let mut config = KnowledgeConfig::default();
     let max_tokens = site.config.llm.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
     config.turn.max_tokens = Some(max_tokens);
-    if let Some(settings) = &site.config.knowledge {
+    if let Some(settings) = super::settings::of(site) {
         settings.apply(&mut config);
     }
     config
 }
+
+impl crate::templates::TemplateHooks for Assistant {}

@@ -9,14 +9,14 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use worker::{Env, Request, Response};
 
+use super::d1_listings::{self, BINDING, UpsertError};
+use super::d1_rental::{D1Rental, QaCursor};
+use super::settings::RentalSettings;
 use crate::auth::SecretCaller;
-use crate::bindings::d1_listings::{self, BINDING, UpsertError};
-use crate::bindings::d1_rental::{D1Rental, QaCursor};
 use crate::bindings::vectors::Vectors;
 use crate::error::ApiError;
 use crate::http::body;
 use crate::runtime::now_ms;
-use crate::site::RentalSettings;
 
 /// Listings per upsert.
 const MAX_ROWS: usize = 1000;
@@ -45,7 +45,7 @@ pub(crate) async fn upsert(
     caller: SecretCaller,
     entity: &str,
 ) -> Result<Response, ApiError> {
-    let schema = RentalSettings::schema_of(&caller.site.config);
+    let schema = RentalSettings::schema_of(&caller.site);
     let Some(entity) = schema.entity(entity) else {
         return Err(ApiError::NotFound);
     };
@@ -113,7 +113,7 @@ pub(crate) async fn delete(
     entity: &str,
     id: &str,
 ) -> Result<Response, ApiError> {
-    let schema = RentalSettings::schema_of(&caller.site.config);
+    let schema = RentalSettings::schema_of(&caller.site);
     let Some(entity) = schema.entity(entity) else {
         return Err(ApiError::NotFound);
     };
@@ -243,7 +243,7 @@ pub(crate) async fn delete_qa(
 
 /// `GET /admin/rental-schema`.
 pub(crate) async fn schema(caller: SecretCaller) -> Result<Response, ApiError> {
-    let schema = RentalSettings::schema_of(&caller.site.config);
+    let schema = RentalSettings::schema_of(&caller.site);
     Ok(Response::from_json(
         &serde_json::json!({ "schema": schema }),
     )?)

@@ -5,17 +5,18 @@
 use concierge_core::flows::rental::{RentalAssistant, RentalConfig};
 use worker::Env;
 
-use crate::bindings::d1_listings::ListingsSql;
-use crate::bindings::d1_rental::D1Rental;
+use super::d1_listings::ListingsSql;
+use super::d1_rental::D1Rental;
+use super::settings::{self, RentalSettings};
 use crate::error::ApiError;
-use crate::site::{DEFAULT_MAX_TOKENS, RentalSettings, Site};
+use crate::site::{DEFAULT_MAX_TOKENS, Site};
 
 /// `rental` with its dependencies.
 pub(crate) type Assistant = RentalAssistant<ListingsSql, D1Rental>;
 
 /// The site's `rental`.
 pub(crate) fn build(env: &Env, site: &Site) -> Result<Assistant, ApiError> {
-    let sql = ListingsSql::new(env, RentalSettings::schema_of(&site.config));
+    let sql = ListingsSql::new(env, RentalSettings::schema_of(site));
     Ok(RentalAssistant::new(
         config(site),
         sql,
@@ -28,12 +29,27 @@ pub(crate) fn build(env: &Env, site: &Site) -> Result<Assistant, ApiError> {
 fn config(site: &Site) -> RentalConfig {
     let mut config = RentalConfig::default();
     config.turn.max_tokens = Some(site.config.llm.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS));
-    config.schema = RentalSettings::schema_of(&site.config);
-    if let Some(settings) = &site.config.rental {
+    config.schema = RentalSettings::schema_of(site);
+    if let Some(settings) = settings::of(site) {
         config.show_role_label = settings.show_role_label.unwrap_or(true);
         if let Some(cap) = settings.row_cap {
             config.row_cap = cap as usize;
         }
     }
     config
+}
+
+impl crate::templates::TemplateHooks for Assistant {
+    /// The seed endpoint's idle sessions (over 30 minutes), deleted with their
+    /// conversations.
+    async fn scheduled(env: &Env) -> Option<serde_json::Value> {
+        Some(match super::chat::cleanup(env).await {
+            Ok(deleted) => {
+                serde_json::json!({"level": "info", "msg": "rental sessions cleaned", "deleted": deleted})
+            }
+            Err(error) => {
+                serde_json::json!({"level": "error", "msg": "rental session cleanup failed", "error": error.chain()})
+            }
+        })
+    }
 }

@@ -26,8 +26,8 @@ use concierge_core::turn::{TurnEvent, TurnInput};
 use serde::Deserialize;
 use worker::{Env, Request, Response};
 
+use super::d1_rental::sessions;
 use crate::auth::{self, AnyKeyCaller, Visitor};
-use crate::bindings::d1_rental::sessions;
 use crate::bindings::d1_sites::find_by_id;
 use crate::bindings::services::Services;
 use crate::error::ApiError;

@@ -37,3 +37,5 @@ fn config(site: &Site) -> ShopConfig {
     }
     config
 }
+
+impl crate::templates::TemplateHooks for Assistant {}

@@ -21,10 +21,10 @@ use concierge_core::flows::guarded::{
 use serde_json::{Value, json};
 use worker::{Env, Request, Response};
 
+use super::web_search::SiteSearch;
 use crate::auth::SecretCaller;
 use crate::bindings::d1_memory::{self, MemoryRow};
 use crate::bindings::services::Services;
-use crate::bindings::web_search::SiteSearch;
 use crate::error::ApiError;
 use crate::http::body;
 use crate::site::Site;
@@ -296,7 +296,7 @@ pub(crate) async fn call(
                 .map_err(internal)?;
             let mut compressed = 0;
             if compress && COMPRESS_AFTER_SUMMARY {
-                let delete = site.guarded().compression_deletes;
+                let delete = super::settings::get(site).compression_deletes;
                 compressed = d1_memory::compress_old(&db, scope, KEEP_RECENT_MESSAGES, 0, delete)
                     .await
                     .map_err(internal)?;

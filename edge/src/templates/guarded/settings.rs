@@ -1,14 +1,18 @@
 //! `guarded`'s site settings (`config.guarded`): the domain, the texts a merchant may
 //! replace, the models (with the per-request allow-list), the OpenAI-compatible model id,
-//! and the web search provider.
+//! and the web search provider (its key write-only, sealed).
 
 use concierge_core::conversation::Language;
 use concierge_core::flows::guarded::GuardedConfig;
 use serde::{Deserialize, Serialize};
 use worker::Env;
 
-use super::{Site, endpoint, sealed};
 use crate::error::ApiError;
+use crate::site::{Site, endpoint, sealed};
+use crate::templates::Settings;
+
+/// The settings' key in a site's config and body.
+const KEY: &str = "guarded";
 
 /// The search providers a site can choose.
 pub(crate) const SEARCH_PROVIDERS: [&str; 4] = ["local", "searxng", "brave", "tavily"];
@@ -253,36 +257,52 @@ impl SearchPatch {
     }
 }
 
-impl Site {
-    /// The site's `guarded` settings (defaults when it has none).
-    pub(crate) fn guarded(&self) -> GuardedSettings {
-        self.config.guarded.clone().unwrap_or_default()
+impl Settings for GuardedSettings {
+    type Patch = GuardedPatch;
+
+    fn apply(
+        patch: &GuardedPatch,
+        env: &Env,
+        site_id: &str,
+        old: Option<Self>,
+    ) -> Result<Self, ApiError> {
+        patch.check(env, site_id, old.as_ref())
     }
 
-    /// The search provider's key in the clear, if the site has one that opens.
-    pub(crate) fn search_key(&self, env: &Env) -> Option<String> {
-        let sealed_key = self
-            .config
-            .guarded
-            .as_ref()?
-            .search
-            .api_key_sealed
-            .as_ref()?;
-        match sealed::open(env, &self.id, sealed_key) {
-            Ok(key) => Some(key),
-            Err(err) => {
-                let line = serde_json::json!({"level": "error", "msg": "site search key unusable",
-                    "site": self.id, "reason": err.as_str()});
-                worker::console_error!("{line}");
-                None
-            }
+    /// The search provider's key never leaves: the view says whether one is set.
+    fn redact(settings: Option<&mut Self>) -> Vec<(&'static str, serde_json::Value)> {
+        let key = settings.and_then(|s| s.search.api_key_sealed.take());
+        vec![("search_api_key_set", key.is_some().into())]
+    }
+}
+
+/// The site's own `guarded` settings, if it set any.
+pub(crate) fn of(site: &Site) -> Option<GuardedSettings> {
+    site.config.templates.get(KEY)
+}
+
+/// The site's `guarded` settings (defaults when it has none).
+pub(crate) fn get(site: &Site) -> GuardedSettings {
+    of(site).unwrap_or_default()
+}
+
+/// The search provider's key in the clear, if the site has one that opens.
+pub(crate) fn search_key(site: &Site, env: &Env) -> Option<String> {
+    let sealed_key = of(site)?.search.api_key_sealed?;
+    match sealed::open(env, &site.id, &sealed_key) {
+        Ok(key) => Some(key),
+        Err(err) => {
+            let line = serde_json::json!({"level": "error", "msg": "site search key unusable",
+                "site": site.id, "reason": err.as_str()});
+            worker::console_error!("{line}");
+            None
         }
     }
 }
 
 /// `guarded`'s template settings for `site`.
 pub(crate) fn guarded_config(site: &Site, max_tokens: u32) -> GuardedConfig {
-    let settings = site.guarded();
+    let settings = get(site);
     let domain_vi = settings.domain_vi.as_deref().unwrap_or("NHA KHOA");
     let domain_en = settings.domain_en.as_deref().unwrap_or("DENTISTRY");
     let mut config = GuardedConfig::with_domain(domain_vi, domain_en);

@@ -13,7 +13,7 @@ use serde_json::Value;
 use wasm_bindgen::JsValue;
 use worker::D1Database;
 
-use super::d1_store::service_error;
+use crate::bindings::d1_store::service_error;
 
 /// Bytes of row JSON bound per insert statement (D1 caps a value at 2 MB).
 const CHUNK_BYTES: usize = 600_000;

@@ -21,7 +21,7 @@ use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 use worker::{D1Database, Env, Fetcher, Headers, Method, RequestInit};
 
-use super::d1_store::service_error;
+use crate::bindings::d1_store::service_error;
 
 /// The listings binding.
 pub(crate) const BINDING: &str = "LISTINGS";

@@ -21,7 +21,7 @@ use serde_json::Value;
 use wasm_bindgen::JsValue;
 use worker::{AbortController, D1Database, Env, Fetch, Headers, Method, Request, RequestInit, Url};
 
-use super::upstream::within;
+use crate::bindings::upstream::within;
 use crate::site::{Site, endpoint};
 
 /// Default wait for a provider's answer.
@@ -47,10 +47,10 @@ pub(crate) enum SiteSearch {
 impl SiteSearch {
     /// The site's configured provider (`local` when none is set).
     pub(crate) fn for_site(env: &Env, site: &Site) -> worker::Result<Self> {
-        let settings = site.guarded().search;
+        let settings = super::settings::get(site).search;
         let timeout_ms = settings.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS);
         let timeout = Duration::from_millis(u64::from(timeout_ms));
-        let key = || site.search_key(env);
+        let key = || super::settings::search_key(site, env);
         Ok(match settings.provider.as_deref().unwrap_or("local") {
             "searxng" => {
                 let url = settings.url.as_deref().unwrap_or_default();

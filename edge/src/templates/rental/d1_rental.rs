@@ -7,7 +7,7 @@ use serde::Deserialize;
 use wasm_bindgen::JsValue;
 use worker::D1Database;
 
-use super::d1_store::service_error;
+use crate::bindings::d1_store::service_error;
 
 /// Roles and learned Q&A over D1.
 #[derive(Debug)]
