@@ -26,8 +26,9 @@ pub(crate) enum ApiError {
     BadRequest(String),
     /// A body field is malformed: the field (OpenAI's `param`) and how.
     BadField(&'static str, String),
-    /// The `model` a request names is not this site's assistant.
-    UnknownModel,
+    /// The `model` a request names (its message names it, as OpenAI's does) is not this
+    /// site's assistant.
+    UnknownModel(String),
     /// The conversation a request names does not exist for this caller.
     UnknownConversation,
     /// Failed after the request's message was stored: a retry would store it again, so
@@ -78,11 +79,7 @@ impl ApiError {
                 "This method is not allowed here.",
             ),
             Self::BadRequest(message) | Self::BadField(_, message) => (400, "bad_request", message),
-            Self::UnknownModel => (
-                404,
-                "model_not_found",
-                "The model does not exist or this key cannot use it.",
-            ),
+            Self::UnknownModel(message) => (404, "model_not_found", message),
             Self::UnknownConversation => (404, "conversation_not_found", "No such conversation."),
             Self::AfterStore(error) => error.parts(),
             Self::PayloadTooLarge(message) => (413, "payload_too_large", message),
@@ -135,6 +132,11 @@ impl ApiError {
             _ => {}
         }
         let (status, code, message) = self.parts();
+        // OpenAI answers an unknown model with 404 and this type.
+        let kind = match inner {
+            Self::UnknownModel(_) => "invalid_request_error",
+            _ => openai_type(status),
+        };
         let body = match shape {
             Shape::Native => serde_json::json!({"error": {"code": code, "message": message}}),
             Shape::OpenAi => {
@@ -143,7 +145,7 @@ impl ApiError {
                     _ => None,
                 };
                 serde_json::json!({"error": {
-                    "message": message, "type": openai_type(status), "param": param, "code": code,
+                    "message": message, "type": kind, "param": param, "code": code,
                 }})
             }
         };
@@ -270,6 +272,15 @@ impl From<concierge_core::error::Error> for ApiError {
 }
 
 impl ApiError {
+    /// `model` is not a model this key can use: OpenAI's sentence, naming it (cut to 100
+    /// characters).
+    pub(crate) fn unknown_model(model: &str) -> Self {
+        let name: String = model.chars().take(100).collect();
+        Self::UnknownModel(format!(
+            "The model '{name}' does not exist or you do not have access to it."
+        ))
+    }
+
     /// A storage failure (D1, vectors) as an internal error.
     pub(crate) fn store(error: concierge_core::error::ServiceError) -> Self {
         Self::Core(concierge_core::error::Error::Store(error))

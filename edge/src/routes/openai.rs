@@ -75,7 +75,7 @@ pub(crate) async fn models(caller: SecretCaller) -> Result<Response, ApiError> {
 /// `GET /v1/models/{id}`.
 pub(crate) async fn model(caller: SecretCaller, id: &str) -> Result<Response, ApiError> {
     if id != site_model_id(&caller.site) {
-        return Err(ApiError::UnknownModel);
+        return Err(ApiError::unknown_model(id));
     }
     Ok(Response::from_json(&model_json(&caller.site))?)
 }
@@ -169,7 +169,7 @@ pub(crate) async fn chat_completions(
         .map_err(|why| ApiError::BadField(why.param(), why.to_string()))?;
     let model = site_model_id(&site);
     if request.model != model {
-        return Err(ApiError::UnknownModel);
+        return Err(ApiError::unknown_model(&request.model));
     }
     let mut assistant = SiteAssistant::for_site(env, &site)?;
     assistant.openai_request(&site, &raw)?;

@@ -11,6 +11,7 @@ mod browser_rich;
 mod browser_ux_flow;
 mod browser_ux_render;
 mod conformance_analyst;
+mod conformance_edges;
 mod conformance_guarded;
 mod conformance_knowledge;
 mod console_api;

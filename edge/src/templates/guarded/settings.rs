@@ -74,6 +74,11 @@ pub(crate) struct GuardedSettings {
     /// Log prompts and responses (they hold visitor text; default off).
     #[serde(default)]
     pub debug_log: bool,
+    /// The guardrail also sees the conversation's summary, so a follow-up ("Còn trẻ em
+    /// thì sao?") is judged in context (default off: the seed's guardrail sees only the
+    /// current message).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub guardrail_with_context: bool,
     /// The web search provider.
     #[serde(default)]
     pub search: SearchSettings,
@@ -100,6 +105,8 @@ pub(crate) struct GuardedPatch {
     compression_deletes: bool,
     #[serde(default)]
     debug_log: bool,
+    #[serde(default)]
+    guardrail_with_context: bool,
     search: Option<SearchPatch>,
 }
 
@@ -185,6 +192,7 @@ impl GuardedPatch {
             auto_compress: self.auto_compress,
             compression_deletes: self.compression_deletes,
             debug_log: self.debug_log,
+            guardrail_with_context: self.guardrail_with_context,
             search,
         })
     }
@@ -323,6 +331,7 @@ pub(crate) fn guarded_config(site: &Site, max_tokens: u32) -> GuardedConfig {
     config.auto_compress = settings.auto_compress;
     config.compression_deletes = settings.compression_deletes;
     config.debug_log = settings.debug_log;
+    config.guardrail_with_context = settings.guardrail_with_context;
     config.turn.max_tokens = Some(max_tokens);
     config
 }
