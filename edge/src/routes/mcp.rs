@@ -343,8 +343,7 @@ impl Server<'_> {
     }
 }
 
-/// What the client's model is told about this server (with the words the template adds
-/// about its own tools).
+/// What the client's model is told about this server (with the template's own words).
 fn instructions(own: &TemplateTools, site_name: &str) -> String {
     let own = own.instructions;
     format!(
