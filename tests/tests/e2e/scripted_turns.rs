@@ -41,6 +41,16 @@ fn chart() -> Value {
         "series": [{"name": "Doanh thu", "values": [120.5, 98.0]}], "alt": "Doanh thu tháng 1 và 2"}})
 }
 
+/// The staged chart as it is sent and stored: its own fields unchanged, plus seed 002's
+/// chart object (issue 27 item 7).
+fn assert_sent_chart(sent: &Value) {
+    assert_eq!(sent["kind"], "chart");
+    for (key, value) in chart()["data"].as_object().expect("fields") {
+        assert_eq!(&sent["data"][key], value, "{key}: {sent}");
+    }
+    super::rental::assert_seed_chart(&sent["data"], &["T1", "T2"], &[120.5, 98.0]);
+}
+
 #[test]
 fn a_staged_script_streams_its_events_and_stores_its_payloads_once() {
     let worker = Worker::shared();
@@ -98,7 +108,7 @@ fn a_staged_script_streams_its_events_and_stores_its_payloads_once() {
         (json!("c1"), json!(true))
     );
     assert_eq!(data(6), list());
-    assert_eq!(data(7), chart());
+    assert_sent_chart(&data(7));
     assert_eq!(streamed_text(&events), "Dạ, có một phòng.");
     assert_eq!(terminal(&events).1["kind"], "answer");
     assert!(
@@ -110,7 +120,9 @@ fn a_staged_script_streams_its_events_and_stores_its_payloads_once() {
     let messages = history(worker, &site.secret_key, &conversation);
     let reply = messages.last().expect("reply");
     assert_eq!(reply["content"], "Dạ, có một phòng.");
-    assert_eq!(reply["payloads"], json!([list(), chart()]));
+    assert_eq!(reply["payloads"][0], list());
+    assert_eq!(reply["payloads"].as_array().map(Vec::len), Some(2));
+    assert_sent_chart(&reply["payloads"][1]);
 
     // Played once: the next turn is the site's template again.
     let (_, events) = send(
