@@ -243,6 +243,8 @@ fn a_table_and_a_chart_are_built_from_the_rows() {
     );
     // Issue 27 item 7: the seed's chart object on every surface (it was absent here; the
     // widget still draws its own SVG from `labels` and `series`).
+    // Its text alternative is in the conversation's language (screen readers say it).
+    assert_eq!(payload.1["alt"], "price theo district (3 giá trị)");
     assert_eq!(payload.1["mimeType"], "image/png");
     assert_eq!(payload.1["spec"]["data"]["labels"], payload.1["labels"]);
     assert!(payload.1["url"].as_str().is_some_and(|u| {

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 use super::format::Sections;
 use super::schema::EntitySchema;
 use crate::boundary::SqlRows;
+use crate::conversation::Language;
 use crate::payload::{
     ChartKind, ChartPayload, ChartSeries, ColumnKind, ListItem, ListPayload, Payload, TableColumn,
     TablePayload,
@@ -120,12 +121,13 @@ fn is_date(rows: &SqlRows, index: usize) -> bool {
 }
 
 /// The payload for `mode` (falling back to TABLE when the rows cannot take it) and the
-/// mode actually used.
+/// mode actually used; its words (a chart's text alternative) in `language`.
 pub fn build(
     rows: &SqlRows,
     mode: Mode,
     entity: Option<&EntitySchema>,
     sections: Option<&Sections>,
+    language: Language,
 ) -> (Mode, Payload) {
     match mode {
         Mode::List => {
@@ -135,7 +137,7 @@ pub fn build(
         }
         Mode::Chart => {
             let kind = sections.and_then(|s| s.chart.as_ref());
-            if let Some(chart) = chart(rows, kind) {
+            if let Some(chart) = chart(rows, kind, language) {
                 return (Mode::Chart, chart);
             }
         }
@@ -243,7 +245,7 @@ fn table(rows: &SqlRows, entity: Option<&EntitySchema>) -> Payload {
     })
 }
 
-fn chart(rows: &SqlRows, hint: Option<&Value>) -> Option<Payload> {
+fn chart(rows: &SqlRows, hint: Option<&Value>, language: Language) -> Option<Payload> {
     let label = (0..rows.columns.len()).find(|i| !is_numeric(rows, *i))?;
     let value = (0..rows.columns.len()).find(|i| *i != label && is_numeric(rows, *i))?;
     let kind = match hint.and_then(|h| h.get("type")).and_then(Value::as_str) {
@@ -265,7 +267,10 @@ fn chart(rows: &SqlRows, hint: Option<&Value>) -> Option<Payload> {
     Some(Payload::Chart(ChartPayload {
         chart: kind,
         title: None,
-        alt: format!("{value_name} by {label_name} ({} values)", labels.len()),
+        alt: match language {
+            Language::Vi => format!("{value_name} theo {label_name} ({} giá trị)", labels.len()),
+            Language::En => format!("{value_name} by {label_name} ({} values)", labels.len()),
+        },
         labels,
         series: alloc::vec![ChartSeries {
             name: value_name.clone(),

@@ -78,7 +78,8 @@ impl<P: Platform, Q: SqlReader> Run<'_, '_, '_, P, Q> {
         let text = self.respond(orchestration, &outcome, desired).await?;
         let parsed = parse(&text);
         let mode = wanted_mode(parsed.sections.as_ref(), desired, &outcome.rows);
-        let (mode, payload) = build(&outcome.rows, mode, entity, parsed.sections.as_ref());
+        let sections = parsed.sections.as_ref();
+        let (mode, payload) = build(&outcome.rows, mode, entity, sections, self.turn.language);
         let message = if parsed.message.is_empty() {
             orchestration.message.clone()
         } else {
