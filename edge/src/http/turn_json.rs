@@ -13,14 +13,12 @@
 //! - a failed turn answers its error (`{"error":{"code","message"}}`, the status the
 //!   error has everywhere); a turn that had started keeps the visitor's message stored.
 
-use concierge_core::boundary::ConversationStore;
-use concierge_core::conversation::Scope;
 use concierge_core::engine::Assistant;
 use concierge_core::turn::{Started, TurnEvent, TurnSink};
 use serde_json::{Map, Value, json};
 use worker::{Request, Response};
 
-use super::turn_stream::TurnRun;
+use super::turn_stream::{Ended, TurnRun};
 use crate::bindings::services::Services;
 use crate::error::ApiError;
 
@@ -53,26 +51,16 @@ pub(crate) async fn respond_json<A: Assistant>(
     let (site_id, conversation_id) = (run.site_id().to_string(), run.conversation_id().to_string());
     let mut sink = Collected::default();
     let result = run.run(&services, &assistant, &mut sink).await;
-    let flushed = services.queue_flush();
-    if sink.started.is_some() && !conversation_id.is_empty() {
-        // As a stream does: the conversation as this turn left it, for its next turn.
-        let scope = Scope::new(&site_id, &conversation_id);
-        let window = assistant.config().history_window;
-        let _ = futures_util::future::join(flushed, services.store.read_turn(scope, window)).await;
-    } else {
-        flushed.await;
-    }
+    let ended = Ended {
+        site_id: &site_id,
+        conversation_id: &conversation_id,
+        began: sink.started.is_some(),
+        request_id,
+    };
+    ended.settle(&services, &assistant, &result).await;
     let outcome = match result {
         Ok(outcome) => outcome,
         Err(error) => {
-            if sink.started.is_some() {
-                let line = json!({
-                    "level": "warn", "msg": "turn failed", "request_id": request_id,
-                    "site": site_id, "conversation_id": conversation_id,
-                    "code": error.code(), "detail": error.to_string(),
-                });
-                worker::console_warn!("{line}");
-            }
             let refused = refusal.and_then(|r| r.borrow_mut().take());
             return Err(refused.unwrap_or_else(|| ApiError::from(error)));
         }

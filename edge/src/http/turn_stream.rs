@@ -126,25 +126,13 @@ pub(crate) async fn respond<A: Assistant + 'static, E: TurnEncoder + 'static>(
             writer.write_now(tail.as_bytes());
         }
         writer.close();
-        let flushed = services.queue_flush();
-        if began && !conversation_id.is_empty() {
-            // Read the conversation as this turn left it, so its next turn in this isolate
-            // starts without reading it (the engine checks that memory when it writes).
-            let scope = Scope::new(&site_id, &conversation_id);
-            let window = assistant.config().history_window;
-            let _ =
-                futures_util::future::join(flushed, services.store.read_turn(scope, window)).await;
-        } else {
-            flushed.await;
-        }
-        if let Err(error) = result {
-            let line = serde_json::json!({
-                "level": "warn", "msg": "turn failed", "request_id": request_id,
-                "site": site_id, "conversation_id": conversation_id,
-                "code": error.code(), "detail": error.to_string(),
-            });
-            worker::console_warn!("{line}");
-        }
+        let ended = Ended {
+            site_id: &site_id,
+            conversation_id: &conversation_id,
+            began,
+            request_id: &request_id,
+        };
+        ended.settle(&services, &assistant, &result).await;
     };
     ctx.wait_until(turn);
 
@@ -157,6 +145,46 @@ pub(crate) async fn respond<A: Assistant + 'static, E: TurnEncoder + 'static>(
     headers.set("cache-control", "no-cache, no-transform")?;
     headers.set("x-accel-buffering", "no")?;
     Ok(response)
+}
+
+/// A turn that has run, for what follows it whatever the wire format.
+pub(super) struct Ended<'a> {
+    pub site_id: &'a str,
+    pub conversation_id: &'a str,
+    /// Whether it started (the visitor's message is stored).
+    pub began: bool,
+    pub request_id: &'a str,
+}
+
+impl Ended<'_> {
+    /// Flushes the queued work (embeddings) and, for a stored conversation's turn that
+    /// started, reads the conversation as the turn left it, so its next turn in this
+    /// isolate starts without reading it (the engine checks that memory when it writes);
+    /// logs a failure.
+    pub(super) async fn settle<A: Assistant>(
+        &self,
+        services: &Services,
+        assistant: &A,
+        result: &Result<TurnOutcome, Error>,
+    ) {
+        let flushed = services.queue_flush();
+        if self.began && !self.conversation_id.is_empty() {
+            let scope = Scope::new(self.site_id, self.conversation_id);
+            let window = assistant.config().history_window;
+            let _ =
+                futures_util::future::join(flushed, services.store.read_turn(scope, window)).await;
+        } else {
+            flushed.await;
+        }
+        if let Err(error) = result {
+            let line = serde_json::json!({
+                "level": "warn", "msg": "turn failed", "request_id": self.request_id,
+                "site": self.site_id, "conversation_id": self.conversation_id,
+                "code": error.code(), "detail": error.to_string(),
+            });
+            worker::console_warn!("{line}");
+        }
+    }
 }
 
 /// The response body as the engine's sink: nothing is written until the engine says the

@@ -25,7 +25,8 @@ pub fn seed_kind(reply: &StoredMessage) -> &'static str {
     }
 }
 
-/// The `completed` event's kind and envelope for `reply`.
+/// The `completed` event's kind and envelope for `reply`: the `ChatResponse` without
+/// `message` and `sessionId`.
 pub fn envelope(reply: &StoredMessage) -> ReplyEnvelope {
     let kind = seed_kind(reply);
     let mut data = json!({"kind": kind, "timestamp": iso_of_ms(reply.created_at)});
@@ -42,17 +43,12 @@ pub fn envelope(reply: &StoredMessage) -> ReplyEnvelope {
     }
 }
 
-/// The seed's whole `ChatResponse` for `reply` in session `session_id`.
+/// The seed's whole `ChatResponse` for `reply` in session `session_id`: its envelope with
+/// `sessionId` and `message`.
 pub fn chat_response(reply: &StoredMessage, session_id: &str) -> Value {
-    let mut response = json!({
-        "kind": seed_kind(reply),
-        "sessionId": session_id,
-        "timestamp": iso_of_ms(reply.created_at),
-        "message": reply.content,
-    });
-    if let Some(payload) = seed_payload(reply) {
-        response["payload"] = payload;
-    }
+    let mut response = envelope(reply).data;
+    response["sessionId"] = session_id.into();
+    response["message"] = reply.content.as_str().into();
     response
 }
 
