@@ -10,8 +10,19 @@ use concierge_e2e::api::{
 use concierge_e2e::{LlmServer, ReceivedEvent, Worker, agent, into_parts};
 use serde_json::{Value, json};
 
+/// The two tests here each start a llama-server: run at once on a 2-core machine beside
+/// the rest of the suite, each slows the other past its deadlines. One at a time.
+static ONE_MODEL_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_model_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_MODEL_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 #[test]
 fn the_worker_streams_and_stores_a_real_model_answer() {
+    let _one = one_model_at_a_time();
     let llm = LlmServer::start();
     let worker = Worker::shared();
     let site = worker.create_site(json!({
@@ -79,6 +90,7 @@ fn events_named(events: &[ReceivedEvent], name: &str) -> Vec<Value> {
 /// never shows.
 #[test]
 fn the_real_model_answers_a_data_question_through_the_tools() {
+    let _one = one_model_at_a_time();
     let llm = LlmServer::start();
     let worker = Worker::shared();
     let site = worker.create_site(json!({
@@ -118,16 +130,34 @@ fn the_real_model_answers_a_data_question_through_the_tools() {
             .send_json(json!({"user_id": "bob", "rows": [{"name": "Bình", "salary": 987654321}]})),
     );
     assert_eq!(status, 200, "{body}");
-    let (conversation, _) = create_conversation(worker, &site, json!({"user_id": "alice"}));
-
-    let (status, events) = send(
-        worker,
-        &site.secret_key,
-        &conversation,
-        "Tổng doanh thu (revenue) của sales là bao nhiêu?",
-    );
-    assert_eq!(status, 200);
-    let (name, data) = terminal(&events);
+    // A 135M model on a loaded CPU sometimes fails a turn outright (its formatter writes
+    // nothing, or a deadline passes). Such a turn must still end as the product promises —
+    // one `failed` event, the visitor's message kept — and the question is asked again in
+    // a new conversation, at most three times in all.
+    let question = "Tổng doanh thu (revenue) của sales là bao nhiêu?";
+    let mut attempt = 0;
+    let (conversation, events, name, data) = loop {
+        attempt += 1;
+        let (conversation, _) = create_conversation(worker, &site, json!({"user_id": "alice"}));
+        let (status, events) = send(worker, &site.secret_key, &conversation, question);
+        assert_eq!(status, 200);
+        let (name, data) = terminal(&events);
+        if name == "completed" || attempt == 3 {
+            break (conversation, events, name, data);
+        }
+        assert!(
+            matches!(
+                data["error"]["code"].as_str(),
+                Some("model_failed" | "empty_answer")
+            ),
+            "{events:?}"
+        );
+        let stored = history(worker, &site.secret_key, &conversation);
+        let asked = stored.last().expect("the visitor's message is kept");
+        assert_eq!(asked["role"], "user", "{stored:?}");
+        assert_eq!(asked["content"], question);
+        eprintln!("attempt {attempt}: the small model's turn failed ({data}); asking again");
+    };
     assert_eq!(
         name,
         "completed",
