@@ -18,6 +18,7 @@ mod console_api;
 mod conversations;
 mod dev_command;
 mod durable;
+mod durable_browser;
 mod faults;
 mod feedback;
 mod guarded;

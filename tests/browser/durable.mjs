@@ -1,0 +1,284 @@
+// Durable conversations (issue 28) in real headless Chromium, as visitors and a merchant
+// use them: the widget on a shop's page and the console, side by side in one browser.
+//
+// Usage: node durable.mjs <scenario> <page_url> <artifact_dir> <profile_dir>
+// Scenarios:
+//   reload   a reload mid-answer: the reopened panel shows the question once and the
+//            answer resumed to its end, once (the same text the history gives later);
+//            no second POST, one GET …/stream.
+//   drop     the connection drops mid-answer (the panel's fetch body errors after a few
+//            chunks; the server is not told): the panel asks for the rest by itself.
+//   tabs     two tabs of one conversation: a question in one, the answer streams live in
+//            the other, and the other way round.
+//   handoff  widget page + console page: "Gặp nhân viên", the console's waiting badge and
+//            list, "Tiếp nhận", a person's reply in the widget marked as from a person, the
+//            visitor's message live in the console with no assistant answer, "Trả lại cho
+//            trợ lý", then the assistant answers again.
+// Environment: ASK (a question the model answers), EXPECT_ANSWER (text of that answer),
+// CONSOLE_URL, SECRET_KEY (handoff), REPLY (the person's reply), THANKS (the visitor's
+// message while held).
+// Prints "ok <scenario>" on success; exits non-zero with the failed assertion otherwise.
+import { chromium } from "playwright-core";
+import assert from "node:assert/strict";
+import path from "node:path";
+
+const [scenario, pageUrl, artifacts, profile] = process.argv.slice(2);
+const env = process.env;
+const ASK = env.ASK;
+const EXPECT_ANSWER = env.EXPECT_ANSWER;
+const TIMEOUT = 30000;
+
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: env.CHROMIUM_BIN || "/usr/bin/chromium",
+  headless: true,
+  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  viewport: { width: 1280, height: 800 },
+});
+context.setDefaultTimeout(TIMEOUT);
+/** Every request the browser made: [method, url]. */
+const requests = [];
+context.on("request", (r) => requests.push([r.method(), r.url()]));
+const posts = () => requests.filter(([m, u]) => m === "POST" && /\/messages$/.test(u)).length;
+const resumes = () => requests.filter(([m, u]) => m === "GET" && /\/conversations\/[^/]+\/stream$/.test(u)).length;
+
+async function openPage(url = pageUrl) {
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  page.on("dialog", (d) => d.accept());
+  await page.goto(url, { waitUntil: "load" });
+  return { page, errors };
+}
+
+async function openPanel(page) {
+  await page.locator("[data-concierge] button").first().click();
+  const handle = await page.waitForSelector("[data-concierge] iframe", { state: "attached" });
+  const frame = await handle.contentFrame();
+  await frame.waitForSelector('.cw-panel[data-status="ready"]');
+  return frame;
+}
+
+async function send(frame, text) {
+  await frame.fill("#cw-input", text);
+  await frame.press("#cw-input", "Enter");
+}
+
+/** The panel's messages and notices, in order: [kind, text]. */
+function log(frame) {
+  return frame.$$eval(".cw-stack > .cw-msg, .cw-stack > .cw-notice", (els) => els.map((el) => [
+    el.classList.contains("cw-notice") ? "notice" : el.classList.contains("cw-user") ? "user"
+      : el.classList.contains("cw-human") ? "human" : "bot",
+    el.querySelector(".cw-body").textContent,
+    el.dataset.state,
+  ]));
+}
+
+/** Wait until the last assistant message is over (`done`) and has `count` assistant
+ * messages in all; its text. */
+async function answered(frame, count) {
+  await frame.waitForFunction((n) => {
+    const bots = document.querySelectorAll(".cw-bot");
+    return bots.length >= n && bots[bots.length - 1].dataset.state === "done";
+  }, count);
+  return frame.$$eval(".cw-bot", (bots) => bots[bots.length - 1].querySelector(".cw-body").textContent);
+}
+
+/** Record the last assistant message's states at every DOM change (`window.__states`). */
+async function recordStates(frame) {
+  await frame.evaluate(() => {
+    window.__states = [];
+    new MutationObserver(() => {
+      const last = [...document.querySelectorAll(".cw-bot")].pop();
+      if (last) window.__states.push(last.dataset.state + ":" + last.querySelector(".cw-body").textContent.length);
+    }).observe(document.querySelector(".cw-log"), { subtree: true, childList: true, characterData: true, attributes: true });
+  });
+}
+
+const count = (text, part) => text.split(part).length - 1;
+
+async function shot(page, name) {
+  await page.screenshot({ path: path.join(artifacts, `durable-${name}.png`) });
+}
+
+/** The answer as the history shows it (a fresh panel after a reload). */
+async function fromHistory(page) {
+  await page.reload({ waitUntil: "load" });
+  const frame = await openPanel(page);
+  return log(frame);
+}
+
+const scenarios = {
+  async reload() {
+    const { page, errors } = await openPage();
+    let frame = await openPanel(page);
+    await send(frame, ASK);
+    // Mid-answer: some text shown, not all of it.
+    await frame.waitForFunction(() => {
+      const last = [...document.querySelectorAll(".cw-bot")].pop();
+      return last && last.dataset.state === "streaming" && last.querySelector(".cw-body").textContent.length > 12;
+    });
+    assert.equal(posts(), 1);
+    await page.reload({ waitUntil: "load" });
+    frame = await openPanel(page);
+    await recordStates(frame);
+    const text = await answered(frame, 2);
+    const states = await frame.evaluate(() => window.__states);
+    assert.ok(states.some((s) => s.startsWith("streaming")), `the answer resumed streaming, not from history: ${states.slice(0, 5)}`);
+    assert.ok(text.includes(EXPECT_ANSWER), `the whole answer: ${text}`);
+    assert.equal(count(text, EXPECT_ANSWER), 1, `no duplicate text: ${text}`);
+    const shown = await log(frame);
+    assert.deepEqual(shown.map(([kind]) => kind), ["bot", "user", "bot"], JSON.stringify(shown));
+    assert.equal(shown[1][1], ASK);
+    await shot(page, "reload-resumed");
+    assert.equal(posts(), 1, "the question was not sent again");
+    assert.ok(resumes() >= 1, "the panel asked GET …/stream");
+    // What the history stores is what the resumed answer showed.
+    const stored = await fromHistory(page);
+    assert.deepEqual(stored.map(([kind, body]) => [kind, body]), shown.map(([kind, body]) => [kind, body]));
+    assert.deepEqual(errors, []);
+    console.log("ok reload");
+  },
+
+  async drop() {
+    // The panel's fetch of its own POST breaks after 3 body chunks (as a dropped mobile
+    // connection would); requests after it work.
+    await context.addInitScript(() => {
+      const fetch = window.fetch.bind(window);
+      let cut = false;
+      window.fetch = async (input, init) => {
+        const response = await fetch(input, init);
+        if (cut || !(init && init.method === "POST" && /\/messages$/.test(String(input)))) return response;
+        cut = true;
+        const reader = response.body.getReader();
+        let chunks = 0;
+        const body = new ReadableStream({
+          async pull(controller) {
+            if (++chunks > 3) {
+              reader.cancel();
+              controller.error(new TypeError("network error"));
+              return;
+            }
+            const { value, done } = await reader.read();
+            if (done) controller.close();
+            else controller.enqueue(value);
+          },
+        });
+        return new Response(body, { status: response.status, headers: response.headers });
+      };
+    });
+    const { page, errors } = await openPage();
+    const frame = await openPanel(page);
+    await recordStates(frame);
+    await send(frame, ASK);
+    const text = await answered(frame, 2);
+    assert.ok(text.includes(EXPECT_ANSWER), `the whole answer: ${text}`);
+    assert.equal(count(text, EXPECT_ANSWER), 1, `no duplicate text: ${text}`);
+    const states = await frame.evaluate(() => window.__states);
+    assert.ok(!states.some((s) => s.startsWith("failed")), `no failure shown: ${states}`);
+    assert.equal(posts(), 1, "the question was not sent again");
+    assert.ok(resumes() >= 1, "the panel asked GET …/stream");
+    const shown = await log(frame);
+    await shot(page, "drop-resumed");
+    const stored = await fromHistory(page);
+    assert.deepEqual(stored.map(([kind, body]) => [kind, body]), shown.map(([kind, body]) => [kind, body]));
+    assert.deepEqual(errors, []);
+    console.log("ok drop");
+  },
+
+  async tabs() {
+    const a = await openPage();
+    const first = await openPanel(a.page);
+    const b = await openPage();
+    const second = await openPanel(b.page);
+    // One conversation: the second tab resumed the first's.
+    const ids = await Promise.all([first, second].map((f) => f.evaluate(() =>
+      localStorage.getItem(Object.keys(localStorage).find((k) => k.startsWith("concierge.conversation."))))));
+    assert.equal(ids[0], ids[1]);
+    await recordStates(second);
+    await send(first, ASK);
+    const there = await answered(first, 2);
+    const here = await answered(second, 2);
+    assert.equal(here, there, "the other tab shows the same answer");
+    assert.equal(count(here, EXPECT_ANSWER), 1);
+    const states = await second.evaluate(() => window.__states);
+    assert.ok(states.some((s) => s.startsWith("streaming")), `it streamed live in the other tab: ${states.slice(0, 5)}`);
+    assert.deepEqual((await log(second)).map(([kind, body]) => [kind, body]), (await log(first)).map(([kind, body]) => [kind, body]));
+    await shot(b.page, "tabs-second");
+    // The other way round.
+    await send(second, env.SECOND_ASK);
+    await answered(second, 3);
+    await answered(first, 3);
+    const [one, two] = [await log(first), await log(second)];
+    assert.deepEqual(one.map(([kind, body]) => [kind, body]), two.map(([kind, body]) => [kind, body]));
+    assert.deepEqual(one.map(([kind]) => kind), ["bot", "user", "bot", "user", "bot"], JSON.stringify(one));
+    assert.deepEqual([...a.errors, ...b.errors], []);
+    console.log("ok tabs");
+  },
+
+  async handoff() {
+    const shop = await openPage();
+    const widget = await openPanel(shop.page);
+    // 1. The visitor asks for a person.
+    await widget.locator(".cw-handoff").click();
+    await widget.waitForFunction(() => [...document.querySelectorAll(".cw-user .cw-body")].some((m) => m.textContent === "Gặp nhân viên"));
+    await answered(widget, 2);
+    await widget.waitForFunction(() => [...document.querySelectorAll(".cw-notice")].some((n) => n.textContent.includes("Đang chờ nhân viên")));
+    await shot(shop.page, "handoff-waiting");
+    const conversation = await widget.evaluate(() =>
+      localStorage.getItem(Object.keys(localStorage).find((k) => k.startsWith("concierge.conversation."))));
+
+    // 2. The merchant sees it waiting and takes it over.
+    const desk = await openPage(env.CONSOLE_URL);
+    const consolePage = desk.page;
+    await consolePage.fill("#signin-key", env.SECRET_KEY);
+    await consolePage.click('#signin-form button[type="submit"]');
+    await consolePage.waitForSelector("#app:not([hidden])");
+    await consolePage.waitForFunction(() => document.querySelector("#handoff-badge").textContent === "1");
+    assert.equal(await consolePage.isVisible("#handoff-badge"), true, "the waiting count shows on the tab");
+    await consolePage.click('.tabs button[data-tab="handoff"]');
+    const row = consolePage.locator(`#handoff-list button[data-conversation="${conversation}"]`);
+    await row.waitFor();
+    assert.equal(await row.getAttribute("data-state"), "waiting");
+    await row.click();
+    await consolePage.waitForFunction(() => [...document.querySelectorAll("#handoff-messages li.user")].some((li) => li.textContent.includes("Gặp nhân viên")));
+    assert.equal((await consolePage.textContent("#handoff-take")).trim(), "Tiếp nhận");
+    await consolePage.fill("#handoff-agent", "Lan");
+    await consolePage.click("#handoff-take");
+    await widget.waitForFunction(() => [...document.querySelectorAll(".cw-notice")].some((n) => n.textContent === "Lan đã tham gia cuộc trò chuyện"));
+
+    // 3. The person's reply, in the widget at once, marked as from a person.
+    await consolePage.fill("#handoff-text", env.REPLY);
+    await consolePage.click("#handoff-send");
+    await widget.waitForFunction((reply) => [...document.querySelectorAll(".cw-human .cw-body")].some((m) => m.textContent.includes(reply)), env.REPLY);
+    assert.equal((await widget.textContent(".cw-human .cw-who")).trim(), "Nhân viên · Lan");
+    await shot(shop.page, "handoff-human-reply");
+    await shot(consolePage, "handoff-console");
+
+    // 4. The visitor's message reaches the console live; the assistant does not answer.
+    const bots = await widget.$$eval(".cw-bot:not(.cw-human)", (b) => b.length);
+    await send(widget, env.THANKS);
+    await consolePage.waitForFunction((thanks) => [...document.querySelectorAll("#handoff-messages li.user")].some((li) => li.textContent.includes(thanks)), env.THANKS);
+    await widget.waitForTimeout(1500);
+    assert.equal(await widget.$$eval(".cw-bot:not(.cw-human)", (b) => b.length), bots, "no assistant answer while a person holds it");
+
+    // 5. Handed back: the assistant answers again.
+    await consolePage.click("#handoff-release");
+    await widget.waitForFunction(() => [...document.querySelectorAll(".cw-notice")].some((n) => n.textContent === "Trợ lý đã trở lại"));
+    const before = await widget.$$eval(".cw-bot", (b) => b.length);
+    await send(widget, ASK);
+    const text = await answered(widget, before + 1);
+    assert.ok(text.includes(EXPECT_ANSWER), text);
+    await shot(shop.page, "handoff-back");
+    assert.deepEqual([...shop.errors, ...desk.errors], []);
+    console.log("ok handoff");
+  },
+};
+
+try {
+  const run = scenarios[scenario];
+  assert.ok(run, `unknown scenario ${scenario}`);
+  await run();
+} finally {
+  await context.close();
+}
