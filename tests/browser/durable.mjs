@@ -10,7 +10,8 @@
 //            chunks; the server is not told): the panel asks for the rest by itself.
 //   tabs     two tabs of one conversation: a question in one, the answer streams live in
 //            the other, and the other way round.
-//   handoff  widget page + console page: "Gặp nhân viên", the console's waiting badge and
+//   handoff  the console turns handoff on (a bad office-hours line refused in place); then
+//            widget page + console page: "Gặp nhân viên", the console's waiting badge and
 //            list, "Tiếp nhận", a person's reply in the widget marked as from a person, the
 //            visitor's message live in the console with no assistant answer, "Trả lại cho
 //            trợ lý", then the assistant answers again.
@@ -217,6 +218,25 @@ const scenarios = {
   },
 
   async handoff() {
+    // 0. The merchant turns handoff on in the console (Assistant → "Gặp nhân viên").
+    const desk = await openPage(env.CONSOLE_URL);
+    const consolePage = desk.page;
+    await consolePage.fill("#signin-key", env.SECRET_KEY);
+    await consolePage.click('#signin-form button[type="submit"]');
+    await consolePage.waitForSelector("#app:not([hidden])");
+    await consolePage.click('.tabs button[data-tab="assistant"]');
+    await consolePage.check("#f-handoff-enabled");
+    await consolePage.fill("#f-handoff-wait", "61");
+    await consolePage.fill("#f-handoff-hours", "mon-fri 8h");
+    await consolePage.click('#assistant-form button[type="submit"]');
+    await consolePage.waitForFunction(() => document.querySelector('.field[data-field="handoff"] .ferr').textContent.includes("1-5 08:00-17:30"));
+    assert.equal(await consolePage.textContent("#assistant-saved"), "", "nothing saved with bad office hours");
+    await consolePage.fill("#f-handoff-hours", "");
+    await consolePage.fill("#f-handoff-zone", "Asia/Ho_Chi_Minh");
+    await consolePage.click('#assistant-form button[type="submit"]');
+    await consolePage.waitForFunction(() => document.querySelector("#assistant-saved").textContent === "Đã lưu.");
+    assert.equal(await consolePage.inputValue("#f-handoff-wait"), "61", "the stored settings are shown");
+
     const shop = await openPage();
     const widget = await openPanel(shop.page);
     // 1. The visitor asks for a person.
@@ -228,12 +248,7 @@ const scenarios = {
     const conversation = await widget.evaluate(() =>
       localStorage.getItem(Object.keys(localStorage).find((k) => k.startsWith("concierge.conversation."))));
 
-    // 2. The merchant sees it waiting and takes it over.
-    const desk = await openPage(env.CONSOLE_URL);
-    const consolePage = desk.page;
-    await consolePage.fill("#signin-key", env.SECRET_KEY);
-    await consolePage.click('#signin-form button[type="submit"]');
-    await consolePage.waitForSelector("#app:not([hidden])");
+    // 2. The merchant sees it waiting (the tab's badge) and takes it over.
     await consolePage.waitForFunction(() => document.querySelector("#handoff-badge").textContent === "1");
     assert.equal(await consolePage.isVisible("#handoff-badge"), true, "the waiting count shows on the tab");
     await consolePage.click('.tabs button[data-tab="handoff"]');

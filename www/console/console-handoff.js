@@ -245,6 +245,71 @@ async function reply(event) {
   }
 }
 
+// ---- Settings (the Assistant tab's "Talk to a person"; console.js calls these) ----------
+let loadedSettings = "";
+
+/** `1-5 08:00-17:30` lines as office hours; throws a message for the field. */
+function parseHours(text) {
+  const lines = text.split("\n").map((l) => l.trim()).filter(Boolean);
+  if (!lines.length) return null;
+  return lines.map((line) => {
+    const m = /^([1-7](?:\s*[-,]\s*[1-7])*)\s+(\d{1,2}:\d{2})\s*[-–]\s*(\d{1,2}:\d{2})$/.exec(line);
+    if (!m) throw new Error(t("Not office hours: “{line}”. Write days and hours, like 1-5 08:00-17:30.", { line }));
+    const days = [];
+    for (const part of m[1].replace(/\s/g, "").split(",")) {
+      const [from, to] = part.split("-").map(Number);
+      for (let d = from; d <= (to || from); d++) if (!days.includes(d)) days.push(d);
+    }
+    const pad = (hm) => hm.padStart(5, "0");
+    return { days, start: pad(m[2]), end: pad(m[3]) };
+  });
+}
+
+function formatHours(hours) {
+  return (hours || []).map((h) => {
+    const days = h.days || [];
+    const run = days.length > 1 && days.every((d, i) => i === 0 || d === days[i - 1] + 1);
+    return (run ? days[0] + "-" + days[days.length - 1] : days.join(",")) + " " + h.start + "-" + h.end;
+  }).join("\n");
+}
+
+const settingsFields = () => [$("f-handoff-enabled").checked, $("f-handoff-wait").value.trim(), $("f-handoff-zone").value.trim(), $("f-handoff-hours").value.trim()].join("|");
+
+app.handoffSettings = {
+  fill(h) {
+    h = h || {};
+    $("f-handoff-enabled").checked = !!h.enabled;
+    $("f-handoff-wait").value = h.wait_seconds == null ? "" : String(h.wait_seconds);
+    $("f-handoff-zone").value = h.time_zone || "";
+    $("f-handoff-hours").value = formatHours(h.office_hours);
+    loadedSettings = settingsFields();
+  },
+  /** Add `handoff` to `patch` when changed; false (with the field's error) when invalid. */
+  patch(form, patch) {
+    if (settingsFields() === loadedSettings) return true;
+    const handoff = { enabled: $("f-handoff-enabled").checked };
+    const wait = $("f-handoff-wait").value.trim();
+    if (wait) {
+      if (!/^\d+$/.test(wait) || Number(wait) < 10 || Number(wait) > 3600) {
+        app.fieldError(form, "handoff.wait_seconds", t("A whole number of seconds, 10 to 3600."));
+        return false;
+      }
+      handoff.wait_seconds = Number(wait);
+    }
+    const zone = $("f-handoff-zone").value.trim();
+    if (zone) handoff.time_zone = zone;
+    try {
+      handoff.office_hours = parseHours($("f-handoff-hours").value);
+    } catch (e) {
+      app.fieldError(form, "handoff", e.message);
+      return false;
+    }
+    patch.handoff = handoff;
+    return true;
+  },
+};
+if (app.site) app.handoffSettings.fill(app.site.config.handoff);
+
 app.loaders.handoff = () => {
   drawList();
   poll();

@@ -225,6 +225,18 @@
     "waiting": "đang chờ",
     "Staff": "Nhân viên",
     "Send": "Gửi",
+    "Talk to a person": "Gặp nhân viên",
+    "Visitors can ask for a person (the panel's \"Gặp nhân viên\" button, or in their own words)":
+      "Khách có thể yêu cầu gặp nhân viên (nút \"Gặp nhân viên\" trong khung chat, hoặc bằng lời của họ)",
+    "Wait for a person (seconds, 10 to 3600)": "Thời gian chờ nhân viên (giây, từ 10 đến 3600)",
+    "Time zone": "Múi giờ",
+    "Office hours, one a line: days (1 = Monday … 7 = Sunday) and hours, like 1-5 08:00-17:30":
+      "Giờ làm việc, mỗi dòng một khung: các ngày (1 = thứ Hai … 7 = Chủ nhật) và giờ, ví dụ 1-5 08:00-17:30",
+    "Empty: always": "Để trống: luôn luôn",
+    "Nobody takes the conversation within the wait, or it is outside office hours: the assistant says so and carries on.":
+      "Nếu không có nhân viên tiếp nhận trong thời gian chờ, hoặc ngoài giờ làm việc, trợ lý sẽ báo cho khách và tiếp tục hỗ trợ.",
+    "A whole number of seconds, 10 to 3600.": "Một số giây nguyên, từ 10 đến 3600.",
+    "Not office hours: “{line}”. Write days and hours, like 1-5 08:00-17:30.": "Không phải giờ làm việc: “{line}”. Hãy ghi các ngày và giờ, ví dụ 1-5 08:00-17:30.",
     "Enter your name: the visitor sees it.": "Hãy nhập tên của bạn: khách sẽ thấy tên này.",
     "Take the conversation over before replying.": "Hãy tiếp nhận hội thoại trước khi trả lời.",
     "Visitor": "Khách",

@@ -126,15 +126,6 @@ fn a_person_takes_over_from_the_console_replies_in_the_widget_and_hands_back() {
     upstream.set_default(answer(40));
     let page = HostPage::start();
     let site = shop(worker, &upstream, &page);
-    let (status, body) = into_parts(
-        agent()
-            .request("PATCH", &worker.url("/admin/site"))
-            .set("x-api-key", &site.secret_key)
-            .send_json(json!({"handoff": {
-                "enabled": true, "wait_seconds": 600, "time_zone": "Asia/Ho_Chi_Minh", "office_hours": null
-            }})),
-    );
-    assert_eq!(status, 200, "handoff settings: {body}");
     run(
         "handoff",
         &page.url,
@@ -151,4 +142,17 @@ fn a_person_takes_over_from_the_console_replies_in_the_widget_and_hands_back() {
         1,
         "the model answered only after the hand back: {asked:?}"
     );
+    // The console stored the settings the merchant chose.
+    let (status, body) = into_parts(
+        agent()
+            .get(&worker.url("/admin/site"))
+            .set("x-api-key", &site.secret_key)
+            .call(),
+    );
+    assert_eq!(status, 200, "{body}");
+    let site: serde_json::Value = serde_json::from_str(&body).expect("JSON");
+    let handoff = &site["site"]["config"]["handoff"];
+    assert_eq!(handoff["enabled"], true, "{handoff}");
+    assert_eq!(handoff["wait_seconds"], 61, "{handoff}");
+    assert_eq!(handoff["time_zone"], "Asia/Ho_Chi_Minh", "{handoff}");
 }
