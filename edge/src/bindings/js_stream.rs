@@ -46,6 +46,11 @@ extern "C" {
     #[wasm_bindgen(js_name = clearTimeout)]
     fn clear_timeout(handle: &JsValue);
 
+    /// A `ReadableStream`, as the source of `pipeTo`.
+    type Source;
+    #[wasm_bindgen(method, js_name = pipeTo)]
+    fn pipe_to(this: &Source, dest: &Writable, options: &js_sys::Object) -> Promise;
+
     type Body;
     #[wasm_bindgen(method, js_name = getReader)]
     fn get_reader(this: &Body) -> Reader;
@@ -60,6 +65,8 @@ pub(crate) struct BodyWriter {
     writer: Writer,
     /// Swallows a write's rejection (the client went away): the turn goes on regardless.
     ignore: Closure<dyn FnMut(JsValue)>,
+    /// Set once a write was rejected: the body is gone.
+    gone: Rc<std::cell::Cell<bool>>,
 }
 
 impl std::fmt::Debug for BodyWriter {
@@ -71,20 +78,24 @@ impl std::fmt::Debug for BodyWriter {
 impl BodyWriter {
     /// A writer and the body it feeds.
     pub(crate) fn new() -> worker::Result<(Self, ReadableStream)> {
-        let global = js_sys::global();
-        let class = ["IdentityTransformStream", "TransformStream"]
-            .into_iter()
-            .find_map(|name| {
-                js_sys::Reflect::get(&global, &name.into())
-                    .ok()
-                    .and_then(|c| c.dyn_into::<js_sys::Function>().ok())
-            })
-            .ok_or_else(|| worker::Error::RustError("no TransformStream".into()))?;
-        let pipe: Pipe =
-            js_sys::Reflect::construct(&class, &js_sys::Array::new())?.unchecked_into();
-        let writer = pipe.writable().get_writer();
-        let ignore = Closure::new(|_: JsValue| {});
-        Ok((Self { writer, ignore }, pipe.readable()))
+        let pipe = new_pipe()?;
+        Ok((Self::of(pipe.writable().get_writer()), pipe.readable()))
+    }
+
+    fn of(writer: Writer) -> Self {
+        let gone = Rc::new(std::cell::Cell::new(false));
+        let flag = gone.clone();
+        let ignore = Closure::new(move |_: JsValue| flag.set(true));
+        Self {
+            writer,
+            ignore,
+            gone,
+        }
+    }
+
+    /// Whether a write was rejected (the client went away).
+    pub(crate) fn is_gone(&self) -> bool {
+        self.gone.get()
     }
 
     /// Queue `bytes` (copied) for the client.
@@ -97,6 +108,56 @@ impl BodyWriter {
     pub(crate) fn close(&self) {
         let _ = self.writer.close().catch(&self.ignore);
     }
+}
+
+/// A body fed from another stream by the platform's own pipe (`pipeTo`: no Rust, no JS per
+/// chunk), then — once that stream has ended or broken — by a [`BodyWriter`].
+pub(crate) struct Piped {
+    pipe: Pipe,
+    done: Promise,
+}
+
+impl std::fmt::Debug for Piped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Piped").finish_non_exhaustive()
+    }
+}
+
+impl Piped {
+    /// A body fed from `source`, and the pipe to [`finish`](Self::finish).
+    pub(crate) fn from(source: &ReadableStream) -> worker::Result<(ReadableStream, Self)> {
+        let pipe = new_pipe()?;
+        let options = js_sys::Object::new();
+        js_sys::Reflect::set(&options, &"preventClose".into(), &true.into())?;
+        js_sys::Reflect::set(&options, &"preventAbort".into(), &true.into())?;
+        let done = source
+            .unchecked_ref::<Source>()
+            .pipe_to(&pipe.writable(), &options);
+        Ok((pipe.readable(), Self { pipe, done }))
+    }
+
+    /// Waits for `source` to end: whether it ended cleanly (not broken, and the body was not
+    /// cancelled), and the writer of the rest of the body (which the caller closes).
+    pub(crate) async fn finish(self) -> (bool, BodyWriter) {
+        let ok = wasm_bindgen_futures::JsFuture::from(self.done)
+            .await
+            .is_ok();
+        (ok, BodyWriter::of(self.pipe.writable().get_writer()))
+    }
+}
+
+/// An `IdentityTransformStream` (workerd's native byte pipe), or a `TransformStream`.
+fn new_pipe() -> worker::Result<Pipe> {
+    let global = js_sys::global();
+    let class = ["IdentityTransformStream", "TransformStream"]
+        .into_iter()
+        .find_map(|name| {
+            js_sys::Reflect::get(&global, &name.into())
+                .ok()
+                .and_then(|c| c.dyn_into::<js_sys::Function>().ok())
+        })
+        .ok_or_else(|| worker::Error::RustError("no TransformStream".into()))?;
+    Ok(js_sys::Reflect::construct(&class, &js_sys::Array::new())?.unchecked_into())
 }
 
 /// The longest a frame waits for the frames after it before it is written on its own.
@@ -168,6 +229,11 @@ impl Coalescing {
             let wait = (FLUSH_INTERVAL_MS - since).ceil() as i32;
             held.timer = Some(set_timeout(self.on_timer.as_ref().unchecked_ref(), wait));
         }
+    }
+
+    /// Whether the client went away (a write was rejected).
+    pub(crate) fn is_gone(&self) -> bool {
+        self.held.borrow().writer.is_gone()
     }
 
     /// Writes what is held and ends the body.

@@ -17,6 +17,7 @@ mod conformance_knowledge;
 mod console_api;
 mod conversations;
 mod dev_command;
+mod durable;
 mod faults;
 mod feedback;
 mod guarded;
