@@ -25,6 +25,7 @@ mod guarded;
 mod guarded_greeting;
 mod guarded_rpc;
 mod guarded_wire;
+mod handoff;
 mod hardening_data;
 mod hardening_keys;
 mod hardening_learned;

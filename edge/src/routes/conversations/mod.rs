@@ -122,6 +122,10 @@ pub(crate) fn message_json(message: &StoredMessage) -> serde_json::Value {
     if !message.payloads.is_empty() {
         json["payloads"] = serde_json::to_value(&message.payloads).unwrap_or_default();
     }
+    // A person's reply (kind `human`): who wrote it, as the widget shows it.
+    if let Some(author) = message.metadata.get("author") {
+        json["author"] = author.clone();
+    }
     json
 }
 
