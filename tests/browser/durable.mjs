@@ -35,6 +35,8 @@ const context = await chromium.launchPersistentContext(profile, {
   args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync"],
   viewport: { width: 1280, height: 800 },
+  // A Vietnamese merchant's browser: the console follows it.
+  locale: "vi-VN",
 });
 context.setDefaultTimeout(TIMEOUT);
 /** Every request the browser made: [method, url]. */
@@ -234,7 +236,11 @@ const scenarios = {
     await consolePage.fill("#f-handoff-hours", "");
     await consolePage.fill("#f-handoff-zone", "Asia/Ho_Chi_Minh");
     await consolePage.click('#assistant-form button[type="submit"]');
-    await consolePage.waitForFunction(() => document.querySelector("#assistant-saved").textContent === "Đã lưu.");
+    await consolePage.waitForFunction(() => document.querySelector("#assistant-saved").textContent ||
+      [...document.querySelectorAll("#assistant-form .error, #assistant-form .ferr")].some((e) => e.textContent));
+    const refused = await consolePage.$$eval("#assistant-form .error, #assistant-form .ferr", (es) => es.map((e) => e.textContent).filter(Boolean));
+    assert.deepEqual(refused, [], "the settings were accepted");
+    assert.equal(await consolePage.textContent("#assistant-saved"), "Đã lưu.");
     assert.equal(await consolePage.inputValue("#f-handoff-wait"), "61", "the stored settings are shown");
 
     const shop = await openPage();
@@ -243,7 +249,7 @@ const scenarios = {
     await widget.locator(".cw-handoff").click();
     await widget.waitForFunction(() => [...document.querySelectorAll(".cw-user .cw-body")].some((m) => m.textContent === "Gặp nhân viên"));
     await answered(widget, 2);
-    await widget.waitForFunction(() => [...document.querySelectorAll(".cw-notice")].some((n) => n.textContent.includes("Đang chờ nhân viên")));
+    await widget.waitForFunction(() => [...document.querySelectorAll(".cw-notice .cw-body")].some((n) => n.textContent.includes("Đang chờ nhân viên")));
     await shot(shop.page, "handoff-waiting");
     const conversation = await widget.evaluate(() =>
       localStorage.getItem(Object.keys(localStorage).find((k) => k.startsWith("concierge.conversation."))));
@@ -260,7 +266,11 @@ const scenarios = {
     assert.equal((await consolePage.textContent("#handoff-take")).trim(), "Tiếp nhận");
     await consolePage.fill("#handoff-agent", "Lan");
     await consolePage.click("#handoff-take");
-    await widget.waitForFunction(() => [...document.querySelectorAll(".cw-notice")].some((n) => n.textContent === "Lan đã tham gia cuộc trò chuyện"));
+    await widget.waitForFunction(() => [...document.querySelectorAll(".cw-notice .cw-body")].some((n) => n.textContent === "Lan đã tham gia cuộc trò chuyện"))
+      .catch(async (e) => {
+        const state = await consolePage.evaluate(() => [document.querySelector("#handoff-state").textContent, document.querySelector("#handoff-reply-error").textContent]);
+        throw new Error(`${e.message}\nwidget: ${JSON.stringify(await log(widget))}\nconsole: ${JSON.stringify(state)}`);
+      });
 
     // 3. The person's reply, in the widget at once, marked as from a person.
     await consolePage.fill("#handoff-text", env.REPLY);
@@ -279,7 +289,7 @@ const scenarios = {
 
     // 5. Handed back: the assistant answers again.
     await consolePage.click("#handoff-release");
-    await widget.waitForFunction(() => [...document.querySelectorAll(".cw-notice")].some((n) => n.textContent === "Trợ lý đã trở lại"));
+    await widget.waitForFunction(() => [...document.querySelectorAll(".cw-notice .cw-body")].some((n) => n.textContent === "Trợ lý đã trở lại"));
     const before = await widget.$$eval(".cw-bot", (b) => b.length);
     await send(widget, ASK);
     const text = await answered(widget, before + 1);

@@ -56,8 +56,8 @@ function drawList() {
     : t("Nobody is waiting for a person.");
   for (const row of rows) {
     const button = el("button", { type: "button", "data-conversation": row.id, "data-state": row.state },
-      el("strong", { text: row.last_message || t("(no message)") }),
-      el("span", { class: "meta", text: " " + stateText(row.state, row.agent) + " · " + t("since {time}", { time: when(row.requested_at) }) + (row.user_id ? " · " + row.user_id : "") }),
+      el("strong", { text: (row.last_message && row.last_message.content) || t("(no message)") }),
+      el("span", { class: "meta", text: " " + stateText(row.state, row.agent) + " · " + t("since {time}", { time: when(row.requested_at || row.since) }) + (row.user_id ? " · " + row.user_id : "") }),
       row.state === "waiting" ? el("span", { class: "badge bad", text: t("waiting") }) : null);
     button.addEventListener("click", () => open(row.id, row.state, row.agent));
     if (current && current.id === row.id) button.setAttribute("aria-current", "true");
@@ -189,7 +189,9 @@ function event(mine, name, data) {
   } else if ((name === "completed" || name === "failed") && mine.answer) {
     const { li, text } = mine.answer;
     mine.answer = null;
-    if (name === "completed" && (d.kind === "held" || (d.message_id && mine.known.has(d.message_id)))) {
+    // A held conversation's turn has no answer (`reply.kind` "held").
+    const held = d.reply && d.reply.kind === "held";
+    if (name === "completed" && (held || (d.message_id && mine.known.has(d.message_id)))) {
       li.remove();
       return;
     }
