@@ -22,6 +22,7 @@
 import { chromium } from "playwright-core";
 import assert from "node:assert/strict";
 import path from "node:path";
+import { readFileSync } from "node:fs";
 
 const [scenario, pageUrl, artifacts, profile] = process.argv.slice(2);
 const env = process.env;
@@ -99,6 +100,18 @@ async function recordStates(frame) {
 }
 
 const count = (text, part) => text.split(part).length - 1;
+
+const AXE = readFileSync(new URL("../../node_modules/axe-core/axe.min.js", import.meta.url), "utf8");
+/** axe-core over `target` (a page or a frame): no critical or serious violation. */
+async function axe(target, what) {
+  await target.evaluate(AXE);
+  const result = await target.evaluate(async () => {
+    const r = await window.axe.run(document, { resultTypes: ["violations"] });
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ")).slice(0, 3) }));
+  });
+  const bad = result.filter((v) => v.impact === "critical" || v.impact === "serious");
+  assert.deepEqual(bad, [], `axe (${what}): ${JSON.stringify(bad)}`);
+}
 
 async function shot(page, name) {
   await page.screenshot({ path: path.join(artifacts, `durable-${name}.png`) });
@@ -249,6 +262,8 @@ const scenarios = {
     await widget.locator(".cw-handoff").click();
     await widget.waitForFunction(() => [...document.querySelectorAll(".cw-user .cw-body")].some((m) => m.textContent === "Gặp nhân viên"));
     await answered(widget, 2);
+    assert.equal(await widget.$$eval(".cw-bot", (b) => b[b.length - 1].querySelectorAll(".cw-vote").length), 0,
+      "the notice that a person will answer is not an answer to vote on");
     await widget.waitForFunction(() => [...document.querySelectorAll(".cw-notice .cw-body")].some((n) => n.textContent.includes("Đang chờ nhân viên")));
     await shot(shop.page, "handoff-waiting");
     const conversation = await widget.evaluate(() =>
@@ -279,6 +294,8 @@ const scenarios = {
     assert.equal((await widget.textContent(".cw-human .cw-who")).trim(), "Nhân viên · Lan");
     await shot(shop.page, "handoff-human-reply");
     await shot(consolePage, "handoff-console");
+    await axe(widget, "widget with a person's reply and notices");
+    await axe(consolePage, "console handoff tab");
 
     // 4. The visitor's message reaches the console live; the assistant does not answer.
     const bots = await widget.$$eval(".cw-bot:not(.cw-human)", (b) => b.length);

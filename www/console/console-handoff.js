@@ -51,9 +51,10 @@ function stateText(state, agent) {
 function drawList() {
   const list = $("handoff-list");
   list.textContent = "";
-  $("handoff-count").textContent = rows.length
-    ? t("{n} waiting, oldest first; then the conversations a person holds.", { n: rows.filter((r) => r.state === "waiting").length })
-    : t("Nobody is waiting for a person.");
+  const waiting = rows.filter((r) => r.state === "waiting").length;
+  $("handoff-count").textContent = waiting
+    ? t("{n} waiting, oldest first; then the conversations a person holds.", { n: waiting })
+    : rows.length ? t("Nobody is waiting; the conversations a person holds:") : t("Nobody is waiting for a person.");
   for (const row of rows) {
     const button = el("button", { type: "button", "data-conversation": row.id, "data-state": row.state },
       el("strong", { text: (row.last_message && row.last_message.content) || t("(no message)") }),

@@ -220,6 +220,7 @@
     "The assistant is answering": "Trợ lý đang trả lời",
     "{n} waiting, oldest first; then the conversations a person holds.": "{n} khách đang chờ, người chờ lâu nhất ở trên cùng; tiếp theo là các hội thoại nhân viên đang giữ.",
     "Nobody is waiting for a person.": "Không có khách nào đang chờ nhân viên.",
+    "Nobody is waiting; the conversations a person holds:": "Không có khách nào đang chờ; các hội thoại nhân viên đang giữ:",
     "(no message)": "(chưa có tin nhắn)",
     "since {time}": "từ {time}",
     "waiting": "đang chờ",
