@@ -8,6 +8,8 @@
 //            no second POST, one GET …/stream.
 //   drop     the connection drops mid-answer (the panel's fetch body errors after a few
 //            chunks; the server is not told): the panel asks for the rest by itself.
+//   reset    the conversation's object is reset mid-answer (debug route): the panel shows
+//            the answer interrupted (what arrived kept, retry offered), not a hang.
 //   tabs     two tabs of one conversation: a question in one, the answer streams live in
 //            the other, and the other way round.
 //   handoff  the console turns handoff on (a bad office-hours line refused in place); then
@@ -16,7 +18,7 @@
 //            visitor's message live in the console with no assistant answer, "Trả lại cho
 //            trợ lý", then the assistant answers again.
 // Environment: ASK (a question the model answers), EXPECT_ANSWER (text of that answer),
-// CONSOLE_URL, SECRET_KEY (handoff), REPLY (the person's reply), THANKS (the visitor's
+// CONSOLE_URL, SECRET_KEY (handoff), WORKER + SECRET_KEY (reset), REPLY (the person's reply), THANKS (the visitor's
 // message while held).
 // Prints "ok <scenario>" on success; exits non-zero with the failed assertion otherwise.
 import { chromium } from "playwright-core";
@@ -200,6 +202,33 @@ const scenarios = {
     assert.deepEqual(stored.map(([kind, body]) => [kind, body]), shown.map(([kind, body]) => [kind, body]));
     assert.deepEqual(errors, []);
     console.log("ok drop");
+  },
+
+  async reset() {
+    const { page, errors } = await openPage();
+    const frame = await openPanel(page);
+    await send(frame, ASK);
+    await frame.waitForFunction(() => {
+      const last = [...document.querySelectorAll(".cw-bot")].pop();
+      return last && last.dataset.state === "streaming" && last.querySelector(".cw-body").textContent.length > 12;
+    });
+    const id = await frame.evaluate(() =>
+      localStorage.getItem(Object.keys(localStorage).find((k) => k.startsWith("concierge.conversation."))));
+    // The platform resets the conversation's object mid-answer.
+    const reset = await fetch(`${env.WORKER}/debug/conversations/${id}/abort`, { method: "POST", headers: { "x-api-key": env.SECRET_KEY } });
+    // 204; the object's own reset may also cut the debug route's answer short (500).
+    assert.ok([204, 500].includes(reset.status), `reset: ${reset.status} ${await reset.text()}`);
+    await frame.waitForFunction(() => [...document.querySelectorAll(".cw-bot")].pop().dataset.state === "failed");
+    const last = await frame.$$eval(".cw-bot", (b) => {
+      const el = b[b.length - 1];
+      return { text: el.querySelector(".cw-body").textContent, error: el.querySelector(".cw-error").textContent };
+    });
+    assert.equal(last.error, "Câu trả lời bị gián đoạn. Quý khách vui lòng thử lại.");
+    assert.ok(last.text.length > 12, "what arrived stays");
+    assert.equal(await frame.$$eval(".cw-bot", (b) => !b[b.length - 1].querySelector(".cw-retry").hidden), true, "retry is offered");
+    await shot(page, "reset-interrupted");
+    assert.deepEqual(errors, []);
+    console.log("ok reset");
   },
 
   async tabs() {

@@ -165,6 +165,10 @@ impl Turn {
                 self.activity = None;
                 self.phase = Phase::Done;
             }
+            // The conversation's object was reset mid-answer: the answer was interrupted.
+            StreamEvent::Failed { code } if code == "turn_interrupted" => {
+                self.fail(Failure::Interrupted);
+            }
             StreamEvent::Failed { .. } => self.fail(Failure::Failed),
         }
         true
@@ -246,6 +250,14 @@ mod tests {
         turn.apply(chunk("cut"));
         turn.end();
         assert_eq!(turn.phase, Phase::Failed(Failure::Interrupted));
+
+        let mut turn = Turn::new();
+        turn.apply(chunk("half"));
+        turn.apply(StreamEvent::Failed {
+            code: "turn_interrupted".into(),
+        });
+        assert_eq!(turn.phase, Phase::Failed(Failure::Interrupted));
+        assert_eq!(turn.text, "half");
 
         assert_eq!(Failure::from_status(429), Failure::RateLimited);
         assert_eq!(Failure::from_status(502), Failure::Failed);

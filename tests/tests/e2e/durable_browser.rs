@@ -2,7 +2,8 @@
 //! playwright-core) against the real Worker under `wrangler dev` (its Durable Objects run
 //! locally), with a scripted LLM upstream (`ScriptedUpstream`: the answer is streamed a word
 //! piece at a time, slowly enough to reload or cut the connection in the middle of it):
-//! a reload mid-answer resumes in the widget, a dropped connection resumes by itself, two
+//! a reload mid-answer resumes in the widget, a dropped connection resumes by itself, an
+//! object reset mid-answer shows the answer interrupted (not a hang), two
 //! tabs of one conversation both see an answer live, and a full handoff round trip with the
 //! widget page and the console page side by side. Screenshots:
 //! `target/test-artifacts/durable-*.png`.
@@ -106,6 +107,23 @@ fn a_dropped_connection_mid_answer_resumes_by_itself() {
     let _site = shop(worker, &upstream, &page);
     run("drop", &page.url, &[]);
     assert_eq!(upstream.chat_requests().len(), 1, "the model answered once");
+}
+
+#[test]
+fn an_object_reset_mid_answer_shows_the_answer_interrupted_not_a_hang() {
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    upstream.set_default(answer(150));
+    let page = HostPage::start();
+    let site = shop(worker, &upstream, &page);
+    run(
+        "reset",
+        &page.url,
+        &[
+            ("WORKER", &worker.base_url),
+            ("SECRET_KEY", &site.secret_key),
+        ],
+    );
 }
 
 #[test]
