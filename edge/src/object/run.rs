@@ -189,7 +189,12 @@ pub(super) async fn turn(
             let _ = done_tx.send((result, started));
         }
     };
-    inner.state.wait_until(task);
+    // A reset (the debug route) stops the turn where it is: the future is dropped.
+    let (task, handle) = futures_util::future::abortable(task);
+    *inner.running.borrow_mut() = Some(handle);
+    inner.state.wait_until(async move {
+        let _ = task.await;
+    });
     if body.is_none() {
         // JSON: the whole turn, then its answer.
         let (result, started) = done_rx
