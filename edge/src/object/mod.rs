@@ -531,6 +531,15 @@ impl Inner {
         Ok(Slot(self.clone()))
     }
 
+    /// The conversation at once when no turn runs or waits.
+    fn try_acquire(self: &Rc<Self>) -> Option<Slot> {
+        if self.busy.get() {
+            return None;
+        }
+        self.busy.set(true);
+        Some(Slot(self.clone()))
+    }
+
     /// The turn holding the conversation ended: the next post waiting takes it.
     fn release(&self) {
         loop {

@@ -77,7 +77,14 @@ pub(super) async fn turn(
         admitted?;
         None
     };
-    let slot = inner.acquire().await?;
+    // A regenerate replaces the last answer: while a turn runs there is none to replace
+    // yet (409 `turn_in_progress`, as before); a message waits for its turn.
+    let slot = match job.kind {
+        TurnKind::Regenerate { .. } => inner
+            .try_acquire()
+            .ok_or(ApiError::Core(Error::TurnInProgress))?,
+        TurnKind::Message { .. } => inner.acquire().await?,
+    };
     let run = match job.kind {
         TurnKind::Message {
             text,
