@@ -218,8 +218,8 @@ pub(crate) async fn answer(
             Ok(outcome(start.message.id, reply, language))
         }
         Gate::Held { agent, .. } => {
-            // Nobody answers: the message is the person's to read.
-            obj.publish(LiveEvent::Message(message_json(&start.message)));
+            // Nobody answers: the message is the person's to read (the object publishes
+            // every visitor's message live as its turn starts).
             let handoff = HandoffRecord {
                 state: HandoffState::Held,
                 agent,
