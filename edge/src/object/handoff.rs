@@ -52,6 +52,9 @@ pub(crate) enum Gate {
         hours: Option<Vec<OfficeHours>>,
         wait_ms: Option<u64>,
     },
+    /// Refused before anything is stored (a regenerate while a person holds the
+    /// conversation: 409 `held_by_person`).
+    Refused(Error),
     /// A person holds the conversation: the message is stored and published; nobody
     /// answers it.
     Held {
@@ -133,6 +136,21 @@ pub(crate) async fn gate(obj: &ObjectCtx<'_>, site: &Site, input: &TurnInput) ->
     }
 }
 
+/// Whether [`gate`] keeps the message from the model (a `Prefer: respond-async` post is
+/// then answered at once instead of queued).
+pub(crate) async fn intercepts(obj: &ObjectCtx<'_>, site: &Site, input: &TurnInput) -> bool {
+    !matches!(gate(obj, site, input).await, Gate::Run)
+}
+
+/// Before a regenerate: refused while a person holds the conversation.
+pub(crate) async fn gate_regenerate(obj: &ObjectCtx<'_>) -> Gate {
+    if load(obj).await.state == HandoffState::Held {
+        Gate::Refused(Error::HeldByPerson)
+    } else {
+        Gate::Run
+    }
+}
+
 /// A turn the gate did not let through: its events into `sink`, as the engine would.
 pub(crate) async fn answer(
     obj: &ObjectCtx<'_>,
@@ -141,6 +159,7 @@ pub(crate) async fn answer(
 ) -> Result<TurnOutcome, Error> {
     let (site, input) = match &gate {
         Gate::Run => return Err(Error::ConversationNotFound),
+        Gate::Refused(error) => return Err(error.clone()),
         Gate::Notice { site, input, .. } | Gate::Held { site, input, .. } => (site, input),
     };
     let (assistant, services) =
@@ -249,7 +268,7 @@ pub(crate) async fn answer(
             };
             Ok(outcome(start.message.id, placeholder, language))
         }
-        Gate::Run => Err(Error::ConversationNotFound),
+        Gate::Run | Gate::Refused(_) => Err(Error::ConversationNotFound),
     }
 }
 

@@ -668,3 +668,71 @@ fn a_watcher_sees_the_request_the_takeover_the_persons_reply_and_the_release_liv
     let seen = until(&live, |name, _| name == "handoff");
     assert_eq!(seen.last().expect("handoff").1["state"], "none");
 }
+
+#[test]
+fn while_held_a_regenerate_is_refused_and_an_async_post_is_not_queued_for_the_model() {
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    let site = site_with_upstream(worker, "Handoff held shop", &upstream.base_url, false);
+    turn_handoff_on(worker, &site, json!({"enabled": true}));
+    let key = site.secret_key.as_str();
+    let (conversation, _) = create_conversation(worker, &site, json!({}));
+    upstream.push(Reply::text("Dạ, còn hàng ạ."));
+    let (_, events) = send(worker, key, &conversation, "card RTX 4060 còn hàng không?");
+    assert_eq!(terminal(&events).1["kind"], "answer");
+    let (status, _) = operate(
+        worker,
+        key,
+        &conversation,
+        json!({"action": "take", "agent": "Lan"}),
+    );
+    assert_eq!(status, 200);
+
+    let (status, body) = into_parts(
+        agent()
+            .post(&worker.url(&format!("/conversations/{conversation}/regenerate")))
+            .set("x-api-key", key)
+            .send_json(json!({})),
+    );
+    assert_eq!(status, 409, "{body}");
+    assert_eq!(error_code(&body), "held_by_person");
+
+    let async_post = |content: &str| {
+        into_parts(
+            agent()
+                .post(&worker.url(&format!("/conversations/{conversation}/messages")))
+                .set("x-api-key", key)
+                .set("prefer", "respond-async")
+                .send_json(json!({"content": content})),
+        )
+    };
+    let (status, body) = async_post("giá card RTX 4070 bao nhiêu?");
+    assert_eq!(status, 200, "answered at once, not queued: {body}");
+    let answered: Value = serde_json::from_str(&body).expect("JSON");
+    assert_eq!(answered["kind"], "held");
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(
+        upstream.chat_requests().len(),
+        1,
+        "no model call while held"
+    );
+    let stored = history(worker, key, &conversation);
+    let last = stored.last().expect("the visitor's message");
+    assert_eq!(
+        (&last["role"], &last["content"]),
+        (&json!("user"), &json!("giá card RTX 4070 bao nhiêu?"))
+    );
+
+    // Handed back, a request for a person posted async is answered at once with the notice.
+    let (status, _) = operate(worker, key, &conversation, json!({"action": "release"}));
+    assert_eq!(status, 200);
+    let (status, body) = async_post("I want to talk to a human");
+    assert_eq!(status, 200, "{body}");
+    let answered: Value = serde_json::from_str(&body).expect("JSON");
+    assert_eq!(answered["kind"], "handoff");
+    assert_eq!(
+        answered["message"],
+        fixed_sentence("handoff_fixed_vi.md", "waiting").as_str()
+    );
+    assert_eq!(upstream.chat_requests().len(), 1);
+}
