@@ -55,6 +55,9 @@ const ASKS: &[&str] = &[
     "No, I want to speak to a person",
     "I need customer support",
     "không, em muốn gặp nhân viên",
+    // What the widget's "Gặp nhân viên" / "Talk to a person" button sends.
+    "Tôi muốn nói chuyện với nhân viên.",
+    "I would like to talk to a person.",
 ];
 
 /// Messages that mention people, or look like the phrases, and ask for no one.

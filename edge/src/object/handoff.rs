@@ -18,7 +18,10 @@
 //! "agent"?}` and, for a message stored outside a turn, `message` (as the history shows
 //! it, with `author` `{"name"}` on a person's reply).
 
-use concierge_core::conversation::{Language, MessageKind, Metadata, Role, Scope, StoredMessage};
+use concierge_core::conversation::{
+    EmbedJob, EmbeddingStatus, Language, MessageKind, Metadata, Role, Scope, StoredMessage,
+    embedding_policy,
+};
 use concierge_core::engine::{self, Received, TurnOutcome};
 use concierge_core::error::Error;
 use concierge_core::handoff::{HandoffState, Notice, OfficeHours, asks_for_person};
@@ -30,6 +33,7 @@ use worker::Response;
 use super::{LiveEvent, ObjectCtx};
 use crate::bindings::d1_handoff::{self, HandoffRecord};
 use crate::bindings::d1_store::D1Store;
+use crate::bindings::queue::{self, IndexJob, QueueMessage};
 use crate::error::ApiError;
 use crate::routes::conversations::message_json;
 use crate::site::Site;
@@ -447,10 +451,34 @@ pub(crate) async fn handle(obj: &ObjectCtx<'_>, op: HandoffOp) -> Result<Respons
                 .append_message(scope, &message)
                 .await
                 .map_err(ApiError::store)?;
+            embed(obj, &message).await;
             let json = message_json(&message);
             obj.publish(LiveEvent::Message(json.clone()));
             respond(obj, &record, Some(json), 201)
         }
+    }
+}
+
+/// Queues a stored message's embedding, as the engine does for its own (best effort:
+/// a failure is logged; the message is stored).
+async fn embed(obj: &ObjectCtx<'_>, message: &StoredMessage) {
+    if embedding_policy(message) != EmbeddingStatus::Pending {
+        return;
+    }
+    let job = EmbedJob {
+        site_id: obj.site_id.into(),
+        conversation_id: obj.conversation_id.into(),
+        message_id: message.id.clone(),
+        text: message.content.clone(),
+    };
+    let sent = queue::send(
+        obj.env,
+        vec![QueueMessage::first(IndexJob::Message(job))],
+        0,
+    )
+    .await;
+    if let Err(error) = sent {
+        log(obj, "embed enqueue failed", &ApiError::Internal(error));
     }
 }
 

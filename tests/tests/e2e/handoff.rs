@@ -206,6 +206,21 @@ fn handoff_round_trip_request_take_reply_release_and_the_assistant_answers_again
     assert_eq!(last_two[1]["content"], "Dạ em là Lan, mẫu này còn hàng ạ.");
     assert_eq!(last_two[1]["metadata"]["author"]["name"], "Lan");
     assert_eq!(last_two[1]["author"]["name"], "Lan");
+    // Embedded like any message (its words reach retrieval later).
+    eventually(
+        Duration::from_secs(20),
+        "the person's reply embedded",
+        || {
+            upstream
+                .recorded()
+                .iter()
+                .any(|r| {
+                    r.path.ends_with("/embeddings")
+                        && r.body["input"].to_string().contains("mẫu này còn hàng")
+                })
+                .then_some(())
+        },
+    );
     let (status, body) = into_parts(
         agent()
             .get(&worker.url("/admin/conversations/export?format=json"))
