@@ -41,6 +41,8 @@ use crate::templates::turn_context;
 
 /// The object's storage key of its [`HandoffRecord`].
 const KEY_HANDOFF: &str = "handoff";
+/// The object's storage key of the end of the current wait for a person (Unix ms).
+const KEY_WAIT_UNTIL: &str = "handoff_wait_until";
 
 /// What the object does with a visitor's message before the model step.
 #[derive(Debug)]
@@ -91,6 +93,10 @@ async fn load(obj: &ObjectCtx<'_>) -> HandoffRecord {
 }
 
 /// Keeps `record` (the object's storage, then D1 for the console) and publishes it.
+///
+/// A change is decided from [`load`] and kept with only storage operations between the
+/// two, so no other event of the object runs in between (its input gate); D1 and the
+/// live event follow.
 async fn save(obj: &ObjectCtx<'_>, record: &HandoffRecord) -> Result<(), ApiError> {
     let text = serde_json::to_string(record).map_err(|e| ApiError::Corrupt(e.to_string()))?;
     obj.state.storage().put(KEY_HANDOFF, text).await?;
@@ -279,18 +285,27 @@ pub(crate) async fn answer(
 /// The conversation starts waiting for a person: recorded, published, and the alarm set
 /// for the end of the wait (best effort: a failure is logged, the notice stands).
 async fn start_waiting(obj: &ObjectCtx<'_>, now: u64, wait_ms: u64) {
+    // Taken (or asked for) since the gate looked: that stands.
+    if load(obj).await.state != HandoffState::None {
+        return;
+    }
     let record = HandoffRecord {
         state: HandoffState::Waiting,
         requested_at: Some(now),
         since: Some(now),
         agent: None,
     };
-    let alarm = obj
-        .state
-        .storage()
-        .set_alarm(std::time::Duration::from_millis(wait_ms))
-        .await
-        .map_err(ApiError::from);
+    let storage = obj.state.storage();
+    let alarm = async {
+        storage
+            .put(KEY_WAIT_UNTIL, (now + wait_ms).to_string())
+            .await?;
+        storage
+            .set_alarm(std::time::Duration::from_millis(wait_ms))
+            .await
+    }
+    .await
+    .map_err(ApiError::from);
     if let Err(error) = save(obj, &record).await.and(alarm) {
         log(obj, "handoff not recorded", &error);
     }
@@ -340,6 +355,18 @@ pub(crate) async fn alarm(obj: &ObjectCtx<'_>) {
     if record.state != HandoffState::Waiting {
         return;
     }
+    // An alarm set for something else, before the wait is over: wait on.
+    let storage = obj.state.storage();
+    let until = storage.get::<String>(KEY_WAIT_UNTIL).await.ok().flatten();
+    let until = until.and_then(|until| until.parse::<u64>().ok());
+    if let Some(left) = until.and_then(|until| until.checked_sub(obj.now_ms()))
+        && left > 1_000
+    {
+        let _ = storage
+            .set_alarm(std::time::Duration::from_millis(left))
+            .await;
+        return;
+    }
     if let Err(error) = time_out(obj).await {
         log(obj, "handoff timeout not recorded", &error);
     }
@@ -347,6 +374,9 @@ pub(crate) async fn alarm(obj: &ObjectCtx<'_>) {
 
 async fn time_out(obj: &ObjectCtx<'_>) -> Result<(), ApiError> {
     use concierge_core::boundary::ConversationStore;
+    let now = obj.now_ms();
+    // The state first (decided and kept before anything else runs), then the notice.
+    save(obj, &none_since(now)).await?;
     let store = D1Store::new(obj.env.d1("DB")?);
     let scope = Scope::new(obj.site_id, obj.conversation_id);
     let conversation = store
@@ -354,7 +384,6 @@ async fn time_out(obj: &ObjectCtx<'_>) -> Result<(), ApiError> {
         .await
         .map_err(ApiError::store)?
         .ok_or(ApiError::NotFound)?;
-    let now = obj.now_ms();
     let mut metadata = Metadata::new();
     metadata.insert("handoff".into(), Notice::Timeout.key().into());
     let mut message = StoredMessage {
@@ -372,7 +401,6 @@ async fn time_out(obj: &ObjectCtx<'_>) -> Result<(), ApiError> {
         .append_message(scope, &message)
         .await
         .map_err(ApiError::store)?;
-    save(obj, &none_since(now)).await?;
     obj.publish(LiveEvent::Message(message_json(&message)));
     Ok(())
 }
