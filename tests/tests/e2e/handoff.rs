@@ -171,6 +171,23 @@ fn handoff_round_trip_request_take_reply_release_and_the_assistant_answers_again
         ]
     );
     assert_eq!(list["conversations"][1]["agent"], "Lan");
+    // The console's view of one conversation says so too.
+    let console_view = |id: &str| {
+        let (status, body) = into_parts(
+            agent()
+                .get(&worker.url(&format!("/admin/conversations/{id}")))
+                .set("x-api-key", key)
+                .call(),
+        );
+        assert_eq!(status, 200, "{body}");
+        serde_json::from_str::<Value>(&body).expect("JSON")["handoff"].clone()
+    };
+    let held = console_view(&first);
+    assert_eq!(
+        (&held["state"], &held["agent"]),
+        (&json!("held"), &json!("Lan"))
+    );
+    assert_eq!(console_view(&second)["state"], "waiting");
 
     // Held: the visitor's message is stored; nobody but the person answers it.
     let (status, events) = send(worker, key, &first, "còn hàng không?");
