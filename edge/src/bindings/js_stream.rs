@@ -40,11 +40,20 @@ extern "C" {
     fn write(this: &Writer, chunk: &Uint8Array) -> Promise;
     #[wasm_bindgen(method)]
     fn close(this: &Writer) -> Promise;
+    #[wasm_bindgen(method)]
+    fn abort(this: &Writer, reason: &JsValue) -> Promise;
 
     #[wasm_bindgen(js_name = setTimeout)]
     fn set_timeout(handler: &js_sys::Function, ms: i32) -> JsValue;
     #[wasm_bindgen(js_name = clearTimeout)]
     fn clear_timeout(handle: &JsValue);
+
+    /// A promise, settled into JS functions (that own their Rust closures).
+    type Thenable;
+    #[wasm_bindgen(method, js_name = then)]
+    fn then_fns(this: &Thenable, ok: &js_sys::Function, err: &js_sys::Function) -> JsValue;
+    #[wasm_bindgen(method, js_name = catch)]
+    fn catch_fn(this: &Thenable, err: &js_sys::Function) -> JsValue;
 
     /// A `ReadableStream`, as the source of `pipeTo`.
     type Source;
@@ -64,7 +73,9 @@ extern "C" {
 pub(crate) struct BodyWriter {
     writer: Writer,
     /// Swallows a write's rejection (the client went away): the turn goes on regardless.
-    ignore: Closure<dyn FnMut(JsValue)>,
+    /// A JS function that owns its Rust closure: a write settling after this writer is
+    /// gone (the client left, the object was reset) must not call a dropped closure.
+    ignore: js_sys::Function,
     /// Set once a write was rejected: the body is gone.
     gone: Rc<std::cell::Cell<bool>>,
 }
@@ -85,7 +96,9 @@ impl BodyWriter {
     fn of(writer: Writer) -> Self {
         let gone = Rc::new(std::cell::Cell::new(false));
         let flag = gone.clone();
-        let ignore = Closure::new(move |_: JsValue| flag.set(true));
+        let ignore = Closure::<dyn FnMut(JsValue)>::new(move |_: JsValue| flag.set(true))
+            .into_js_value()
+            .unchecked_into();
         Self {
             writer,
             ignore,
@@ -101,12 +114,29 @@ impl BodyWriter {
     /// Queue `bytes` (copied) for the client.
     pub(crate) fn write(&self, bytes: &[u8]) {
         let chunk = Uint8Array::from(bytes);
-        let _ = self.writer.write(&chunk).catch(&self.ignore);
+        let _ = self
+            .writer
+            .write(&chunk)
+            .unchecked_ref::<Thenable>()
+            .catch_fn(&self.ignore);
+    }
+
+    /// Break the body: its reader sees an error, not an end.
+    pub(crate) fn abort(&self, reason: &str) {
+        let _ = self
+            .writer
+            .abort(&js_sys::Error::new(reason).into())
+            .unchecked_ref::<Thenable>()
+            .catch_fn(&self.ignore);
     }
 
     /// End the body after what was written.
     pub(crate) fn close(&self) {
-        let _ = self.writer.close().catch(&self.ignore);
+        let _ = self
+            .writer
+            .close()
+            .unchecked_ref::<Thenable>()
+            .catch_fn(&self.ignore);
     }
 }
 
@@ -236,6 +266,16 @@ impl Coalescing {
         self.held.borrow().writer.is_gone()
     }
 
+    /// Breaks the body (what is held is dropped): its reader sees an error.
+    pub(crate) fn abort(&self, reason: &str) {
+        let mut held = self.held.borrow_mut();
+        if let Some(timer) = held.timer.take() {
+            clear_timeout(&timer);
+        }
+        held.buffer.clear();
+        held.writer.abort(reason);
+    }
+
     /// Writes what is held and ends the body.
     pub(crate) fn close(&self) {
         let mut held = self.held.borrow_mut();
@@ -267,15 +307,17 @@ struct ReadState {
 pub(crate) struct ChunkReader {
     reader: Reader,
     state: Rc<RefCell<ReadState>>,
-    on_ok: Closure<dyn FnMut(JsValue)>,
-    on_err: Closure<dyn FnMut(JsValue)>,
+    /// JS functions that own their Rust closures: a read settling after this reader is
+    /// dropped must not call a dropped closure.
+    on_ok: js_sys::Function,
+    on_err: js_sys::Function,
 }
 
 impl ChunkReader {
     pub(crate) fn new(body: &ReadableStream) -> Self {
         let state = Rc::new(RefCell::new(ReadState::default()));
         let settle = |state: Rc<RefCell<ReadState>>, ok: bool| {
-            Closure::new(move |value: JsValue| {
+            Closure::<dyn FnMut(JsValue)>::new(move |value: JsValue| {
                 let waker = {
                     let mut state = state.borrow_mut();
                     state.result = Some(if ok { Ok(value) } else { Err(value) });
@@ -286,6 +328,8 @@ impl ChunkReader {
                     waker.wake();
                 }
             })
+            .into_js_value()
+            .unchecked_into::<js_sys::Function>()
         };
         Self {
             reader: body.unchecked_ref::<Body>().get_reader(),
@@ -305,7 +349,11 @@ impl ChunkReader {
             }
             if !state.pending {
                 state.pending = true;
-                let _ = self.reader.read().then2(&self.on_ok, &self.on_err);
+                let _ = self
+                    .reader
+                    .read()
+                    .unchecked_ref::<Thenable>()
+                    .then_fns(&self.on_ok, &self.on_err);
             }
             state.waker = Some(cx.waker().clone());
             Poll::Pending

@@ -56,6 +56,9 @@ pub(crate) fn interrupted_frame(id: Option<u64>, ai_sdk: bool) -> String {
     out
 }
 
+/// Why the streams of a reset object break.
+pub(crate) const RESET: &str = "the conversation's object was reset";
+
 /// The persisted record of the current (or last) turn.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct TurnRecord {
@@ -154,6 +157,14 @@ impl Sink {
                 }
             }
             Self::Collect(events) => events.borrow_mut().push(event.clone()),
+        }
+    }
+
+    /// Breaks a stream (the object is reset): its reader sees an error.
+    pub(crate) fn abort(&self) {
+        match self {
+            Self::Native { writer, .. } | Self::AiSdk { writer, .. } => writer.abort(RESET),
+            Self::Collect(_) => {}
         }
     }
 

@@ -84,6 +84,8 @@ pub(crate) struct Inner {
     busy: Cell<bool>,
     /// Posts waiting for it, first come first served.
     waiting: RefCell<VecDeque<oneshot::Sender<()>>>,
+    /// Stops the running turn (a simulated reset).
+    running: RefCell<Option<futures_util::future::AbortHandle>>,
 }
 
 impl std::fmt::Debug for Inner {
@@ -134,6 +136,7 @@ impl DurableObject for ConversationObject {
             log: RefCell::new(Log::default()),
             busy: Cell::new(false),
             waiting: RefCell::new(VecDeque::new()),
+            running: RefCell::new(None),
         });
         // Nothing is delivered until the object knows where it stands (its ids, a turn
         // that died with the last instance).
@@ -342,7 +345,7 @@ impl Inner {
             }
             (worker::Method::Get, "/events") => self.events(after),
             (worker::Method::Post, "/abort") => {
-                self.abort();
+                self.reset().await;
                 Ok(Response::empty()?.with_status(204))
             }
             _ => Err(ApiError::NotFound),
@@ -473,14 +476,36 @@ impl Inner {
         sse(body)
     }
 
-    /// `POST https://object/abort` (the debug route): the object resets itself, as the
-    /// platform may reset it at any time (`ctx.abort()`).
-    fn abort(&self) {
-        let raw: &JsValue = self.state.as_raw().as_ref();
-        if let Ok(abort) = js_sys::Reflect::get(raw, &"abort".into())
-            && let Ok(abort) = wasm_bindgen::JsCast::dyn_into::<js_sys::Function>(abort)
-        {
-            let _ = abort.call1(raw, &"debug: reset requested".into());
+    /// `POST https://object/abort` (the debug route): the object loses everything it held
+    /// in memory, as when the platform resets it — the running turn stops where it is, the
+    /// streams following it and the live streams break — and starts again from its storage
+    /// (the start-up a new instance runs: a turn still `running` is recorded as failed).
+    ///
+    /// Not `ctx.abort()`: under `wrangler dev` the object shares its isolate, and so the Rust
+    /// futures executor, with the Worker; an abort cancels the executor's pending microtask
+    /// and every Rust future of the isolate stalls (seen: every later request "hung").
+    async fn reset(self: Rc<Self>) {
+        if let Some(running) = self.running.borrow_mut().take() {
+            running.abort();
+        }
+        let (followers, watchers) = {
+            let mut log = self.log.borrow_mut();
+            let followers: Vec<Sink> = log
+                .turn
+                .as_mut()
+                .map(|t| t.followers.drain(..).collect())
+                .unwrap_or_default();
+            let watchers = std::mem::take(&mut log.watchers);
+            *log = Log::default();
+            (followers, watchers)
+        };
+        // Started again first, so whoever the break sends back finds the failure recorded.
+        self.clone().load().await;
+        for follower in &followers {
+            follower.abort();
+        }
+        for watcher in &watchers {
+            watcher.writer.abort(log::RESET);
         }
     }
 
@@ -504,6 +529,15 @@ impl Inner {
         rx.await
             .map_err(|_| ApiError::Internal(worker::Error::RustError("slot lost".into())))?;
         Ok(Slot(self.clone()))
+    }
+
+    /// The conversation at once when no turn runs or waits.
+    fn try_acquire(self: &Rc<Self>) -> Option<Slot> {
+        if self.busy.get() {
+            return None;
+        }
+        self.busy.set(true);
+        Some(Slot(self.clone()))
     }
 
     /// The turn holding the conversation ended: the next post waiting takes it.

@@ -77,7 +77,14 @@ pub(super) async fn turn(
         admitted?;
         None
     };
-    let slot = inner.acquire().await?;
+    // A regenerate replaces the last answer: while a turn runs there is none to replace
+    // yet (409 `turn_in_progress`, as before); a message waits for its turn.
+    let slot = match job.kind {
+        TurnKind::Regenerate { .. } => inner
+            .try_acquire()
+            .ok_or(ApiError::Core(Error::TurnInProgress))?,
+        TurnKind::Message { .. } => inner.acquire().await?,
+    };
     let run = match job.kind {
         TurnKind::Message {
             text,
@@ -194,7 +201,12 @@ pub(super) async fn turn(
             let _ = done_tx.send((result, started));
         }
     };
-    inner.state.wait_until(task);
+    // A reset (the debug route) stops the turn where it is: the future is dropped.
+    let (task, handle) = futures_util::future::abortable(task);
+    *inner.running.borrow_mut() = Some(handle);
+    inner.state.wait_until(async move {
+        let _ = task.await;
+    });
     if body.is_none() {
         // JSON: the whole turn, then its answer.
         let (result, started) = done_rx

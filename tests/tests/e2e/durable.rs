@@ -18,6 +18,14 @@ use concierge_e2e::upstream::{Reply, ScriptedUpstream, split_tokens};
 use concierge_e2e::{ReceivedEvent, Worker, agent, into_parts, read_events};
 use serde_json::{Value, json};
 
+/// A question the shop template answers with the model (its `assemble_pc` intent).
+const QUESTION: &str = "Tư vấn cấu hình PC chơi game tầm 20 triệu";
+
+/// The same question with another budget (another message).
+fn question(budget: u32) -> String {
+    format!("Tư vấn cấu hình PC chơi game tầm {budget} triệu")
+}
+
 const ANSWER: &str = "Dạ, với 20 triệu em đề xuất cấu hình i5 13400F, RTX 4060, RAM 16 GB, SSD 1 TB và nguồn 650 W ạ.";
 
 /// `text` streamed word by word, `between` apart.
@@ -127,12 +135,7 @@ fn a_native_stream_cut_mid_answer_resumes_with_exactly_the_rest() {
     let (conversation, _) = create_conversation(worker, &site, json!({}));
 
     // The client reads the start of the answer, then its connection drops.
-    let response = post(
-        worker,
-        &site.secret_key,
-        &conversation,
-        "Tư vấn PC 20 triệu",
-    );
+    let response = post(worker, &site.secret_key, &conversation, QUESTION);
     let mut reader = BufReader::new(response.into_reader());
     let seen = read_until(&mut reader, |events| chunks(events) >= 3);
     drop(reader);
@@ -191,12 +194,7 @@ fn the_ai_sdk_resume_replays_the_running_turn_from_its_start() {
 
     // The poster's stream (native) starts; its page reloads mid-answer and `useChat({resume:
     // true})` asks for the chat's stream.
-    let response = post(
-        worker,
-        &site.secret_key,
-        &conversation,
-        "Tư vấn PC 20 triệu",
-    );
+    let response = post(worker, &site.secret_key, &conversation, QUESTION);
     let mut reader = BufReader::new(response.into_reader());
     let seen = read_until(&mut reader, |events| chunks(events) >= 2);
     drop(reader);
@@ -238,8 +236,10 @@ fn two_posts_at_once_are_answered_one_after_the_other() {
     let site = site_with_upstream(worker, "Durable order shop", &upstream.base_url, false);
     let (conversation, _) = create_conversation(worker, &site, json!({}));
 
-    let posts: Vec<_> = ["Câu hỏi một", "Câu hỏi hai"]
-        .into_iter()
+    let questions = [question(21), question(22)];
+    let posts: Vec<_> = questions
+        .iter()
+        .cloned()
         .enumerate()
         .map(|(i, question)| {
             let (url, key) = (
@@ -297,9 +297,9 @@ fn two_posts_at_once_are_answered_one_after_the_other() {
         })
         .collect();
     let expected: Vec<(String, String)> = [
-        ("user", "Câu hỏi một"),
+        ("user", questions[0].as_str()),
         ("assistant", first_answer),
-        ("user", "Câu hỏi hai"),
+        ("user", questions[1].as_str()),
         ("assistant", second_answer),
     ]
     .iter()
@@ -364,12 +364,7 @@ fn two_watchers_see_a_third_clients_answer_live() {
         watch(worker, &site.secret_key, &conversation),
     ];
 
-    let response = post(
-        worker,
-        &site.secret_key,
-        &conversation,
-        "Tư vấn PC 20 triệu",
-    );
+    let response = post(worker, &site.secret_key, &conversation, QUESTION);
     let posted = read_events(response.into_reader());
     let (_, done) = terminal(&posted);
     for tab in &tabs {
@@ -382,7 +377,7 @@ fn two_watchers_see_a_third_clients_answer_live() {
         let message: Value = serde_json::from_str(&message.data).expect("message JSON");
         assert_eq!(
             (&message["role"], &message["content"]),
-            (&json!("user"), &json!("Tư vấn PC 20 triệu"))
+            (&json!("user"), &json!(QUESTION))
         );
         let turn: Vec<ReceivedEvent> = seen
             .iter()
@@ -406,7 +401,7 @@ fn an_object_reset_mid_turn_ends_the_stream_with_one_failure_and_keeps_the_messa
     upstream.push(slow(ANSWER, Duration::from_millis(150)));
     let site = site_with_upstream(worker, "Durable reset shop", &upstream.base_url, false);
     let (conversation, _) = create_conversation(worker, &site, json!({}));
-    const QUESTION: &str = "Tư vấn PC 20 triệu giúp em";
+    const QUESTION: &str = "Tư vấn cấu hình PC chơi game tầm 25 triệu";
 
     let response = post(worker, &site.secret_key, &conversation, QUESTION);
     let mut reader = BufReader::new(response.into_reader());
@@ -436,14 +431,14 @@ fn an_object_reset_mid_turn_ends_the_stream_with_one_failure_and_keeps_the_messa
     // The visitor's message is kept, marked as not answered; no answer is stored as
     // complete.
     let stored = history(worker, &site.secret_key, &conversation);
-    let question = stored
+    let asked = stored
         .iter()
         .find(|m| m["role"] == "user")
         .unwrap_or_else(|| panic!("the visitor's message is kept: {stored:?}"));
-    assert_eq!(question["content"], QUESTION);
+    assert_eq!(asked["content"], QUESTION);
     assert_eq!(
-        question["metadata"]["answer_failed"], "turn_interrupted",
-        "{question}"
+        asked["metadata"]["answer_failed"], "turn_interrupted",
+        "{asked}"
     );
     assert!(stored.iter().all(|m| m["content"] != ANSWER), "{stored:?}");
 
@@ -464,7 +459,7 @@ fn an_object_reset_mid_turn_ends_the_stream_with_one_failure_and_keeps_the_messa
 
     // The conversation carries on.
     upstream.push(Reply::text("Dạ, em gửi lại cấu hình ạ."));
-    let response = post(worker, &site.secret_key, &conversation, "Gửi lại giúp em");
+    let response = post(worker, &site.secret_key, &conversation, &question(26));
     let events = read_events(response.into_reader());
     assert_eq!(terminal(&events).0, "completed", "{events:?}");
     assert!(
@@ -477,11 +472,8 @@ fn an_object_reset_mid_turn_ends_the_stream_with_one_failure_and_keeps_the_messa
 fn a_fifth_waiting_post_is_refused_with_retry_after() {
     let worker = Worker::shared();
     let upstream = ScriptedUpstream::start();
-    upstream.push(Reply::Tokens {
-        tokens: split_tokens("Dạ, em đang tra cứu ạ."),
-        first_token_after: Duration::from_millis(3_000),
-        between: Duration::from_millis(10),
-    });
+    // The first answer takes about two seconds.
+    upstream.push(slow(ANSWER, Duration::from_millis(100)));
     upstream.set_default(Reply::text("Dạ, em trả lời ngay ạ."));
     let site = site_with_upstream(worker, "Durable busy shop", &upstream.base_url, false);
     let (conversation, _) = create_conversation(worker, &site, json!({}));
@@ -498,7 +490,7 @@ fn a_fifth_waiting_post_is_refused_with_retry_after() {
                 let response = agent()
                     .post(&url)
                     .set("x-api-key", &key)
-                    .send_json(json!({"content": format!("Câu hỏi số {i}")}))
+                    .send_json(json!({"content": question(40 + i)}))
                     .expect("answered");
                 read_events(response.into_reader())
             })
@@ -508,7 +500,7 @@ fn a_fifth_waiting_post_is_refused_with_retry_after() {
     let refused = agent()
         .post(&worker.url(&format!("/conversations/{conversation}/messages")))
         .set("x-api-key", &site.secret_key)
-        .send_json(json!({"content": "Câu hỏi thứ sáu"}));
+        .send_json(json!({"content": question(50)}));
     match refused {
         Err(ureq::Error::Status(429, response)) => {
             assert_eq!(response.header("retry-after"), Some("2"));
@@ -526,5 +518,5 @@ fn a_fifth_waiting_post_is_refused_with_retry_after() {
     let stored = history(worker, &site.secret_key, &conversation);
     let users = stored.iter().filter(|m| m["role"] == "user").count();
     assert_eq!(users, 5, "{stored:?}");
-    assert!(stored.iter().all(|m| m["content"] != "Câu hỏi thứ sáu"));
+    assert!(stored.iter().all(|m| m["content"] != question(50)));
 }
