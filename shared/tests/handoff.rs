@@ -55,6 +55,9 @@ const ASKS: &[&str] = &[
     "No, I want to speak to a person",
     "I need customer support",
     "không, em muốn gặp nhân viên",
+    // What the widget's "Gặp nhân viên" / "Talk to a person" button sends.
+    "Tôi muốn nói chuyện với nhân viên.",
+    "I would like to talk to a person.",
 ];
 
 /// Messages that mention people, or look like the phrases, and ask for no one.
@@ -100,6 +103,44 @@ fn recognises_real_requests_for_a_person() {
 fn leaves_other_mentions_of_people_alone() {
     let wrong: Vec<&&str> = DOES_NOT_ASK.iter().filter(|t| asks_for_person(t)).collect();
     assert!(wrong.is_empty(), "taken for a request: {wrong:?}");
+}
+
+#[test]
+fn requests_are_recognised_without_diacritics_and_in_any_case() {
+    for text in ASKS {
+        let folded = concierge_core::normalize::fold(text);
+        assert!(asks_for_person(&folded), "folded: {folded}");
+        assert!(asks_for_person(&text.to_uppercase()), "upper: {text}");
+    }
+    for text in DOES_NOT_ASK {
+        assert!(!asks_for_person(&text.to_uppercase()), "upper: {text}");
+    }
+}
+
+/// Words the matcher looks at, to build texts that exercise it.
+const VOCABULARY: &[&str] = &[
+    "gặp", "gap", "nhân", "viên", "tư", "vấn", "người", "thật", "không", "muốn", "cho", "em",
+    "giao", "hàng", "ơi", "với", "talk", "speak", "to", "a", "human", "someone", "don't", "real",
+    "person", "need", "the", "staff", "was", "agent", "please", "đã", "rồi", "giá",
+];
+
+proptest::proptest! {
+    /// Punctuation and letter case between and around the words change nothing, and any
+    /// text (any characters) is decided without a panic.
+    #[test]
+    fn punctuation_and_case_change_nothing(
+        picks in proptest::collection::vec(0..VOCABULARY.len(), 0..12),
+        noise in "\\PC{0,40}",
+    ) {
+        let words: Vec<&str> = picks.iter().map(|&i| VOCABULARY[i]).collect();
+        let plain = words.join(" ");
+        let decided = asks_for_person(&plain);
+        proptest::prop_assert_eq!(asks_for_person(&words.join(" , ")), decided, "{}", plain);
+        proptest::prop_assert_eq!(asks_for_person(&format!("¿{}?!", words.join("  "))), decided, "{}", plain);
+        proptest::prop_assert_eq!(asks_for_person(&plain.to_uppercase()), decided, "{}", plain);
+        let _ = asks_for_person(&noise);
+        let _ = asks_for_person(&format!("{noise} {plain}"));
+    }
 }
 
 #[test]

@@ -69,6 +69,36 @@ pub(crate) async fn save(
     Ok(result.meta()?.and_then(|m| m.changes).unwrap_or(0) > 0)
 }
 
+#[derive(Debug, Deserialize)]
+struct RecordRow {
+    handoff_state: String,
+    handoff_requested_at: Option<f64>,
+    handoff_since: Option<f64>,
+    handoff_agent: Option<String>,
+}
+
+/// Conversation `scope`'s recorded handoff; `None` when there is no such conversation on
+/// the site.
+pub(crate) async fn read(
+    db: &D1Database,
+    scope: Scope<'_>,
+) -> worker::Result<Option<HandoffRecord>> {
+    let row = db
+        .prepare(
+            "SELECT handoff_state, handoff_requested_at, handoff_since, handoff_agent \
+             FROM conversations WHERE site_id = ?1 AND id = ?2",
+        )
+        .bind(&[scope.site_id.into(), scope.conversation_id.into()])?
+        .first::<RecordRow>(None)
+        .await?;
+    Ok(row.map(|row| HandoffRecord {
+        state: HandoffState::parse(&row.handoff_state).unwrap_or_default(),
+        requested_at: row.handoff_requested_at.map(|ms| ms as u64),
+        since: row.handoff_since.map(|ms| ms as u64),
+        agent: row.handoff_agent,
+    }))
+}
+
 /// One conversation in the console's handoff list.
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct HandoffRow {

@@ -18,7 +18,10 @@
 //! "agent"?}` and, for a message stored outside a turn, `message` (as the history shows
 //! it, with `author` `{"name"}` on a person's reply).
 
-use concierge_core::conversation::{Language, MessageKind, Metadata, Role, Scope, StoredMessage};
+use concierge_core::conversation::{
+    EmbedJob, EmbeddingStatus, Language, MessageKind, Metadata, Role, Scope, StoredMessage,
+    embedding_policy,
+};
 use concierge_core::engine::{self, Received, TurnOutcome};
 use concierge_core::error::Error;
 use concierge_core::handoff::{HandoffState, Notice, OfficeHours, asks_for_person};
@@ -30,6 +33,7 @@ use worker::Response;
 use super::{LiveEvent, ObjectCtx};
 use crate::bindings::d1_handoff::{self, HandoffRecord};
 use crate::bindings::d1_store::D1Store;
+use crate::bindings::queue::{self, IndexJob, QueueMessage};
 use crate::error::ApiError;
 use crate::routes::conversations::message_json;
 use crate::site::Site;
@@ -37,6 +41,8 @@ use crate::templates::turn_context;
 
 /// The object's storage key of its [`HandoffRecord`].
 const KEY_HANDOFF: &str = "handoff";
+/// The object's storage key of the end of the current wait for a person (Unix ms).
+const KEY_WAIT_UNTIL: &str = "handoff_wait_until";
 
 /// What the object does with a visitor's message before the model step.
 #[derive(Debug)]
@@ -52,6 +58,9 @@ pub(crate) enum Gate {
         hours: Option<Vec<OfficeHours>>,
         wait_ms: Option<u64>,
     },
+    /// Refused before anything is stored (a regenerate while a person holds the
+    /// conversation: 409 `held_by_person`).
+    Refused(Error),
     /// A person holds the conversation: the message is stored and published; nobody
     /// answers it.
     Held {
@@ -84,6 +93,10 @@ async fn load(obj: &ObjectCtx<'_>) -> HandoffRecord {
 }
 
 /// Keeps `record` (the object's storage, then D1 for the console) and publishes it.
+///
+/// A change is decided from [`load`] and kept with only storage operations between the
+/// two, so no other event of the object runs in between (its input gate); D1 and the
+/// live event follow.
 async fn save(obj: &ObjectCtx<'_>, record: &HandoffRecord) -> Result<(), ApiError> {
     let text = serde_json::to_string(record).map_err(|e| ApiError::Corrupt(e.to_string()))?;
     obj.state.storage().put(KEY_HANDOFF, text).await?;
@@ -133,6 +146,21 @@ pub(crate) async fn gate(obj: &ObjectCtx<'_>, site: &Site, input: &TurnInput) ->
     }
 }
 
+/// Whether [`gate`] keeps the message from the model (a `Prefer: respond-async` post is
+/// then answered at once instead of queued).
+pub(crate) async fn intercepts(obj: &ObjectCtx<'_>, site: &Site, input: &TurnInput) -> bool {
+    !matches!(gate(obj, site, input).await, Gate::Run)
+}
+
+/// Before a regenerate: refused while a person holds the conversation.
+pub(crate) async fn gate_regenerate(obj: &ObjectCtx<'_>) -> Gate {
+    if load(obj).await.state == HandoffState::Held {
+        Gate::Refused(Error::HeldByPerson)
+    } else {
+        Gate::Run
+    }
+}
+
 /// A turn the gate did not let through: its events into `sink`, as the engine would.
 pub(crate) async fn answer(
     obj: &ObjectCtx<'_>,
@@ -141,6 +169,7 @@ pub(crate) async fn answer(
 ) -> Result<TurnOutcome, Error> {
     let (site, input) = match &gate {
         Gate::Run => return Err(Error::ConversationNotFound),
+        Gate::Refused(error) => return Err(error.clone()),
         Gate::Notice { site, input, .. } | Gate::Held { site, input, .. } => (site, input),
     };
     let (assistant, services) =
@@ -218,8 +247,8 @@ pub(crate) async fn answer(
             Ok(outcome(start.message.id, reply, language))
         }
         Gate::Held { agent, .. } => {
-            // Nobody answers: the message is the person's to read.
-            obj.publish(LiveEvent::Message(message_json(&start.message)));
+            // Nobody answers: the message is the person's to read (the object publishes
+            // every visitor's message live as its turn starts).
             let handoff = HandoffRecord {
                 state: HandoffState::Held,
                 agent,
@@ -249,25 +278,34 @@ pub(crate) async fn answer(
             };
             Ok(outcome(start.message.id, placeholder, language))
         }
-        Gate::Run => Err(Error::ConversationNotFound),
+        Gate::Run | Gate::Refused(_) => Err(Error::ConversationNotFound),
     }
 }
 
 /// The conversation starts waiting for a person: recorded, published, and the alarm set
 /// for the end of the wait (best effort: a failure is logged, the notice stands).
 async fn start_waiting(obj: &ObjectCtx<'_>, now: u64, wait_ms: u64) {
+    // Taken (or asked for) since the gate looked: that stands.
+    if load(obj).await.state != HandoffState::None {
+        return;
+    }
     let record = HandoffRecord {
         state: HandoffState::Waiting,
         requested_at: Some(now),
         since: Some(now),
         agent: None,
     };
-    let alarm = obj
-        .state
-        .storage()
-        .set_alarm(std::time::Duration::from_millis(wait_ms))
-        .await
-        .map_err(ApiError::from);
+    let storage = obj.state.storage();
+    let alarm = async {
+        storage
+            .put(KEY_WAIT_UNTIL, (now + wait_ms).to_string())
+            .await?;
+        storage
+            .set_alarm(std::time::Duration::from_millis(wait_ms))
+            .await
+    }
+    .await
+    .map_err(ApiError::from);
     if let Err(error) = save(obj, &record).await.and(alarm) {
         log(obj, "handoff not recorded", &error);
     }
@@ -317,6 +355,18 @@ pub(crate) async fn alarm(obj: &ObjectCtx<'_>) {
     if record.state != HandoffState::Waiting {
         return;
     }
+    // An alarm set for something else, before the wait is over: wait on.
+    let storage = obj.state.storage();
+    let until = storage.get::<String>(KEY_WAIT_UNTIL).await.ok().flatten();
+    let until = until.and_then(|until| until.parse::<u64>().ok());
+    if let Some(left) = until.and_then(|until| until.checked_sub(obj.now_ms()))
+        && left > 1_000
+    {
+        let _ = storage
+            .set_alarm(std::time::Duration::from_millis(left))
+            .await;
+        return;
+    }
     if let Err(error) = time_out(obj).await {
         log(obj, "handoff timeout not recorded", &error);
     }
@@ -324,6 +374,9 @@ pub(crate) async fn alarm(obj: &ObjectCtx<'_>) {
 
 async fn time_out(obj: &ObjectCtx<'_>) -> Result<(), ApiError> {
     use concierge_core::boundary::ConversationStore;
+    let now = obj.now_ms();
+    // The state first (decided and kept before anything else runs), then the notice.
+    save(obj, &none_since(now)).await?;
     let store = D1Store::new(obj.env.d1("DB")?);
     let scope = Scope::new(obj.site_id, obj.conversation_id);
     let conversation = store
@@ -331,7 +384,6 @@ async fn time_out(obj: &ObjectCtx<'_>) -> Result<(), ApiError> {
         .await
         .map_err(ApiError::store)?
         .ok_or(ApiError::NotFound)?;
-    let now = obj.now_ms();
     let mut metadata = Metadata::new();
     metadata.insert("handoff".into(), Notice::Timeout.key().into());
     let mut message = StoredMessage {
@@ -349,7 +401,6 @@ async fn time_out(obj: &ObjectCtx<'_>) -> Result<(), ApiError> {
         .append_message(scope, &message)
         .await
         .map_err(ApiError::store)?;
-    save(obj, &none_since(now)).await?;
     obj.publish(LiveEvent::Message(message_json(&message)));
     Ok(())
 }
@@ -428,10 +479,34 @@ pub(crate) async fn handle(obj: &ObjectCtx<'_>, op: HandoffOp) -> Result<Respons
                 .append_message(scope, &message)
                 .await
                 .map_err(ApiError::store)?;
+            embed(obj, &message).await;
             let json = message_json(&message);
             obj.publish(LiveEvent::Message(json.clone()));
             respond(obj, &record, Some(json), 201)
         }
+    }
+}
+
+/// Queues a stored message's embedding, as the engine does for its own (best effort:
+/// a failure is logged; the message is stored).
+async fn embed(obj: &ObjectCtx<'_>, message: &StoredMessage) {
+    if embedding_policy(message) != EmbeddingStatus::Pending {
+        return;
+    }
+    let job = EmbedJob {
+        site_id: obj.site_id.into(),
+        conversation_id: obj.conversation_id.into(),
+        message_id: message.id.clone(),
+        text: message.content.clone(),
+    };
+    let sent = queue::send(
+        obj.env,
+        vec![QueueMessage::first(IndexJob::Message(job))],
+        0,
+    )
+    .await;
+    if let Err(error) = sent {
+        log(obj, "embed enqueue failed", &ApiError::Internal(error));
     }
 }
 

@@ -96,7 +96,11 @@ pub(super) async fn turn(
                 text,
                 idempotency_key,
             };
-            if job.format == Format::Accept {
+            // A message handoff answers itself (a request, a held conversation) is answered
+            // at once, as JSON, never queued for the model.
+            if job.format == Format::Accept
+                && !handoff::intercepts(&inner.ctx(&names), &site, &input).await
+            {
                 let accepted = accept(&env, &services, &assistant, &input).await;
                 drop(slot);
                 return accepted;
@@ -154,6 +158,7 @@ pub(super) async fn turn(
                 TurnRun::Stored(input) | TurnRun::Admitted(input, _) => {
                     handoff::gate(&inner.ctx(&names), &site, input).await
                 }
+                TurnRun::Regenerate(_) => handoff::gate_regenerate(&inner.ctx(&names)).await,
                 _ => Gate::Run,
             };
             let result = match gate {

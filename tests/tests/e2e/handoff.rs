@@ -4,7 +4,10 @@
 //! person's reply, handing back; the wait running out; office hours; handoff off; the
 //! settings' checks; site scoping.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::io::{BufRead, BufReader};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use concierge_e2e::api::{
     create_conversation, error_code, eventually, fixed_sentence, history, send, site_with_upstream,
@@ -168,6 +171,23 @@ fn handoff_round_trip_request_take_reply_release_and_the_assistant_answers_again
         ]
     );
     assert_eq!(list["conversations"][1]["agent"], "Lan");
+    // The console's view of one conversation says so too.
+    let console_view = |id: &str| {
+        let (status, body) = into_parts(
+            agent()
+                .get(&worker.url(&format!("/admin/conversations/{id}")))
+                .set("x-api-key", key)
+                .call(),
+        );
+        assert_eq!(status, 200, "{body}");
+        serde_json::from_str::<Value>(&body).expect("JSON")["handoff"].clone()
+    };
+    let held = console_view(&first);
+    assert_eq!(
+        (&held["state"], &held["agent"]),
+        (&json!("held"), &json!("Lan"))
+    );
+    assert_eq!(console_view(&second)["state"], "waiting");
 
     // Held: the visitor's message is stored; nobody but the person answers it.
     let (status, events) = send(worker, key, &first, "còn hàng không?");
@@ -203,6 +223,21 @@ fn handoff_round_trip_request_take_reply_release_and_the_assistant_answers_again
     assert_eq!(last_two[1]["content"], "Dạ em là Lan, mẫu này còn hàng ạ.");
     assert_eq!(last_two[1]["metadata"]["author"]["name"], "Lan");
     assert_eq!(last_two[1]["author"]["name"], "Lan");
+    // Embedded like any message (its words reach retrieval later).
+    eventually(
+        Duration::from_secs(20),
+        "the person's reply embedded",
+        || {
+            upstream
+                .recorded()
+                .iter()
+                .any(|r| {
+                    r.path.ends_with("/embeddings")
+                        && r.body["input"].to_string().contains("mẫu này còn hàng")
+                })
+                .then_some(())
+        },
+    );
     let (status, body) = into_parts(
         agent()
             .get(&worker.url("/admin/conversations/export?format=json"))
@@ -543,4 +578,193 @@ fn another_sites_key_cannot_list_take_or_reply() {
     // Still waiting, untouched.
     let (_, list) = handoffs(worker, &site.secret_key);
     assert_eq!(listed_ids(&list), [(conversation, "waiting".into())]);
+}
+
+/// Attaches to `GET /conversations/{id}/events`: each event's name and JSON data arrive on
+/// the channel (pings and ids left out).
+fn watch(worker: &Worker, key: &str, conversation: &str) -> mpsc::Receiver<(String, Value)> {
+    let url = worker.url(&format!("/conversations/{conversation}/events"));
+    let key = key.to_string();
+    let (tx, rx) = mpsc::channel();
+    let (ready_tx, ready_rx) = mpsc::channel();
+    thread::spawn(move || {
+        let response = agent()
+            .get(&url)
+            .set("x-api-key", &key)
+            .call()
+            .expect("attached");
+        let _ = ready_tx.send(());
+        let mut reader = BufReader::new(response.into_reader());
+        let (mut event, mut data, mut line) = (String::new(), String::new(), String::new());
+        loop {
+            line.clear();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                return;
+            }
+            let text = line.trim_end_matches(['\n', '\r']);
+            if text.is_empty() {
+                if !data.is_empty() {
+                    let json = serde_json::from_str(&data).unwrap_or(Value::Null);
+                    if tx.send((std::mem::take(&mut event), json)).is_err() {
+                        return;
+                    }
+                }
+                (event, data) = (String::new(), String::new());
+            } else if let Some(name) = text.strip_prefix("event:") {
+                event = name.trim().to_string();
+            } else if let Some(value) = text.strip_prefix("data:") {
+                data.push_str(value.trim_start());
+            }
+        }
+    });
+    ready_rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the live stream opens");
+    rx
+}
+
+/// Events from `rx` until one satisfies `last` (or 20 s pass).
+fn until(
+    rx: &mpsc::Receiver<(String, Value)>,
+    last: impl Fn(&str, &Value) -> bool,
+) -> Vec<(String, Value)> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut events = Vec::new();
+    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+        let Ok((name, data)) = rx.recv_timeout(left) else {
+            break;
+        };
+        let done = last(&name, &data);
+        events.push((name, data));
+        if done {
+            return events;
+        }
+    }
+    panic!("the awaited event never came; got {events:?}");
+}
+
+#[test]
+fn a_watcher_sees_the_request_the_takeover_the_persons_reply_and_the_release_live() {
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    let site = site_with_upstream(worker, "Handoff live shop", &upstream.base_url, false);
+    turn_handoff_on(worker, &site, json!({"enabled": true}));
+    let key = site.secret_key.as_str();
+    let (conversation, _) = create_conversation(worker, &site, json!({}));
+    let live = watch(worker, key, &conversation);
+
+    let (_, events) = send(worker, key, &conversation, "gặp nhân viên");
+    assert_eq!(terminal(&events).1["kind"], "handoff");
+    let seen = until(&live, |name, _| name == "completed");
+    let names: Vec<&str> = seen.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["message", "started", "", "handoff", "completed"],
+        "{seen:?}"
+    );
+    let (_, waiting) = &seen[3];
+    assert_eq!(waiting["state"], "waiting");
+    assert!(waiting["requested_at"].is_u64(), "{waiting}");
+
+    let (status, _) = operate(
+        worker,
+        key,
+        &conversation,
+        json!({"action": "take", "agent": "Lan"}),
+    );
+    assert_eq!(status, 200);
+    let seen = until(&live, |name, _| name == "handoff");
+    assert_eq!(seen.last().expect("handoff").1["state"], "held");
+    assert_eq!(seen.last().expect("handoff").1["agent"], "Lan");
+
+    // A visitor's message while held reaches the person live.
+    let (_, events) = send(worker, key, &conversation, "em cần gấp ạ");
+    assert_eq!(terminal(&events).1["kind"], "held");
+    let seen = until(&live, |name, data| {
+        name == "message" && data["role"] == "user"
+    });
+    assert_eq!(seen.last().expect("message").1["content"], "em cần gấp ạ");
+
+    let (status, _) = human_reply(worker, key, &conversation, "Dạ Lan đây ạ.");
+    assert_eq!(status, 201);
+    let seen = until(&live, |name, data| {
+        name == "message" && data["kind"] == "human"
+    });
+    let (_, message) = seen.last().expect("message");
+    assert_eq!(message["role"], "assistant");
+    assert_eq!(message["content"], "Dạ Lan đây ạ.");
+    assert_eq!(message["author"]["name"], "Lan");
+
+    let (status, _) = operate(worker, key, &conversation, json!({"action": "release"}));
+    assert_eq!(status, 200);
+    let seen = until(&live, |name, _| name == "handoff");
+    assert_eq!(seen.last().expect("handoff").1["state"], "none");
+}
+
+#[test]
+fn while_held_a_regenerate_is_refused_and_an_async_post_is_not_queued_for_the_model() {
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    let site = site_with_upstream(worker, "Handoff held shop", &upstream.base_url, false);
+    turn_handoff_on(worker, &site, json!({"enabled": true}));
+    let key = site.secret_key.as_str();
+    let (conversation, _) = create_conversation(worker, &site, json!({}));
+    upstream.push(Reply::text("Dạ, còn hàng ạ."));
+    let (_, events) = send(worker, key, &conversation, "card RTX 4060 còn hàng không?");
+    assert_eq!(terminal(&events).1["kind"], "answer");
+    let (status, _) = operate(
+        worker,
+        key,
+        &conversation,
+        json!({"action": "take", "agent": "Lan"}),
+    );
+    assert_eq!(status, 200);
+
+    let (status, body) = into_parts(
+        agent()
+            .post(&worker.url(&format!("/conversations/{conversation}/regenerate")))
+            .set("x-api-key", key)
+            .send_json(json!({})),
+    );
+    assert_eq!(status, 409, "{body}");
+    assert_eq!(error_code(&body), "held_by_person");
+
+    let async_post = |content: &str| {
+        into_parts(
+            agent()
+                .post(&worker.url(&format!("/conversations/{conversation}/messages")))
+                .set("x-api-key", key)
+                .set("prefer", "respond-async")
+                .send_json(json!({"content": content})),
+        )
+    };
+    let (status, body) = async_post("giá card RTX 4070 bao nhiêu?");
+    assert_eq!(status, 200, "answered at once, not queued: {body}");
+    let answered: Value = serde_json::from_str(&body).expect("JSON");
+    assert_eq!(answered["kind"], "held");
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(
+        upstream.chat_requests().len(),
+        1,
+        "no model call while held"
+    );
+    let stored = history(worker, key, &conversation);
+    let last = stored.last().expect("the visitor's message");
+    assert_eq!(
+        (&last["role"], &last["content"]),
+        (&json!("user"), &json!("giá card RTX 4070 bao nhiêu?"))
+    );
+
+    // Handed back, a request for a person posted async is answered at once with the notice.
+    let (status, _) = operate(worker, key, &conversation, json!({"action": "release"}));
+    assert_eq!(status, 200);
+    let (status, body) = async_post("I want to talk to a human");
+    assert_eq!(status, 200, "{body}");
+    let answered: Value = serde_json::from_str(&body).expect("JSON");
+    assert_eq!(answered["kind"], "handoff");
+    assert_eq!(
+        answered["message"],
+        fixed_sentence("handoff_fixed_vi.md", "waiting").as_str()
+    );
+    assert_eq!(upstream.chat_requests().len(), 1);
 }

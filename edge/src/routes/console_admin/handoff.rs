@@ -136,6 +136,15 @@ fn agent_name(agent: Option<&str>) -> Result<String, ApiError> {
     Ok(name.to_string())
 }
 
+/// A conversation's handoff as the console shows it (`{"state", "since"?,
+/// "requested_at"?, "agent"?}`), as last recorded in D1.
+pub(crate) async fn state_of(env: &Env, scope: Scope<'_>) -> Result<serde_json::Value, ApiError> {
+    let record = d1_handoff::read(&env.d1("DB")?, scope)
+        .await?
+        .unwrap_or_default();
+    Ok(crate::object::handoff::state_json(&record))
+}
+
 /// 404 unless conversation `id` exists on the caller's site.
 async fn existing(env: &Env, caller: &SecretCaller, id: &str) -> Result<(), ApiError> {
     D1Store::new(env.d1("DB")?)

@@ -3,7 +3,8 @@
 //! - `GET /admin/conversations/export?format=csv|json&…filter`: the messages of the
 //!   conversations the list's filter takes, as a download;
 //! - `GET /admin/conversations/{id}`: one conversation's messages with what the visitor
-//!   saw besides the text (payloads, and the tool calls as name and outcome);
+//!   saw besides the text (payloads, and the tool calls as name and outcome), and its
+//!   handoff (`{"state", "since"?, "requested_at"?, "agent"?}`);
 //! - `GET /admin/stats?days=N&tz=M`: the dashboard's figures;
 //! - `POST /admin/try-token {"user_id", "role"?, "permissions"?, "department"?}`: a
 //!   short-lived user token signed with the site's user-token secret, so the console's
@@ -184,6 +185,7 @@ pub(crate) async fn conversation(
         "user_id": conversation.identity.as_ref().map(|i| i.sub.clone()),
         "language": conversation.language.as_str(),
         "messages": messages,
+        "handoff": handoff::state_of(env, scope).await?,
     });
     Ok(Response::from_json(&body)?)
 }
