@@ -107,6 +107,12 @@ async function open(id, state, agent) {
     return;
   }
   if (mine !== current) return;
+  // The conversation's own handoff, newer than the list's.
+  if (view.handoff && view.handoff.state) {
+    mine.state = view.handoff.state;
+    mine.agent = view.handoff.agent || mine.agent;
+    drawState();
+  }
   const lang = view.language === "en" ? "en" : "vi";
   rich.setup(rich.WORDS[lang] || rich.WORDS.vi, lang, "");
   for (const m of view.messages || []) {
