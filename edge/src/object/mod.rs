@@ -324,6 +324,10 @@ impl Inner {
                 let job: client::ObjectTurn = req.json().await?;
                 run::turn(self, names, job).await
             }
+            (worker::Method::Post, "/job") => {
+                let job: client::ObjectJob = req.json().await?;
+                run::job(self, job).await
+            }
             (worker::Method::Post, "/publish") => {
                 let event: LiveEvent = req.json().await?;
                 self.publish(event);
@@ -363,11 +367,10 @@ impl Inner {
     fn resume(&self, after: Option<u64>) -> Result<Response, ApiError> {
         let mut log = self.log.borrow_mut();
         let events = log.turn_events();
-        let after = after.unwrap_or(0);
         let pending: Vec<&(u64, concierge_core::turn::TurnEvent)> = match after {
             // No id: the whole turn.
-            0 => events.iter().collect(),
-            after => events.iter().filter(|(id, _)| *id > after).collect(),
+            None => events.iter().collect(),
+            Some(after) => events.iter().filter(|(id, _)| *id > after).collect(),
         };
         let ended = log.turn.as_ref().is_none_or(|t| t.ended);
         if pending.is_empty() && ended {
@@ -526,6 +529,20 @@ impl Inner {
             waiting.push_back(tx);
             rx
         };
+        rx.await
+            .map_err(|_| ApiError::Internal(worker::Error::RustError("slot lost".into())))?;
+        Ok(Slot(self.clone()))
+    }
+
+    /// The conversation after every turn ahead, however many wait (background turns: the
+    /// queue's consumer waits rather than being refused).
+    async fn acquire_unbounded(self: &Rc<Self>) -> Result<Slot, ApiError> {
+        if !self.busy.get() {
+            self.busy.set(true);
+            return Ok(Slot(self.clone()));
+        }
+        let (tx, rx) = oneshot::channel();
+        self.waiting.borrow_mut().push_back(tx);
         rx.await
             .map_err(|_| ApiError::Internal(worker::Error::RustError("slot lost".into())))?;
         Ok(Slot(self.clone()))
