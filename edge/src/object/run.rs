@@ -249,12 +249,12 @@ impl TurnSink for ObjectSink<'_> {
                 "id": started.user_message_id, "role": "user", "kind": "text",
                 "content": text, "created_at": crate::runtime::now_ms(),
             });
-            let persist = self
+            // Persisted with the turn's record, just below.
+            let _ = self
                 .inner
                 .log
                 .borrow_mut()
                 .push_live(LiveEvent::Message(message));
-            self.inner.persist(persist);
         }
         let followers = self.poster.take().into_iter().collect();
         let record = self.inner.log.borrow_mut().begin_turn(
