@@ -115,6 +115,55 @@ impl LiveEvent {
     }
 }
 
+/// A background turn (`Prefer: respond-async`), forwarded by the turn queue's consumer:
+/// the object answers it in the conversation's line.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct ObjectJob {
+    pub site: Site,
+    pub job: concierge_core::turn::TurnJob,
+    /// Whether this is the job's last attempt (a failure then marks the message).
+    pub last: bool,
+}
+
+/// What the object did with an [`ObjectJob`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct JobOutcome {
+    /// The stored reply's id; `None` when there was nothing to do.
+    #[serde(default)]
+    pub reply_id: Option<String>,
+    /// Why it failed (for the consumer's log), and whether a retry may succeed.
+    #[serde(default)]
+    pub error: Option<String>,
+    #[serde(default)]
+    pub transient: bool,
+}
+
+/// Answer a background turn in the conversation's object (the turn queue's consumer):
+/// the stored reply's id, `None` when there was nothing to do.
+pub(crate) async fn job(env: &Env, job: ObjectJob) -> Result<Option<String>, ApiError> {
+    let (site_id, conversation_id) = (job.site.id.clone(), job.job.conversation_id.clone());
+    let body = serde_json::to_string(&job).map_err(|e| ApiError::Corrupt(e.to_string()))?;
+    let req = internal(Method::Post, &site_id, &conversation_id, "job", Some(body))?;
+    let mut response = stub(env, &site_id, &conversation_id)?
+        .fetch_with_request(req)
+        .await?;
+    if response.status_code() != 200 {
+        return Err(ApiError::Internal(worker::Error::RustError(format!(
+            "job: the object answered {}",
+            response.status_code()
+        ))));
+    }
+    let outcome: JobOutcome = response.json().await?;
+    match outcome.error {
+        None => Ok(outcome.reply_id),
+        // Transient: retried with backoff; otherwise the core marked the message already.
+        Some(error) if outcome.transient => {
+            Err(ApiError::Internal(worker::Error::RustError(error)))
+        }
+        Some(error) => Err(ApiError::Corrupt(error)),
+    }
+}
+
 /// What a client watches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Watch {

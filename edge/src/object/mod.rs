@@ -50,10 +50,22 @@ pub(crate) const PING_SECONDS: u64 = 20;
 /// How long after its end a turn is still replayed to the AI SDK's resume.
 const AI_SDK_RESUME_MS: u64 = 60_000;
 
-/// Storage keys (the KV API of the object's SQLite storage).
-const KEY_NAMES: &str = "names";
-const KEY_RESERVED: &str = "reserved";
-const KEY_TURN: &str = "turn";
+/// The storage key of the object's persisted state ([`Saved`], in the KV API of its SQLite
+/// storage): one read when an instance starts, one write when a turn starts and ends.
+const KEY_STATE: &str = "state";
+
+/// What the object persists.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+struct Saved {
+    #[serde(default)]
+    names: Option<Names>,
+    /// Event ids below this may have been used.
+    #[serde(default)]
+    reserved: u64,
+    /// The current (or last) turn.
+    #[serde(default)]
+    turn: Option<TurnRecord>,
+}
 
 /// Which conversation an object is.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -84,6 +96,8 @@ pub(crate) struct Inner {
     busy: Cell<bool>,
     /// Posts waiting for it, first come first served.
     waiting: RefCell<VecDeque<oneshot::Sender<()>>>,
+    /// Whether the names are in storage (for the alarm, which comes with no request).
+    names_saved: Cell<bool>,
     /// Stops the running turn (a simulated reset).
     running: RefCell<Option<futures_util::future::AbortHandle>>,
 }
@@ -137,6 +151,7 @@ impl DurableObject for ConversationObject {
             busy: Cell::new(false),
             waiting: RefCell::new(VecDeque::new()),
             running: RefCell::new(None),
+            names_saved: Cell::new(false),
         });
         // Nothing is delivered until the object knows where it stands (its ids, a turn
         // that died with the last instance).
@@ -178,18 +193,21 @@ impl Inner {
     /// Reads what the last instance left: its names, its reserved ids, and its last turn —
     /// still `running`, it died with that instance: recorded as failed.
     async fn load(self: Rc<Self>) {
-        let storage = self.state.storage();
-        let names = storage.get::<String>(KEY_NAMES).await.ok().flatten();
-        let names: Option<Names> = names.and_then(|n| serde_json::from_str(&n).ok());
-        let reserved = storage
-            .get::<String>(KEY_RESERVED)
+        let saved: Saved = self
+            .state
+            .storage()
+            .get::<String>(KEY_STATE)
             .await
             .ok()
             .flatten()
-            .and_then(|r| r.parse::<u64>().ok())
-            .unwrap_or(0);
-        let record = storage.get::<String>(KEY_TURN).await.ok().flatten();
-        let record: Option<TurnRecord> = record.and_then(|r| serde_json::from_str(&r).ok());
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .unwrap_or_default();
+        let Saved {
+            names,
+            reserved,
+            turn: record,
+        } = saved;
+        self.names_saved.set(names.is_some());
         {
             let mut log = self.log.borrow_mut();
             log.next_id = reserved;
@@ -243,21 +261,33 @@ impl Inner {
         self.save_turn();
     }
 
-    /// Writes what a log change asks for (not waited on by anyone: `allowUnconfirmed`).
+    /// Writes what a log change asks for (a new block of ids).
     fn persist(&self, persist: Persist) {
-        if let Some(reserved) = persist.reserved {
-            self.put(KEY_RESERVED, &reserved.to_string());
+        if persist.reserved.is_some() {
+            self.save();
         }
     }
 
-    /// Persists the current turn's record.
-    fn save_turn(&self) {
-        let record = self.log.borrow().turn.as_ref().map(|t| t.record.clone());
-        if let Some(record) = record
-            && let Ok(text) = serde_json::to_string(&record)
-        {
-            self.put(KEY_TURN, &text);
+    /// Persists the object's state: its names, its reserved ids, the current turn's record
+    /// (not waited on by anyone: `allowUnconfirmed`).
+    fn save(&self) {
+        let saved = {
+            let log = self.log.borrow();
+            Saved {
+                names: self.names.borrow().clone(),
+                reserved: log.reserved,
+                turn: log.turn.as_ref().map(|t| t.record.clone()),
+            }
+        };
+        self.names_saved.set(saved.names.is_some());
+        if let Ok(text) = serde_json::to_string(&saved) {
+            self.put(KEY_STATE, &text);
         }
+    }
+
+    /// Persists the current turn's record (with the rest of the state).
+    fn save_turn(&self) {
+        self.save();
     }
 
     /// `storage.put(key, value, {allowUnconfirmed: true})`: outgoing messages (the turn's
@@ -302,9 +332,7 @@ impl Inner {
             site_id,
             conversation_id,
         };
-        if let Ok(text) = serde_json::to_string(&names) {
-            self.put(KEY_NAMES, &text);
-        }
+        // Persisted with the first turn (or by `ensure_saved`, for the alarm's sake).
         *self.names.borrow_mut() = Some(names.clone());
         Ok(names)
     }
@@ -324,6 +352,10 @@ impl Inner {
                 let job: client::ObjectTurn = req.json().await?;
                 run::turn(self, names, job).await
             }
+            (worker::Method::Post, "/job") => {
+                let job: client::ObjectJob = req.json().await?;
+                run::job(self, job).await
+            }
             (worker::Method::Post, "/publish") => {
                 let event: LiveEvent = req.json().await?;
                 self.publish(event);
@@ -331,6 +363,10 @@ impl Inner {
             }
             (worker::Method::Post, "/handoff") => {
                 let op: handoff::HandoffOp = req.json().await?;
+                // A handoff may set an alarm: the object must know its names then.
+                if !self.names_saved.get() {
+                    self.save();
+                }
                 handoff::handle(&self.ctx(&names), op).await
             }
             (worker::Method::Get, "/stream") => {
@@ -363,11 +399,10 @@ impl Inner {
     fn resume(&self, after: Option<u64>) -> Result<Response, ApiError> {
         let mut log = self.log.borrow_mut();
         let events = log.turn_events();
-        let after = after.unwrap_or(0);
         let pending: Vec<&(u64, concierge_core::turn::TurnEvent)> = match after {
             // No id: the whole turn.
-            0 => events.iter().collect(),
-            after => events.iter().filter(|(id, _)| *id > after).collect(),
+            None => events.iter().collect(),
+            Some(after) => events.iter().filter(|(id, _)| *id > after).collect(),
         };
         let ended = log.turn.as_ref().is_none_or(|t| t.ended);
         if pending.is_empty() && ended {
@@ -526,6 +561,20 @@ impl Inner {
             waiting.push_back(tx);
             rx
         };
+        rx.await
+            .map_err(|_| ApiError::Internal(worker::Error::RustError("slot lost".into())))?;
+        Ok(Slot(self.clone()))
+    }
+
+    /// The conversation after every turn ahead, however many wait (background turns: the
+    /// queue's consumer waits rather than being refused).
+    async fn acquire_unbounded(self: &Rc<Self>) -> Result<Slot, ApiError> {
+        if !self.busy.get() {
+            self.busy.set(true);
+            return Ok(Slot(self.clone()));
+        }
+        let (tx, rx) = oneshot::channel();
+        self.waiting.borrow_mut().push_back(tx);
         rx.await
             .map_err(|_| ApiError::Internal(worker::Error::RustError("slot lost".into())))?;
         Ok(Slot(self.clone()))

@@ -254,12 +254,12 @@ impl TurnSink for ObjectSink<'_> {
                 "id": started.user_message_id, "role": "user", "kind": "text",
                 "content": text, "created_at": crate::runtime::now_ms(),
             });
-            let persist = self
+            // Persisted with the turn's record, just below.
+            let _ = self
                 .inner
                 .log
                 .borrow_mut()
                 .push_live(LiveEvent::Message(message));
-            self.inner.persist(persist);
         }
         let followers = self.poster.take().into_iter().collect();
         let record = self.inner.log.borrow_mut().begin_turn(
@@ -285,4 +285,48 @@ impl TurnSink for ObjectSink<'_> {
             .push_turn(event, crate::runtime::now_ms());
         self.inner.persist(persist);
     }
+}
+
+/// `POST https://object/job`: a background turn (the turn queue's job), answered in the
+/// conversation's line; its stored reply is published to the live watchers. Always 200
+/// with a [`JobOutcome`](super::client::JobOutcome) (its error for the consumer to log and
+/// retry).
+pub(super) async fn job(
+    inner: Rc<Inner>,
+    job: super::client::ObjectJob,
+) -> Result<Response, ApiError> {
+    use concierge_core::boundary::ConversationStore;
+    let env = inner.env.clone();
+    let (assistant, services) = turn_context(&env, &job.site)?;
+    let slot = inner.acquire_unbounded().await?;
+    let result =
+        concierge_core::engine::answer_job(&services, &assistant, &job.job, job.last).await;
+    // The reply's embedding; the conversation read again for the next turn.
+    let scope = Scope::new(&job.job.site_id, &job.job.conversation_id);
+    let window = concierge_core::engine::Assistant::config(&assistant).history_window;
+    let _ = futures_util::future::join(
+        services.queue_flush(),
+        services.store.read_turn(scope, window),
+    )
+    .await;
+    drop(slot);
+    let outcome = match result {
+        Ok(outcome) => {
+            if let Some(outcome) = &outcome {
+                let message = crate::routes::conversations::message_json(&outcome.reply);
+                inner.publish(LiveEvent::Message(message));
+            }
+            super::client::JobOutcome {
+                reply_id: outcome.map(|o| o.reply.id),
+                error: None,
+                transient: false,
+            }
+        }
+        Err(error) => super::client::JobOutcome {
+            reply_id: None,
+            transient: error.is_transient(),
+            error: Some(ApiError::Core(error).chain()),
+        },
+    };
+    Ok(Response::from_json(&outcome)?)
 }
