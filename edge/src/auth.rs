@@ -291,7 +291,7 @@ fn operator(req: &Request, env: &Env) -> Result<(), ApiError> {
 const USER_TOKEN_HEADER: &str = "x-user-token";
 
 /// The user a request speaks for, inside its site.
-#[derive(Debug)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) enum Visitor {
     /// A secret-key call without a user token: the site's own server, which reaches every
     /// conversation of its site (it can state any identity anyway).

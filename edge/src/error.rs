@@ -46,6 +46,8 @@ pub(crate) enum ApiError {
     Forbidden(&'static str),
     /// Too many requests for this key and client.
     RateLimited,
+    /// The conversation already has a turn running and the most posts waiting for it.
+    ConversationBusy,
     /// The resource kept changing under this request; retrying may succeed.
     Conflict(&'static str),
     /// The request would take the site past a bound it cannot exceed; the message says
@@ -87,6 +89,11 @@ impl ApiError {
             Self::InvalidUserToken(message) => (401, "invalid_user_token", message),
             Self::Forbidden(message) => (403, "forbidden", message),
             Self::RateLimited => (429, "rate_limited", "Too many requests; try again shortly."),
+            Self::ConversationBusy => (
+                429,
+                "conversation_busy",
+                "This conversation is busy answering other messages; try again shortly.",
+            ),
             Self::Conflict(message) => (409, "conflict", message),
             Self::LimitReached(message) => (409, "limit_reached", message),
             Self::Unavailable => (
@@ -150,7 +157,9 @@ impl ApiError {
             }
         };
         let mut response = Response::from_json(&body)?.with_status(status);
-        if status == 429 {
+        if matches!(inner, Self::ConversationBusy) {
+            response.headers_mut().set("retry-after", "2")?;
+        } else if status == 429 {
             response.headers_mut().set("retry-after", "60")?;
         }
         if matches!(self, Self::AfterStore(_)) {

@@ -15,6 +15,7 @@ mod auth;
 mod bindings;
 mod error;
 mod http;
+mod object;
 mod router;
 mod routes;
 mod runtime;

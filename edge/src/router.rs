@@ -85,6 +85,9 @@ routes! {
     // Open: 404 unless the debug flag is on; then the handler takes an `AnyKeyCaller`.
     DebugScript "debug_script" [POST] ["debug", "conversations", id, "script"], Open
         => |req, rc, _| debug_script::stage(req, rc.env, id).await;
+    // Open: 404 unless the debug flag is on; then the handler takes an `AnyKeyCaller`.
+    DebugAbort "debug_abort" [POST] ["debug", "conversations", id, "abort"], Open
+        => |req, rc, _| stream::abort(req, rc.env, id).await;
     AdminCreateSite "admin_create_site" [POST] ["admin", "sites"], Operator
         => |req, rc, op| admin::create_site(req, rc.env, op).await;
     AdminUpdateSite "admin_update_site" [PATCH] ["admin", "site"], SecretCaller
@@ -107,6 +110,12 @@ routes! {
         => |req, rc, caller| console_admin::stats(req, rc.env, caller).await;
     AdminTryToken "admin_try_token" [POST] ["admin", "try-token"], SecretCaller
         => |req, rc, caller| console_admin::try_token(req, rc.env, caller).await;
+    AdminHandoffs "admin_handoffs" [GET] ["admin", "handoffs"], SecretCaller
+        => |req, rc, caller| console_admin::handoffs(rc.env, caller).await;
+    AdminHandoff "admin_handoff" [POST] ["admin", "conversations", id, "handoff"], SecretCaller
+        => |req, rc, caller| console_admin::handoff_operation(req, rc.env, caller, id).await;
+    AdminHumanReply "admin_human_reply" [POST] ["admin", "conversations", id, "messages", "human"],
+        SecretCaller => |req, rc, caller| console_admin::human_reply(req, rc.env, caller, id).await;
     Console "console" [GET | HEAD] ["console"], Open
         => |req, rc, _| console::page(req, rc.env).await;
     ConversationCreate "conversation_create" [POST] ["conversations"], AnyKeyCaller
@@ -121,6 +130,10 @@ routes! {
         Admitted<AnyKeyCaller> => |req, rc, caller| {
             regenerate::post(req, rc.env, caller, rc.ctx, id, rc.request_id).await
         };
+    ConversationStream "conversation_stream" [GET] ["conversations", id, "stream"], AnyKeyCaller
+        => |req, rc, caller| conversations::resume(req, rc.env, caller, id).await;
+    ConversationEvents "conversation_events" [GET] ["conversations", id, "events"], AnyKeyCaller
+        => |req, rc, caller| conversations::events(req, rc.env, caller, id).await;
     ConversationHistory "conversation_history" [GET] ["conversations", id, "history"], AnyKeyCaller
         => |req, rc, caller| conversations::history(req, rc.env, caller, id).await;
     MessageFeedback "message_feedback" [POST] ["conversations", id, "messages", msg, "feedback"],
@@ -148,5 +161,5 @@ routes! {
     AiSdkChat "ai_sdk_chat" [POST] ["api", "chat"], AnyKeyCaller
         => |req, rc, caller| ai_sdk::chat(req, rc.env, caller, rc.ctx, rc.request_id).await;
     AiSdkResume "ai_sdk_resume" [GET] ["api", "chat", id, "stream"], AnyKeyCaller
-        => |req, rc, caller| ai_sdk::resume(caller).await;
+        => |req, rc, caller| ai_sdk::resume(req, rc.env, caller, id).await;
 }

@@ -6,6 +6,10 @@
 //! template's own settings, [`TemplateSettings`]) is JSON; a site's own LLM key in it is
 //! sealed ([`sealed`]).
 
+use concierge_core::handoff::{
+    self, DEFAULT_TIME_ZONE, DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS, MIN_WAIT_SECONDS, OfficeHours,
+    check_hours,
+};
 use concierge_core::template::Template;
 use serde::{Deserialize, Serialize};
 use worker::Env;
@@ -13,6 +17,7 @@ use worker::Env;
 use crate::error::ApiError;
 
 pub(crate) mod endpoint;
+pub(crate) mod local_time;
 pub(crate) mod scripted;
 pub(crate) mod sealed;
 
@@ -134,14 +139,81 @@ impl TemplateSettings {
     }
 }
 
-/// Handoff to a person. On, the widget offers "talk to a person", which today sends the
-/// visitor's request as a message in the conversation (the merchant sees it in the
-/// console's conversations); routing it to a person is the durable-conversations work.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+/// Handoff to a person (`PATCH /admin/site {"handoff": {…}}`, replaced whole). On, the
+/// widget offers "talk to a person" and a visitor's request for one
+/// ([`concierge_core::handoff::asks_for_person`]) flags the conversation for the console
+/// instead of reaching the model (`object::handoff`). Sites that set only `enabled`
+/// (before office hours existed) read with the defaults.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct HandoffSettings {
-    /// Whether the widget offers "talk to a person".
+    /// Whether the widget offers "talk to a person" and requests reach a person.
     pub enabled: bool,
+    /// How long a request waits for a person before the assistant says nobody is free
+    /// and carries on, in seconds ([`MIN_WAIT_SECONDS`]..=[`MAX_WAIT_SECONDS`]).
+    #[serde(default = "default_wait_seconds")]
+    pub wait_seconds: u32,
+    /// The IANA time zone office hours are read in (default `Asia/Ho_Chi_Minh`).
+    #[serde(default = "default_time_zone")]
+    pub time_zone: String,
+    /// When a person may answer; `None` (`null`): at any time.
+    #[serde(default)]
+    pub office_hours: Option<Vec<OfficeHours>>,
+}
+
+fn default_wait_seconds() -> u32 {
+    DEFAULT_WAIT_SECONDS
+}
+
+fn default_time_zone() -> String {
+    DEFAULT_TIME_ZONE.to_string()
+}
+
+impl Default for HandoffSettings {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            wait_seconds: DEFAULT_WAIT_SECONDS,
+            time_zone: default_time_zone(),
+            office_hours: None,
+        }
+    }
+}
+
+impl HandoffSettings {
+    /// These settings checked as a site sets them (the time zone trimmed, kept as
+    /// written: the runtime's canonical name may be an older one, `Asia/Saigon`); a 400
+    /// naming the field otherwise.
+    pub(crate) fn checked(mut self) -> Result<Self, ApiError> {
+        if !(MIN_WAIT_SECONDS..=MAX_WAIT_SECONDS).contains(&self.wait_seconds) {
+            return Err(ApiError::bad_request(format!(
+                "`handoff.wait_seconds` must be {MIN_WAIT_SECONDS} to {MAX_WAIT_SECONDS}."
+            )));
+        }
+        self.time_zone = self.time_zone.trim().to_string();
+        if !local_time::known_zone(&self.time_zone) {
+            return Err(ApiError::bad_request(format!(
+                "`handoff.time_zone`: `{}` is not an IANA time zone (e.g. \"Asia/Ho_Chi_Minh\").",
+                self.time_zone.chars().take(64).collect::<String>()
+            )));
+        }
+        if let Some(hours) = &self.office_hours {
+            check_hours(hours)
+                .map_err(|why| ApiError::bad_request(format!("`handoff`: {why}.")))?;
+        }
+        Ok(self)
+    }
+
+    /// Whether a person may answer at `now_ms` (Unix milliseconds) by the office hours.
+    /// A zone the runtime no longer knows (never stored by [`checked`](Self::checked))
+    /// counts as always open: the visitor is then told a person will answer.
+    pub(crate) fn open_at(&self, now_ms: u64) -> bool {
+        let Some(hours) = self.office_hours.as_deref() else {
+            return true;
+        };
+        local_time::weekday_minutes(&self.time_zone, now_ms)
+            .is_none_or(|(weekday, minutes)| handoff::open_at(weekday, minutes, Some(hours)))
+    }
 }
 
 /// A site as loaded for a request.

@@ -71,6 +71,12 @@ pub enum MessageKind {
     Answer,
     /// A fixed refusal (`guarded`'s guardrail): sent to the visitor, never stored.
     Refusal,
+    /// A person's reply (role assistant; metadata `author` `{"name"}`): stored like an
+    /// answer, and in the model's history after the conversation is handed back.
+    Human,
+    /// A fixed handoff notice ("a person will answer here", "no one is free"): shown and
+    /// stored, but left out of the model's history ([`crate::handoff::Notice`]).
+    Handoff,
 }
 
 impl MessageKind {
@@ -83,6 +89,8 @@ impl MessageKind {
             Self::Warranty => "warranty",
             Self::Answer => "answer",
             Self::Refusal => "refusal",
+            Self::Human => "human",
+            Self::Handoff => "handoff",
         }
     }
 
@@ -95,6 +103,8 @@ impl MessageKind {
             "warranty" => Self::Warranty,
             "answer" => Self::Answer,
             "refusal" => Self::Refusal,
+            "human" => Self::Human,
+            "handoff" => Self::Handoff,
             _ => return None,
         })
     }
@@ -296,12 +306,13 @@ pub fn chat_history(history: &[StoredMessage]) -> Vec<ChatMessage> {
 /// Embedded: the visitor's messages, complete answers, and the sentences a template sends
 /// early (clarifying questions, warranty steps and results — seed 000: they are stored and
 /// embedded so the next turns have their context). Skipped: the greeting (the same
-/// sentence opens every conversation) and incomplete answers (cut off by a failure, left
+/// sentence opens every conversation), handoff notices (fixed sentences about a person,
+/// not the conversation's content) and incomplete answers (cut off by a failure, left
 /// out of prompts too). The engine queues exactly the `Pending` ones; stores record this
 /// status when they insert the message.
 pub fn embedding_policy(message: &StoredMessage) -> EmbeddingStatus {
     match message.kind {
-        MessageKind::Greeting => EmbeddingStatus::Skipped,
+        MessageKind::Greeting | MessageKind::Handoff => EmbeddingStatus::Skipped,
         _ if message.is_incomplete() || message.content.trim().is_empty() => {
             EmbeddingStatus::Skipped
         }

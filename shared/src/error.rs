@@ -143,6 +143,9 @@ pub enum Error {
     /// A regenerate found the conversation's last turn still being answered: nothing was
     /// changed.
     TurnInProgress,
+    /// A person holds the conversation (handoff): the assistant does not answer it again
+    /// (a regenerate); nothing was changed.
+    HeldByPerson,
     /// The caller's admission check (its rate limit) refused the turn; nothing was stored.
     RateLimited,
     /// The conversation store failed.
@@ -170,7 +173,7 @@ impl Error {
             Self::InvalidMessage(_) => ErrorClass::Invalid,
             Self::ConversationNotFound => ErrorClass::NotFound,
             Self::IdempotencyKeyReused => ErrorClass::Unprocessable,
-            Self::NotLastTurn | Self::TurnInProgress => ErrorClass::Conflict,
+            Self::NotLastTurn | Self::TurnInProgress | Self::HeldByPerson => ErrorClass::Conflict,
             Self::RateLimited => ErrorClass::RateLimited,
             Self::Store(ServiceError {
                 kind: ServiceErrorKind::Conflict,
@@ -197,6 +200,7 @@ impl Error {
             Self::IdempotencyKeyReused => "idempotency_key_reused",
             Self::NotLastTurn => "not_last_turn",
             Self::TurnInProgress => "turn_in_progress",
+            Self::HeldByPerson => "held_by_person",
             Self::RateLimited => "rate_limited",
             Self::Store(ServiceError {
                 kind: ServiceErrorKind::Conflict,
@@ -229,6 +233,7 @@ impl Error {
             }
             Self::NotLastTurn => "Only the conversation's last answer can be regenerated.",
             Self::TurnInProgress => "The last message is still being answered.",
+            Self::HeldByPerson => "A person is answering this conversation.",
             Self::RateLimited => "Too many requests; try again shortly.",
             Self::ChatModel(_) | Self::EmptyAnswer => {
                 "The assistant could not answer right now. Please try again."
@@ -261,6 +266,7 @@ impl Error {
             | Self::IdempotencyKeyReused
             | Self::NotLastTurn
             | Self::TurnInProgress
+            | Self::HeldByPerson
             | Self::Graph(_) => false,
         }
     }
@@ -274,6 +280,7 @@ impl fmt::Display for Error {
             Self::IdempotencyKeyReused => f.write_str("idempotency key reused"),
             Self::NotLastTurn => f.write_str("not the last turn"),
             Self::TurnInProgress => f.write_str("turn in progress"),
+            Self::HeldByPerson => f.write_str("held by a person"),
             Self::RateLimited => f.write_str("rate limited"),
             Self::Store(e) => write!(f, "store: {e}"),
             Self::Embedder(e) => write!(f, "embedder: {e}"),
@@ -309,6 +316,7 @@ impl std::error::Error for Error {
             | Self::IdempotencyKeyReused
             | Self::NotLastTurn
             | Self::TurnInProgress
+            | Self::HeldByPerson
             | Self::RateLimited
             | Self::EmptyAnswer => None,
         }

@@ -61,6 +61,7 @@ pub mod engine;
 pub mod error;
 pub mod flows;
 pub mod graph;
+pub mod handoff;
 pub mod identity;
 pub mod intent;
 pub mod language;

@@ -142,7 +142,7 @@ const scenarios = {
     await signIn(page);
     await page.waitForSelector("#tab-overview:not([hidden])");
     const tabs = await page.$$eval(".tabs button", (bs) => bs.map((b) => b.textContent.trim()));
-    assert.deepEqual(tabs, ["Tổng quan", "Trợ lý", "Tri thức & dữ liệu", "Dùng thử", "Hội thoại", "Cài đặt", "Khóa"]);
+    assert.deepEqual(tabs, ["Tổng quan", "Trợ lý", "Tri thức & dữ liệu", "Dùng thử", "Hội thoại", "Khách chờ nhân viên", "Cài đặt", "Khóa"]);
     await tab(page, "assistant");
     assert.equal((await page.textContent('label[for="f-name"]')).trim(), "Tên trang");
     await page.click('#assistant-form button[type="submit"]');

@@ -13,7 +13,8 @@
 //     (`parseJsonEventStream` with `uiMessageChunkSchema`), as the transport does;
 //   {"mode": "reconnect", "url": ".../api/chat", "headers": {...}, "chatId": "..."}
 //     asks to resume the chat's stream as `useChat({resume: true})` does on load; prints
-//     {"ok", "status", "resumed"}.
+//     {"ok", "status", "resumed"} — or, with `"read": true` and a stream to resume, what
+//     it assembled from it, as below.
 //
 // Either way the parts are assembled by `readUIMessageStream` (what `useChat` uses to build
 // the assistant message). Prints one JSON line: the HTTP status and the stream header, the
@@ -47,6 +48,8 @@ async function partsStream() {
     // `useChat({resume: true})` on load: null when there is no stream to resume.
     const transport = new DefaultChatTransport({ api: input.url, headers: input.headers, fetch: recordingFetch });
     const resumed = await transport.reconnectToStream({ chatId: input.chatId, abortSignal: abort.signal });
+    // With `read`, a resumed stream is assembled like any other (below).
+    if (resumed !== null && input.read) return resumed;
     console.log(JSON.stringify({ ok: true, status: response.status, resumed: resumed !== null }));
     process.exit(0);
   }

@@ -78,7 +78,7 @@ export function conversation(id, key, embedder, token) {
 
 /** A stored assistant message from history ({id, kind, payloads, feedback}). */
 export function stored(key, message) {
-  turns.set(key, fresh({ payloads: arr(message.payloads), id: message.kind === "greeting" ? null : message.id, feedback: message.feedback }));
+  turns.set(key, fresh({ payloads: arr(message.payloads), id: rated(message.kind) ? message.id : null, feedback: message.feedback }));
   draw(key);
 }
 
@@ -106,9 +106,13 @@ export function event(key, name, data) {
   if (name === "text" || name === "completed" || name === "end") turn.percent = -1;
   // A call still working when the answer failed or stopped, failed.
   if (name === "end") for (const t of turn.tools) t.state = t.state || 2;
-  if (name === "completed" && d.kind !== "greeting") turn.id = d.message_id;
+  if (name === "completed" && rated(d.kind)) turn.id = d.message_id;
   draw(key);
 }
+
+/** Whether an assistant message of `kind` is the assistant's answer to vote on (not the
+ * greeting, nor a notice about a person taking over). */
+const rated = (kind) => kind !== "greeting" && kind !== "handoff";
 
 function fresh(turn) {
   return { tools: [], percent: -1, message: "", payloads: [], painted: -1, done: 0, ...turn };

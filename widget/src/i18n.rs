@@ -112,6 +112,11 @@ pub(crate) struct Strings {
     /// conversations (the list and its button); the "talk to a person" button; and the
     /// request that button sends.
     pub flow: [&'static str; 7],
+    /// Who wrote a person's reply ("Nhân viên"), before their name.
+    pub person: &'static str,
+    /// The handoff's state, as notices in the log: waiting for a person; `{0}` (a
+    /// person's name) joined; the assistant is back.
+    pub handoff: [&'static str; 3],
     // ---- How rich turns read (widget/js/rich.js; issue 26 items 3–4) ----
     /// A plan's stages: ready; working on step `{0}`/`{1}` (`{2}`: its purpose); `{0}` of
     /// `{1}` steps done; putting the answer together.
@@ -178,7 +183,13 @@ static VI: Strings = Strings {
         " ký tự, quý khách vui lòng rút gọn.",
         "Cuộc trò chuyện trước",
         "Gặp nhân viên",
-        "Tôi muốn nói chuyện với nhân viên.",
+        "Gặp nhân viên",
+    ],
+    person: "Nhân viên",
+    handoff: [
+        "Đang chờ nhân viên…",
+        "{0} đã tham gia cuộc trò chuyện",
+        "Trợ lý đã trở lại",
     ],
     stages: [
         "Đã lập kế hoạch trả lời",
@@ -268,7 +279,13 @@ static EN: Strings = Strings {
         " characters: please shorten it.",
         "Earlier conversations",
         "Talk to a person",
-        "I would like to talk to a person.",
+        "Talk to a person",
+    ],
+    person: "Staff",
+    handoff: [
+        "Waiting for a person…",
+        "{0} joined the conversation",
+        "The assistant is back",
     ],
     stages: [
         "Plan ready",
@@ -357,6 +374,24 @@ mod tests {
             assert!(!v.trim().is_empty() && !e.trim().is_empty());
             assert_ne!(*v, e, "untranslated: {e}");
         }
+    }
+
+    #[test]
+    fn the_handoff_words_are_translated_and_name_the_person() {
+        let (vi, en) = (Lang::Vi.strings(), Lang::En.strings());
+        for (v, e) in vi
+            .handoff
+            .iter()
+            .zip(en.handoff)
+            .chain([(&vi.person, en.person)])
+        {
+            assert!(!v.trim().is_empty() && !e.trim().is_empty());
+            assert_ne!(*v, e, "untranslated: {e}");
+        }
+        assert!(vi.handoff[1].contains("{0}") && en.handoff[1].contains("{0}"));
+        // The request the button sends is the phrase the Worker recognises.
+        assert_eq!(vi.flow[6], "Gặp nhân viên");
+        assert_eq!(en.flow[6], "Talk to a person");
     }
 
     #[test]

@@ -60,6 +60,8 @@ mod header;
 #[cfg(target_arch = "wasm32")]
 mod host;
 #[cfg(target_arch = "wasm32")]
+mod live;
+#[cfg(target_arch = "wasm32")]
 mod message;
 #[cfg(target_arch = "wasm32")]
 mod message_list;

@@ -1,13 +1,15 @@
 //! One message: the visitor's as plain text, the assistant's as safe markdown (drawn by
 //! `js/rich.js`, without rental's role label), with the
 //! typing indicator while it waits, the retry control when it failed, and regenerate on
-//! the last finished answer.
+//! the last finished answer. A person's reply is marked "Nhân viên" and their name and
+//! looks apart (`cw-human`); a notice about the conversation (the handoff's state) is a
+//! centred line (`cw-notice`, not a `cw-msg`).
 
 use leptos::html::{Div, Textarea};
 use leptos::prelude::*;
 
 use crate::api::Role;
-use crate::chat::{Chat, Entry};
+use crate::chat::{Chat, Entry, Look};
 use crate::composer::focus_input;
 use crate::i18n::Strings;
 use crate::rich;
@@ -65,7 +67,20 @@ pub(crate) fn Message(
             focus_input(input);
         }
     };
-    let who = if user { strings.you } else { strings.assistant };
+    let (class, who) = match (entry.look, user) {
+        (Look::Notice, _) => ("cw-notice", String::new()),
+        (Look::Human, _) => (
+            "cw-msg cw-bot cw-human",
+            format!(
+                "{} · {}",
+                strings.person,
+                entry.activity.get_untracked().unwrap_or_default()
+            ),
+        ),
+        (_, true) => ("cw-msg cw-user", format!("{}: ", strings.you)),
+        _ => ("cw-msg cw-bot", format!("{}: ", strings.assistant)),
+    };
+    let human = entry.look == Look::Human;
     // The parts below are always in the DOM and shown or hidden by phase: cheaper (in
     // wasm size) than swapping views, and `hidden` removes them from the a11y tree too.
     let phase = move || entry.phase.get();
@@ -74,8 +89,8 @@ pub(crate) fn Message(
         _ => "",
     };
     view! {
-        <div class=if user { "cw-msg cw-user" } else { "cw-msg cw-bot" } data-state=move || phase().name()>
-            <span class="cw-sr">{who} ": "</span>
+        <div class=class data-state=move || phase().name()>
+            <span class=if human { "cw-who" } else { "cw-sr" }>{who}</span>
             <div class="cw-work" node_ref=work></div>
             <div class="cw-body" node_ref=body></div>
             <div class="cw-typing" hidden=move || phase() != Phase::Waiting || entry.activity.with(Option::is_some)>

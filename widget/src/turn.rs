@@ -15,7 +15,8 @@ pub(crate) enum StreamEvent {
     Chunk(String),
     /// `tool_start`, `tool_end`, `progress`: work is going on; `progress` may say what.
     Activity(Option<String>),
-    /// `completed`: the answer is stored; `kind` is `answer`, `clarify`, `warranty`, ….
+    /// `completed`: the answer is stored; `kind` is `answer`, `clarify`, `warranty`, …,
+    /// or `held` when a person holds the conversation (no answer: `reply.kind` is `held`).
     Completed {
         /// The stored message's kind.
         kind: String,
@@ -38,7 +39,10 @@ impl StreamEvent {
             "tool_start" | "tool_end" => Self::Activity(None),
             "progress" => Self::Activity(field(&["message"])),
             "completed" => Self::Completed {
-                kind: field(&["kind"]).unwrap_or_else(|| "answer".into()),
+                kind: field(&["reply", "kind"])
+                    .filter(|k| k == "held")
+                    .or_else(|| field(&["kind"]))
+                    .unwrap_or_else(|| "answer".into()),
             },
             "failed" => Self::Failed {
                 code: field(&["error", "code"]).unwrap_or_default(),
@@ -161,6 +165,10 @@ impl Turn {
                 self.activity = None;
                 self.phase = Phase::Done;
             }
+            // The conversation's object was reset mid-answer: the answer was interrupted.
+            StreamEvent::Failed { code } if code == "turn_interrupted" => {
+                self.fail(Failure::Interrupted);
+            }
             StreamEvent::Failed { .. } => self.fail(Failure::Failed),
         }
         true
@@ -243,6 +251,14 @@ mod tests {
         turn.end();
         assert_eq!(turn.phase, Phase::Failed(Failure::Interrupted));
 
+        let mut turn = Turn::new();
+        turn.apply(chunk("half"));
+        turn.apply(StreamEvent::Failed {
+            code: "turn_interrupted".into(),
+        });
+        assert_eq!(turn.phase, Phase::Failed(Failure::Interrupted));
+        assert_eq!(turn.text, "half");
+
         assert_eq!(Failure::from_status(429), Failure::RateLimited);
         assert_eq!(Failure::from_status(502), Failure::Failed);
     }
@@ -293,6 +309,25 @@ mod tests {
         assert_eq!(
             StreamEvent::from_sse("completed", json(&[])),
             Some(completed())
+        );
+        // A held conversation's turn: no answer.
+        assert_eq!(
+            StreamEvent::from_sse(
+                "completed",
+                json(&[("kind", "handoff"), ("reply.kind", "held")])
+            ),
+            Some(StreamEvent::Completed {
+                kind: "held".into()
+            })
+        );
+        assert_eq!(
+            StreamEvent::from_sse(
+                "completed",
+                json(&[("kind", "data"), ("reply.kind", "data")])
+            ),
+            Some(StreamEvent::Completed {
+                kind: "data".into()
+            })
         );
         assert_eq!(
             StreamEvent::from_sse("failed", json(&[("error.code", "upstream_error")])),

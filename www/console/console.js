@@ -205,6 +205,7 @@
     $("api-key-state").textContent = app.site.llm_api_key_set ? t("A key is stored (it is never shown).") : t("No key stored.");
     TEMPLATE_SETTINGS.forEach(function (t) { $("f-" + t).value = loaded[t]; });
     showTemplateSettings();
+    if (app.handoffSettings) app.handoffSettings.fill(c.handoff);
   }
   function showTemplateSettings() {
     var template = $("f-template").value;
@@ -270,6 +271,8 @@
         ok = !fieldError(form, name, t("Not valid JSON ({message}).", { message: e.message }));
       }
     });
+    // "Talk to a person" (www/console/console-handoff.js): sent whole, when changed.
+    if (app.handoffSettings && !app.handoffSettings.patch(form, patch)) ok = false;
     if (!ok) return;
     try {
       app.site = (await api("PATCH", "/admin/site", patch)).site;

@@ -125,6 +125,35 @@ impl Admission {
         })
     }
 
+    /// The limits this admission counts against (`binding`, `key`): what the Worker sends
+    /// the conversation's object, which admits the turn itself ([`Self::from_limits`]).
+    pub(crate) fn limits(&self) -> Vec<(String, String)> {
+        self.limits
+            .iter()
+            .map(|(binding, key)| ((*binding).to_string(), key.clone()))
+            .collect()
+    }
+
+    /// The admission of [`Self::limits`], in the object (unknown bindings are left out).
+    pub(crate) fn from_limits(env: &Env, limits: &[(String, String)]) -> Self {
+        let limits = limits
+            .iter()
+            .filter_map(|(binding, key)| {
+                let binding = match binding.as_str() {
+                    "PUBLIC_RATE_LIMIT" => "PUBLIC_RATE_LIMIT",
+                    "SITE_RATE_LIMIT" => "SITE_RATE_LIMIT",
+                    _ => return None,
+                };
+                Some((binding, key.clone()))
+            })
+            .collect();
+        Self {
+            env: env.clone(),
+            limits,
+            refusal: Rc::default(),
+        }
+    }
+
     /// Counts the request against each limit in turn; the first refusal ends it.
     pub(crate) async fn check(&self) -> Result<(), ApiError> {
         for (binding, key) in &self.limits {

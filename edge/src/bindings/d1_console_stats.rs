@@ -107,6 +107,9 @@ pub(crate) struct ExportRow {
     pub up_votes: f64,
     /// The votes' comments, joined with " | ".
     pub comments: Option<String>,
+    /// On a person's reply (kind `human`): the person's name.
+    #[serde(default)]
+    pub author: Option<String>,
 }
 
 /// Visitor activity on one day (in the caller's time zone).
@@ -153,7 +156,8 @@ impl D1Store {
              (SELECT COUNT(*) FROM message_feedback f WHERE f.message_id = m.id AND f.site_id = ?1 AND f.rating < 0) AS down_votes, \
              (SELECT COUNT(*) FROM message_feedback f WHERE f.message_id = m.id AND f.site_id = ?1 AND f.rating > 0) AS up_votes, \
              (SELECT group_concat(f.comment, ' | ') FROM message_feedback f WHERE f.message_id = m.id \
-                AND f.site_id = ?1 AND f.comment IS NOT NULL AND f.comment <> '') AS comments \
+                AND f.site_id = ?1 AND f.comment IS NOT NULL AND f.comment <> '') AS comments, \
+             json_extract(m.metadata, '$.author.name') AS author \
              FROM messages m JOIN picked p ON p.id = m.conversation_id \
              WHERE m.site_id = ?1 AND m.role IN ('user', 'assistant') \
              ORDER BY p.updated_at DESC, m.conversation_id, m.seq LIMIT ?9"

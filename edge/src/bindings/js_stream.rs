@@ -40,11 +40,25 @@ extern "C" {
     fn write(this: &Writer, chunk: &Uint8Array) -> Promise;
     #[wasm_bindgen(method)]
     fn close(this: &Writer) -> Promise;
+    #[wasm_bindgen(method)]
+    fn abort(this: &Writer, reason: &JsValue) -> Promise;
 
     #[wasm_bindgen(js_name = setTimeout)]
     fn set_timeout(handler: &js_sys::Function, ms: i32) -> JsValue;
     #[wasm_bindgen(js_name = clearTimeout)]
     fn clear_timeout(handle: &JsValue);
+
+    /// A promise, settled into JS functions (that own their Rust closures).
+    type Thenable;
+    #[wasm_bindgen(method, js_name = then)]
+    fn then_fns(this: &Thenable, ok: &js_sys::Function, err: &js_sys::Function) -> JsValue;
+    #[wasm_bindgen(method, js_name = catch)]
+    fn catch_fn(this: &Thenable, err: &js_sys::Function) -> JsValue;
+
+    /// A `ReadableStream`, as the source of `pipeTo`.
+    type Source;
+    #[wasm_bindgen(method, js_name = pipeTo)]
+    fn pipe_to(this: &Source, dest: &Writable, options: &js_sys::Object) -> Promise;
 
     type Body;
     #[wasm_bindgen(method, js_name = getReader)]
@@ -59,7 +73,11 @@ extern "C" {
 pub(crate) struct BodyWriter {
     writer: Writer,
     /// Swallows a write's rejection (the client went away): the turn goes on regardless.
-    ignore: Closure<dyn FnMut(JsValue)>,
+    /// A JS function that owns its Rust closure: a write settling after this writer is
+    /// gone (the client left, the object was reset) must not call a dropped closure.
+    ignore: js_sys::Function,
+    /// Set once a write was rejected: the body is gone.
+    gone: Rc<std::cell::Cell<bool>>,
 }
 
 impl std::fmt::Debug for BodyWriter {
@@ -71,32 +89,105 @@ impl std::fmt::Debug for BodyWriter {
 impl BodyWriter {
     /// A writer and the body it feeds.
     pub(crate) fn new() -> worker::Result<(Self, ReadableStream)> {
-        let global = js_sys::global();
-        let class = ["IdentityTransformStream", "TransformStream"]
-            .into_iter()
-            .find_map(|name| {
-                js_sys::Reflect::get(&global, &name.into())
-                    .ok()
-                    .and_then(|c| c.dyn_into::<js_sys::Function>().ok())
-            })
-            .ok_or_else(|| worker::Error::RustError("no TransformStream".into()))?;
-        let pipe: Pipe =
-            js_sys::Reflect::construct(&class, &js_sys::Array::new())?.unchecked_into();
-        let writer = pipe.writable().get_writer();
-        let ignore = Closure::new(|_: JsValue| {});
-        Ok((Self { writer, ignore }, pipe.readable()))
+        let pipe = new_pipe()?;
+        Ok((Self::of(pipe.writable().get_writer()), pipe.readable()))
+    }
+
+    fn of(writer: Writer) -> Self {
+        let gone = Rc::new(std::cell::Cell::new(false));
+        let flag = gone.clone();
+        let ignore = Closure::<dyn FnMut(JsValue)>::new(move |_: JsValue| flag.set(true))
+            .into_js_value()
+            .unchecked_into();
+        Self {
+            writer,
+            ignore,
+            gone,
+        }
+    }
+
+    /// Whether a write was rejected (the client went away).
+    pub(crate) fn is_gone(&self) -> bool {
+        self.gone.get()
     }
 
     /// Queue `bytes` (copied) for the client.
     pub(crate) fn write(&self, bytes: &[u8]) {
         let chunk = Uint8Array::from(bytes);
-        let _ = self.writer.write(&chunk).catch(&self.ignore);
+        let _ = self
+            .writer
+            .write(&chunk)
+            .unchecked_ref::<Thenable>()
+            .catch_fn(&self.ignore);
+    }
+
+    /// Break the body: its reader sees an error, not an end.
+    pub(crate) fn abort(&self, reason: &str) {
+        let _ = self
+            .writer
+            .abort(&js_sys::Error::new(reason).into())
+            .unchecked_ref::<Thenable>()
+            .catch_fn(&self.ignore);
     }
 
     /// End the body after what was written.
     pub(crate) fn close(&self) {
-        let _ = self.writer.close().catch(&self.ignore);
+        let _ = self
+            .writer
+            .close()
+            .unchecked_ref::<Thenable>()
+            .catch_fn(&self.ignore);
     }
+}
+
+/// A body fed from another stream by the platform's own pipe (`pipeTo`: no Rust, no JS per
+/// chunk), then — once that stream has ended or broken — by a [`BodyWriter`].
+pub(crate) struct Piped {
+    pipe: Pipe,
+    done: Promise,
+}
+
+impl std::fmt::Debug for Piped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Piped").finish_non_exhaustive()
+    }
+}
+
+impl Piped {
+    /// A body fed from `source`, and the pipe to [`finish`](Self::finish).
+    pub(crate) fn from(source: &ReadableStream) -> worker::Result<(ReadableStream, Self)> {
+        let pipe = new_pipe()?;
+        let options = js_sys::Object::new();
+        js_sys::Reflect::set(&options, &"preventClose".into(), &true.into())?;
+        js_sys::Reflect::set(&options, &"preventAbort".into(), &true.into())?;
+        let done = source
+            .unchecked_ref::<Source>()
+            .pipe_to(&pipe.writable(), &options);
+        Ok((pipe.readable(), Self { pipe, done }))
+    }
+
+    /// Waits for `source` to end: whether it ended cleanly (not broken, and the body was not
+    /// cancelled), and the writer of the rest of the body (which the caller closes).
+    pub(crate) async fn finish(self) -> (bool, BodyWriter) {
+        let ok = wasm_bindgen_futures::JsFuture::from(self.done)
+            .await
+            .is_ok();
+        (ok, BodyWriter::of(self.pipe.writable().get_writer()))
+    }
+}
+
+/// An `IdentityTransformStream` (workerd's native byte pipe), or a `TransformStream`.
+fn new_pipe() -> worker::Result<Pipe> {
+    let global = js_sys::global();
+    let class = ["IdentityTransformStream", "TransformStream"]
+        .into_iter()
+        .find_map(|name| {
+            js_sys::Reflect::get(&global, &name.into())
+                .ok()
+                .and_then(|c| c.dyn_into::<js_sys::Function>().ok())
+        })
+        .ok_or_else(|| worker::Error::RustError("no TransformStream".into()))?;
+    Ok(js_sys::Reflect::construct(&class, &js_sys::Array::new())?.unchecked_into())
 }
 
 /// The longest a frame waits for the frames after it before it is written on its own.
@@ -170,6 +261,21 @@ impl Coalescing {
         }
     }
 
+    /// Whether the client went away (a write was rejected).
+    pub(crate) fn is_gone(&self) -> bool {
+        self.held.borrow().writer.is_gone()
+    }
+
+    /// Breaks the body (what is held is dropped): its reader sees an error.
+    pub(crate) fn abort(&self, reason: &str) {
+        let mut held = self.held.borrow_mut();
+        if let Some(timer) = held.timer.take() {
+            clear_timeout(&timer);
+        }
+        held.buffer.clear();
+        held.writer.abort(reason);
+    }
+
     /// Writes what is held and ends the body.
     pub(crate) fn close(&self) {
         let mut held = self.held.borrow_mut();
@@ -201,15 +307,17 @@ struct ReadState {
 pub(crate) struct ChunkReader {
     reader: Reader,
     state: Rc<RefCell<ReadState>>,
-    on_ok: Closure<dyn FnMut(JsValue)>,
-    on_err: Closure<dyn FnMut(JsValue)>,
+    /// JS functions that own their Rust closures: a read settling after this reader is
+    /// dropped must not call a dropped closure.
+    on_ok: js_sys::Function,
+    on_err: js_sys::Function,
 }
 
 impl ChunkReader {
     pub(crate) fn new(body: &ReadableStream) -> Self {
         let state = Rc::new(RefCell::new(ReadState::default()));
         let settle = |state: Rc<RefCell<ReadState>>, ok: bool| {
-            Closure::new(move |value: JsValue| {
+            Closure::<dyn FnMut(JsValue)>::new(move |value: JsValue| {
                 let waker = {
                     let mut state = state.borrow_mut();
                     state.result = Some(if ok { Ok(value) } else { Err(value) });
@@ -220,6 +328,8 @@ impl ChunkReader {
                     waker.wake();
                 }
             })
+            .into_js_value()
+            .unchecked_into::<js_sys::Function>()
         };
         Self {
             reader: body.unchecked_ref::<Body>().get_reader(),
@@ -239,7 +349,11 @@ impl ChunkReader {
             }
             if !state.pending {
                 state.pending = true;
-                let _ = self.reader.read().then2(&self.on_ok, &self.on_err);
+                let _ = self
+                    .reader
+                    .read()
+                    .unchecked_ref::<Thenable>()
+                    .then_fns(&self.on_ok, &self.on_err);
             }
             state.waker = Some(cx.waker().clone());
             Poll::Pending

@@ -6,6 +6,7 @@ pub(crate) mod d1_admin;
 pub(crate) mod d1_console;
 pub(crate) mod d1_console_stats;
 pub(crate) mod d1_feedback;
+pub(crate) mod d1_handoff;
 pub(crate) mod d1_memory;
 pub(crate) mod d1_sites;
 pub(crate) mod d1_store;

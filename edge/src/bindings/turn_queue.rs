@@ -2,9 +2,11 @@
 //! produced and consumed by this Worker, instead of `wait_until` (which the platform cuts
 //! off about 30 s after the response).
 //!
-//! The route stores the visitor's message and sends a [`TurnJob`]; the consumer answers it
-//! with the core's [`engine::answer_job`], which does nothing when the reply is already
-//! stored or a retry superseded the job, so a job delivered twice is answered once.
+//! The route stores the visitor's message and sends a [`TurnJob`]; the consumer forwards it
+//! to the conversation's Durable Object (`crate::object`), which answers it in the
+//! conversation's line with the core's `concierge_core::engine::answer_job` — which does nothing when the
+//! reply is already stored or a retry superseded the job, so a job delivered twice is
+//! answered once — and publishes the stored reply live.
 //!
 //! Retries: a transient failure re-sends the job with the next attempt number after
 //! `TURN_RETRY_BASE_SECONDS` × 2^attempt; the last of `TURN_MAX_ATTEMPTS` marks the
@@ -15,7 +17,6 @@
 
 use concierge_core::boundary::ConversationStore;
 use concierge_core::conversation::Scope;
-use concierge_core::engine;
 use concierge_core::turn::TurnJob;
 use futures_util::future::join_all;
 use serde::{Deserialize, Serialize};
@@ -23,7 +24,7 @@ use worker::{Env, Message, MessageBatch, MessageBuilder, MessageExt};
 
 use super::d1_store::D1Store;
 use super::queue::var_u32;
-use super::services::{Services, SiteAssistants};
+use super::services::SiteAssistants;
 use crate::error::ApiError;
 
 /// The turn queue's name (`wrangler.toml`).
@@ -139,28 +140,23 @@ async fn answer<R: SiteAssistants>(
         Ok(Some(site)) => site,
         Err(error) => return Err(setup_failed(env, job, last, error).await),
     };
-    let assistant = match R::for_site(env, &site) {
-        Ok(assistant) => assistant,
-        Err(_) => {
-            // Cannot happen through the API (an unbuilt template cannot be chosen): the
-            // job ends, marked, rather than being answered by another template.
-            let line = serde_json::json!({"level": "error", "msg": "template not built",
-                "site": job.site_id, "template": site.template.as_str()});
-            worker::console_error!("{line}");
-            mark_failed(env, job, "template_unavailable").await;
-            return Ok(None);
-        }
+    if R::for_site(env, &site).is_err() {
+        // Cannot happen through the API (an unbuilt template cannot be chosen): the job
+        // ends, marked, rather than being answered by another template.
+        let line = serde_json::json!({"level": "error", "msg": "template not built",
+            "site": job.site_id, "template": site.template.as_str()});
+        worker::console_error!("{line}");
+        mark_failed(env, job, "template_unavailable").await;
+        return Ok(None);
+    }
+    // The conversation's object answers it, in the conversation's line (one turn at a
+    // time), and publishes the reply to the clients attached.
+    let job = crate::object::client::ObjectJob {
+        site,
+        job: job.clone(),
+        last,
     };
-    let services = match Services::new(env, &site) {
-        Ok(services) => services,
-        Err(error) => return Err(setup_failed(env, job, last, error.into()).await),
-    };
-    let outcome = engine::answer_job(&services, &assistant, job, last).await;
-    // The reply's embedding job.
-    services.queue_flush().await;
-    outcome
-        .map(|o| o.map(|o| o.reply.id))
-        .map_err(ApiError::Core)
+    crate::object::client::job(env, job).await
 }
 
 /// A failure before the core runs: marked on the last attempt, then returned.

@@ -13,13 +13,12 @@
 //! - a failed turn answers its error (`{"error":{"code","message"}}`, the status the
 //!   error has everywhere); a turn that had started keeps the visitor's message stored.
 
-use concierge_core::engine::Assistant;
+use concierge_core::engine::TurnOutcome;
+use concierge_core::error::Error;
 use concierge_core::turn::{Started, TurnEvent, TurnSink};
 use serde_json::{Map, Value, json};
 use worker::{Request, Response};
 
-use super::turn_stream::{Ended, TurnRun};
-use crate::bindings::services::Services;
 use crate::error::ApiError;
 
 /// Whether the caller asked for the reply as JSON: `Accept` names `application/json` and
@@ -40,62 +39,57 @@ pub(crate) fn wants_json(req: &Request) -> bool {
         && !types().any(|t| t.eq_ignore_ascii_case("text/event-stream"))
 }
 
-/// Runs `run` and answers its whole reply as JSON (see the module's documentation).
-pub(crate) async fn respond_json<A: Assistant>(
-    services: Services,
-    assistant: A,
-    run: TurnRun,
-    request_id: &str,
+/// The JSON answer of a turn that ran (`result`), from its `started` and its events.
+pub(crate) fn answer(
+    result: Result<TurnOutcome, Error>,
+    started: Option<Started>,
+    events: Vec<TurnEvent>,
 ) -> Result<Response, ApiError> {
-    let refusal = run.refusal();
-    let (site_id, conversation_id) = (run.site_id().to_string(), run.conversation_id().to_string());
-    let mut sink = Collected::default();
-    let result = run.run(&services, &assistant, &mut sink).await;
-    let ended = Ended {
-        site_id: &site_id,
-        conversation_id: &conversation_id,
-        began: sink.started.is_some(),
-        request_id,
+    let mut sink = Collected {
+        started,
+        ..Collected::default()
     };
-    ended.settle(&services, &assistant, &result).await;
-    let outcome = match result {
-        Ok(outcome) => outcome,
-        Err(error) => {
-            let refused = refusal.and_then(|r| r.borrow_mut().take());
-            return Err(refused.unwrap_or_else(|| ApiError::from(error)));
+    for event in events {
+        sink.emit(event);
+    }
+    sink.answer(result)
+}
+
+impl Collected {
+    fn answer(self, result: Result<TurnOutcome, Error>) -> Result<Response, ApiError> {
+        let outcome = result.map_err(ApiError::from)?;
+        let Some(started) = self.started else {
+            return Err(ApiError::Internal(worker::Error::RustError(
+                "turn never started".into(),
+            )));
+        };
+        let mut body = Map::new();
+        body.insert("conversation_id".into(), started.conversation_id.into());
+        body.insert("user_message_id".into(), started.user_message_id.into());
+        body.insert("message_id".into(), outcome.reply.id.clone().into());
+        body.insert("kind".into(), outcome.reply.kind.as_str().into());
+        body.insert("message".into(), self.text.into());
+        body.insert("payloads".into(), Value::Array(self.payloads));
+        if let Some(intent) = outcome.intent {
+            body.insert("intent".into(), intent.into());
         }
-    };
-    let Some(started) = sink.started else {
-        return Err(ApiError::Internal(worker::Error::RustError(
-            "turn never started".into(),
-        )));
-    };
-    let mut body = Map::new();
-    body.insert("conversation_id".into(), started.conversation_id.into());
-    body.insert("user_message_id".into(), started.user_message_id.into());
-    body.insert("message_id".into(), outcome.reply.id.clone().into());
-    body.insert("kind".into(), outcome.reply.kind.as_str().into());
-    body.insert("message".into(), sink.text.into());
-    body.insert("payloads".into(), Value::Array(sink.payloads));
-    if let Some(intent) = outcome.intent {
-        body.insert("intent".into(), intent.into());
-    }
-    if let Some(confidence) = outcome.confidence {
-        body.insert("confidence".into(), json!(confidence));
-    }
-    if let Some(usage) = outcome.usage {
-        body.insert(
-            "usage".into(),
-            serde_json::to_value(usage).unwrap_or_default(),
-        );
-    }
-    if let Some(envelope) = sink.envelope {
-        body.insert("sessionId".into(), body["conversation_id"].clone());
-        if let Value::Object(fields) = envelope.data {
-            body.extend(fields);
+        if let Some(confidence) = outcome.confidence {
+            body.insert("confidence".into(), json!(confidence));
         }
+        if let Some(usage) = outcome.usage {
+            body.insert(
+                "usage".into(),
+                serde_json::to_value(usage).unwrap_or_default(),
+            );
+        }
+        if let Some(envelope) = self.envelope {
+            body.insert("sessionId".into(), body["conversation_id"].clone());
+            if let Value::Object(fields) = envelope.data {
+                body.extend(fields);
+            }
+        }
+        Ok(Response::from_json(&Value::Object(body))?)
     }
-    Ok(Response::from_json(&Value::Object(body))?)
 }
 
 /// The turn's events, gathered.

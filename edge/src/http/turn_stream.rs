@@ -37,7 +37,7 @@ pub(crate) enum TurnRun {
 }
 
 impl TurnRun {
-    pub(super) fn site_id(&self) -> &str {
+    pub(crate) fn site_id(&self) -> &str {
         match self {
             Self::Stored(input) | Self::Admitted(input, _) => &input.site_id,
             Self::Stateless(input) => &input.site_id,
@@ -45,7 +45,7 @@ impl TurnRun {
         }
     }
 
-    pub(super) fn conversation_id(&self) -> &str {
+    pub(crate) fn conversation_id(&self) -> &str {
         match self {
             Self::Stored(input) | Self::Admitted(input, _) => &input.conversation_id,
             Self::Regenerate(input) => &input.conversation_id,
@@ -54,7 +54,7 @@ impl TurnRun {
     }
 
     /// Where a rate limit's refusal is left, for a turn behind one.
-    pub(super) fn refusal(&self) -> Option<std::rc::Rc<std::cell::RefCell<Option<ApiError>>>> {
+    pub(crate) fn refusal(&self) -> Option<std::rc::Rc<std::cell::RefCell<Option<ApiError>>>> {
         match self {
             Self::Admitted(_, admission) => Some(admission.refusal()),
             _ => None,
@@ -148,7 +148,7 @@ pub(crate) async fn respond<A: Assistant + 'static, E: TurnEncoder + 'static>(
 }
 
 /// A turn that has run, for what follows it whatever the wire format.
-pub(super) struct Ended<'a> {
+pub(crate) struct Ended<'a> {
     pub site_id: &'a str,
     pub conversation_id: &'a str,
     /// Whether it started (the visitor's message is stored).
@@ -161,7 +161,7 @@ impl Ended<'_> {
     /// started, reads the conversation as the turn left it, so its next turn in this
     /// isolate starts without reading it (the engine checks that memory when it writes);
     /// logs a failure.
-    pub(super) async fn settle<A: Assistant>(
+    pub(crate) async fn settle<A: Assistant>(
         &self,
         services: &Services,
         assistant: &A,

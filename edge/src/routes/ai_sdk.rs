@@ -17,13 +17,15 @@
 //! Authentication, CORS and rate limits are the conversation routes': a public key from
 //! an allowed origin (with an optional signed user token), or the secret key.
 //!
-//! `GET /api/chat/{id}/stream` (what `useChat({resume: true})` asks on load) answers 204:
-//! Concierge keeps no stream to resume; the stored answer is in the conversation's
-//! history.
+//! A stored conversation's turn runs in the conversation's object (`crate::object`), one
+//! at a time, and outlives the client: `GET /api/chat/{id}/stream` (what `useChat({resume:
+//! true})` asks on load) replays a turn still in progress (or ended less than a minute ago)
+//! from its start, as the AI SDK expects (the client lost its partial message); with no
+//! such turn, or for a stateless chat's id, it answers 204 (the stored answer is in the
+//! conversation's history).
 
 use concierge_core::chat::Role;
 use concierge_core::engine::StatelessInput;
-use concierge_core::turn::TurnInput;
 use serde::Deserialize;
 use worker::{Context, Env, Request, Response};
 
@@ -31,6 +33,7 @@ use crate::auth::{self, AnyKeyCaller, Visitor};
 use crate::error::ApiError;
 use crate::http::body;
 use crate::http::turn_stream::{self, TurnRun};
+use crate::object::client::{self, Format, ObjectTurn, TurnKind, Watch};
 use crate::routes::conversations::reachable;
 use crate::templates::turn_context;
 
@@ -122,11 +125,7 @@ pub(crate) async fn chat(
         }
     };
     let site = caller.into_inner().site;
-    let (assistant, services) = turn_context(env, &site)?;
-    let run = if is_conversation_id(&body.id) {
-        if !matches!(visitor, Visitor::Site) {
-            reachable(&services, &site.id, &body.id, &visitor).await?;
-        }
+    if is_conversation_id(&body.id) {
         let text = last.text();
         // The message's own id keys the turn: a resend stores nothing twice. Its text is
         // in the key so that an edited message (same id, new text) is a new message.
@@ -136,47 +135,75 @@ pub(crate) async fn chat(
                 &auth::sha256_hex(&format!("{}\n{text}", last.id))[..40]
             )
         });
-        TurnRun::Stored(TurnInput {
-            site_id: site.id.clone(),
+        // The conversation's object checks that the caller reaches it, then runs the turn
+        // in the conversation's line.
+        let job = ObjectTurn {
             conversation_id: body.id,
-            text,
-            idempotency_key: idempotency_key.or(derived),
-        })
-    } else {
-        let mut messages = Vec::with_capacity(body.messages.len());
-        let last_index = body.messages.len() - 1;
-        for (index, message) in body.messages.iter().enumerate() {
-            let role = match message.role.as_str() {
-                "user" => Role::User,
-                "assistant" => Role::Assistant,
-                _ => {
-                    return Err(ApiError::bad_request(
-                        "`messages` may hold only \"user\" and \"assistant\" messages: the \
-                         site's assistant has its own instructions.",
-                    ));
-                }
-            };
-            let text = message.text();
-            // Messages without text (files only, tool calls only) carry nothing the
-            // assistant reads; the last one stays, to be refused as empty.
-            if !text.is_empty() || index == last_index {
-                messages.push((role, text));
-            }
-        }
-        let identity = match visitor {
-            Visitor::User(identity) => identity,
-            Visitor::Site => None,
+            visitor,
+            kind: TurnKind::Message {
+                text,
+                idempotency_key: idempotency_key.or(derived),
+            },
+            format: Format::AiSdk,
+            limits: Vec::new(),
+            request_id: request_id.to_string(),
+            site,
         };
-        TurnRun::Stateless(StatelessInput {
-            site_id: site.id.clone(),
-            messages,
-            identity,
-        })
+        let site_id = job.site.id.clone();
+        return client::turn(env, &site_id, job).await;
+    }
+    let (assistant, services) = turn_context(env, &site)?;
+    let mut messages = Vec::with_capacity(body.messages.len());
+    let last_index = body.messages.len() - 1;
+    for (index, message) in body.messages.iter().enumerate() {
+        let role = match message.role.as_str() {
+            "user" => Role::User,
+            "assistant" => Role::Assistant,
+            _ => {
+                return Err(ApiError::bad_request(
+                    "`messages` may hold only \"user\" and \"assistant\" messages: the \
+                     site's assistant has its own instructions.",
+                ));
+            }
+        };
+        let text = message.text();
+        // Messages without text (files only, tool calls only) carry nothing the
+        // assistant reads; the last one stays, to be refused as empty.
+        if !text.is_empty() || index == last_index {
+            messages.push((role, text));
+        }
+    }
+    let identity = match visitor {
+        Visitor::User(identity) => identity,
+        Visitor::Site => None,
     };
+    let run = TurnRun::Stateless(StatelessInput {
+        site_id: site.id.clone(),
+        messages,
+        identity,
+    });
     turn_stream::respond_ai_sdk(ctx, services, assistant, run, request_id).await
 }
 
-/// `GET /api/chat/{id}/stream`: no stream to resume (204), for a caller with a key.
-pub(crate) async fn resume(_caller: AnyKeyCaller) -> Result<Response, ApiError> {
-    Ok(Response::empty()?.with_status(204))
+/// `GET /api/chat/{id}/stream` (what `useChat({resume: true})` asks on load): a turn of
+/// stored conversation `id` in progress (or ended less than a minute ago) replayed from
+/// its start as a UI message stream — the client lost its partial message; else 204. The
+/// caller must reach the conversation (404 otherwise); a stateless chat's id has nothing
+/// to resume (204).
+pub(crate) async fn resume(
+    req: Request,
+    env: &Env,
+    caller: AnyKeyCaller,
+    id: &str,
+) -> Result<Response, ApiError> {
+    let visitor = auth::visitor(&req, env, &caller)?;
+    if !is_conversation_id(id) {
+        return Ok(Response::empty()?.with_status(204));
+    }
+    let site = caller.into_inner().site;
+    if !matches!(visitor, Visitor::Site) {
+        let services = crate::bindings::services::Services::new(env, &site)?;
+        reachable(&services, &site.id, id, &visitor).await?;
+    }
+    client::watch(env, &site.id, id, Watch::AiSdkResume).await
 }

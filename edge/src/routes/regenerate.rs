@@ -14,17 +14,14 @@
 //! `turn_in_progress` while the last message is still being answered (a regenerate
 //! included). Another site's, another visitor's or an unknown conversation: 404.
 
-use concierge_core::engine::RegenerateInput;
-use concierge_core::stream::native::NativeEncoder;
 use serde::Deserialize;
 use worker::{Context, Env, Request, Response};
 
 use crate::auth::{self, Admitted, AnyKeyCaller, Caller};
 use crate::error::ApiError;
 use crate::http::body;
-use crate::http::turn_stream::{self, TurnRun};
-use crate::routes::conversations::{ai_sdk_format, reachable};
-use crate::templates::turn_context;
+use crate::object::client::{self, Format, ObjectTurn, TurnKind};
+use crate::routes::conversations::ai_sdk_format;
 
 /// The longest message id a client may name, in characters.
 const MAX_ID_CHARS: usize = 128;
@@ -41,7 +38,7 @@ pub(crate) async fn post(
     mut req: Request,
     env: &Env,
     Admitted { caller, admission }: Admitted<AnyKeyCaller>,
-    ctx: &Context,
+    _ctx: &Context,
     conversation_id: &str,
     request_id: &str,
 ) -> Result<Response, ApiError> {
@@ -58,24 +55,24 @@ pub(crate) async fn post(
         )));
     }
     let Caller { site, .. } = caller.into_inner();
-    let (assistant, services) = turn_context(env, &site)?;
-    let assistant = assistant.with_debug_scripts(env);
-    // Only the identity the conversation was created with reaches it; the caller's rate
-    // limits count a regenerate as a message. Both before anything changes.
-    let reached = reachable(&services, &site.id, conversation_id, &visitor);
-    let (admitted, reached) = futures_util::future::join(admission.check(), reached).await;
-    reached?;
-    admitted?;
-    let input = RegenerateInput {
-        site_id: site.id.clone(),
+    // The conversation's object checks that only the identity the conversation was
+    // created with reaches it and counts the caller's rate limits (a regenerate counts as
+    // a message), both before anything changes; then answers in the conversation's line.
+    let job = ObjectTurn {
         conversation_id: conversation_id.to_string(),
-        expected: body.message_id,
+        visitor,
+        kind: TurnKind::Regenerate {
+            expected: body.message_id,
+        },
+        format: if ai_sdk {
+            Format::AiSdk
+        } else {
+            Format::Native
+        },
+        limits: admission.limits(),
+        request_id: request_id.to_string(),
+        site,
     };
-    let run = TurnRun::Regenerate(input);
-    if ai_sdk {
-        turn_stream::respond_ai_sdk(ctx, services, assistant, run, request_id).await
-    } else {
-        let encoder = NativeEncoder::new().with_request_id(request_id.to_string());
-        turn_stream::respond(ctx, services, assistant, run, encoder, request_id).await
-    }
+    let site_id = job.site.id.clone();
+    client::turn(env, &site_id, job).await
 }

@@ -2,6 +2,10 @@
 //! events, one every `interval_ms`, each carrying its sequence number and the Worker's
 //! clock when it was sent. It proves that events leave workerd incrementally.
 //!
+//! `POST /debug/conversations/{id}/abort` (a key that reaches the conversation): its
+//! Durable Object resets itself (`ctx.abort()`), as the platform may reset one at any
+//! time: the fault tests cut a turn with it.
+//!
 //! A diagnostic, not a feature: it exists only while the var `DEBUG_ROUTES` is on (`make
 //! dev` and the tests); in production (`wrangler.toml` has it off) it is a 404 like any
 //! unknown path, so anonymous callers cannot hold streams open.
@@ -11,6 +15,7 @@ use std::time::Duration;
 use futures_util::stream;
 use worker::{Date, Delay, Env, Request, Response};
 
+use crate::auth::{self, Access, AnyKeyCaller};
 use crate::error::ApiError;
 
 const MAX_EVENTS: u32 = 100;
@@ -65,4 +70,25 @@ pub(crate) fn get(req: &Request, env: &Env) -> Result<Response, ApiError> {
     headers.set("content-type", "text/event-stream; charset=utf-8")?;
     headers.set("cache-control", "no-cache, no-transform")?;
     Ok(response)
+}
+
+/// `POST /debug/conversations/{id}/abort`: 204 once the conversation's object was told to
+/// reset itself (404 unless the debug flag is on and the caller reaches the conversation).
+pub(crate) async fn abort(
+    req: Request,
+    env: &Env,
+    conversation_id: &str,
+) -> Result<Response, ApiError> {
+    if !crate::runtime::var_on(env, FLAG) {
+        return Err(ApiError::NotFound);
+    }
+    let caller = AnyKeyCaller::from_request(&req, env).await?;
+    let visitor = auth::visitor(&req, env, &caller)?;
+    let services = crate::bindings::services::Services::new(env, &caller.site)?;
+    let scope = concierge_core::conversation::Scope::new(&caller.site.id, conversation_id);
+    auth::reachable_conversation(&services.store, scope, &visitor)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    crate::object::client::abort(env, &caller.site.id, conversation_id).await?;
+    Ok(Response::empty()?.with_status(204))
 }

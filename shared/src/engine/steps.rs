@@ -83,14 +83,12 @@ pub(super) async fn answer<P: Platform, A: Assistant>(
     } = pending;
     // The language: detected from the visitor's first message, or explicitly asked for.
     let first_user_message = !history.iter().any(|m| m.role == Role::User);
-    let detected = if first_user_message {
-        language::detect(&message.content)
-    } else {
-        conversation.language
-    };
-    let language = language::requested(&message.content).unwrap_or(detected);
+    let language =
+        language::for_message(&message.content, conversation.language, first_user_message);
     let stored_language = conversation.language;
     let (user_message_id, message_seq) = (message.id.clone(), message.seq);
+    // Handoff notices are for the visitor, not the model (a person's replies stay).
+    history.retain(|m| m.kind != MessageKind::Handoff);
     history.push(message);
     let mut turn = Turn {
         conversation,

@@ -231,6 +231,19 @@ fn rime_allowed(vowel: &str, last: &str) -> bool {
     }
 }
 
+/// The language a visitor's message is answered in: the one it explicitly asks for;
+/// else, on the visitor's first message, the one it is written in; else the
+/// conversation's (`stored`). The one rule for every answer, the model's or a fixed one.
+pub fn for_message(text: &str, stored: Language, first_user_message: bool) -> Language {
+    requested(text).unwrap_or_else(|| {
+        if first_user_message {
+            detect(text)
+        } else {
+            stored
+        }
+    })
+}
+
 /// The language `text` explicitly asks for, if any ("in English", "bằng tiếng Việt").
 pub fn requested(text: &str) -> Option<Language> {
     // Cheap check first: every request names the language.

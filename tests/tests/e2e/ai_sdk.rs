@@ -3,7 +3,7 @@
 //! `useChat` sends and parses — against `POST /api/chat`, and the package's stream parser
 //! against `POST /conversations/{id}/messages?format=ai-sdk`.
 
-mod script;
+pub(super) mod script;
 
 use concierge_e2e::api::{create_conversation, history, site_with_upstream};
 use concierge_e2e::upstream::{Reply, ScriptedUpstream};

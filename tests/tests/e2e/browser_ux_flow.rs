@@ -423,7 +423,7 @@ fn talk_to_a_person_shows_only_when_the_site_turns_handoff_on() {
             .call(),
     );
     assert!(
-        config.contains("\"handoff\":{\"enabled\":true}"),
+        config.contains("\"handoff\":{\"enabled\":true,"),
         "{config}"
     );
     run("handoff", &page.url, &[("HANDOFF", "1")]);

@@ -7,6 +7,15 @@
 //!   A stored id the server no longer knows (404) starts a new conversation.
 //! - **Send**: the visitor's message and an empty answer appear at once; the answer is
 //!   then filled from the stream, chunk by chunk, through [`Turn`].
+//! - **Resume** (`crate::live`, `js/live.js`): the Worker numbers every event of the
+//!   conversation (`id:`). When the connection breaks mid-answer (not the visitor's stop),
+//!   the panel asks for the events after the last one it read and reads them into the same
+//!   answer: the rest arrives once. After a reload mid-answer, the history ends with the
+//!   visitor's message and the panel follows the turn from its start (its first event id
+//!   was kept with the conversation id).
+//! - **Live**: other clients' turns are followed the same way as they start; messages from
+//!   other tabs and people's replies (marked with their name) and the handoff's state (a
+//!   notice) are added as they arrive.
 //! - **Stop** aborts the request; **retry** sends the failed turn's message again into the
 //!   same answer, with the same idempotency key, so the server stores it once and answers
 //!   it again; **regenerate** answers the last message again in place of its answer (the
@@ -17,11 +26,13 @@
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use wasm_bindgen::JsValue;
 use web_sys::AbortController;
 
 use crate::api::{Api, ApiError, Role};
 use crate::host::Host;
 use crate::i18n::{Lang, Strings};
+use crate::live;
 use crate::options::Options;
 use crate::rich;
 use crate::turn::{Failure, Phase, Turn};
@@ -39,6 +50,17 @@ const MAX_EVENT_BYTES: usize = 8 << 20;
 /// and says so when a message is over it.
 const MAX_MESSAGE_CHARS: usize = 4_000;
 
+/// How a message looks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Look {
+    /// The visitor's or the assistant's.
+    Plain,
+    /// A person's reply; `activity` holds their name.
+    Human,
+    /// A notice about the conversation (the handoff's state), not a message.
+    Notice,
+}
+
 /// One message on screen.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Entry {
@@ -46,11 +68,14 @@ pub(crate) struct Entry {
     pub key: u32,
     /// Who wrote it.
     pub role: Role,
+    /// How it looks.
+    pub look: Look,
     /// Its text so far.
     pub text: RwSignal<String>,
     /// Where it is (history and the visitor's messages are `Done`).
     pub phase: RwSignal<Phase>,
-    /// What the assistant is doing before text arrives (`progress`).
+    /// What the assistant is doing before text arrives (`progress`); a person's name on
+    /// their reply.
     pub activity: RwSignal<Option<String>>,
 }
 
@@ -163,8 +188,25 @@ impl Chat {
             match loaded {
                 Ok(conversation) => {
                     storage_set(&key, &conversation.id);
-                    let [api_key, embedder, token] = api.headers();
+                    let headers = api.headers();
+                    let [api_key, embedder, token] = headers;
                     rich::conversation(&conversation.id, api_key, embedder, token);
+                    let words = self.strings.handoff;
+                    let site = self.options.with_value(|o| o.site_key.clone());
+                    live::start(
+                        &conversation.id,
+                        &site,
+                        headers,
+                        [self.strings.person, words[0], words[1], words[2]],
+                        move |kind, text, author, raw| self.arrived(&kind, text, author, &raw),
+                    );
+                    // The last message waits for its answer: follow the turn this panel
+                    // was reading when the page went away, from its start.
+                    let after = live::resumed();
+                    let unanswered = conversation
+                        .messages
+                        .last()
+                        .is_some_and(|m| m.role == Role::User);
                     self.conversation.set_value(Some(conversation.id));
                     let entries = conversation
                         .messages
@@ -179,6 +221,9 @@ impl Chat {
                         .collect();
                     self.entries.set(entries);
                     self.status.set(Status::Ready);
+                    if unanswered && after > -2.0 {
+                        self.follow_turn(after);
+                    }
                 }
                 Err(_) => self.status.set(Status::Failed),
             }
@@ -202,6 +247,7 @@ impl Chat {
             .update(|entries| entries.extend([user, answer]));
         self.last_sent
             .set_value((text.to_string(), idempotency_key()));
+        live::sending(text);
         self.regenerating.set_value(false);
         self.host
             .with_value(|h| h.message(Role::User.as_str(), text, None));
@@ -233,6 +279,7 @@ impl Chat {
     /// the one answer that offers regenerate.
     pub(crate) fn can_regenerate(&self, entry: &Entry) -> bool {
         entry.role == Role::Assistant
+            && entry.look == Look::Plain
             && !self.busy.get()
             && matches!(entry.phase.get(), Phase::Done | Phase::Stopped)
             && self.is_last(entry)
@@ -246,6 +293,7 @@ impl Chat {
         };
         if self.busy.get_untracked()
             || last.role != Role::Assistant
+            || last.look != Look::Plain
             || !matches!(last.phase.get_untracked(), Phase::Done | Phase::Stopped)
         {
             return;
@@ -274,6 +322,7 @@ impl Chat {
     /// Forget this conversation and start a new one.
     pub(crate) fn reset(self) {
         self.stop();
+        live::stop();
         self.generation.update_value(|g| *g += 1);
         self.busy.set(false);
         self.conversation.set_value(None);
@@ -290,14 +339,59 @@ impl Chat {
         Entry {
             key,
             role,
+            look: Look::Plain,
             text: RwSignal::new(text),
             phase: RwSignal::new(phase),
             activity: RwSignal::new(None),
         }
     }
 
+    /// What the live stream brought (`js/live.js`): another client's turn to follow
+    /// (`follow`, its first event id), a stored message (`user`, `assistant`; a person's
+    /// reply names its `author`) or a `notice`.
+    fn arrived(self, kind: &str, text: String, author: String, raw: &JsValue) {
+        let role = if kind == "user" {
+            Role::User
+        } else {
+            Role::Assistant
+        };
+        if kind == "follow" {
+            if !self.busy.get_untracked() {
+                self.follow_turn(f64::from(text.parse::<u32>().unwrap_or(0)) - 1.0);
+            }
+            return;
+        }
+        self.host
+            .with_value(|h| h.message(role.as_str(), &text, None));
+        let mut entry = self.entry(role, text, Phase::Done);
+        if kind == "notice" {
+            entry.look = Look::Notice;
+        } else if !author.is_empty() {
+            entry.look = Look::Human;
+            entry.activity.set(Some(author));
+        } else if role == Role::Assistant {
+            rich::stored(entry.key, raw);
+        }
+        self.entries.update(|e| e.push(entry));
+    }
+
+    /// Show a turn this panel did not ask for (another tab's, or the one a reload
+    /// interrupted) from the event after `after`.
+    fn follow_turn(self, after: f64) {
+        let answer = self.entry(Role::Assistant, String::new(), Phase::Waiting);
+        self.entries.update(|e| e.push(answer));
+        self.follow(answer, Some(after));
+    }
+
     /// Stream the answer to `last_sent` into `entry`.
     fn run(self, entry: Entry) {
+        self.follow(entry, None);
+    }
+
+    /// Stream an answer into `entry`: the answer to `last_sent`, or (`resume`) a running
+    /// turn's events after that id. When the connection breaks mid-answer, the events
+    /// after the last one read are asked for again.
+    fn follow(self, entry: Entry, resume: Option<f64>) {
         let Some(id) = self.conversation.get_value() else {
             return;
         };
@@ -312,27 +406,48 @@ impl Chat {
         spawn_local(async move {
             let mut turn = Turn::new();
             let api = self.api.get_value();
-            let sent = if regenerate {
-                api.regenerate(&id, signal.as_ref()).await
-            } else {
-                api.send(&id, &content, &key, signal.as_ref()).await
+            let signal = signal.as_ref();
+            let mut last = resume.unwrap_or(-1.0);
+            let mut sent = match resume {
+                Some(after) => reopen(after, signal).await,
+                None if regenerate => api.regenerate(&id, signal).await.map(Some),
+                None => api.send(&id, &content, &key, signal).await.map(Some),
             };
-            let read = match sent {
-                Ok(reader) => read_stream(&reader, &mut turn, entry).await,
-                Err(ApiError::Status(status)) => {
-                    turn.fail(Failure::from_status(status));
-                    Ok(())
-                }
-                Err(_) => Err(()),
-            };
-            if read.is_err() {
-                // No answer, or the connection broke: the visitor's stop, or the network.
-                if signal.as_ref().is_some_and(web_sys::AbortSignal::aborted) {
+            loop {
+                let read = match &sent {
+                    Ok(Some(reader)) => read_stream(reader, &mut turn, entry, &mut last).await,
+                    // A reload found no turn to follow.
+                    Ok(None) if turn == Turn::new() => break,
+                    Ok(None) => Ok(()),
+                    Err(ApiError::Status(status)) => {
+                        turn.fail(Failure::from_status(*status));
+                        Ok(())
+                    }
+                    Err(_) => Err(()),
+                };
+                if signal.is_some_and(web_sys::AbortSignal::aborted) {
+                    // The visitor's stop.
                     turn.stop();
-                } else {
-                    turn.fail(Failure::Network);
+                }
+                if turn.phase.is_over() || self.generation.get_value() != generation {
+                    break;
+                }
+                // No answer, or the connection broke: once the turn has begun, ask for the
+                // rest (after the last event read); else the network failed.
+                if last < 0.0 || sent.as_ref().is_ok_and(Option::is_none) {
+                    if read.is_err() {
+                        turn.fail(Failure::Network);
+                    }
+                    turn.end();
+                    break;
+                }
+                sent = reopen(last, signal).await;
+                if sent.as_ref().is_ok_and(Option::is_none) {
+                    turn.end();
+                    break;
                 }
             }
+            live::done();
             mirror(&turn, entry);
             if turn.phase != Phase::Done {
                 rich::event(entry.key, "end", "");
@@ -342,13 +457,29 @@ impl Chat {
             }
             self.abort.set_value(None);
             self.busy.set(false);
-            if turn.phase == Phase::Done {
+            // A turn with no answer to show: a held conversation's (a person answers), or
+            // none at all after a reload.
+            if turn.kind.as_deref() == Some("held") || (resume.is_some() && turn == Turn::new()) {
+                self.entries.update(|e| e.retain(|e| e.key != entry.key));
+            } else if turn.phase == Phase::Done {
                 self.host.with_value(|h| {
                     h.message(Role::Assistant.as_str(), &turn.text, turn.kind.as_deref());
                 });
             }
         });
     }
+}
+
+/// The reader `live::reopen` found (`None`: nothing more to read).
+async fn reopen(
+    after: f64,
+    signal: Option<&web_sys::AbortSignal>,
+) -> Result<Option<web_sys::ReadableStreamDefaultReader>, ApiError> {
+    use wasm_bindgen::JsCast;
+    let reader = wasm_bindgen_futures::JsFuture::from(live::reopen(after, signal))
+        .await
+        .map_err(|_| ApiError::Network)?;
+    Ok(reader.dyn_into().ok())
 }
 
 /// A fresh idempotency key for one visitor message: unique within its conversation (the

@@ -13,12 +13,15 @@ use crate::turn::{Phase, StreamEvent, Turn};
 
 use super::{Entry, MAX_EVENT_BYTES};
 
-/// Read the SSE body into `turn`, updating `entry` as events arrive. `Err` when reading
-/// failed (aborted, or the connection broke).
+/// Read the SSE body into `turn`, updating `entry` as events arrive, and noting the last
+/// event id in `last` (each one tells `live`). `Ok` when the body ended (with
+/// the turn over, or cut short), `Err` when reading failed (aborted, or the connection
+/// broke).
 pub(super) async fn read_stream(
     reader: &ReadableStreamDefaultReader,
     turn: &mut Turn,
     entry: Entry,
+    last: &mut f64,
 ) -> Result<(), ()> {
     // Payloads can be large (a 10,000-row table is over 1 MiB); the panel shows a capped
     // part of them, but reads them whole.
@@ -36,6 +39,14 @@ pub(super) async fn read_stream(
             let Ok(event) = event else {
                 continue;
             };
+            if let Some(id) = event
+                .id
+                .and_then(|id| id.parse::<u32>().ok())
+                .map(f64::from)
+            {
+                crate::live::turn(id);
+                *last = id;
+            }
             let Some(json) = api::parse_json(event.data) else {
                 continue;
             };
@@ -58,7 +69,6 @@ pub(super) async fn read_stream(
             mirror(turn, entry);
         }
         if result.get_done().unwrap_or(true) {
-            turn.end();
             return Ok(());
         }
         if turn.phase.is_over() {

@@ -32,7 +32,8 @@ pub(crate) struct SitePatch {
     allowed_origins: Option<Vec<String>>,
     starter_prompts: Option<Vec<String>>,
     title: Option<String>,
-    /// Handoff to a person (`{"enabled": bool}`, replaced whole).
+    /// Handoff to a person (`{"enabled", "wait_seconds"?, "time_zone"?, "office_hours"?}`,
+    /// replaced whole; checked by [`HandoffSettings::checked`](crate::site::HandoffSettings::checked)).
     handoff: Option<crate::site::HandoffSettings>,
     /// Each template's settings.
     templates: SettingsPatch,
@@ -114,7 +115,7 @@ impl SitePatch {
             config.title = Some(title.clone()).filter(|t| !t.trim().is_empty());
         }
         if let Some(handoff) = &self.handoff {
-            config.handoff = Some(handoff.clone());
+            config.handoff = Some(handoff.clone().checked()?);
         }
         self.templates.apply(env, site)
     }

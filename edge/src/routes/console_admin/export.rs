@@ -73,6 +73,7 @@ fn to_csv(rows: &[ExportRow]) -> String {
         "down_votes",
         "up_votes",
         "comments",
+        "author",
     ];
     push_line(&mut out, fields.iter().map(|f| (*f).to_string()));
     for row in rows {
@@ -90,6 +91,7 @@ fn to_csv(rows: &[ExportRow]) -> String {
                 format!("{}", row.down_votes as u64),
                 format!("{}", row.up_votes as u64),
                 row.comments.clone().unwrap_or_default(),
+                row.author.clone().unwrap_or_default(),
             ]
             .into_iter(),
         );

@@ -3,13 +3,16 @@
 //! - `GET /admin/conversations/export?format=csv|json&…filter`: the messages of the
 //!   conversations the list's filter takes, as a download;
 //! - `GET /admin/conversations/{id}`: one conversation's messages with what the visitor
-//!   saw besides the text (payloads, and the tool calls as name and outcome);
+//!   saw besides the text (payloads, and the tool calls as name and outcome), and its
+//!   handoff (`{"state", "since"?, "requested_at"?, "agent"?}`);
 //! - `GET /admin/stats?days=N&tz=M`: the dashboard's figures;
 //! - `POST /admin/try-token {"user_id", "role"?, "permissions"?, "department"?}`: a
 //!   short-lived user token signed with the site's user-token secret, so the console's
 //!   Try it panel can speak for a user (the secret itself never leaves the Worker);
 //! - `GET /admin/rental-schema`: the site's listings schema (the entities records are
-//!   uploaded under).
+//!   uploaded under);
+//! - handoff to a person: `GET /admin/handoffs`, `POST /admin/conversations/{id}/handoff`,
+//!   `POST /admin/conversations/{id}/messages/human` (in `handoff`).
 //!
 //! The list's filter (`q`, `votes=down|up`, `unanswered=1`, `template=<name>|unknown`,
 //! `from`/`to` in Unix milliseconds) is read by [`filter`]; a bad value is a 400 naming
@@ -32,8 +35,10 @@ use crate::http::body;
 use crate::routes::conversations::message_json;
 
 mod export;
+mod handoff;
 
 pub(crate) use export::export;
+pub(crate) use handoff::{list as handoffs, operate as handoff_operation, reply as human_reply};
 
 /// How long a Try it token lives, in seconds.
 const TRY_TOKEN_SECS: u64 = 15 * 60;
@@ -180,6 +185,7 @@ pub(crate) async fn conversation(
         "user_id": conversation.identity.as_ref().map(|i| i.sub.clone()),
         "language": conversation.language.as_str(),
         "messages": messages,
+        "handoff": handoff::state_of(env, scope).await?,
     });
     Ok(Response::from_json(&body)?)
 }

@@ -4,7 +4,10 @@
 //!   `Prefer: respond-async` → 202 `{"message_id"}` and the answer, produced on the turn
 //!   queue, lands in history; `Idempotency-Key` makes either safe to repeat;
 //!   `?format=ai-sdk` streams the turn as the AI SDK's UI message stream instead;
-//! - `GET /conversations/{id}/history` (each answer with the caller's vote, `feedback`).
+//! - `GET /conversations/{id}/history` (each answer with the caller's vote, `feedback`);
+//! - `GET /conversations/{id}/stream`: the current (or last) turn resumed after
+//!   `Last-Event-ID`; `GET /conversations/{id}/events`: the conversation live (both served
+//!   by the conversation's object, `crate::object`).
 //!
 //! Identity: a conversation is bound to the identity it was created with (a signed user
 //! token's, or one a secret-key call states in the body of `POST /conversations`), or to
@@ -27,12 +30,13 @@ use crate::auth::{self, AnyKeyCaller, SecretCaller, Visitor};
 use crate::bindings::services::Services;
 use crate::error::ApiError;
 use crate::http::body;
+use crate::object::client::{self, Watch};
 use crate::routes::feedback;
 use crate::templates::turn_context;
 
 mod post;
 
-pub(crate) use post::{ai_sdk_format, post_message};
+pub(crate) use post::{accept, ai_sdk_format, post_message};
 
 /// The longest message a visitor may send, in characters.
 const MAX_MESSAGE_CHARS: usize = 4_000;
@@ -117,6 +121,10 @@ pub(crate) fn message_json(message: &StoredMessage) -> serde_json::Value {
     // internal: they are the model's working, not the visitor's answer).
     if !message.payloads.is_empty() {
         json["payloads"] = serde_json::to_value(&message.payloads).unwrap_or_default();
+    }
+    // A person's reply (kind `human`): who wrote it, as the widget shows it.
+    if let Some(author) = message.metadata.get("author") {
+        json["author"] = author.clone();
     }
     json
 }
@@ -234,6 +242,67 @@ pub(crate) async fn history(
         body["greeting"] = greeting_json(assistant.greeting(conversation.language));
     }
     Ok(Response::from_json(&body)?)
+}
+
+/// The event id a client last saw: the `Last-Event-ID` header, or `?last_event_id=`
+/// (for clients that cannot set headers); 400 when it is not a number.
+fn last_event_id(req: &Request) -> Result<Option<u64>, ApiError> {
+    let header = req.headers().get("last-event-id").ok().flatten();
+    let query = req
+        .url()?
+        .query_pairs()
+        .find(|(k, _)| k == "last_event_id")
+        .map(|(_, v)| v.into_owned());
+    match header.or(query).filter(|v| !v.trim().is_empty()) {
+        None => Ok(None),
+        Some(id) => id.trim().parse::<u64>().map(Some).map_err(|_| {
+            ApiError::bad_request("`Last-Event-ID` must be an event id (a whole number).")
+        }),
+    }
+}
+
+/// `GET /conversations/{id}/stream`: resumes the current (or last) turn's native stream —
+/// its events after `Last-Event-ID` (all of them without one), then its terminal event,
+/// then the end of the stream; 204 when there is nothing after that id (no turn, or the
+/// client saw its end).
+pub(crate) async fn resume(
+    req: Request,
+    env: &Env,
+    caller: AnyKeyCaller,
+    conversation_id: &str,
+) -> Result<Response, ApiError> {
+    let after = last_event_id(&req)?;
+    let site_id = watched(&req, env, &caller, conversation_id).await?;
+    client::watch(env, &site_id, conversation_id, Watch::Resume { after }).await
+}
+
+/// `GET /conversations/{id}/events`: the conversation live, a native SSE stream kept open:
+/// every event from now on (after `Last-Event-ID`, the missed ones the object still holds
+/// first) — `message` (a stored message that was not streamed to this client: a visitor's
+/// from another tab, a person's reply, a handoff notice), the turns' events as on the
+/// native stream, `handoff` — and a `: ping` comment every 20 s.
+pub(crate) async fn events(
+    req: Request,
+    env: &Env,
+    caller: AnyKeyCaller,
+    conversation_id: &str,
+) -> Result<Response, ApiError> {
+    let after = last_event_id(&req)?;
+    let site_id = watched(&req, env, &caller, conversation_id).await?;
+    client::watch(env, &site_id, conversation_id, Watch::Events { after }).await
+}
+
+/// The caller's site, once the visitor is known to reach the conversation (404 otherwise).
+async fn watched(
+    req: &Request,
+    env: &Env,
+    caller: &AnyKeyCaller,
+    conversation_id: &str,
+) -> Result<String, ApiError> {
+    let visitor = auth::visitor(req, env, caller)?;
+    let services = Services::new(env, &caller.site)?;
+    reachable(&services, &caller.site.id, conversation_id, &visitor).await?;
+    Ok(caller.site.id.clone())
 }
 
 /// `DELETE /conversations/{id}` (secret key): the conversation, its messages and their

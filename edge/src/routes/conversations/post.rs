@@ -1,25 +1,24 @@
 //! `POST /conversations/{id}/messages`: the turn streamed, or with `Prefer: respond-async`
-//! accepted for the turn queue.
+//! accepted for the turn queue — validated here, run by the conversation's object
+//! (`crate::object`), one turn at a time.
 
 use concierge_core::boundary::ConversationStore;
 use concierge_core::conversation::Scope;
 use concierge_core::engine::{self, Received};
-use concierge_core::stream::native::NativeEncoder;
 use concierge_core::turn::{TurnInput, TurnJob};
 use serde::Deserialize;
 use worker::{Context, Env, Request, Response};
 
-use crate::auth::{self, Admitted, AnyKeyCaller, Caller, Visitor};
-use crate::bindings::d1_store::remembered;
+use crate::auth::{self, Admitted, AnyKeyCaller, Caller};
 use crate::bindings::services::Services;
 use crate::bindings::turn_queue;
 use crate::error::ApiError;
 use crate::http::body;
 use crate::http::turn_json;
-use crate::http::turn_stream::{self, TurnRun};
-use crate::templates::{SiteAssistant, turn_context};
+use crate::object::client::{self, Format, ObjectTurn, TurnKind};
+use crate::templates::SiteAssistant;
 
-use super::{MAX_MESSAGE_CHARS, reachable};
+use super::MAX_MESSAGE_CHARS;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -36,7 +35,7 @@ pub(crate) async fn post_message(
     mut req: Request,
     env: &Env,
     Admitted { caller, admission }: Admitted<AnyKeyCaller>,
-    ctx: &Context,
+    _ctx: &Context,
     conversation_id: &str,
     request_id: &str,
 ) -> Result<Response, ApiError> {
@@ -60,58 +59,32 @@ pub(crate) async fn post_message(
         )));
     }
     let Caller { site, .. } = caller.into_inner();
-    // The site runs the template it names (an unbuilt one is refused before anything is
-    // stored).
-    // With `DEBUG_ROUTES` on (tests, dev), a staged test script plays instead.
-    let (assistant, services) = turn_context(env, &site)?;
-    let assistant = assistant.with_debug_scripts(env);
-    // The rate limits are counted while the turn reads the conversation…
-    let scope = Scope::new(&site.id, conversation_id);
-    let admission = if matches!(visitor, Visitor::Site) {
-        Some(admission)
-    } else if let Some(conversation) = remembered::conversation(scope) {
-        // A conversation's identity never changes: what this isolate read of it decides who
-        // reaches it (the turn's write still finds out whether it exists).
-        if !visitor.may_access(&conversation) {
-            return Err(ApiError::NotFound);
-        }
-        Some(admission)
-    } else {
-        // … or, for a visitor, while checking that only the identity the conversation was
-        // created with reaches it: before anything is stored (its identity never changes).
-        let reached = reachable(&services, &site.id, conversation_id, &visitor);
-        let (admitted, reached) = futures_util::future::join(admission.check(), reached).await;
-        admitted?;
-        reached?;
-        None
-    };
-    // No separate existence check: the turn loads the conversation itself, and a turn that
-    // fails before the visitor's message is stored (unknown conversation, another site's,
-    // invalid message or key) is answered below with an HTTP error instead of a stream.
-    let input = TurnInput {
-        site_id: site.id.clone(),
-        conversation_id: conversation_id.to_string(),
-        text: content.to_string(),
-        idempotency_key,
-    };
-    if respond_async {
-        if let Some(limits) = admission {
-            limits.check().await?;
-        }
-        return accept(env, ctx, &services, &assistant, &input).await;
-    }
-    let run = match admission {
-        Some(limits) => TurnRun::Admitted(input, limits),
-        None => TurnRun::Stored(input),
-    };
-    if ai_sdk {
-        turn_stream::respond_ai_sdk(ctx, services, assistant, run, request_id).await
+    // The conversation's object runs the turn: it checks that only the identity the
+    // conversation was created with reaches it (from its memory of the conversation) and
+    // counts the rate limits while the turn reads, one turn at a time.
+    let format = if respond_async {
+        Format::Accept
+    } else if ai_sdk {
+        Format::AiSdk
     } else if json {
-        turn_json::respond_json(services, assistant, run, request_id).await
+        Format::Json
     } else {
-        let encoder = NativeEncoder::new().with_request_id(request_id.to_string());
-        turn_stream::respond(ctx, services, assistant, run, encoder, request_id).await
-    }
+        Format::Native
+    };
+    let job = ObjectTurn {
+        conversation_id: conversation_id.to_string(),
+        visitor,
+        kind: TurnKind::Message {
+            text: content.to_string(),
+            idempotency_key,
+        },
+        format,
+        limits: admission.limits(),
+        request_id: request_id.to_string(),
+        site,
+    };
+    let site_id = job.site.id.clone();
+    client::turn(env, &site_id, job).await
 }
 
 /// Whether the query asks for the AI SDK's UI message stream (`?format=ai-sdk`) rather
@@ -131,9 +104,8 @@ pub(crate) fn ai_sdk_format(req: &Request) -> Result<bool, ApiError> {
 /// `Prefer: respond-async`: the visitor's message is stored now and its answer produced on
 /// the turn queue (durable, retried); 202 with the ids. The reply id is the one its answer
 /// is stored under (a repeat with the same key of an answered message: the stored one's).
-async fn accept(
+pub(crate) async fn accept(
     env: &Env,
-    ctx: &Context,
     services: &Services,
     assistant: &SiteAssistant,
     input: &TurnInput,
@@ -149,8 +121,8 @@ async fn accept(
         });
         return Ok(Response::from_json(&refused)?);
     }
-    // The visitor's message's embedding.
-    ctx.wait_until(services.queue_flush());
+    // The visitor's message's embedding (the object outlives the response).
+    wasm_bindgen_futures::spawn_local(services.queue_flush());
     if let Received::Pending(pending) = &received {
         let job = TurnJob {
             site_id: input.site_id.clone(),

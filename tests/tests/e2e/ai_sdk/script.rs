@@ -8,12 +8,12 @@ use concierge_e2e::api::history;
 use concierge_e2e::{TestSite, Worker, repo_root};
 use serde_json::{Value, json};
 
-pub(super) const ORIGIN: &str = "https://shop.example";
+pub(crate) const ORIGIN: &str = "https://shop.example";
 pub(super) const QUESTION: &str = "tư vấn cấu hình pc chơi game";
 pub(super) const ANSWER: &str = "Dạ, với 20 triệu em đề xuất cấu hình i5 và RTX 4060 ạ.";
 
 /// Run the client script with `input` (on its stdin); its JSON output.
-pub(super) fn client(input: Value) -> Value {
+pub(crate) fn client(input: Value) -> Value {
     let mut child = Command::new("sh")
         .arg("-c")
         .arg(". \"$CONCIERGE_ROOT/scripts/env.sh\"; exec node tests/clients/ai_sdk_client.mjs")

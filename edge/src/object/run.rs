@@ -1,0 +1,332 @@
+//! A turn inside the conversation's object: who may reach the conversation (from the
+//! object's memory of it), its place in line, and the turn itself — run apart from the
+//! response, its events into the object's log, which the poster's response follows.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use concierge_core::conversation::Scope;
+use concierge_core::engine::{RegenerateInput, TurnOutcome};
+use concierge_core::error::Error;
+use concierge_core::stream::ai_sdk::{AiSdkEncoder, HEADER_NAME, HEADER_VALUE};
+use concierge_core::stream::native::{CLOSED_CODE, CLOSED_MESSAGE};
+use concierge_core::turn::{Started, TurnEvent, TurnInput, TurnSink};
+use futures_channel::oneshot;
+use worker::Response;
+
+use super::client::{FIRST_EVENT_HEADER, Format, ObjectTurn, TurnKind};
+use super::handoff::{self, Gate};
+use super::log::Sink;
+use super::{Inner, LiveEvent, Names};
+use crate::auth::{Admission, Visitor};
+use crate::bindings::d1_store::remembered;
+use crate::bindings::js_stream::{BodyWriter, Coalescing};
+use crate::error::ApiError;
+use crate::http::turn_json;
+use crate::http::turn_stream::{Ended, TurnRun};
+use crate::routes::conversations::{accept, reachable};
+use crate::templates::turn_context;
+
+/// `POST https://object/turn`.
+pub(super) async fn turn(
+    inner: Rc<Inner>,
+    names: Names,
+    job: ObjectTurn,
+) -> Result<Response, ApiError> {
+    let env = inner.env.clone();
+    let site = job.site;
+    if site.id != names.site_id || job.conversation_id != names.conversation_id {
+        return Err(ApiError::NotFound);
+    }
+    let (assistant, services) = turn_context(&env, &site)?;
+    let assistant = assistant.with_debug_scripts(&env);
+    let scope = Scope::new(&site.id, &job.conversation_id);
+    let limits = (!job.limits.is_empty()).then(|| Admission::from_limits(&env, &job.limits));
+    // Only the identity the conversation was created with reaches it; checked before the
+    // post waits or anything is stored. A message of a conversation this object remembers
+    // is checked from memory and its rate limits counted while the turn reads; otherwise
+    // both are checked first, at once.
+    let remembered = match (&job.kind, &job.visitor) {
+        (TurnKind::Message { .. }, Visitor::Site) => true,
+        (TurnKind::Message { .. }, visitor) => match remembered::conversation(scope) {
+            Some(conversation) if !visitor.may_access(&conversation) => {
+                return Err(ApiError::NotFound);
+            }
+            Some(_) => true,
+            None => false,
+        },
+        (TurnKind::Regenerate { .. }, _) => false,
+    };
+    let admission = if remembered && job.format != Format::Accept {
+        limits
+    } else {
+        let reached = async {
+            match (&job.kind, &job.visitor) {
+                (TurnKind::Message { .. }, Visitor::Site) => Ok(()),
+                (_, visitor) => reachable(&services, &site.id, &job.conversation_id, visitor).await,
+            }
+        };
+        let admitted = async {
+            match &limits {
+                Some(limits) => limits.check().await,
+                None => Ok(()),
+            }
+        };
+        let (admitted, reached) = futures_util::future::join(admitted, reached).await;
+        reached?;
+        admitted?;
+        None
+    };
+    // A regenerate replaces the last answer: while a turn runs there is none to replace
+    // yet (409 `turn_in_progress`, as before); a message waits for its turn.
+    let slot = match job.kind {
+        TurnKind::Regenerate { .. } => inner
+            .try_acquire()
+            .ok_or(ApiError::Core(Error::TurnInProgress))?,
+        TurnKind::Message { .. } => inner.acquire().await?,
+    };
+    let run = match job.kind {
+        TurnKind::Message {
+            text,
+            idempotency_key,
+        } => {
+            let input = TurnInput {
+                site_id: site.id.clone(),
+                conversation_id: job.conversation_id.clone(),
+                text,
+                idempotency_key,
+            };
+            // A message handoff answers itself (a request, a held conversation) is answered
+            // at once, as JSON, never queued for the model.
+            if job.format == Format::Accept
+                && !handoff::intercepts(&inner.ctx(&names), &site, &input).await
+            {
+                let accepted = accept(&env, &services, &assistant, &input).await;
+                drop(slot);
+                return accepted;
+            }
+            match admission {
+                Some(limits) => TurnRun::Admitted(input, limits),
+                None => TurnRun::Stored(input),
+            }
+        }
+        TurnKind::Regenerate { expected } => TurnRun::Regenerate(RegenerateInput {
+            site_id: site.id.clone(),
+            conversation_id: job.conversation_id.clone(),
+            expected,
+        }),
+    };
+    let collected = Rc::new(RefCell::new(Vec::new()));
+    let (poster, body) = match job.format {
+        Format::Native => {
+            let (writer, body) = BodyWriter::new()?;
+            let writer = Coalescing::new(writer);
+            let request_id = Some(job.request_id.clone());
+            (Sink::Native { writer, request_id }, Some(body))
+        }
+        Format::AiSdk => {
+            let (writer, body) = BodyWriter::new()?;
+            let writer = Coalescing::new(writer);
+            let encoder = AiSdkEncoder::new();
+            (Sink::AiSdk { writer, encoder }, Some(body))
+        }
+        Format::Json | Format::Accept => (Sink::Collect(collected.clone()), None),
+    };
+    let (started_tx, started_rx) = oneshot::channel::<Result<u64, ApiError>>();
+    let (done_tx, done_rx) = oneshot::channel::<(Result<TurnOutcome, Error>, Option<Started>)>();
+    let refusal = run.refusal();
+    let request_id = job.request_id;
+    let task = {
+        let inner = inner.clone();
+        async move {
+            let _slot = slot;
+            let (site_id, conversation_id) =
+                (run.site_id().to_string(), run.conversation_id().to_string());
+            let mut sink = ObjectSink {
+                inner: &inner,
+                poster: Some(poster),
+                started_tx: Some(started_tx),
+                started: None,
+                visitor_text: match &run {
+                    TurnRun::Stored(input) | TurnRun::Admitted(input, _) => {
+                        Some(input.text.clone())
+                    }
+                    _ => None,
+                },
+            };
+            let gate = match &run {
+                TurnRun::Stored(input) | TurnRun::Admitted(input, _) => {
+                    handoff::gate(&inner.ctx(&names), &site, input).await
+                }
+                TurnRun::Regenerate(_) => handoff::gate_regenerate(&inner.ctx(&names)).await,
+                _ => Gate::Run,
+            };
+            let result = match gate {
+                Gate::Run => run.run(&services, &assistant, &mut sink).await,
+                #[allow(unreachable_patterns)]
+                gate => handoff::answer(&inner.ctx(&names), gate, &mut sink).await,
+            };
+            let began = sink.started.is_some();
+            if let Some(tx) = sink.started_tx.take() {
+                // Never started: nothing was stored, and the error is the HTTP answer.
+                let refused = refusal.and_then(|r| r.borrow_mut().take());
+                let early = match &result {
+                    Err(_) if refused.is_some() => refused.unwrap_or(ApiError::RateLimited),
+                    Err(error) => ApiError::from(error.clone()),
+                    Ok(_) => {
+                        ApiError::Internal(worker::Error::RustError("turn never started".into()))
+                    }
+                };
+                let _ = tx.send(Err(early));
+            } else {
+                // The engine always ends a turn it started; should it ever not, the log
+                // ends it, so every stream ends with exactly one terminal event.
+                let open = inner.log.borrow().turn.as_ref().is_some_and(|t| !t.ended);
+                if open {
+                    sink.emit(TurnEvent::Failed {
+                        code: CLOSED_CODE,
+                        message: CLOSED_MESSAGE,
+                    });
+                }
+                inner.save_turn();
+            }
+            let started = sink.started.take();
+            let ended = Ended {
+                site_id: &site_id,
+                conversation_id: &conversation_id,
+                began,
+                request_id: &request_id,
+            };
+            ended.settle(&services, &assistant, &result).await;
+            let _ = done_tx.send((result, started));
+        }
+    };
+    // A reset (the debug route) stops the turn where it is: the future is dropped.
+    let (task, handle) = futures_util::future::abortable(task);
+    *inner.running.borrow_mut() = Some(handle);
+    inner.state.wait_until(async move {
+        let _ = task.await;
+    });
+    if body.is_none() {
+        // JSON: the whole turn, then its answer.
+        let (result, started) = done_rx
+            .await
+            .map_err(|_| ApiError::Internal(worker::Error::RustError("turn lost".into())))?;
+        if let Ok(Err(early)) = started_rx.await {
+            return Err(early);
+        }
+        let events = collected.borrow_mut().drain(..).collect();
+        return turn_json::answer(result, started, events);
+    }
+    let first = started_rx
+        .await
+        .map_err(|_| ApiError::Internal(worker::Error::RustError("turn ended early".into())))??;
+    let Some(body) = body else {
+        return Err(ApiError::NotFound);
+    };
+    let mut response = super::sse(body)?;
+    let headers = response.headers_mut();
+    headers.set(FIRST_EVENT_HEADER, &first.to_string())?;
+    if job.format == Format::AiSdk {
+        headers.set(HEADER_NAME, HEADER_VALUE)?;
+    }
+    Ok(response)
+}
+
+/// The engine's sink inside the object: nothing is logged until the turn has started (a
+/// turn that fails before that is answered with an HTTP error); then every event goes to
+/// the log, which numbers it and sends it to the poster and everyone attached.
+struct ObjectSink<'a> {
+    inner: &'a Inner,
+    /// The poster's stream, until the turn starts and it follows the turn.
+    poster: Option<Sink>,
+    started_tx: Option<oneshot::Sender<Result<u64, ApiError>>>,
+    started: Option<Started>,
+    /// The visitor's message, for the live watchers (a message turn's).
+    visitor_text: Option<String>,
+}
+
+impl TurnSink for ObjectSink<'_> {
+    fn started(&mut self, started: &Started) {
+        if let Some(text) = self.visitor_text.take() {
+            // The other clients of the conversation see the visitor's message first.
+            let message = serde_json::json!({
+                "id": started.user_message_id, "role": "user", "kind": "text",
+                "content": text, "created_at": crate::runtime::now_ms(),
+            });
+            // Persisted with the turn's record, just below.
+            let _ = self
+                .inner
+                .log
+                .borrow_mut()
+                .push_live(LiveEvent::Message(message));
+        }
+        let followers = self.poster.take().into_iter().collect();
+        let record = self.inner.log.borrow_mut().begin_turn(
+            &started.user_message_id,
+            &started.reply_id,
+            followers,
+        );
+        self.inner.save_turn();
+        self.started = Some(started.clone());
+        if let Some(tx) = self.started_tx.take() {
+            let _ = tx.send(Ok(record.first_event_id));
+        }
+    }
+
+    fn emit(&mut self, event: TurnEvent) {
+        if self.started.is_none() {
+            return;
+        }
+        let persist = self
+            .inner
+            .log
+            .borrow_mut()
+            .push_turn(event, crate::runtime::now_ms());
+        self.inner.persist(persist);
+    }
+}
+
+/// `POST https://object/job`: a background turn (the turn queue's job), answered in the
+/// conversation's line; its stored reply is published to the live watchers. Always 200
+/// with a [`JobOutcome`](super::client::JobOutcome) (its error for the consumer to log and
+/// retry).
+pub(super) async fn job(
+    inner: Rc<Inner>,
+    job: super::client::ObjectJob,
+) -> Result<Response, ApiError> {
+    use concierge_core::boundary::ConversationStore;
+    let env = inner.env.clone();
+    let (assistant, services) = turn_context(&env, &job.site)?;
+    let slot = inner.acquire_unbounded().await?;
+    let result =
+        concierge_core::engine::answer_job(&services, &assistant, &job.job, job.last).await;
+    // The reply's embedding; the conversation read again for the next turn.
+    let scope = Scope::new(&job.job.site_id, &job.job.conversation_id);
+    let window = concierge_core::engine::Assistant::config(&assistant).history_window;
+    let _ = futures_util::future::join(
+        services.queue_flush(),
+        services.store.read_turn(scope, window),
+    )
+    .await;
+    drop(slot);
+    let outcome = match result {
+        Ok(outcome) => {
+            if let Some(outcome) = &outcome {
+                let message = crate::routes::conversations::message_json(&outcome.reply);
+                inner.publish(LiveEvent::Message(message));
+            }
+            super::client::JobOutcome {
+                reply_id: outcome.map(|o| o.reply.id),
+                error: None,
+                transient: false,
+            }
+        }
+        Err(error) => super::client::JobOutcome {
+            reply_id: None,
+            transient: error.is_transient(),
+            error: Some(ApiError::Core(error).chain()),
+        },
+    };
+    Ok(Response::from_json(&outcome)?)
+}

@@ -1,0 +1,156 @@
+//! The console's handoff routes (secret key; each acts on the caller's site only):
+//! - `GET /admin/handoffs`: `{"waiting": N, "conversations": [{id, user_id, state,
+//!   requested_at, since, agent, last_message}]}` — the conversations waiting for a
+//!   person, oldest request first, then those a person holds;
+//! - `POST /admin/conversations/{id}/handoff` `{"action": "take", "agent": "Lan"}` or
+//!   `{"action": "release"}`: a person takes the conversation over (the assistant stops
+//!   answering it) or hands it back (a waiting request is dismissed the same way);
+//! - `POST /admin/conversations/{id}/messages/human` `{"content"}`: the person's reply
+//!   (409 unless the conversation is held), stored like any message (role `assistant`,
+//!   kind `human`, metadata `author`) and sent live to the visitor.
+//!
+//! The operations run in the conversation's object (`object::handoff::handle`), which
+//! keeps the state, publishes every change and copies it to D1 for the list.
+
+use concierge_core::boundary::ConversationStore;
+use concierge_core::conversation::Scope;
+use serde::Deserialize;
+use worker::{Env, Request, Response};
+
+use crate::auth::SecretCaller;
+use crate::bindings::d1_handoff::{self, MAX_LISTED};
+use crate::bindings::d1_store::D1Store;
+use crate::error::ApiError;
+use crate::http::body;
+use crate::object::client;
+use crate::object::handoff::HandoffOp;
+
+/// The longest name a person may show the visitor.
+const MAX_AGENT_CHARS: usize = 60;
+/// The longest reply a person may send, in characters.
+const MAX_REPLY_CHARS: usize = 4_000;
+
+/// `GET /admin/handoffs`.
+pub(crate) async fn list(env: &Env, caller: SecretCaller) -> Result<Response, ApiError> {
+    let (waiting, rows) = d1_handoff::list(&env.d1("DB")?, &caller.site.id, MAX_LISTED).await?;
+    let ms = |v: Option<f64>| v.map(|ms| ms as u64);
+    let conversations: Vec<serde_json::Value> = rows
+        .into_iter()
+        .map(|row| {
+            let last_message = row.last_role.map(|role| {
+                serde_json::json!({
+                    "role": role,
+                    "kind": row.last_kind,
+                    "content": row.last_content,
+                    "created_at": ms(row.last_created_at),
+                })
+            });
+            serde_json::json!({
+                "id": row.id,
+                "user_id": row.user_id,
+                "state": row.handoff_state,
+                "requested_at": ms(row.handoff_requested_at),
+                "since": ms(row.handoff_since),
+                "agent": row.handoff_agent,
+                "last_message": last_message,
+            })
+        })
+        .collect();
+    Ok(Response::from_json(
+        &serde_json::json!({"waiting": waiting, "conversations": conversations}),
+    )?)
+}
+
+/// Body of `POST /admin/conversations/{id}/handoff`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OperationBody {
+    action: String,
+    #[serde(default)]
+    agent: Option<String>,
+}
+
+/// `POST /admin/conversations/{id}/handoff`.
+pub(crate) async fn operate(
+    mut req: Request,
+    env: &Env,
+    caller: SecretCaller,
+    id: &str,
+) -> Result<Response, ApiError> {
+    let body: OperationBody = body::json(&mut req).await?;
+    let op = match body.action.as_str() {
+        "take" => HandoffOp::Take {
+            agent: agent_name(body.agent.as_deref())?,
+        },
+        "release" => HandoffOp::Release,
+        _ => {
+            return Err(ApiError::bad_request(
+                "`action` must be \"take\" or \"release\".",
+            ));
+        }
+    };
+    existing(env, &caller, id).await?;
+    client::handoff(env, &caller.site.id, id, op).await
+}
+
+/// Body of `POST /admin/conversations/{id}/messages/human`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReplyBody {
+    content: String,
+}
+
+/// `POST /admin/conversations/{id}/messages/human`.
+pub(crate) async fn reply(
+    mut req: Request,
+    env: &Env,
+    caller: SecretCaller,
+    id: &str,
+) -> Result<Response, ApiError> {
+    let body: ReplyBody = body::json(&mut req).await?;
+    let content = body.content.trim();
+    if content.is_empty() || content.chars().count() > MAX_REPLY_CHARS {
+        return Err(ApiError::bad_request(format!(
+            "`content` must be 1 to {MAX_REPLY_CHARS} characters."
+        )));
+    }
+    existing(env, &caller, id).await?;
+    let op = HandoffOp::Reply {
+        content: content.to_string(),
+    };
+    client::handoff(env, &caller.site.id, id, op).await
+}
+
+/// The person's name as the visitor sees it: trimmed, 1 to [`MAX_AGENT_CHARS`]
+/// characters, no control characters.
+fn agent_name(agent: Option<&str>) -> Result<String, ApiError> {
+    let name = agent.map(str::trim).unwrap_or_default();
+    if name.is_empty()
+        || name.chars().count() > MAX_AGENT_CHARS
+        || name.chars().any(char::is_control)
+    {
+        return Err(ApiError::bad_request(format!(
+            "`agent` (the name the visitor sees) must be 1 to {MAX_AGENT_CHARS} characters to take a conversation."
+        )));
+    }
+    Ok(name.to_string())
+}
+
+/// A conversation's handoff as the console shows it (`{"state", "since"?,
+/// "requested_at"?, "agent"?}`), as last recorded in D1.
+pub(crate) async fn state_of(env: &Env, scope: Scope<'_>) -> Result<serde_json::Value, ApiError> {
+    let record = d1_handoff::read(&env.d1("DB")?, scope)
+        .await?
+        .unwrap_or_default();
+    Ok(crate::object::handoff::state_json(&record))
+}
+
+/// 404 unless conversation `id` exists on the caller's site.
+async fn existing(env: &Env, caller: &SecretCaller, id: &str) -> Result<(), ApiError> {
+    D1Store::new(env.d1("DB")?)
+        .load_conversation(Scope::new(&caller.site.id, id))
+        .await
+        .map_err(ApiError::store)?
+        .map(|_| ())
+        .ok_or(ApiError::UnknownConversation)
+}

@@ -1,0 +1,183 @@
+// The conversation's life beyond the panel's own requests, in plain JS (widget/src/live.rs
+// starts it; plain JS keeps the widget inside its download budget, scripts/sizes.sh):
+// - resume: `reopen(after)` asks `GET /conversations/{id}/stream` for a turn's events after
+//   event `after` (the Worker numbers every event of a conversation, `id:`), with backoff
+//   while the network is down, and hands the body's reader to the panel, which reads it
+//   into the same answer (widget/src/chat/mod.rs). The running turn's first event id is
+//   kept in localStorage with the conversation id (`turn`), so after a reload mid-answer
+//   the panel follows the turn from its start; `done` forgets it.
+// - live: `start` reads `GET /conversations/{id}/events` (fetch: EventSource cannot send
+//   the key headers) until the conversation changes, reconnecting with `Last-Event-ID`.
+//   Another client's turn (`started` of a turn this panel is not reading) is followed
+//   through `reopen` like one of its own; a stored message from elsewhere (another tab's
+//   visitor message, a person's reply) and the handoff's state (as a notice in the panel's
+//   words) are handed to the panel. The panel's own messages coming back are not shown
+//   twice.
+
+let session = {}; // conversation id, API headers, words, the panel's callback
+let generation = 0;
+let controller;
+let busy = false; // the panel sent a message and reads its turn
+let first = -1; // the first event id of the turn the panel reads
+const mine = new Set(); // first event ids of the turns the panel read itself
+const shown = new Set(); // ids of the messages handed to the panel
+let echoes = []; // the visitor's messages sent from here, not yet back
+let seen = -1; // the live stream's last event id
+let state = "none"; // the handoff's state
+const slot = () => "concierge.turn." + session.site;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function get(route, after, signal) {
+  const headers = { accept: "text/event-stream", "x-api-key": session.key, "x-embedder-origin": session.embedder };
+  if (session.token) headers["x-user-token"] = session.token;
+  if (after >= 0) headers["last-event-id"] = String(after);
+  return fetch(`/conversations/${encodeURIComponent(session.id)}/${route}`, { headers, signal, cache: "no-store" });
+}
+
+/** Follow conversation `id` live, on behalf of the panel (`on(kind, text, author, raw)`,
+ * kind `user`, `assistant`, `notice` or `follow` with the turn's first event id). Words:
+ * [a person, waiting, "{0} joined", the assistant is back]. */
+export function start(id, site, key, embedder, token, words, on) {
+  stop();
+  session = { id, site, key, embedder, token, words, on };
+  seen = -1;
+  state = "none";
+  live(generation);
+}
+
+/** Stop following (a new conversation, another identity). */
+export function stop() {
+  generation++;
+  controller?.abort();
+}
+
+/** The panel sends `text` and will read its turn. */
+export function sending(text) {
+  busy = true;
+  echoes = [...echoes.slice(-3), text];
+}
+
+/** The panel read event `id` of the turn it reads (the first one is kept). */
+export function turn(id) {
+  busy = true;
+  if (first >= 0) return;
+  first = id;
+  mine.add(id);
+  try {
+    localStorage.setItem(slot(), session.id + " " + id);
+  } catch (_) {}
+}
+
+/** The turn the panel read is over. */
+export function done() {
+  busy = false;
+  first = -1;
+  try {
+    localStorage.removeItem(slot());
+  } catch (_) {}
+}
+
+/** After a reload: the event before the turn this panel was reading, or -2 when it read
+ * none of this conversation's (then nothing is followed). */
+export function resumed() {
+  const [id, first] = (localStorage.getItem(slot()) || "").split(" ");
+  done();
+  return id == session.id && first ? Number(first) - 1 : -2;
+}
+
+/** A reader of the turn's events after `after` (-1: from its start), asked again with
+ * backoff while the network fails; null when there is nothing more (204), on a refusal,
+ * once `signal` aborts, or after about 25 s. */
+export async function reopen(after, signal) {
+  for (let i = 0; i < 8; i++) {
+    if (i) await sleep(500 << Math.min(i - 1, 3));
+    if (signal?.aborted) return null;
+    try {
+      const r = await get("stream", after, signal);
+      if (r.ok && r.status != 204) return r.body.getReader();
+      if (r.ok || (r.status < 500 && r.status != 429)) return null;
+    } catch (_) {}
+  }
+  return null;
+}
+
+async function live(mark) {
+  let delay = 1000;
+  while (mark == generation) {
+    controller = new AbortController();
+    try {
+      const r = await get("events", seen, controller.signal);
+      // No live route, a refusal, or nothing to follow: stop.
+      if (r.status == 204 || (r.status < 500 && r.status != 429 && !r.ok)) return;
+      if (r.ok) {
+        delay = 1000;
+        await read(r.body.getReader(), mark);
+      }
+    } catch (_) {}
+    if (mark != generation) return;
+    await sleep(delay);
+    delay = Math.min(delay * 2, 15000);
+  }
+}
+
+/** Read SSE frames (`event:`, `data:`, `id:`; comments are pings). */
+async function read(reader, mark) {
+  const decoder = new TextDecoder();
+  let buffer = "";
+  let frame = { data: [] };
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done || mark != generation) return;
+    buffer += decoder.decode(value, { stream: true });
+    const lines = buffer.split(/\r\n|\r|\n/);
+    buffer = lines.pop();
+    for (const line of lines) {
+      if (!line) {
+        if (frame.data.length) handle(frame.event || "message", frame.data.join("\n"), frame.id);
+        frame = { data: [] };
+        continue;
+      }
+      const i = line.indexOf(":");
+      const field = i < 0 ? line : line.slice(0, i);
+      const text = i < 0 ? "" : line.slice(i + 1).replace(/^ /, "");
+      if (field == "data") frame.data.push(text);
+      else if (field == "event") frame.event = text;
+      else if (field == "id") frame.id = text;
+    }
+  }
+}
+
+function handle(name, data, id) {
+  const n = id == null || id === "" ? -1 : Number(id);
+  if (n >= 0) {
+    if (n <= seen) return; // seen before a reconnection
+    seen = n;
+  }
+  let d;
+  try {
+    d = JSON.parse(data);
+  } catch (_) {
+    return;
+  }
+  const { on, words } = session;
+  if (name == "handoff") {
+    const before = state;
+    state = d.state;
+    if (state == before) return;
+    const text = state == "waiting" ? words[1]
+      : state == "held" ? words[2].replace("{0}", d.agent || words[0])
+      : before == "held" ? words[3] : "";
+    if (text) on("notice", text, "", null);
+  } else if (name == "message" && d.role) {
+    if (d.id && shown.has(d.id)) return;
+    shown.add(d.id);
+    const echo = d.role == "user" ? echoes.indexOf(d.content) : -1;
+    if (echo >= 0) echoes.splice(echo, 1);
+    else if (d.role == "user" || d.role == "assistant") {
+      const author = d.kind == "human" ? (d.author || d.metadata?.author || {}).name || words[0] : "";
+      on(d.role, String(d.content || ""), author, d);
+    }
+  } else if (name == "started" && n >= 0 && !busy && !mine.has(n)) {
+    on("follow", String(n), "", null);
+  }
+}

@@ -1,0 +1,340 @@
+// Concierge console: visitors who asked for a person. The waiting count is a badge on the
+// tab (GET /admin/handoffs every few seconds while signed in); the tab lists the waiting
+// conversations oldest first, then those a person holds. Opening one shows its messages
+// (GET /admin/conversations/{id}) and follows it live (GET /conversations/{id}/events, read
+// with fetch: the key goes in a header), with "Take over", a reply box (a person's
+// messages, POST /admin/conversations/{id}/messages/human) and "Hand back to the assistant"
+// (POST /admin/conversations/{id}/handoff). Everything from the API is set as text or
+// drawn by the chat panel's own safe markdown renderer.
+// A module (deferred like the other console scripts, run after them).
+import * as rich from "/console/rich.js";
+
+const app = window.ConciergeConsole;
+const { $, el, when, api, show } = app;
+const t = (text, values) => window.ConsoleI18n.t(text, values);
+const AGENT = "concierge.console.agent"; // the merchant's name, a preference (not a secret)
+const POLL_MS = 4000;
+
+let rows = []; // GET /admin/handoffs' conversations
+let current = null; // { id, state, agent, live: AbortController, known: Set, answer }
+
+/** The waiting count on the tab, and the list when the tab is open. */
+async function poll() {
+  if (!app.site) {
+    if (current && current.live) current.live.abort();
+    current = null;
+    return;
+  }
+  let body;
+  try {
+    body = await api("GET", "/admin/handoffs");
+  } catch (e) {
+    if (!$("tab-handoff").hidden) show($("handoff-error"), e.message);
+    return;
+  }
+  show($("handoff-error"), "");
+  rows = body.conversations || [];
+  const waiting = Number(body.waiting) || 0;
+  const badge = $("handoff-badge");
+  badge.textContent = waiting ? String(waiting) : "";
+  badge.hidden = waiting === 0;
+  badge.setAttribute("aria-label", t("{n} waiting", { n: waiting }));
+  if (!$("tab-handoff").hidden) drawList();
+}
+
+function stateText(state, agent) {
+  if (state === "waiting") return t("Waiting for a person");
+  if (state === "held") return agent ? t("{agent} is answering", { agent }) : t("A person is answering");
+  return t("The assistant is answering");
+}
+
+function drawList() {
+  const list = $("handoff-list");
+  list.textContent = "";
+  const waiting = rows.filter((r) => r.state === "waiting").length;
+  $("handoff-count").textContent = waiting
+    ? t("{n} waiting, oldest first; then the conversations a person holds.", { n: waiting })
+    : rows.length ? t("Nobody is waiting; the conversations a person holds:") : t("Nobody is waiting for a person.");
+  for (const row of rows) {
+    const button = el("button", { type: "button", "data-conversation": row.id, "data-state": row.state },
+      el("strong", { text: (row.last_message && row.last_message.content) || t("(no message)") }),
+      el("span", { class: "meta", text: " " + stateText(row.state, row.agent) + " · " + t("since {time}", { time: when(row.requested_at || row.since) }) + (row.user_id ? " · " + row.user_id : "") }),
+      row.state === "waiting" ? el("span", { class: "badge bad", text: t("waiting") }) : null);
+    button.addEventListener("click", () => open(row.id, row.state, row.agent));
+    if (current && current.id === row.id) button.setAttribute("aria-current", "true");
+    list.appendChild(el("li", {}, button));
+  }
+}
+
+/** One message in the open conversation. */
+function item(role, kind, content, author, at) {
+  const human = kind === "human";
+  const who = human ? t("Staff") + (author ? " · " + author : "") : role === "user" ? t("Visitor") : t("Assistant");
+  const body = el("div", { class: "body" });
+  if (role === "assistant") rich.markdown(body, content || "");
+  else body.textContent = content || "";
+  const li = el("li", { class: role + (human ? " human" : ""), "data-kind": kind || "" },
+    el("span", { class: "meta", text: who + (at ? " · " + when(at) : "") }), body);
+  $("handoff-messages").appendChild(li);
+  return li;
+}
+
+function drawState() {
+  const { state, agent } = current;
+  $("handoff-state").textContent = stateText(state, agent);
+  $("handoff-take").disabled = state === "held";
+  $("handoff-release").disabled = state !== "held";
+  $("handoff-text").disabled = state !== "held";
+  $("handoff-send").disabled = state !== "held";
+}
+
+async function open(id, state, agent) {
+  if (current && current.live) current.live.abort();
+  current = { id, state: state || "none", agent, live: new AbortController(), known: new Set(), answer: null };
+  const mine = current;
+  document.querySelectorAll("#handoff-list button").forEach((b) => b.setAttribute("aria-current", String(b.dataset.conversation === id)));
+  $("handoff-view").hidden = false;
+  $("handoff-title").textContent = t("Conversation {id}", { id });
+  show($("handoff-reply-error"), "");
+  const out = $("handoff-messages");
+  out.textContent = "";
+  drawState();
+  let view;
+  try {
+    view = await api("GET", "/admin/conversations/" + encodeURIComponent(id));
+  } catch (e) {
+    out.appendChild(el("li", { class: "error", text: e.message }));
+    return;
+  }
+  if (mine !== current) return;
+  // The conversation's own handoff, newer than the list's.
+  if (view.handoff && view.handoff.state) {
+    mine.state = view.handoff.state;
+    mine.agent = view.handoff.agent || mine.agent;
+    drawState();
+  }
+  const lang = view.language === "en" ? "en" : "vi";
+  rich.setup(rich.WORDS[lang] || rich.WORDS.vi, lang, "");
+  for (const m of view.messages || []) {
+    mine.known.add(m.id);
+    item(m.role, m.kind, m.content, author(m), m.created_at);
+  }
+  follow(mine);
+}
+
+const author = (m) => (m.author && m.author.name) || (m.metadata && m.metadata.author && m.metadata.author.name) || "";
+
+/** Read the conversation's live events until another one is opened; reconnect after the
+ * last event id seen. */
+async function follow(mine) {
+  let last = null;
+  let delay = 1000;
+  while (mine === current) {
+    try {
+      const headers = { "x-api-key": sessionStorage.getItem("concierge.console.key") || "", accept: "text/event-stream" };
+      if (last != null) headers["last-event-id"] = last;
+      const response = await fetch("/conversations/" + encodeURIComponent(mine.id) + "/events",
+        { headers, signal: mine.live.signal, credentials: "omit", cache: "no-store" });
+      if (!response.ok || response.status === 204) return;
+      delay = 1000;
+      const reader = response.body.getReader();
+      const decoder = new TextDecoder();
+      let buffer = "";
+      let frame = { data: [] };
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done || mine !== current) break;
+        buffer += decoder.decode(value, { stream: true });
+        const lines = buffer.split(/\r\n|\r|\n/);
+        buffer = lines.pop();
+        for (const line of lines) {
+          if (!line) {
+            if (frame.id != null) last = frame.id;
+            if (frame.data.length) event(mine, frame.event || "message", frame.data.join("\n"));
+            frame = { data: [] };
+            continue;
+          }
+          const i = line.indexOf(":");
+          const field = i < 0 ? line : line.slice(0, i);
+          const text = i < 0 ? "" : line.slice(i + 1).replace(/^ /, "");
+          if (field === "data") frame.data.push(text);
+          else if (field === "event") frame.event = text;
+          else if (field === "id") frame.id = text;
+        }
+      }
+    } catch (e) {
+      if (mine.live.signal.aborted) return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, delay));
+    delay = Math.min(delay * 2, 15000);
+  }
+}
+
+function event(mine, name, data) {
+  if (mine !== current) return;
+  let d;
+  try {
+    d = JSON.parse(data);
+  } catch (e) {
+    return;
+  }
+  if (name === "handoff") {
+    mine.state = d.state || "none";
+    mine.agent = d.agent || mine.agent;
+    drawState();
+    poll();
+  } else if (name === "message" && d.role) {
+    if (d.id && mine.known.has(d.id)) return;
+    mine.known.add(d.id);
+    item(d.role, d.kind, d.content, author(d), d.created_at);
+  } else if (name === "started") {
+    mine.answer = { li: item("assistant", "answer", ""), text: "" };
+  } else if (name === "message" && typeof d.chunk === "string") {
+    if (!mine.answer) mine.answer = { li: item("assistant", "answer", ""), text: "" };
+    mine.answer.text += d.chunk;
+    mine.answer.li.querySelector(".body").textContent = mine.answer.text;
+  } else if ((name === "completed" || name === "failed") && mine.answer) {
+    const { li, text } = mine.answer;
+    mine.answer = null;
+    // A held conversation's turn has no answer (`reply.kind` "held").
+    const held = d.reply && d.reply.kind === "held";
+    if (name === "completed" && (held || (d.message_id && mine.known.has(d.message_id)))) {
+      li.remove();
+      return;
+    }
+    if (d.message_id) mine.known.add(d.message_id);
+    if (name === "failed") li.classList.add("failed");
+    const body = li.querySelector(".body");
+    body.textContent = "";
+    rich.markdown(body, text);
+  }
+}
+
+async function handoff(action) {
+  if (!current) return;
+  show($("handoff-reply-error"), "");
+  const name = $("handoff-agent").value.trim();
+  if (action === "take" && !name) {
+    app.fieldError($("handoff-form"), "agent", t("Enter your name: the visitor sees it."));
+    $("handoff-agent").focus();
+    return;
+  }
+  app.clearErrors($("handoff-form"));
+  try {
+    localStorage.setItem(AGENT, name);
+  } catch (e) { /* not remembered */ }
+  try {
+    await api("POST", "/admin/conversations/" + encodeURIComponent(current.id) + "/handoff", { action, agent: name });
+    current.state = action === "take" ? "held" : "none";
+    current.agent = action === "take" ? name : null;
+    drawState();
+    if (action === "take") $("handoff-text").focus();
+    poll();
+  } catch (e) {
+    show($("handoff-reply-error"), e.message);
+  }
+}
+
+async function reply(event) {
+  event.preventDefault();
+  if (!current) return;
+  const text = $("handoff-text").value.trim();
+  if (!text) return;
+  show($("handoff-reply-error"), "");
+  try {
+    const body = await api("POST", "/admin/conversations/" + encodeURIComponent(current.id) + "/messages/human", { content: text });
+    $("handoff-text").value = "";
+    const m = (body && (body.message || body)) || {};
+    if (m.id && !current.known.has(m.id)) {
+      current.known.add(m.id);
+      item("assistant", "human", m.content || text, author(m) || $("handoff-agent").value.trim(), m.created_at);
+    }
+  } catch (e) {
+    show($("handoff-reply-error"), e.status === 409 ? t("Take the conversation over before replying.") : e.message);
+  }
+}
+
+// ---- Settings (the Assistant tab's "Talk to a person"; console.js calls these) ----------
+let loadedSettings = "";
+
+/** `1-5 08:00-17:30` lines as office hours; throws a message for the field. */
+function parseHours(text) {
+  const lines = text.split("\n").map((l) => l.trim()).filter(Boolean);
+  if (!lines.length) return null;
+  return lines.map((line) => {
+    const m = /^([1-7](?:\s*[-,]\s*[1-7])*)\s+(\d{1,2}:\d{2})\s*[-–]\s*(\d{1,2}:\d{2})$/.exec(line);
+    if (!m) throw new Error(t("Not office hours: “{line}”. Write days and hours, like 1-5 08:00-17:30.", { line }));
+    const days = [];
+    for (const part of m[1].replace(/\s/g, "").split(",")) {
+      const [from, to] = part.split("-").map(Number);
+      for (let d = from; d <= (to || from); d++) if (!days.includes(d)) days.push(d);
+    }
+    const pad = (hm) => hm.padStart(5, "0");
+    return { days, start: pad(m[2]), end: pad(m[3]) };
+  });
+}
+
+function formatHours(hours) {
+  return (hours || []).map((h) => {
+    const days = h.days || [];
+    const run = days.length > 1 && days.every((d, i) => i === 0 || d === days[i - 1] + 1);
+    return (run ? days[0] + "-" + days[days.length - 1] : days.join(",")) + " " + h.start + "-" + h.end;
+  }).join("\n");
+}
+
+const settingsFields = () => [$("f-handoff-enabled").checked, $("f-handoff-wait").value.trim(), $("f-handoff-zone").value.trim(), $("f-handoff-hours").value.trim()].join("|");
+
+app.handoffSettings = {
+  fill(h) {
+    h = h || {};
+    $("f-handoff-enabled").checked = !!h.enabled;
+    $("f-handoff-wait").value = h.wait_seconds == null ? "" : String(h.wait_seconds);
+    $("f-handoff-zone").value = h.time_zone || "";
+    $("f-handoff-hours").value = formatHours(h.office_hours);
+    loadedSettings = settingsFields();
+  },
+  /** Add `handoff` to `patch` when changed; false (with the field's error) when invalid. */
+  patch(form, patch) {
+    if (settingsFields() === loadedSettings) return true;
+    const handoff = { enabled: $("f-handoff-enabled").checked };
+    const wait = $("f-handoff-wait").value.trim();
+    if (wait) {
+      if (!/^\d+$/.test(wait) || Number(wait) < 10 || Number(wait) > 3600) {
+        app.fieldError(form, "handoff.wait_seconds", t("A whole number of seconds, 10 to 3600."));
+        return false;
+      }
+      handoff.wait_seconds = Number(wait);
+    }
+    const zone = $("f-handoff-zone").value.trim();
+    if (zone) handoff.time_zone = zone;
+    try {
+      handoff.office_hours = parseHours($("f-handoff-hours").value);
+    } catch (e) {
+      app.fieldError(form, "handoff", e.message);
+      return false;
+    }
+    patch.handoff = handoff;
+    return true;
+  },
+};
+if (app.site) app.handoffSettings.fill(app.site.config.handoff);
+
+app.loaders.handoff = () => {
+  drawList();
+  poll();
+};
+try {
+  $("handoff-agent").value = localStorage.getItem(AGENT) || "";
+} catch (e) { /* no storage */ }
+$("handoff-take").addEventListener("click", () => handoff("take"));
+$("handoff-release").addEventListener("click", () => handoff("release"));
+$("handoff-reply").addEventListener("submit", reply);
+$("handoff-refresh").addEventListener("click", () => poll());
+$("handoff-text").addEventListener("keydown", (e) => {
+  if (e.key === "Enter" && !e.shiftKey) {
+    e.preventDefault();
+    $("handoff-reply").requestSubmit();
+  }
+});
+setInterval(poll, POLL_MS);
+poll();
