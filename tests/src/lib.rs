@@ -424,23 +424,38 @@ impl Worker {
     /// Run `sql` against this Worker's local D1 (`wrangler d1 execute`), returning its rows
     /// (none for a write): to assert what is stored beyond what the API shows, or to plant
     /// rows the API cannot make (data written by an older version).
+    ///
+    /// A write can find the database busy with the Worker's own writes (many tests run at
+    /// once): it is tried again, at most four times in all.
     pub fn d1_rows(&self, sql: &str) -> Vec<serde_json::Value> {
         let persist = self.state_dir.to_string_lossy().into_owned();
-        let output = wrangler(&[
-            "d1",
-            "execute",
-            "DB",
-            "--local",
-            "--persist-to",
-            &persist,
-            "--json",
-            "--command",
-            sql,
-        ])
-        .stderr(Stdio::inherit())
-        .output()
-        .expect("run wrangler d1 execute");
-        assert!(output.status.success(), "wrangler d1 execute failed: {sql}");
+        let mut attempt = 0;
+        let output = loop {
+            attempt += 1;
+            let output = wrangler(&[
+                "d1",
+                "execute",
+                "DB",
+                "--local",
+                "--persist-to",
+                &persist,
+                "--json",
+                "--command",
+                sql,
+            ])
+            .output()
+            .expect("run wrangler d1 execute");
+            if output.status.success() || attempt == 4 {
+                break output;
+            }
+            std::thread::sleep(Duration::from_millis(500 * attempt));
+        };
+        assert!(
+            output.status.success(),
+            "wrangler d1 execute failed ({attempt} attempts): {sql}\n{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
         let json: serde_json::Value =
             serde_json::from_slice(&output.stdout).expect("wrangler d1 execute --json output");
         json[0]["results"].as_array().cloned().unwrap_or_default()
