@@ -299,6 +299,23 @@ pub(crate) async fn handoff(
     relay(response)
 }
 
+/// Wakes conversation `conversation_id`'s object (a new conversation) and has it read the
+/// conversation (its last `window` messages) into its memory: its first turn then starts
+/// without waiting for its home to start or reading D1 first.
+pub(crate) async fn warm(
+    env: &Env,
+    site_id: &str,
+    conversation_id: &str,
+    window: usize,
+) -> Result<(), ApiError> {
+    let path = format!("warm?window={window}");
+    let req = internal(Method::Post, site_id, conversation_id, &path, None)?;
+    stub(env, site_id, conversation_id)?
+        .fetch_with_request(req)
+        .await?;
+    Ok(())
+}
+
 /// Tells the object to reset itself (the debug route; the reset's error is expected).
 pub(crate) async fn abort(env: &Env, site_id: &str, conversation_id: &str) -> Result<(), ApiError> {
     let req = internal(Method::Post, site_id, conversation_id, "abort", None)?;

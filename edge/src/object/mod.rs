@@ -356,6 +356,21 @@ impl Inner {
                 let job: client::ObjectJob = req.json().await?;
                 run::job(self, job).await
             }
+            // Started (and its storage read) by now; the conversation read into this
+            // isolate's memory (the store's `remembered`) for its first turn.
+            (worker::Method::Post, "/warm") => {
+                use concierge_core::boundary::ConversationStore;
+                let window = query("window").and_then(|w| w.parse::<usize>().ok());
+                if let Some(window) = window {
+                    let scope = concierge_core::conversation::Scope::new(
+                        &names.site_id,
+                        &names.conversation_id,
+                    );
+                    let store = crate::bindings::d1_store::D1Store::new(self.env.d1("DB")?);
+                    let _ = store.read_turn(scope, window).await;
+                }
+                Ok(Response::empty()?.with_status(204))
+            }
             (worker::Method::Post, "/publish") => {
                 let event: LiveEvent = req.json().await?;
                 self.publish(event);

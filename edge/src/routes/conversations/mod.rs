@@ -174,13 +174,12 @@ pub(crate) async fn create(
     let flushed = services.queue_flush();
     let window = assistant.config().history_window;
     let (site_id, id) = (caller.site.id.clone(), created.conversation.id.clone());
+    let env = env.clone();
     ctx.wait_until(async move {
-        flushed.await;
-        // Read once now, so the conversation's first turn starts without reading it.
-        let _ = services
-            .store
-            .read_turn(Scope::new(&site_id, &id), window)
-            .await;
+        // Its object woken and the conversation read into its memory now, so the first
+        // turn starts without waiting for either.
+        let warmed = client::warm(&env, &site_id, &id, window);
+        let _ = futures_util::future::join(flushed, warmed).await;
     });
     let body = if created.greeting_stored() {
         serde_json::json!({
