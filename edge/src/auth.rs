@@ -23,6 +23,7 @@ use worker::{Env, Method, Request};
 
 use crate::bindings::d1_sites;
 use crate::bindings::d1_store::D1Store;
+use crate::bindings::services::Services;
 use crate::error::ApiError;
 use crate::site::{self, KeyKind, Site};
 
@@ -363,4 +364,19 @@ pub(crate) async fn reachable_conversation(
         .await
         .map_err(ApiError::store)?;
     Ok(conversation.filter(|conversation| visitor.may_access(conversation)))
+}
+
+/// 404 unless conversation `conversation_id` of site `site_id` exists and `visitor` may
+/// reach it.
+pub(crate) async fn reachable(
+    services: &Services,
+    site_id: &str,
+    conversation_id: &str,
+    visitor: &Visitor,
+) -> Result<(), ApiError> {
+    let scope = Scope::new(site_id, conversation_id);
+    reachable_conversation(&services.store, scope, visitor)
+        .await?
+        .map(|_| ())
+        .ok_or(ApiError::NotFound)
 }

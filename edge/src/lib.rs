@@ -76,7 +76,12 @@ async fn queue(
 ) -> worker::Result<()> {
     use bindings::turn_queue;
     match batch.queue().as_str() {
-        turn_queue::QUEUE => turn_queue::consume::<_, templates::SiteTemplates>(&batch, &env).await,
+        turn_queue::QUEUE => {
+            turn_queue::consume::<_, templates::SiteTemplates, object::client::ObjectAnswers>(
+                &batch, &env,
+            )
+            .await
+        }
         turn_queue::DEAD_LETTER_QUEUE => turn_queue::consume_dead_letters(&batch, &env).await,
         _ => return bindings::queue::consume(batch, &env).await,
     }

@@ -2,8 +2,8 @@
 //! produced and consumed by this Worker, instead of `wait_until` (which the platform cuts
 //! off about 30 s after the response).
 //!
-//! The route stores the visitor's message and sends a [`TurnJob`]; the consumer forwards it
-//! to the conversation's Durable Object (`crate::object`), which answers it in the
+//! The route stores the visitor's message and sends a [`TurnJob`]; the consumer hands it to
+//! a [`JobAnswerer`] — the conversation's Durable Object (`crate::object`), which answers it in the
 //! conversation's line with the core's `concierge_core::engine::answer_job` — which does nothing when the
 //! reply is already stored or a retry superseded the job, so a job delivered twice is
 //! answered once — and publishes the stored reply live.
@@ -26,6 +26,7 @@ use super::d1_store::D1Store;
 use super::queue::var_u32;
 use super::services::SiteAssistants;
 use crate::error::ApiError;
+use crate::site::Site;
 
 /// The turn queue's name (`wrangler.toml`).
 pub(crate) const QUEUE: &str = "concierge-turns";
@@ -53,6 +54,17 @@ pub(crate) async fn send(
     env.queue("TURN_QUEUE")?.send(message.build()).await
 }
 
+/// Who answers a background turn (the conversation's Durable Object, given by the entry
+/// point): the stored reply's id, `None` when there was nothing to do.
+pub(crate) trait JobAnswerer {
+    async fn answer(
+        env: &Env,
+        site: Site,
+        job: TurnJob,
+        last: bool,
+    ) -> Result<Option<String>, ApiError>;
+}
+
 /// Attempts and backoff of background turns.
 #[derive(Debug, Clone, Copy)]
 struct Retry {
@@ -62,13 +74,16 @@ struct Retry {
 
 /// The turn queue's consumer: the batch's jobs run concurrently; each is acknowledged,
 /// re-sent for a later attempt, or left to the platform to deliver again.
-pub(crate) async fn consume<T, R: SiteAssistants>(batch: &MessageBatch<T>, env: &Env) {
+pub(crate) async fn consume<T, R: SiteAssistants, J: JobAnswerer>(
+    batch: &MessageBatch<T>,
+    env: &Env,
+) {
     let retry = Retry {
         max_attempts: var_u32(env, "TURN_MAX_ATTEMPTS", 3).max(1),
         base_delay: var_u32(env, "TURN_RETRY_BASE_SECONDS", 2),
     };
     let messages = typed(batch);
-    join_all(messages.iter().map(|m| settle::<R>(env, retry, m))).await;
+    join_all(messages.iter().map(|m| settle::<R, J>(env, retry, m))).await;
 }
 
 /// The dead-letter queue's consumer: jobs whose invocations kept dying are marked failed.
@@ -103,10 +118,14 @@ fn typed<T>(batch: &MessageBatch<T>) -> Vec<Message<TurnMessage>> {
 }
 
 /// Run one job and settle its message.
-async fn settle<R: SiteAssistants>(env: &Env, retry: Retry, message: &Message<TurnMessage>) {
+async fn settle<R: SiteAssistants, J: JobAnswerer>(
+    env: &Env,
+    retry: Retry,
+    message: &Message<TurnMessage>,
+) {
     let TurnMessage { job, attempt } = message.body().clone();
     let last = attempt + 1 >= retry.max_attempts;
-    let outcome = answer::<R>(env, &job, last).await;
+    let outcome = answer::<R, J>(env, &job, last).await;
     let current = message.body();
     match outcome {
         Ok(Some(reply_id)) => log("turn answered", current, &reply_id),
@@ -129,7 +148,7 @@ async fn settle<R: SiteAssistants>(env: &Env, retry: Retry, message: &Message<Tu
 /// Answer `job` with its site's services; the stored reply's id, or `None` when there was
 /// nothing to do. A failure before the core runs (site lookup, bindings) on the last
 /// attempt is marked here; the core marks its own.
-async fn answer<R: SiteAssistants>(
+async fn answer<R: SiteAssistants, J: JobAnswerer>(
     env: &Env,
     job: &TurnJob,
     last: bool,
@@ -151,12 +170,7 @@ async fn answer<R: SiteAssistants>(
     }
     // The conversation's object answers it, in the conversation's line (one turn at a
     // time), and publishes the reply to the clients attached.
-    let job = crate::object::client::ObjectJob {
-        site,
-        job: job.clone(),
-        last,
-    };
-    crate::object::client::job(env, job).await
+    J::answer(env, site, job.clone(), last).await
 }
 
 /// A failure before the core runs: marked on the last attempt, then returned.

@@ -13,8 +13,10 @@ use serde::{Deserialize, Serialize};
 use worker::{Env, Headers, Method, Request, RequestInit, Response, ResponseBody, Stub};
 
 use super::handoff::HandoffOp;
+use super::log::LiveEvent;
 use crate::auth::Visitor;
 use crate::bindings::js_stream::Piped;
+use crate::bindings::turn_queue::JobAnswerer;
 use crate::error::ApiError;
 use crate::site::Site;
 
@@ -86,35 +88,6 @@ pub(crate) struct ObjectTurn {
     pub request_id: String,
 }
 
-/// A live event from outside a turn, already stored: the object numbers it, keeps it in
-/// its log and sends it to the clients attached to `GET /conversations/{id}/events`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "event", content = "data", rename_all = "snake_case")]
-pub(crate) enum LiveEvent {
-    /// `message`: a stored message as the API shows it (`routes::conversations::message_json`,
-    /// plus `author` `{"name"}` for a person's reply).
-    Message(serde_json::Value),
-    /// `handoff`: `{"state": "none"|"waiting"|"held", "since"?, "agent"?}`.
-    Handoff(serde_json::Value),
-}
-
-impl LiveEvent {
-    /// The SSE event name.
-    pub(crate) fn name(&self) -> &'static str {
-        match self {
-            Self::Message(_) => "message",
-            Self::Handoff(_) => "handoff",
-        }
-    }
-
-    /// The SSE data.
-    pub(crate) fn data(&self) -> &serde_json::Value {
-        match self {
-            Self::Message(data) | Self::Handoff(data) => data,
-        }
-    }
-}
-
 /// A background turn (`Prefer: respond-async`), forwarded by the turn queue's consumer:
 /// the object answers it in the conversation's line.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -161,6 +134,20 @@ pub(crate) async fn job(env: &Env, job: ObjectJob) -> Result<Option<String>, Api
             Err(ApiError::Internal(worker::Error::RustError(error)))
         }
         Some(error) => Err(ApiError::Corrupt(error)),
+    }
+}
+
+/// The turn queue's consumer hands its jobs to the conversation's object.
+pub(crate) struct ObjectAnswers;
+
+impl JobAnswerer for ObjectAnswers {
+    async fn answer(
+        env: &Env,
+        site: Site,
+        job: concierge_core::turn::TurnJob,
+        last: bool,
+    ) -> Result<Option<String>, ApiError> {
+        self::job(env, ObjectJob { site, job, last }).await
     }
 }
 

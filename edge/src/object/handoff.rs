@@ -35,7 +35,7 @@ use crate::bindings::d1_handoff::{self, HandoffRecord};
 use crate::bindings::d1_store::D1Store;
 use crate::bindings::queue::{self, IndexJob, QueueMessage};
 use crate::error::ApiError;
-use crate::routes::conversations::message_json;
+use crate::http::message::message_json;
 use crate::site::Site;
 use crate::templates::turn_context;
 

@@ -17,13 +17,41 @@ use concierge_core::stream::native::NativeEncoder;
 use concierge_core::turn::TurnEvent;
 use serde::{Deserialize, Serialize};
 
-use super::client::LiveEvent;
 use crate::bindings::js_stream::Coalescing;
 
 /// Ids reserved in storage at once.
 pub(crate) const ID_BLOCK: u64 = 1_024;
 /// Entries kept from before the current turn (for `Last-Event-ID` on the live stream).
 const KEEP_BEFORE_TURN: usize = 256;
+
+/// A live event from outside a turn, already stored: the object numbers it, keeps it in
+/// its log and sends it to the clients attached to `GET /conversations/{id}/events`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "event", content = "data", rename_all = "snake_case")]
+pub(crate) enum LiveEvent {
+    /// `message`: a stored message as the API shows it (`http::message::message_json`,
+    /// plus `author` `{"name"}` for a person's reply).
+    Message(serde_json::Value),
+    /// `handoff`: `{"state": "none"|"waiting"|"held", "since"?, "agent"?}`.
+    Handoff(serde_json::Value),
+}
+
+impl LiveEvent {
+    /// The SSE event name.
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            Self::Message(_) => "message",
+            Self::Handoff(_) => "handoff",
+        }
+    }
+
+    /// The SSE data.
+    pub(crate) fn data(&self) -> &serde_json::Value {
+        match self {
+            Self::Message(data) | Self::Handoff(data) => data,
+        }
+    }
+}
 
 /// The code of the failure recorded for a turn the object's reset cut short.
 pub(crate) const INTERRUPTED_CODE: &str = "turn_interrupted";

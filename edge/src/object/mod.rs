@@ -35,12 +35,13 @@ use worker::{DurableObject, Env, Request, Response, ResponseBody, State, durable
 use crate::bindings::js_stream::{BodyWriter, Coalescing};
 use crate::error::ApiError;
 
+mod accept;
 pub(crate) mod client;
 pub(crate) mod handoff;
 pub(crate) mod log;
 mod run;
 
-pub(crate) use client::LiveEvent;
+pub(crate) use log::LiveEvent;
 use log::{Log, Persist, Sink, TurnRecord, Watcher};
 
 /// Posts waiting for the running turn, at most; one more is refused (429).

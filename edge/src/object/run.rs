@@ -14,17 +14,18 @@ use concierge_core::turn::{Started, TurnEvent, TurnInput, TurnSink};
 use futures_channel::oneshot;
 use worker::Response;
 
+use super::accept::accept;
 use super::client::{FIRST_EVENT_HEADER, Format, ObjectTurn, TurnKind};
 use super::handoff::{self, Gate};
 use super::log::Sink;
 use super::{Inner, LiveEvent, Names};
+use crate::auth::reachable;
 use crate::auth::{Admission, Visitor};
 use crate::bindings::d1_store::remembered;
 use crate::bindings::js_stream::{BodyWriter, Coalescing};
 use crate::error::ApiError;
 use crate::http::turn_json;
 use crate::http::turn_stream::{Ended, TurnRun};
-use crate::routes::conversations::{accept, reachable};
 use crate::templates::turn_context;
 
 /// `POST https://object/turn`.
@@ -313,7 +314,7 @@ pub(super) async fn job(
     let outcome = match result {
         Ok(outcome) => {
             if let Some(outcome) = &outcome {
-                let message = crate::routes::conversations::message_json(&outcome.reply);
+                let message = crate::http::message::message_json(&outcome.reply);
                 inner.publish(LiveEvent::Message(message));
             }
             super::client::JobOutcome {

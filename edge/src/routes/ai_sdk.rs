@@ -29,12 +29,12 @@ use concierge_core::engine::StatelessInput;
 use serde::Deserialize;
 use worker::{Context, Env, Request, Response};
 
+use crate::auth::reachable;
 use crate::auth::{self, AnyKeyCaller, Visitor};
 use crate::error::ApiError;
 use crate::http::body;
 use crate::http::turn_stream::{self, TurnRun};
 use crate::object::client::{self, Format, ObjectTurn, TurnKind, Watch};
-use crate::routes::conversations::reachable;
 use crate::templates::turn_context;
 
 /// Largest chat body accepted: `useChat` sends the whole chat (every message with its

@@ -20,7 +20,7 @@
 //! Posting a message (streamed or accepted for the queue) is in `post`.
 
 use concierge_core::boundary::ConversationStore;
-use concierge_core::conversation::{Language, Scope, StoredMessage};
+use concierge_core::conversation::{Language, Scope};
 use concierge_core::engine::{self, Assistant, NewConversation};
 use concierge_core::identity::UserIdentity;
 use serde::Deserialize;
@@ -36,7 +36,7 @@ use crate::templates::turn_context;
 
 mod post;
 
-pub(crate) use post::{accept, ai_sdk_format, post_message};
+pub(crate) use post::{ai_sdk_format, post_message};
 
 /// The longest message a visitor may send, in characters.
 const MAX_MESSAGE_CHARS: usize = 4_000;
@@ -107,27 +107,7 @@ impl CreateBody {
     }
 }
 
-/// A stored message as the API shows it.
-pub(crate) fn message_json(message: &StoredMessage) -> serde_json::Value {
-    let mut json = serde_json::json!({
-        "id": message.id,
-        "role": message.role,
-        "content": message.content,
-        "kind": message.kind.as_str(),
-        "created_at": message.created_at,
-        "metadata": message.metadata,
-    });
-    // A reply's structured content, as its `payload` events carried it (tool rounds stay
-    // internal: they are the model's working, not the visitor's answer).
-    if !message.payloads.is_empty() {
-        json["payloads"] = serde_json::to_value(&message.payloads).unwrap_or_default();
-    }
-    // A person's reply (kind `human`): who wrote it, as the widget shows it.
-    if let Some(author) = message.metadata.get("author") {
-        json["author"] = author.clone();
-    }
-    json
-}
+pub(crate) use crate::http::message::message_json;
 
 /// `POST /conversations`.
 pub(crate) async fn create(
@@ -300,7 +280,7 @@ async fn watched(
 ) -> Result<String, ApiError> {
     let visitor = auth::visitor(req, env, caller)?;
     let services = Services::new(env, &caller.site)?;
-    reachable(&services, &caller.site.id, conversation_id, &visitor).await?;
+    auth::reachable(&services, &caller.site.id, conversation_id, &visitor).await?;
     Ok(caller.site.id.clone())
 }
 
@@ -319,7 +299,7 @@ pub(crate) async fn delete(
     let services = Services::new(env, &caller.site)?;
     let scope = Scope::new(&caller.site.id, conversation_id);
     if !matches!(visitor, Visitor::Site) {
-        reachable(&services, &caller.site.id, conversation_id, &visitor).await?;
+        auth::reachable(&services, &caller.site.id, conversation_id, &visitor).await?;
     }
     let ids = services
         .store
@@ -349,19 +329,4 @@ pub(crate) async fn delete(
         worker::console_warn!("{line}");
     }
     Ok(Response::empty()?.with_status(204))
-}
-
-/// 404 unless conversation `conversation_id` of site `site_id` exists and `visitor` may
-/// reach it.
-pub(crate) async fn reachable(
-    services: &Services,
-    site_id: &str,
-    conversation_id: &str,
-    visitor: &Visitor,
-) -> Result<(), ApiError> {
-    let scope = Scope::new(site_id, conversation_id);
-    auth::reachable_conversation(&services.store, scope, visitor)
-        .await?
-        .map(|_| ())
-        .ok_or(ApiError::NotFound)
 }
