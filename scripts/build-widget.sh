@@ -32,7 +32,7 @@ rm -rf "$OUT/snippets"
     --outfile="$ROOT/www/widget/widget.css"
 # The widget's rich-turn renderer on its own for the merchant console's conversation view
 # (www/console/console-review.js imports it): the same code the panel runs, plus the
-# panel's words (`WORDS`) generated from widget/src/i18n.rs in the order rich.js takes them.
+# panel's words (`WORDS`) generated from widget/src/i18n/ in the order rich.js takes them.
 node --no-warnings scripts/console-words.mjs >"$OUT/console-rich.js"
 "$ESBUILD_BIN" "$OUT/console-rich.js" --bundle --minify --format=esm --target=es2020 \
     --log-level=warning --outfile="$ROOT/www/console/rich.js"

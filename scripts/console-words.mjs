@@ -1,5 +1,5 @@
 // The chat panel's words for the merchant console's conversation view, from the panel's
-// own source: widget/src/i18n.rs's `static VI/EN: Strings = Strings { … }`, picked in the
+// own source: widget/src/i18n/{vi,en}.rs's `static VI/EN: Strings = Strings { … }`, picked in the
 // order widget/js/rich.js's `setup` takes them (its `WORD_KEYS`, the order
 // widget/src/rich.rs builds the panel's list in). The console then shows a stored answer
 // with exactly the words, vocabulary and number format the visitor saw, and a word added
@@ -7,7 +7,7 @@
 //
 // Run by scripts/build-widget.sh: prints the entry module esbuild bundles into
 // www/console/rich.js (rich.js's exports, plus `WORDS = {vi: [...], en: [...]}`).
-// `wordsFor(source)` is exported for tests/browser/console_words.mjs.
+// `i18nSource()` and `wordsFor(source)` are exported for tests/browser/console_words.mjs.
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { WORD_KEYS } from "../widget/js/rich.js";
@@ -121,7 +121,13 @@ export function wordsFor(source) {
   return out;
 }
 
+/** The panel's words as written: the files of widget/src/i18n/ that hold `VI` and `EN`,
+ * one after the other. */
+export function i18nSource() {
+  return ["vi", "en"].map((lang) => readFileSync(`${ROOT}/widget/src/i18n/${lang}.rs`, "utf8")).join("\n");
+}
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const words = wordsFor(readFileSync(`${ROOT}/widget/src/i18n.rs`, "utf8"));
+  const words = wordsFor(i18nSource());
   process.stdout.write(`export * from ${JSON.stringify(`${ROOT}widget/js/rich.js`)};\nexport const WORDS = ${JSON.stringify(words)};\n`);
 }

@@ -1,18 +1,18 @@
 // The console draws stored answers with the chat panel's renderer (widget/js/rich.js) and
 // must hand it the panel's words in the order the panel does. Both lists come from one
-// place: rich.js's `WORD_KEYS` names each word by its field in widget/src/i18n.rs; the
+// place: rich.js's `WORD_KEYS` names each word by its field in widget/src/i18n/mod.rs; the
 // panel's list is built by widget/src/rich.rs `setup`, the console's is generated from
-// i18n.rs by scripts/console-words.mjs. This fails when they drift: a word added to, moved
+// i18n/{vi,en}.rs by scripts/console-words.mjs. This fails when they drift: a word added to, moved
 // in or dropped from rich.rs's list without `WORD_KEYS` following (or the other way round),
-// a word rich.js reads beyond the list, or a key i18n.rs has no string for.
+// a word rich.js reads beyond the list, or a key vi.rs or en.rs has no string for.
 // Usage: node tests/browser/console_words.mjs → prints "ok console words".
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { WORD_KEYS } from "../../widget/js/rich.js";
-import { stringsOf, wordsFor } from "../../scripts/console-words.mjs";
+import { i18nSource, stringsOf, wordsFor } from "../../scripts/console-words.mjs";
 
 const read = (path) => readFileSync(new URL(`../../${path}`, import.meta.url), "utf8");
-const i18n = read("widget/src/i18n.rs");
+const i18n = i18nSource();
 const strings = stringsOf(i18n);
 
 /** The keys of the list widget/src/rich.rs's `setup` builds, in its order. */

@@ -20,7 +20,7 @@ const WARN_AT = 3500;
 const KEEP = 20;
 
 // [pill, counter unit, over the limit (before, after the limit), earlier conversations,
-//  handoff button, handoff request] (widget/src/i18n.rs)
+//  handoff button, handoff request] (widget/src/i18n/)
 let words;
 let numbers;
 let key; // the panel's stored conversation id (widget/src/options.rs)

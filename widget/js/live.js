@@ -3,7 +3,7 @@
 // - resume: `reopen(after)` asks `GET /conversations/{id}/stream` for a turn's events after
 //   event `after` (the Worker numbers every event of a conversation, `id:`), with backoff
 //   while the network is down, and hands the body's reader to the panel, which reads it
-//   into the same answer (widget/src/chat/mod.rs). The running turn's first event id is
+//   into the same answer (widget/src/chat/follow.rs). The running turn's first event id is
 //   kept in localStorage with the conversation id (`turn`), so after a reload mid-answer
 //   the panel follows the turn from its start; `done` forgets it.
 // - live: `start` reads `GET /conversations/{id}/events` (fetch: EventSource cannot send

@@ -3,7 +3,7 @@
 // by the chat panel's own renderer (`/console/rich.js`, built from widget/js/rich.js): the
 // text as the panel's markdown (GFM tables, no rental role label), then tool rows, lists,
 // tables, charts, sources…, fed the stored message and its tool calls, in the panel's
-// words (`rich.WORDS`, generated at build time from widget/src/i18n.rs in the order
+// words (`rich.WORDS`, generated at build time from widget/src/i18n/ in the order
 // rich.js takes them: scripts/console-words.mjs).
 // A module (deferred like the other console scripts, run after them).
 import * as rich from "/console/rich.js";

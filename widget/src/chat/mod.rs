@@ -6,7 +6,7 @@
 //!   history), or create one (it comes with the greeting).
 //!   A stored id the server no longer knows (404) starts a new conversation.
 //! - **Send**: the visitor's message and an empty answer appear at once; the answer is
-//!   then filled from the stream, chunk by chunk, through [`Turn`].
+//!   then filled from the stream, chunk by chunk, through [`Turn`](crate::turn::Turn).
 //! - **Resume** (`crate::live`, `js/live.js`): the Worker numbers every event of the
 //!   conversation (`id:`). When the connection breaks mid-answer (not the visitor's stop),
 //!   the panel asks for the events after the last one it read and reads them into the same
@@ -22,11 +22,11 @@
 //!   server replaces the stored answer; a retry after a failed regenerate regenerates
 //!   again); **reset** forgets the stored id and starts over.
 //!
-//! The stream is read in `stream`; the stored conversation id is kept in `storage`.
+//! Answers are streamed in `follow` and read in `stream`; the stored conversation id is
+//! kept in `storage`.
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use wasm_bindgen::JsValue;
 use web_sys::AbortController;
 
 use crate::api::{Api, ApiError, Role};
@@ -35,13 +35,13 @@ use crate::i18n::{Lang, Strings};
 use crate::live;
 use crate::options::Options;
 use crate::rich;
-use crate::turn::{Failure, Phase, Turn};
+use crate::turn::Phase;
 
+mod follow;
 mod storage;
 mod stream;
 
 use storage::{storage_get, storage_remove, storage_set};
-use stream::{mirror, read_stream};
 
 /// The largest SSE line and event the panel reads (8 MiB).
 const MAX_EVENT_BYTES: usize = 8 << 20;
@@ -345,141 +345,6 @@ impl Chat {
             activity: RwSignal::new(None),
         }
     }
-
-    /// What the live stream brought (`js/live.js`): another client's turn to follow
-    /// (`follow`, its first event id), a stored message (`user`, `assistant`; a person's
-    /// reply names its `author`) or a `notice`.
-    fn arrived(self, kind: &str, text: String, author: String, raw: &JsValue) {
-        let role = if kind == "user" {
-            Role::User
-        } else {
-            Role::Assistant
-        };
-        if kind == "follow" {
-            if !self.busy.get_untracked() {
-                self.follow_turn(f64::from(text.parse::<u32>().unwrap_or(0)) - 1.0);
-            }
-            return;
-        }
-        self.host
-            .with_value(|h| h.message(role.as_str(), &text, None));
-        let mut entry = self.entry(role, text, Phase::Done);
-        if kind == "notice" {
-            entry.look = Look::Notice;
-        } else if !author.is_empty() {
-            entry.look = Look::Human;
-            entry.activity.set(Some(author));
-        } else if role == Role::Assistant {
-            rich::stored(entry.key, raw);
-        }
-        self.entries.update(|e| e.push(entry));
-    }
-
-    /// Show a turn this panel did not ask for (another tab's, or the one a reload
-    /// interrupted) from the event after `after`.
-    fn follow_turn(self, after: f64) {
-        let answer = self.entry(Role::Assistant, String::new(), Phase::Waiting);
-        self.entries.update(|e| e.push(answer));
-        self.follow(answer, Some(after));
-    }
-
-    /// Stream the answer to `last_sent` into `entry`.
-    fn run(self, entry: Entry) {
-        self.follow(entry, None);
-    }
-
-    /// Stream an answer into `entry`: the answer to `last_sent`, or (`resume`) a running
-    /// turn's events after that id. When the connection breaks mid-answer, the events
-    /// after the last one read are asked for again.
-    fn follow(self, entry: Entry, resume: Option<f64>) {
-        let Some(id) = self.conversation.get_value() else {
-            return;
-        };
-        let controller = AbortController::new().ok();
-        let signal = controller.as_ref().map(AbortController::signal);
-        self.abort.set_value(controller);
-        self.busy.set(true);
-        let generation = self.generation.get_value();
-        let (content, key) = self.last_sent.get_value();
-        // After a reload there is no message to send again: a retry regenerates.
-        let regenerate = self.regenerating.get_value() || content.is_empty();
-        spawn_local(async move {
-            let mut turn = Turn::new();
-            let api = self.api.get_value();
-            let signal = signal.as_ref();
-            let mut last = resume.unwrap_or(-1.0);
-            let mut sent = match resume {
-                Some(after) => reopen(after, signal).await,
-                None if regenerate => api.regenerate(&id, signal).await.map(Some),
-                None => api.send(&id, &content, &key, signal).await.map(Some),
-            };
-            loop {
-                let read = match &sent {
-                    Ok(Some(reader)) => read_stream(reader, &mut turn, entry, &mut last).await,
-                    // A reload found no turn to follow.
-                    Ok(None) if turn == Turn::new() => break,
-                    Ok(None) => Ok(()),
-                    Err(ApiError::Status(status)) => {
-                        turn.fail(Failure::from_status(*status));
-                        Ok(())
-                    }
-                    Err(_) => Err(()),
-                };
-                if signal.is_some_and(web_sys::AbortSignal::aborted) {
-                    // The visitor's stop.
-                    turn.stop();
-                }
-                if turn.phase.is_over() || self.generation.get_value() != generation {
-                    break;
-                }
-                // No answer, or the connection broke: once the turn has begun, ask for the
-                // rest (after the last event read); else the network failed.
-                if last < 0.0 || sent.as_ref().is_ok_and(Option::is_none) {
-                    if read.is_err() {
-                        turn.fail(Failure::Network);
-                    }
-                    turn.end();
-                    break;
-                }
-                sent = reopen(last, signal).await;
-                if sent.as_ref().is_ok_and(Option::is_none) {
-                    turn.end();
-                    break;
-                }
-            }
-            live::done();
-            mirror(&turn, entry);
-            if turn.phase != Phase::Done {
-                rich::event(entry.key, "end", "");
-            }
-            if self.generation.get_value() != generation {
-                return;
-            }
-            self.abort.set_value(None);
-            self.busy.set(false);
-            // A turn with no answer to show: a held conversation's (a person answers), or
-            // none at all after a reload.
-            if turn.kind.as_deref() == Some("held") || (resume.is_some() && turn == Turn::new()) {
-                self.entries.update(|e| e.retain(|e| e.key != entry.key));
-            } else if turn.phase == Phase::Done {
-                self.host.with_value(|h| {
-                    h.message(Role::Assistant.as_str(), &turn.text, turn.kind.as_deref());
-                });
-            }
-        });
-    }
-}
-
-/// The reader `live::reopen` found (`None`: nothing more to read).
-async fn reopen(
-    after: f64,
-    signal: Option<&web_sys::AbortSignal>,
-) -> Result<Option<web_sys::ReadableStreamDefaultReader>, ApiError> {
-    use wasm_bindgen::JsCast;
-    let reader = wasm_bindgen_futures::JsFuture::from(live::reopen(after, signal))
-        .await
-        .map_err(|_| ApiError::Network)?;
-    Ok(reader.dyn_into().ok())
 }
 
 /// A fresh idempotency key for one visitor message: unique within its conversation (the

@@ -2,6 +2,14 @@
 //!
 //! The assistant's messages come from the server in the conversation's language; these are
 //! the labels, hints and errors around them.
+//!
+//! [`Strings`] names every word; `vi.rs` and `en.rs` hold them in each language.
+
+mod en;
+mod vi;
+
+use en::EN;
+use vi::VI;
 
 /// A UI language.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -133,171 +141,6 @@ pub(crate) struct Strings {
     /// end), `~` marks a Vietnamese word (kept in order), an empty value drops the word.
     pub vocabulary: &'static str,
 }
-
-static VI: Strings = Strings {
-    title: "Trợ lý ảo",
-    close: "Đóng khung trò chuyện",
-    new_conversation: "Cuộc trò chuyện mới",
-    messages_label: "Tin nhắn",
-    input_label: "Tin nhắn của quý khách",
-    placeholder: "Nhập tin nhắn…",
-    input_hint: "Enter để gửi, Shift+Enter để xuống dòng",
-    send: "Gửi",
-    stop: "Dừng",
-    retry: "Thử lại",
-    regenerate: "Tạo lại câu trả lời",
-    typing: "Trợ lý đang soạn câu trả lời…",
-    starters_label: "Gợi ý câu hỏi",
-    you: "Quý khách",
-    assistant: "Trợ lý",
-    loading: "Đang tải…",
-    error_failed: "Xin lỗi, em chưa trả lời được. Quý khách vui lòng thử lại.",
-    error_network: "Mất kết nối. Quý khách vui lòng kiểm tra mạng và thử lại.",
-    error_rate_limited: "Quý khách gửi hơi nhanh. Vui lòng đợi một chút rồi thử lại.",
-    error_interrupted: "Câu trả lời bị gián đoạn. Quý khách vui lòng thử lại.",
-    error_start: "Không thể bắt đầu cuộc trò chuyện.",
-    stopped: "Đã dừng.",
-    not_embedded: "Khung trò chuyện này chỉ hoạt động trên trang web của cửa hàng.",
-    tool_states: ["đang xử lý…", "xong", "lỗi"],
-    table: "Bảng dữ liệu",
-    showing: ["Đang hiển thị ", " mục đầu tiên trên tổng số ", "."],
-    sources: "Nguồn",
-    evidence: "Căn cứ",
-    follow_ups: "Câu hỏi tiếp theo",
-    control: "Chọn câu trả lời",
-    feedback: [
-        "Câu trả lời hữu ích",
-        "Câu trả lời chưa hữu ích",
-        "Hữu ích",
-        "Chưa hữu ích",
-        "Sao chép",
-        "Đã sao chép",
-        "Góp ý thêm (không bắt buộc)",
-        "Gửi góp ý",
-        "Cảm ơn quý khách đã góp ý!",
-    ],
-    flow: [
-        "Tin nhắn mới ↓",
-        "ký tự",
-        "Tin nhắn dài quá ",
-        " ký tự, quý khách vui lòng rút gọn.",
-        "Cuộc trò chuyện trước",
-        "Gặp nhân viên",
-        "Gặp nhân viên",
-    ],
-    person: "Nhân viên",
-    handoff: [
-        "Đang chờ nhân viên…",
-        "{0} đã tham gia cuộc trò chuyện",
-        "Trợ lý đã trở lại",
-    ],
-    stages: [
-        "Đã lập kế hoạch trả lời",
-        "Đang thực hiện bước {0}/{1}: {2}",
-        "Đã xong {0}/{1} bước",
-        "Đang tổng hợp câu trả lời…",
-    ],
-    currency: "đ",
-    charts: ["Biểu đồ cột", "Biểu đồ đường", "Biểu đồ tròn", "Biểu đồ"],
-    tool: "Tra cứu dữ liệu",
-    vocabulary: concat!(
-        "get_top_items=^tìm các mục dẫn đầu|execute_aggregation=^chạy truy vấn tổng hợp|",
-        "get_data_schema=^đọc cấu trúc dữ liệu|duckduckgo_search=^tìm kiếm trên web|",
-        "web_search=^tìm kiếm trên web|rag=^tra cứu tài liệu|math=^tính toán|",
-        "search=^tìm kiếm|find=^tìm|lookup=^tra cứu|get=^lấy|fetch=^lấy|list=^liệt kê|",
-        "check=^kiểm tra|verify=^kiểm tra|compare=^so sánh|aggregate=^tổng hợp|",
-        "execute=^chạy|run=^chạy|calculate=^tính|compute=^tính|summarize=^tóm tắt|",
-        "total=^tổng|sum=^tổng|count=^số lượng|number=^số|num=^số|created=^ngày tạo|",
-        "updated=^ngày cập nhật|at=|of=|per=|by=|id=mã|title=tiêu đề|name=tên|price=giá|",
-        "cost=chi phí|amount=số tiền|revenue=doanh thu|sales=doanh số|profit=lợi nhuận|",
-        "qty=số lượng|quantity=số lượng|avg=trung bình|average=trung bình|mean=trung bình|",
-        "min=thấp nhất|max=cao nhất|area=diện tích|m2=$m²|sqm=$m²|pct=$%|percent=$%|",
-        "rate=tỷ lệ|ratio=tỷ lệ|share=tỷ trọng|ward=phường|district=quận|city=thành phố|",
-        "province=tỉnh|address=địa chỉ|room=phòng|rooms=phòng|bedrooms=phòng ngủ|floor=tầng|",
-        "type=loại|category=danh mục|status=trạng thái|date=ngày|day=ngày|month=tháng|",
-        "year=năm|week=tuần|time=thời gian|customer=khách hàng|customers=khách hàng|",
-        "new=mới|returning=quay lại|order=đơn hàng|orders=đơn hàng|product=sản phẩm|",
-        "products=sản phẩm|item=mục|items=mục|stock=tồn kho|inventory=tồn kho|channel=kênh|",
-        "brand=thương hiệu|budget=ngân sách|description=mô tả|phone=số điện thoại|",
-        "email=email|url=liên kết|link=liên kết|score=điểm|rating=đánh giá|discount=giảm giá|",
-        "unit=đơn vị|value=giá trị|growth=tăng trưởng|change=thay đổi|period=kỳ|",
-        "periods=các kỳ|data=dữ liệu|schema=cấu trúc|query=truy vấn|summary=tóm tắt|",
-        "warranty=bảo hành|serial=số sê-ri|user=người dùng|users=người dùng|",
-        "internal=nội bộ|public=công khai|private=riêng tư|",
-        "gia=~giá|tb=~trung bình|tong=~tổng|so=~số|luong=~lượng|sl=~số lượng|",
-        "doanh=~doanh|thu=~thu|dien=~diện|tich=~tích|quan=~quận|phuong=~phường|ten=~tên|",
-        "ngay=~ngày|thang=~tháng|nam=~năm|phong=~phòng|khach=~khách|hang=~hàng|don=~đơn"
-    ),
-};
-
-static EN: Strings = Strings {
-    title: "Assistant",
-    close: "Close chat",
-    new_conversation: "New conversation",
-    messages_label: "Messages",
-    input_label: "Your message",
-    placeholder: "Type a message…",
-    input_hint: "Enter to send, Shift+Enter for a new line",
-    send: "Send",
-    stop: "Stop",
-    retry: "Retry",
-    regenerate: "Regenerate",
-    typing: "The assistant is typing…",
-    starters_label: "Suggested questions",
-    you: "You",
-    assistant: "Assistant",
-    loading: "Loading…",
-    error_failed: "Sorry, I could not answer that. Please try again.",
-    error_network: "Connection lost. Please check your network and try again.",
-    error_rate_limited: "You are sending messages quickly. Please wait a moment and retry.",
-    error_interrupted: "The answer was interrupted. Please try again.",
-    error_start: "The conversation could not be started.",
-    stopped: "Stopped.",
-    not_embedded: "This chat works only on the shop's own website.",
-    tool_states: ["working…", "done", "failed"],
-    table: "Data table",
-    showing: ["Showing the first ", " of ", "."],
-    sources: "Sources",
-    evidence: "Evidence",
-    follow_ups: "Follow-up questions",
-    control: "Choose an answer",
-    feedback: [
-        "Helpful answer",
-        "Answer not helpful",
-        "Helpful",
-        "Not helpful",
-        "Copy",
-        "Copied",
-        "Add a comment (optional)",
-        "Send comment",
-        "Thank you for your feedback!",
-    ],
-    flow: [
-        "New messages ↓",
-        "characters",
-        "Over the limit of ",
-        " characters: please shorten it.",
-        "Earlier conversations",
-        "Talk to a person",
-        "Talk to a person",
-    ],
-    person: "Staff",
-    handoff: [
-        "Waiting for a person…",
-        "{0} joined the conversation",
-        "The assistant is back",
-    ],
-    stages: [
-        "Plan ready",
-        "Working on step {0} of {1}: {2}",
-        "{0} of {1} steps done",
-        "Putting the answer together…",
-    ],
-    currency: "VND",
-    charts: ["Bar chart", "Line chart", "Pie chart", "Chart"],
-    tool: "Looking up data",
-    vocabulary: "avg=average|qty=quantity|num=number|pct=$%|percent=$%|m2=$m²|sqm=$m²|id=ID|tb=average|gia=price",
-};
 
 #[cfg(test)]
 mod tests {
