@@ -225,7 +225,7 @@ pub(super) async fn turn(
     let Some(body) = body else {
         return Err(ApiError::NotFound);
     };
-    let mut response = super::sse(body)?;
+    let mut response = super::watch::sse(body)?;
     let headers = response.headers_mut();
     headers.set(FIRST_EVENT_HEADER, &first.to_string())?;
     if job.format == Format::AiSdk {

@@ -1,0 +1,146 @@
+//! Following the conversation from the object: a turn resumed (native, after an event id,
+//! or the AI SDK's replay), the last turn's terminal event, and the live stream of every
+//! event (`: ping` every [`PING_SECONDS`] s).
+
+use std::rc::Rc;
+
+use worker::{Response, ResponseBody};
+
+use super::Inner;
+use super::log::{self, Sink, Watcher};
+use crate::bindings::js_stream::{BodyWriter, Coalescing};
+use crate::error::ApiError;
+
+/// Seconds between `: ping` comments on the live stream.
+pub(crate) const PING_SECONDS: u64 = 20;
+/// How long after its end a turn is still replayed to the AI SDK's resume.
+const AI_SDK_RESUME_MS: u64 = 60_000;
+
+impl Inner {
+    /// `GET https://object/stream`: the current (or last) turn's events after `after`,
+    /// then the rest as they come, then the end; 204 when there is nothing after `after`.
+    pub(super) fn resume(&self, after: Option<u64>) -> Result<Response, ApiError> {
+        let mut log = self.log.borrow_mut();
+        let events = log.turn_events();
+        let pending: Vec<&(u64, concierge_core::turn::TurnEvent)> = match after {
+            // No id: the whole turn.
+            None => events.iter().collect(),
+            Some(after) => events.iter().filter(|(id, _)| *id > after).collect(),
+        };
+        let ended = log.turn.as_ref().is_none_or(|t| t.ended);
+        if pending.is_empty() && ended {
+            return Ok(Response::empty()?.with_status(204));
+        }
+        let (writer, body) = BodyWriter::new()?;
+        let writer = Coalescing::new(writer);
+        let mut out = String::new();
+        for (id, event) in &pending {
+            log::native_frame(*id, &log::Entry::Turn(event.clone()), None, &mut out);
+        }
+        writer.write_now(out.as_bytes());
+        if ended {
+            writer.close();
+        } else if let Some(turn) = log.turn.as_mut() {
+            turn.followers.push(Sink::Native {
+                writer,
+                request_id: None,
+            });
+        }
+        sse(body)
+    }
+
+    /// `GET https://object/stream?format=ai_sdk`: a turn in progress (or ended less than a
+    /// minute ago) replayed from its start as a UI message stream; else 204.
+    pub(super) fn ai_sdk_resume(&self) -> Result<Response, ApiError> {
+        let now = crate::runtime::now_ms();
+        let mut log = self.log.borrow_mut();
+        let recent = log.turn.as_ref().is_some_and(|t| {
+            !t.ended
+                || t.ended_at_ms
+                    .is_some_and(|at| now.saturating_sub(at) < AI_SDK_RESUME_MS)
+        });
+        if !recent {
+            return Ok(Response::empty()?.with_status(204));
+        }
+        let events = log.turn_events();
+        let (writer, body) = BodyWriter::new()?;
+        let writer = Coalescing::new(writer);
+        let mut encoder = concierge_core::stream::ai_sdk::AiSdkEncoder::new();
+        let mut out = String::new();
+        for (_, event) in &events {
+            let _ = concierge_core::stream::TurnEncoder::encode(&mut encoder, event, &mut out);
+        }
+        writer.write_now(out.as_bytes());
+        let ended = log.turn.as_ref().is_none_or(|t| t.ended);
+        if ended {
+            writer.close();
+        } else if let Some(turn) = log.turn.as_mut() {
+            turn.followers.push(Sink::AiSdk { writer, encoder });
+        }
+        let mut response = sse(body)?;
+        response.headers_mut().set(
+            concierge_core::stream::ai_sdk::HEADER_NAME,
+            concierge_core::stream::ai_sdk::HEADER_VALUE,
+        )?;
+        Ok(response)
+    }
+
+    /// `GET https://object/terminal`: the terminal event of the last turn, encoded (after
+    /// the poster's stream broke: the turn was recorded as failed by this new instance);
+    /// the interrupted failure when it has none.
+    pub(super) fn terminal(&self, ai_sdk: bool) -> Result<Response, ApiError> {
+        let log = self.log.borrow();
+        let ended = log.turn.as_ref().is_some_and(|t| t.ended);
+        let found = log
+            .entries
+            .iter()
+            .rev()
+            .find(|(_, e)| matches!(e, log::Entry::Turn(t) if t.is_terminal()))
+            .filter(|_| ended && !ai_sdk);
+        let text = match found {
+            Some((id, entry)) => {
+                let mut out = String::new();
+                log::native_frame(*id, entry, None, &mut out);
+                out
+            }
+            None => log::interrupted_frame(None, ai_sdk),
+        };
+        Ok(Response::ok(text)?)
+    }
+
+    /// `GET https://object/events`: every event from now on (after `after`, what is kept
+    /// of the missed ones first), kept open, with a ping every [`PING_SECONDS`] s.
+    pub(super) fn events(&self, after: Option<u64>) -> Result<Response, ApiError> {
+        let (writer, body) = BodyWriter::new()?;
+        let writer = Coalescing::new(writer);
+        let mut log = self.log.borrow_mut();
+        // Opens the stream at once (clients and proxies see it start).
+        let mut out = String::from(": connected\n\n");
+        if let Some(after) = after {
+            out.push_str(&log.frames_after(after));
+        }
+        writer.write_now(out.as_bytes());
+        let watcher = Rc::new(Watcher { writer });
+        log.watchers.push(watcher.clone());
+        wasm_bindgen_futures::spawn_local(async move {
+            loop {
+                worker::Delay::from(std::time::Duration::from_secs(PING_SECONDS)).await;
+                if watcher.writer.is_gone() {
+                    break;
+                }
+                watcher.writer.write_now(b": ping\n\n");
+            }
+        });
+        sse(body)
+    }
+}
+
+/// A `text/event-stream` response of `body`.
+pub(super) fn sse(body: worker::web_sys::ReadableStream) -> Result<Response, ApiError> {
+    let mut response = Response::from_body(ResponseBody::Stream(body))?;
+    let headers = response.headers_mut();
+    headers.set("content-type", "text/event-stream; charset=utf-8")?;
+    headers.set("cache-control", "no-cache, no-transform")?;
+    headers.set("x-accel-buffering", "no")?;
+    Ok(response)
+}
