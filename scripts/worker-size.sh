@@ -12,10 +12,12 @@
 set -eu
 . "$(dirname "$0")/env.sh"
 cd "$ROOT"
-# The enforced budget: the size reached (1,040,168 B on 2026-11-27, once the SQL validator,
-# sqlparser, moved into its own Worker; 1,384,581 B before) plus ~2%, under issue 29's
-# target of 1,200,000 B.
-GZIP_BUDGET=1061000
+# The enforced budget: the size reached plus ~2%, under issue 29's target of 1,200,000 B.
+# 1,040,168 B on 2026-11-27 once the SQL validator (sqlparser) moved into its own Worker
+# (1,384,581 B before); 1,120,122 B once durable conversations and handoff landed (the
+# conversation's Durable Object, its event log and streams, handoff's gate and console
+# operations: +80 KB, not yet profiled).
+GZIP_BUDGET=1143000
 GZIP_TARGET=1200000
 # The SQL validator Worker (`concierge-sql`, sqlcheck/): the size reached (460,974 B on
 # 2026-11-27) plus ~2%. The main Worker calls it once per model-written statement.
