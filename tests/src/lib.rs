@@ -545,7 +545,15 @@ pub struct ReceivedEvent {
 /// This is deliberately independent of the product's own decoder, so a bug there
 /// cannot hide here.
 pub fn read_events(body: impl Read) -> Vec<ReceivedEvent> {
-    let mut reader = BufReader::new(body);
+    read_events_until(&mut BufReader::new(body), |_| false)
+}
+
+/// [`read_events`] from `reader`, stopping as soon as `stop` says so after an event (the
+/// rest of the body stays unread: a client that goes away mid-stream).
+pub fn read_events_until(
+    reader: &mut impl BufRead,
+    mut stop: impl FnMut(&[ReceivedEvent]) -> bool,
+) -> Vec<ReceivedEvent> {
     let mut events = Vec::new();
     let (mut event, mut id, mut data) = (String::new(), None, Vec::<String>::new());
     let mut line = String::new();
@@ -565,6 +573,9 @@ pub fn read_events(body: impl Read) -> Vec<ReceivedEvent> {
                     arrived: Instant::now(),
                 });
                 data.clear();
+                if stop(&events) {
+                    break;
+                }
             }
             continue;
         }

@@ -6,7 +6,7 @@
 //! mid-turn ends the poster's stream with exactly one terminal `failed` and keeps the
 //! visitor's message; a fifth waiting post is refused with `retry-after`.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufReader, Read};
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -15,7 +15,7 @@ use concierge_e2e::api::{
     create_conversation, history, site_with_upstream, streamed_text, terminal,
 };
 use concierge_e2e::upstream::{Reply, ScriptedUpstream, split_tokens};
-use concierge_e2e::{ReceivedEvent, Worker, agent, into_parts, read_events};
+use concierge_e2e::{ReceivedEvent, Worker, agent, into_parts, read_events, read_events_until};
 use serde_json::{Value, json};
 
 /// A question the shop template answers with the model (its `assemble_pc` intent).
@@ -35,48 +35,6 @@ fn slow(text: &str, between: Duration) -> Reply {
         first_token_after: Duration::from_millis(50),
         between,
     }
-}
-
-/// Reads SSE events from `reader` as they arrive, until `stop` says so (or the body ends).
-fn read_until(
-    reader: &mut impl BufRead,
-    mut stop: impl FnMut(&[ReceivedEvent]) -> bool,
-) -> Vec<ReceivedEvent> {
-    let mut events = Vec::new();
-    let (mut event, mut id, mut data) = (String::new(), None, Vec::<String>::new());
-    let mut line = String::new();
-    loop {
-        line.clear();
-        match reader.read_line(&mut line) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        let text = line.trim_end_matches(['\n', '\r']);
-        if text.is_empty() {
-            if !data.is_empty() || !event.is_empty() {
-                events.push(ReceivedEvent {
-                    event: std::mem::take(&mut event),
-                    id: id.take(),
-                    data: data.join("\n"),
-                    arrived: Instant::now(),
-                });
-                data.clear();
-                if stop(&events) {
-                    break;
-                }
-            }
-            continue;
-        }
-        let (field, value) = text.split_once(':').unwrap_or((text, ""));
-        let value = value.strip_prefix(' ').unwrap_or(value).to_string();
-        match field {
-            "event" => event = value,
-            "id" => id = Some(value),
-            "data" => data.push(value),
-            _ => {}
-        }
-    }
-    events
 }
 
 fn chunks(events: &[ReceivedEvent]) -> usize {
@@ -137,7 +95,7 @@ fn a_native_stream_cut_mid_answer_resumes_with_exactly_the_rest() {
     // The client reads the start of the answer, then its connection drops.
     let response = post(worker, &site.secret_key, &conversation, QUESTION);
     let mut reader = BufReader::new(response.into_reader());
-    let seen = read_until(&mut reader, |events| chunks(events) >= 3);
+    let seen = read_events_until(&mut reader, |events| chunks(events) >= 3);
     drop(reader);
     assert_eq!(seen[0].event, "started", "{seen:?}");
     let ids: Vec<u64> = seen.iter().map(id_of).collect();
@@ -196,7 +154,7 @@ fn the_ai_sdk_resume_replays_the_running_turn_from_its_start() {
     // true})` asks for the chat's stream.
     let response = post(worker, &site.secret_key, &conversation, QUESTION);
     let mut reader = BufReader::new(response.into_reader());
-    let seen = read_until(&mut reader, |events| chunks(events) >= 2);
+    let seen = read_events_until(&mut reader, |events| chunks(events) >= 2);
     drop(reader);
     let started: Value = serde_json::from_str(&seen[0].data).expect("started JSON");
     let out = client(json!({
@@ -323,7 +281,7 @@ fn watch(worker: &Worker, key: &str, conversation: &str) -> mpsc::Receiver<Recei
         assert!(response.content_type().starts_with("text/event-stream"));
         let _ = ready_tx.send(());
         let mut reader = BufReader::new(response.into_reader());
-        read_until(&mut reader, |events| {
+        read_events_until(&mut reader, |events| {
             tx.send(events.last().expect("event").clone()).is_err()
         });
     });
@@ -405,7 +363,7 @@ fn an_object_reset_mid_turn_ends_the_stream_with_one_failure_and_keeps_the_messa
 
     let response = post(worker, &site.secret_key, &conversation, QUESTION);
     let mut reader = BufReader::new(response.into_reader());
-    let mut seen = read_until(&mut reader, |events| chunks(events) >= 2);
+    let mut seen = read_events_until(&mut reader, |events| chunks(events) >= 2);
     // The object is reset mid-turn (as the platform may do at any time).
     let (status, body) = into_parts(
         agent()
