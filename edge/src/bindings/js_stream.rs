@@ -9,7 +9,10 @@
 //!   bytes it carries. Every frame stays its own event; only their grouping into writes
 //!   changes.
 //! - [`ChunkReader`]: reads a fetched body chunk by chunk with one pair of callbacks made
-//!   once, instead of two new closures and a new future per chunk.
+//!   once, instead of two new closures and a new future per chunk. A gathering reader
+//!   can wait for several chunks in one read (workerd's `readAtLeast`): each read that
+//!   reaches the Worker costs a promise, a wake-up and a pass through the turn's futures,
+//!   far more than the bytes it carries.
 
 use std::cell::RefCell;
 use std::future::poll_fn;
@@ -67,6 +70,13 @@ extern "C" {
     type Reader;
     #[wasm_bindgen(method)]
     fn read(this: &Reader) -> Promise;
+    /// workerd's BYOB extension: resolves once at least `min` bytes (or the end) are in.
+    #[wasm_bindgen(method, js_name = readAtLeast)]
+    fn read_at_least(this: &Reader, min: u32, view: &Uint8Array) -> Promise;
+    #[wasm_bindgen(method, js_name = releaseLock)]
+    fn release_lock(this: &Reader);
+    #[wasm_bindgen(method, catch, js_name = getReader)]
+    fn get_reader_with(this: &Body, options: &js_sys::Object) -> Result<Reader, JsValue>;
 }
 
 /// The writing end of a streamed response body.
@@ -306,6 +316,10 @@ struct ReadState {
 /// Reads a body chunk by chunk.
 pub(crate) struct ChunkReader {
     reader: Reader,
+    /// Whether `reader` is a BYOB reader with workerd's `readAtLeast`.
+    gathers: bool,
+    /// The least bytes the next read waits for (1: whatever arrives).
+    min: u32,
     state: Rc<RefCell<ReadState>>,
     /// JS functions that own their Rust closures: a read settling after this reader is
     /// dropped must not call a dropped closure.
@@ -315,6 +329,10 @@ pub(crate) struct ChunkReader {
 
 impl ChunkReader {
     pub(crate) fn new(body: &ReadableStream) -> Self {
+        Self::of(body.unchecked_ref::<Body>().get_reader(), false)
+    }
+
+    fn of(reader: Reader, gathers: bool) -> Self {
         let state = Rc::new(RefCell::new(ReadState::default()));
         let settle = |state: Rc<RefCell<ReadState>>, ok: bool| {
             Closure::<dyn FnMut(JsValue)>::new(move |value: JsValue| {
@@ -332,11 +350,36 @@ impl ChunkReader {
             .unchecked_into::<js_sys::Function>()
         };
         Self {
-            reader: body.unchecked_ref::<Body>().get_reader(),
+            reader,
+            gathers,
+            min: 1,
             on_ok: settle(state.clone(), true),
             on_err: settle(state.clone(), false),
             state,
         }
+    }
+
+    /// A reader that can wait for several chunks at once ([`set_min`](Self::set_min)):
+    /// the platform's byte-stream (BYOB) reader with workerd's `readAtLeast`, where the
+    /// body is a byte stream that has it; otherwise an ordinary [`new`](Self::new) reader.
+    pub(crate) fn gathering(body: &ReadableStream) -> Self {
+        let options = js_sys::Object::new();
+        let _ = js_sys::Reflect::set(&options, &"mode".into(), &"byob".into());
+        match body.unchecked_ref::<Body>().get_reader_with(&options) {
+            Ok(byob) if js_sys::Reflect::has(&byob, &"readAtLeast".into()).unwrap_or(false) => {
+                Self::of(byob, true)
+            }
+            Ok(byob) => {
+                byob.release_lock();
+                Self::new(body)
+            }
+            Err(_) => Self::new(body),
+        }
+    }
+
+    /// The least bytes the next reads wait for (a gathering reader only).
+    pub(crate) fn set_min(&mut self, min: u32) {
+        self.min = min.max(1);
     }
 
     /// The next chunk; `None` at the end of the body. A read in flight when the returned
@@ -349,9 +392,13 @@ impl ChunkReader {
             }
             if !state.pending {
                 state.pending = true;
-                let _ = self
-                    .reader
-                    .read()
+                let read = if self.gathers {
+                    let view = Uint8Array::new_with_length(self.min.max(16_384));
+                    self.reader.read_at_least(self.min, &view)
+                } else {
+                    self.reader.read()
+                };
+                let _ = read
                     .unchecked_ref::<Thenable>()
                     .then_fns(&self.on_ok, &self.on_err);
             }

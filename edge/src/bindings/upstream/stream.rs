@@ -85,7 +85,9 @@ impl Upstream {
                 (body, decoder)
             }
         };
-        let mut reader = ChunkReader::new(&body);
+        let mut reader = ChunkReader::gathering(&body);
+        let mut rate = Gather::default();
+        let mut next_min = 1;
         let mut delivered = false;
         let mut finished = false;
         // One timer, re-armed only when it fires early (not one per chunk): before the first
@@ -97,6 +99,7 @@ impl Upstream {
             deadline.saturating_sub(now).max(1),
         )));
         loop {
+            reader.set_min(next_min);
             let read = reader.next();
             pin_mut!(read);
             let next = match select(read, timer.as_mut()).await {
@@ -129,6 +132,11 @@ impl Upstream {
             };
             if let Some(bytes) = &bytes {
                 decoder.feed(bytes);
+                if delivered {
+                    next_min = rate.next_min(bytes.len());
+                } else {
+                    rate.restart();
+                }
             }
             while let Some(event) = decoder.next_event() {
                 match event {
@@ -363,5 +371,48 @@ fn retryable(error: &ChatModelError) -> bool {
         ChatModelErrorKind::Unreachable => true,
         ChatModelErrorKind::Status(status) => status == 429 || status >= 500,
         _ => false,
+    }
+}
+
+/// How many bytes the next read of a streaming answer waits for: about [`GATHER_MS`] of
+/// the stream at the rate it has been arriving. A model's tokens come a few ms apart, one
+/// HTTP chunk each; reading them a few at a time divides the Worker's cost per token (a
+/// read costs far more than its bytes) while the visitor sees text at least every ~30 ms,
+/// as the response body is written anyway ([`Coalescing`](super::super::js_stream)).
+/// The first token is read alone (no first-token delay). When the model slows down, the
+/// rate follows within a read or two; should it pause mid-answer, the text of at most the
+/// last ~30 ms at the old rate waits for its next tokens or its end.
+#[derive(Debug, Default)]
+struct Gather {
+    /// When the last read ended (ms).
+    last_ms: Option<f64>,
+    /// Bytes per ms, smoothed.
+    rate: f64,
+}
+
+/// How long a gathered read lasts at the stream's rate (the body's write interval).
+const GATHER_MS: f64 = 30.0;
+/// The most a read waits for (a bound for very fast streams).
+const GATHER_MAX_BYTES: f64 = 8_192.0;
+
+impl Gather {
+    /// A read that delivered no text yet: the next one is read as it comes.
+    fn restart(&mut self) {
+        self.last_ms = Some(worker::Date::now().as_millis() as f64);
+    }
+
+    /// After a read of `bytes`: the least bytes the next read waits for.
+    fn next_min(&mut self, bytes: usize) -> u32 {
+        let now = worker::Date::now().as_millis() as f64;
+        let Some(last) = self.last_ms.replace(now) else {
+            return 1;
+        };
+        let sample = bytes as f64 / (now - last).max(1.0);
+        self.rate = if self.rate == 0.0 {
+            sample
+        } else {
+            (self.rate + sample) / 2.0
+        };
+        (self.rate * GATHER_MS).clamp(1.0, GATHER_MAX_BYTES) as u32
     }
 }
