@@ -19,17 +19,17 @@ use concierge_e2e::{ReceivedEvent, Worker, agent, into_parts, read_events, read_
 use serde_json::{Value, json};
 
 /// A question the shop template answers with the model (its `assemble_pc` intent).
-const QUESTION: &str = "Tư vấn cấu hình PC chơi game tầm 20 triệu";
+pub(crate) const QUESTION: &str = "Tư vấn cấu hình PC chơi game tầm 20 triệu";
 
 /// The same question with another budget (another message).
-fn question(budget: u32) -> String {
+pub(crate) fn question(budget: u32) -> String {
     format!("Tư vấn cấu hình PC chơi game tầm {budget} triệu")
 }
 
-const ANSWER: &str = "Dạ, với 20 triệu em đề xuất cấu hình i5 13400F, RTX 4060, RAM 16 GB, SSD 1 TB và nguồn 650 W ạ.";
+pub(crate) const ANSWER: &str = "Dạ, với 20 triệu em đề xuất cấu hình i5 13400F, RTX 4060, RAM 16 GB, SSD 1 TB và nguồn 650 W ạ.";
 
 /// `text` streamed word by word, `between` apart.
-fn slow(text: &str, between: Duration) -> Reply {
+pub(crate) fn slow(text: &str, between: Duration) -> Reply {
     Reply::Tokens {
         tokens: split_tokens(text),
         first_token_after: Duration::from_millis(50),
@@ -37,11 +37,11 @@ fn slow(text: &str, between: Duration) -> Reply {
     }
 }
 
-fn chunks(events: &[ReceivedEvent]) -> usize {
+pub(crate) fn chunks(events: &[ReceivedEvent]) -> usize {
     events.iter().filter(|e| e.event.is_empty()).count()
 }
 
-fn id_of(event: &ReceivedEvent) -> u64 {
+pub(crate) fn id_of(event: &ReceivedEvent) -> u64 {
     event
         .id
         .as_deref()
@@ -50,7 +50,7 @@ fn id_of(event: &ReceivedEvent) -> u64 {
 }
 
 /// POST a message (native stream); the open response's body.
-fn post(worker: &Worker, key: &str, conversation: &str, content: &str) -> ureq::Response {
+pub(crate) fn post(worker: &Worker, key: &str, conversation: &str, content: &str) -> ureq::Response {
     agent()
         .post(&worker.url(&format!("/conversations/{conversation}/messages")))
         .set("x-api-key", key)
@@ -267,7 +267,7 @@ fn two_posts_at_once_are_answered_one_after_the_other() {
 }
 
 /// Attaches to `GET /conversations/{id}/events`; its events arrive on the channel.
-fn watch(worker: &Worker, key: &str, conversation: &str) -> mpsc::Receiver<ReceivedEvent> {
+pub(crate) fn watch(worker: &Worker, key: &str, conversation: &str) -> mpsc::Receiver<ReceivedEvent> {
     let url = worker.url(&format!("/conversations/{conversation}/events"));
     let key = key.to_string();
     let (tx, rx) = mpsc::channel();
@@ -292,7 +292,7 @@ fn watch(worker: &Worker, key: &str, conversation: &str) -> mpsc::Receiver<Recei
 }
 
 /// Events from `rx` until a terminal one (or `timeout`).
-fn until_terminal(rx: &mpsc::Receiver<ReceivedEvent>, timeout: Duration) -> Vec<ReceivedEvent> {
+pub(crate) fn until_terminal(rx: &mpsc::Receiver<ReceivedEvent>, timeout: Duration) -> Vec<ReceivedEvent> {
     let deadline = Instant::now() + timeout;
     let mut events = Vec::new();
     while let Some(left) = deadline.checked_duration_since(Instant::now()) {
