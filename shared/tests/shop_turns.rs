@@ -320,7 +320,10 @@ fn a_background_turn_streams_its_events_like_a_streamed_turn_and_nothing_when_an
     .expect("answered");
     assert_eq!(
         announced(&events),
-        (received.user_message_id().into(), received.reply_id().into())
+        (
+            received.user_message_id().into(),
+            received.reply_id().into()
+        )
     );
     let chunks: Vec<&str> = events
         .iter()
@@ -331,9 +334,14 @@ fn a_background_turn_streams_its_events_like_a_streamed_turn_and_nothing_when_an
         .collect();
     assert!(chunks.len() >= 2, "as produced: {events:?}");
     assert_eq!(chunks.concat(), outcome.reply.content);
-    assert_eq!(stored(&backend, &id).last().unwrap().2, outcome.reply.content);
+    assert_eq!(
+        stored(&backend, &id).last().unwrap().2,
+        outcome.reply.content
+    );
     match events.last() {
-        Some(TurnEvent::Completed { message_id, .. }) => assert_eq!(message_id, received.reply_id()),
+        Some(TurnEvent::Completed { message_id, .. }) => {
+            assert_eq!(message_id, received.reply_id())
+        }
         other => panic!("one terminal event last: {other:?}"),
     }
     assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1);

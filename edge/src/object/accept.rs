@@ -5,7 +5,7 @@ use concierge_core::boundary::ConversationStore;
 use concierge_core::conversation::Scope;
 use concierge_core::engine::{self, Received};
 use concierge_core::turn::{TurnInput, TurnJob};
-use worker::{Env, Response};
+use worker::Response;
 
 use crate::bindings::services::Services;
 use crate::bindings::turn_queue;
@@ -16,7 +16,7 @@ use crate::templates::SiteAssistant;
 /// the turn queue (durable, retried); 202 with the ids. The reply id is the one its answer
 /// is stored under (a repeat with the same key of an answered message: the stored one's).
 pub(crate) async fn accept(
-    env: &Env,
+    inner: &super::Inner,
     services: &Services,
     assistant: &SiteAssistant,
     input: &TurnInput,
@@ -41,7 +41,7 @@ pub(crate) async fn accept(
             user_message_id: pending.start.message.id.clone(),
             message_id: pending.reply_id.clone(),
         };
-        if let Err(err) = turn_queue::send(env, job, 0, 0).await {
+        if let Err(err) = turn_queue::send(&inner.env, job, 0, 0).await {
             // Stored but not queued: the message is marked, and a repeat with its key
             // (or a new post) tries again.
             let scope = Scope::new(&input.site_id, &input.conversation_id);
@@ -57,6 +57,12 @@ pub(crate) async fn accept(
             worker::console_error!("{line}");
             return Err(ApiError::TurnNotQueued);
         }
+    }
+    if let Received::Pending(pending) = &received {
+        // The other clients of the conversation see the visitor's message now; its answer
+        // streams to them when its turn runs.
+        let message = crate::http::message::message_json(&pending.start.message);
+        inner.publish(super::LiveEvent::Message(message));
     }
     let accepted = serde_json::json!({
         "conversation_id": input.conversation_id,

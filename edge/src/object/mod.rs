@@ -36,9 +36,12 @@ use worker::{DurableObject, Env, Request, Response, State, durable_object};
 use crate::error::ApiError;
 
 mod accept;
+pub(crate) mod background;
 pub(crate) mod client;
 pub(crate) mod handoff;
+mod live;
 pub(crate) mod log;
+pub(crate) mod openai;
 mod run;
 mod saved;
 mod turn_line;
@@ -218,8 +221,8 @@ impl Inner {
                 run::turn(self, names, job).await
             }
             (worker::Method::Post, "/job") => {
-                let job: client::ObjectJob = req.json().await?;
-                run::job(self, job).await
+                let job: background::ObjectJob = req.json().await?;
+                background::answer(self, job).await
             }
             // Started (and its storage read) by now; the conversation read into this
             // isolate's memory (the store's `remembered`) for its first turn.

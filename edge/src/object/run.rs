@@ -32,7 +32,7 @@ use crate::templates::turn_context;
 pub(super) async fn turn(
     inner: Rc<Inner>,
     names: Names,
-    job: ObjectTurn,
+    mut job: ObjectTurn,
 ) -> Result<Response, ApiError> {
     let env = inner.env.clone();
     let site = job.site;
@@ -40,7 +40,12 @@ pub(super) async fn turn(
         return Err(ApiError::NotFound);
     }
     let (assistant, services) = turn_context(&env, &site)?;
-    let assistant = assistant.with_debug_scripts(&env);
+    let mut assistant = assistant.with_debug_scripts(&env);
+    let openai = job.openai.take().filter(|_| job.format == Format::OpenAi);
+    if let Some(openai) = &openai {
+        // The template's own fields of the request (`guarded`'s models).
+        assistant.openai_request(&site, &openai.raw)?;
+    }
     let scope = Scope::new(&site.id, &job.conversation_id);
     let limits = (!job.limits.is_empty()).then(|| Admission::from_limits(&env, &job.limits));
     // Only the identity the conversation was created with reaches it; checked before the
@@ -102,7 +107,7 @@ pub(super) async fn turn(
             if job.format == Format::Accept
                 && !handoff::intercepts(&inner.ctx(&names), &site, &input).await
             {
-                let accepted = accept(&env, &services, &assistant, &input).await;
+                let accepted = accept(&inner, &services, &assistant, &input).await;
                 drop(slot);
                 return accepted;
             }
@@ -131,30 +136,33 @@ pub(super) async fn turn(
             let encoder = AiSdkEncoder::new();
             (Sink::AiSdk { writer, encoder }, Some(body))
         }
-        Format::Json | Format::Accept => (Sink::Collect(collected.clone()), None),
+        Format::OpenAi if openai.as_ref().is_some_and(|o| o.stream) => {
+            let (writer, body) = BodyWriter::new()?;
+            let writer = Coalescing::new(writer);
+            let encoder = openai
+                .as_ref()
+                .map(|o| o.encoder(&job.conversation_id))
+                .ok_or(ApiError::NotFound)?;
+            (Sink::OpenAi { writer, encoder }, Some(body))
+        }
+        Format::Json | Format::Accept | Format::OpenAi => (Sink::Collect(collected.clone()), None),
     };
     let (started_tx, started_rx) = oneshot::channel::<Result<u64, ApiError>>();
     let (done_tx, done_rx) = oneshot::channel::<(Result<TurnOutcome, Error>, Option<Started>)>();
     let refusal = run.refusal();
     let request_id = job.request_id;
+    let conversation_id = job.conversation_id.clone();
     let task = {
         let inner = inner.clone();
         async move {
             let _slot = slot;
             let (site_id, conversation_id) =
                 (run.site_id().to_string(), run.conversation_id().to_string());
-            let mut sink = ObjectSink {
-                inner: &inner,
-                poster: Some(poster),
-                started_tx: Some(started_tx),
-                started: None,
-                visitor_text: match &run {
-                    TurnRun::Stored(input) | TurnRun::Admitted(input, _) => {
-                        Some(input.text.clone())
-                    }
-                    _ => None,
-                },
+            let visitor_text = match &run {
+                TurnRun::Stored(input) | TurnRun::Admitted(input, _) => Some(input.text.clone()),
+                _ => None,
             };
+            let mut sink = ObjectSink::new(&inner, Some(poster), Some(started_tx), visitor_text);
             let gate = match &run {
                 TurnRun::Stored(input) | TurnRun::Admitted(input, _) => {
                     handoff::gate(&inner.ctx(&names), &site, input).await
@@ -180,16 +188,7 @@ pub(super) async fn turn(
                 };
                 let _ = tx.send(Err(early));
             } else {
-                // The engine always ends a turn it started; should it ever not, the log
-                // ends it, so every stream ends with exactly one terminal event.
-                let open = inner.log.borrow().turn.as_ref().is_some_and(|t| !t.ended);
-                if open {
-                    sink.emit(TurnEvent::Failed {
-                        code: CLOSED_CODE,
-                        message: CLOSED_MESSAGE,
-                    });
-                }
-                inner.save_turn();
+                sink.end();
             }
             let started = sink.started.take();
             let ended = Ended {
@@ -216,6 +215,9 @@ pub(super) async fn turn(
         if let Ok(Err(early)) = started_rx.await {
             return Err(early);
         }
+        if let Some(openai) = &openai {
+            return openai.completion(result, &conversation_id);
+        }
         let events = collected.borrow_mut().drain(..).collect();
         return turn_json::answer(result, started, events);
     }
@@ -237,7 +239,7 @@ pub(super) async fn turn(
 /// The engine's sink inside the object: nothing is logged until the turn has started (a
 /// turn that fails before that is answered with an HTTP error); then every event goes to
 /// the log, which numbers it and sends it to the poster and everyone attached.
-struct ObjectSink<'a> {
+pub(super) struct ObjectSink<'a> {
     inner: &'a Inner,
     /// The poster's stream, until the turn starts and it follows the turn.
     poster: Option<Sink>,
@@ -245,6 +247,48 @@ struct ObjectSink<'a> {
     started: Option<Started>,
     /// The visitor's message, for the live watchers (a message turn's).
     visitor_text: Option<String>,
+}
+
+impl<'a> ObjectSink<'a> {
+    /// A sink for a turn of `inner`'s: `poster` follows it from its start,
+    /// `started_tx` learns its first event's id, `visitor_text` is published first.
+    pub(super) fn new(
+        inner: &'a Inner,
+        poster: Option<Sink>,
+        started_tx: Option<oneshot::Sender<Result<u64, ApiError>>>,
+        visitor_text: Option<String>,
+    ) -> Self {
+        Self {
+            inner,
+            poster,
+            started_tx,
+            started: None,
+            visitor_text,
+        }
+    }
+
+    /// After the engine: a turn that started ends with exactly one terminal event (the
+    /// engine always ends a turn it started; should it ever not, the log ends it), and
+    /// its record is saved.
+    pub(super) fn end(&mut self) {
+        if self.started.is_none() {
+            return;
+        }
+        let open = self
+            .inner
+            .log
+            .borrow()
+            .turn
+            .as_ref()
+            .is_some_and(|t| !t.ended);
+        if open {
+            self.emit(TurnEvent::Failed {
+                code: CLOSED_CODE,
+                message: CLOSED_MESSAGE,
+            });
+        }
+        self.inner.save_turn();
+    }
 }
 
 impl TurnSink for ObjectSink<'_> {
@@ -286,48 +330,4 @@ impl TurnSink for ObjectSink<'_> {
             .push_turn(event, crate::runtime::now_ms());
         self.inner.persist(persist);
     }
-}
-
-/// `POST https://object/job`: a background turn (the turn queue's job), answered in the
-/// conversation's line; its stored reply is published to the live watchers. Always 200
-/// with a [`JobOutcome`](super::client::JobOutcome) (its error for the consumer to log and
-/// retry).
-pub(super) async fn job(
-    inner: Rc<Inner>,
-    job: super::client::ObjectJob,
-) -> Result<Response, ApiError> {
-    use concierge_core::boundary::ConversationStore;
-    let env = inner.env.clone();
-    let (assistant, services) = turn_context(&env, &job.site)?;
-    let slot = inner.acquire_unbounded().await?;
-    let result =
-        concierge_core::engine::answer_job(&services, &assistant, &job.job, job.last).await;
-    // The reply's embedding; the conversation read again for the next turn.
-    let scope = Scope::new(&job.job.site_id, &job.job.conversation_id);
-    let window = concierge_core::engine::Assistant::config(&assistant).history_window;
-    let _ = futures_util::future::join(
-        services.queue_flush(),
-        services.store.read_turn(scope, window),
-    )
-    .await;
-    drop(slot);
-    let outcome = match result {
-        Ok(outcome) => {
-            if let Some(outcome) = &outcome {
-                let message = crate::http::message::message_json(&outcome.reply);
-                inner.publish(LiveEvent::Message(message));
-            }
-            super::client::JobOutcome {
-                reply_id: outcome.map(|o| o.reply.id),
-                error: None,
-                transient: false,
-            }
-        }
-        Err(error) => super::client::JobOutcome {
-            reply_id: None,
-            transient: error.is_transient(),
-            error: Some(ApiError::Core(error).chain()),
-        },
-    };
-    Ok(Response::from_json(&outcome)?)
 }

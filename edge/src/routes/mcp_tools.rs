@@ -10,14 +10,15 @@ use concierge_core::engine::{self, StatelessInput};
 use concierge_core::error::Error;
 use concierge_core::mcp::tools::{self, ToolCall};
 use concierge_core::retrieval::{self, PassageSource, RetrievalOptions};
-use concierge_core::turn::{TurnEvent, TurnInput};
+use concierge_core::turn::TurnEvent;
 use serde_json::{Value, json};
-use worker::{Context, Env};
+use worker::Env;
 
 use super::conversations::message_json;
 use crate::auth::Visitor;
 use crate::bindings::services::Services;
 use crate::error::ApiError;
+use crate::object::client::{self, Format, ObjectTurn, TurnKind};
 use crate::site::Site;
 use crate::templates::SiteAssistant;
 
@@ -25,7 +26,6 @@ use crate::templates::SiteAssistant;
 #[derive(Debug)]
 pub(crate) struct ToolContext<'a> {
     pub env: &'a Env,
-    pub ctx: &'a Context,
     pub site: &'a Site,
     pub visitor: &'a Visitor,
 }
@@ -178,25 +178,45 @@ async fn send(
     if reachable.await?.is_none() {
         return Ok(tools::error(NO_CONVERSATION));
     }
-    let input = TurnInput {
-        site_id: site_id.clone(),
+    // A stored conversation's turn runs in its object, in the conversation's line, seen
+    // live by its watchers; answered as one JSON document once it is over.
+    let job = ObjectTurn {
+        site: cx.site.clone(),
         conversation_id: conversation_id.clone(),
-        text: message,
-        idempotency_key: None,
+        visitor: cx.visitor.clone(),
+        kind: TurnKind::Message {
+            text: message,
+            idempotency_key: None,
+        },
+        format: Format::Json,
+        limits: Vec::new(),
+        request_id: String::new(),
+        openai: None,
     };
-    let result = engine::run_turn(services, &assistant, &input, &mut sink).await;
-    cx.ctx.wait_until(services.queue_flush());
-    Ok(match result {
-        Ok(outcome) => tools::result(json!({
-            "answer": outcome.reply.content,
-            "kind": outcome.reply.kind.as_str(),
-            "conversation_id": conversation_id,
-            "message_id": outcome.reply.id,
-            "stored": true,
-        })),
-        Err(Error::ConversationNotFound) => tools::error(NO_CONVERSATION),
-        Err(error) => turn_error(cx, &error),
-    })
+    let mut response = client::turn(cx.env, &site_id, job).await?;
+    let status = response.status_code();
+    let body: Value = response.json().await?;
+    if status != 200 {
+        let (code, detail) = (&body["error"]["code"], &body["error"]["message"]);
+        if status == 404 {
+            return Ok(tools::error(NO_CONVERSATION));
+        }
+        let (code, detail) = (code.as_str().unwrap_or("internal"), detail.as_str());
+        let line = json!({"level": "warn", "msg": "mcp turn failed", "site": cx.site.id,
+            "code": code, "status": status});
+        worker::console_warn!("{line}");
+        return Ok(tools::error(&format!(
+            "The assistant could not answer ({code}): {}",
+            detail.unwrap_or("Something went wrong. Please try again.")
+        )));
+    }
+    Ok(tools::result(json!({
+        "answer": body["message"],
+        "kind": body["kind"],
+        "conversation_id": conversation_id,
+        "message_id": body["message_id"],
+        "stored": true,
+    })))
 }
 
 /// A failed turn as a tool error: the engine's public message (the detail is logged).

@@ -50,7 +50,12 @@ pub(crate) fn id_of(event: &ReceivedEvent) -> u64 {
 }
 
 /// POST a message (native stream); the open response's body.
-pub(crate) fn post(worker: &Worker, key: &str, conversation: &str, content: &str) -> ureq::Response {
+pub(crate) fn post(
+    worker: &Worker,
+    key: &str,
+    conversation: &str,
+    content: &str,
+) -> ureq::Response {
     agent()
         .post(&worker.url(&format!("/conversations/{conversation}/messages")))
         .set("x-api-key", key)
@@ -267,7 +272,11 @@ fn two_posts_at_once_are_answered_one_after_the_other() {
 }
 
 /// Attaches to `GET /conversations/{id}/events`; its events arrive on the channel.
-pub(crate) fn watch(worker: &Worker, key: &str, conversation: &str) -> mpsc::Receiver<ReceivedEvent> {
+pub(crate) fn watch(
+    worker: &Worker,
+    key: &str,
+    conversation: &str,
+) -> mpsc::Receiver<ReceivedEvent> {
     let url = worker.url(&format!("/conversations/{conversation}/events"));
     let key = key.to_string();
     let (tx, rx) = mpsc::channel();
@@ -292,7 +301,10 @@ pub(crate) fn watch(worker: &Worker, key: &str, conversation: &str) -> mpsc::Rec
 }
 
 /// Events from `rx` until a terminal one (or `timeout`).
-pub(crate) fn until_terminal(rx: &mpsc::Receiver<ReceivedEvent>, timeout: Duration) -> Vec<ReceivedEvent> {
+pub(crate) fn until_terminal(
+    rx: &mpsc::Receiver<ReceivedEvent>,
+    timeout: Duration,
+) -> Vec<ReceivedEvent> {
     let deadline = Instant::now() + timeout;
     let mut events = Vec::new();
     while let Some(left) = deadline.checked_duration_since(Instant::now()) {

@@ -60,7 +60,9 @@ impl Running {
     /// The native turn read to its end: it completed with the whole first answer.
     fn finish_native(&mut self) {
         let mut rest = Vec::new();
-        self.poster.read_to_end(&mut rest).expect("the poster's stream");
+        self.poster
+            .read_to_end(&mut rest)
+            .expect("the poster's stream");
         self.seen.extend(read_events(rest.as_slice()));
         let (name, _) = terminal(&self.seen);
         assert_eq!(name, "completed", "{:?}", self.seen);
@@ -178,7 +180,10 @@ fn a_v1_completion_on_a_stored_conversation_waits_its_turn_and_is_seen_live() {
     // OpenAI's stream, as before: data lines of `chat.completion.chunk`s, one finish,
     // `[DONE]`; the conversation named.
     assert_eq!(chat_id.as_deref(), Some(running.conversation.as_str()));
-    assert!(content_type.starts_with("text/event-stream"), "{content_type}");
+    assert!(
+        content_type.starts_with("text/event-stream"),
+        "{content_type}"
+    );
     let lines: Vec<&str> = body.lines().filter(|l| !l.is_empty()).collect();
     assert!(lines.iter().all(|l| l.starts_with("data: ")), "{body}");
     assert_eq!(lines.last(), Some(&"data: [DONE]"), "{body}");
@@ -227,7 +232,10 @@ fn a_non_streamed_v1_completion_waits_its_turn_and_answers_one_completion() {
     let answer = completion.join().expect("the completion");
     assert_eq!(answer["object"], "chat.completion", "{answer}");
     assert_eq!(answer["chat_id"], running.conversation.as_str(), "{answer}");
-    assert_eq!(answer["choices"][0]["message"]["content"], SECOND, "{answer}");
+    assert_eq!(
+        answer["choices"][0]["message"]["content"], SECOND,
+        "{answer}"
+    );
     assert_eq!(answer["choices"][0]["finish_reason"], "stop", "{answer}");
     running.assert_in_line_and_live(&second_question);
 }
