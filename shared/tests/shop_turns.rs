@@ -47,6 +47,18 @@ fn job(received: &Received, conversation_id: &str) -> TurnJob {
     }
 }
 
+/// A new conversation with [`QUESTION`] received (stored, awaiting its answer).
+fn asked(backend: &MemoryBackend, config: &ShopConfig) -> (String, Received) {
+    let id = create(backend, config, None).conversation.id;
+    let received = block_on(concierge_core::engine::receive(
+        backend,
+        &shop(backend, config),
+        &input(&id, QUESTION, None),
+    ))
+    .unwrap();
+    (id, received)
+}
+
 fn broken() -> Script {
     Script::BreakAfter(
         vec![],
@@ -228,13 +240,7 @@ fn a_superseded_attempt_cannot_store_its_reply() {
 #[test]
 fn a_background_turn_is_marked_failed_only_on_its_last_attempt() {
     let (backend, config) = (MemoryBackend::demo(SITE), ShopConfig::default());
-    let id = create(&backend, &config, None).conversation.id;
-    let received = block_on(concierge_core::engine::receive(
-        &backend,
-        &shop(&backend, &config),
-        &input(&id, QUESTION, None),
-    ))
-    .unwrap();
+    let (id, received) = asked(&backend, &config);
     let job = job(&received, &id);
     let services = &backend;
 
@@ -300,24 +306,20 @@ fn a_background_turn_is_marked_failed_only_on_its_last_attempt() {
 #[test]
 fn a_background_turn_streams_its_events_like_a_streamed_turn_and_nothing_when_answered() {
     let (backend, config) = (MemoryBackend::demo(SITE), ShopConfig::default());
-    let id = create(&backend, &config, None).conversation.id;
-    let received = block_on(concierge_core::engine::receive(
-        &backend,
-        &shop(&backend, &config),
-        &input(&id, QUESTION, None),
-    ))
-    .unwrap();
+    let (id, received) = asked(&backend, &config);
     backend.model.reply(&["Dạ, ", "8.490.000 ", "VND ạ."]);
+    let answer = |events: &mut Vec<TurnEvent>| {
+        block_on(concierge_core::engine::answer_job_streamed(
+            &backend,
+            &shop(&backend, &config),
+            &job(&received, &id),
+            false,
+            events,
+        ))
+        .unwrap()
+    };
     let mut events = Vec::new();
-    let outcome = block_on(concierge_core::engine::answer_job_streamed(
-        &backend,
-        &shop(&backend, &config),
-        &job(&received, &id),
-        false,
-        &mut events,
-    ))
-    .unwrap()
-    .expect("answered");
+    let outcome = answer(&mut events).expect("answered");
     assert_eq!(
         announced(&events),
         (
@@ -348,13 +350,6 @@ fn a_background_turn_streams_its_events_like_a_streamed_turn_and_nothing_when_an
 
     // A repeat of the answered job: nothing to do, no event.
     let mut again = Vec::new();
-    let repeat = block_on(concierge_core::engine::answer_job_streamed(
-        &backend,
-        &shop(&backend, &config),
-        &job(&received, &id),
-        false,
-        &mut again,
-    ))
-    .unwrap();
+    let repeat = answer(&mut again);
     assert!(repeat.is_none() && again.is_empty(), "{again:?}");
 }

@@ -65,7 +65,12 @@ pub(crate) fn post(
 
 /// `GET /conversations/{id}/stream` with `Last-Event-ID: after`: status and events (read
 /// on a thread, so a stream that never ends fails the test instead of hanging it).
-fn resume(worker: &Worker, key: &str, conversation: &str, after: u64) -> (u16, Vec<ReceivedEvent>) {
+pub(crate) fn resume(
+    worker: &Worker,
+    key: &str,
+    conversation: &str,
+    after: u64,
+) -> (u16, Vec<ReceivedEvent>) {
     let url = worker.url(&format!("/conversations/{conversation}/stream"));
     let key = key.to_string();
     let (tx, rx) = mpsc::channel();

@@ -17,7 +17,9 @@ use concierge_e2e::upstream::ScriptedUpstream;
 use concierge_e2e::{ReceivedEvent, TestSite, Worker, agent, read_events, read_events_until};
 use serde_json::{Value, json};
 
-use super::durable::{ANSWER, QUESTION, chunks, post, question, slow, until_terminal, watch};
+use super::durable::{
+    ANSWER, QUESTION, chunks, id_of, post, question, resume, slow, until_terminal, watch,
+};
 
 /// What the second surface's turn answers.
 const SECOND: &str = "Dạ, cấu hình thứ hai gồm Ryzen 5 7600, RX 7600 và RAM 32 GB ạ.";
@@ -145,37 +147,39 @@ fn assert_live_turn(seen: &[ReceivedEvent], question: &str, answer: &str, reply_
     assert_eq!(&done["message_id"], reply_id, "{seen:?}");
 }
 
-#[test]
-fn a_v1_completion_on_a_stored_conversation_waits_its_turn_and_is_seen_live() {
-    let worker = Worker::shared();
-    let mut running = running("Durable v1 shop");
-    let second_question = question(30);
-    let (url, key, model) = (
-        worker.url("/v1/chat/completions"),
-        running.site.secret_key.clone(),
-        format!("concierge-{}", running.site.id),
-    );
+/// `POST /v1/chat/completions` continuing `running`'s conversation with `question`, sent
+/// on a thread while the native turn runs: its response.
+fn complete(running: &Running, question: &str, stream: bool) -> thread::JoinHandle<ureq::Response> {
+    let url = Worker::shared().url("/v1/chat/completions");
+    let key = running.site.secret_key.clone();
     let body = json!({
-        "model": model, "stream": true, "chat_id": running.conversation,
-        "messages": [{"role": "user", "content": second_question}],
+        "model": format!("concierge-{}", running.site.id), "stream": stream,
+        "chat_id": running.conversation,
+        "messages": [{"role": "user", "content": question}],
     });
-    let completion = thread::spawn(move || {
-        let response = agent()
+    thread::spawn(move || {
+        agent()
             .post(&url)
             .set("authorization", &format!("Bearer {key}"))
             .send_json(body)
-            .expect("200");
-        let chat_id = response.header("x-concierge-chat-id").map(str::to_string);
-        let content_type = response.content_type().to_string();
-        let mut text = String::new();
-        response
-            .into_reader()
-            .read_to_string(&mut text)
-            .expect("body");
-        (chat_id, content_type, text)
-    });
+            .expect("200")
+    })
+}
+
+#[test]
+fn a_v1_completion_on_a_stored_conversation_waits_its_turn_and_is_seen_live() {
+    let mut running = running("Durable v1 shop");
+    let second_question = question(30);
+    let completion = complete(&running, &second_question, true);
     running.finish_native();
-    let (chat_id, content_type, body) = completion.join().expect("the completion");
+    let response = completion.join().expect("the completion");
+    let chat_id = response.header("x-concierge-chat-id").map(str::to_string);
+    let content_type = response.content_type().to_string();
+    let mut body = String::new();
+    response
+        .into_reader()
+        .read_to_string(&mut body)
+        .expect("body");
 
     // OpenAI's stream, as before: data lines of `chat.completion.chunk`s, one finish,
     // `[DONE]`; the conversation named.
@@ -207,29 +211,12 @@ fn a_v1_completion_on_a_stored_conversation_waits_its_turn_and_is_seen_live() {
 
 #[test]
 fn a_non_streamed_v1_completion_waits_its_turn_and_answers_one_completion() {
-    let worker = Worker::shared();
     let mut running = running("Durable v1 JSON shop");
     let second_question = question(31);
-    let (url, key, model) = (
-        worker.url("/v1/chat/completions"),
-        running.site.secret_key.clone(),
-        format!("concierge-{}", running.site.id),
-    );
-    let body = json!({
-        "model": model, "chat_id": running.conversation,
-        "messages": [{"role": "user", "content": second_question}],
-    });
-    let completion = thread::spawn(move || {
-        let response = agent()
-            .post(&url)
-            .set("authorization", &format!("Bearer {key}"))
-            .send_json(body)
-            .expect("200");
-        let answer: Value = response.into_json().expect("JSON");
-        answer
-    });
+    let completion = complete(&running, &second_question, false);
     running.finish_native();
-    let answer = completion.join().expect("the completion");
+    let response = completion.join().expect("the completion");
+    let answer: Value = response.into_json().expect("JSON");
     assert_eq!(answer["object"], "chat.completion", "{answer}");
     assert_eq!(answer["chat_id"], running.conversation.as_str(), "{answer}");
     assert_eq!(
@@ -311,7 +298,28 @@ fn a_background_turn_streams_live_to_watchers_and_can_be_resumed() {
     let accepted: Value = response.into_json().expect("JSON");
     let reply_id = accepted["message_id"].clone();
 
-    let seen = until_terminal(&watcher, Duration::from_secs(30));
+    // The watcher sees the answer's first chunks while it is produced; a client that lost
+    // its stream there resumes the running background turn with exactly the rest.
+    let mut seen = Vec::new();
+    while chunks(&seen) < 2 {
+        let event = watcher.recv_timeout(Duration::from_secs(20));
+        seen.push(event.unwrap_or_else(|_| panic!("text chunks live: {seen:?}")));
+    }
+    let last = id_of(seen.last().expect("a chunk"));
+    let (status, rest) = resume(worker, &site.secret_key, &conversation, last);
+    assert_eq!(status, 200, "{rest:?}");
+    assert_eq!(terminal(&rest).0, "completed", "{rest:?}");
+    assert_eq!(id_of(&rest[0]), last + 1, "{rest:?}");
+    let before: Vec<ReceivedEvent> = seen
+        .iter()
+        .filter(|e| e.event != "message")
+        .cloned()
+        .collect();
+    assert_eq!(
+        format!("{}{}", streamed_text(&before), streamed_text(&rest)),
+        ANSWER
+    );
+    seen.extend(until_terminal(&watcher, Duration::from_secs(30)));
     let stored = eventually(Duration::from_secs(10), "the stored reply", || {
         history(worker, &site.secret_key, &conversation)
             .into_iter()
