@@ -5,8 +5,9 @@ use concierge_core::boundary::ConversationStore;
 use concierge_core::conversation::Scope;
 use concierge_core::engine::{self, Received};
 use concierge_core::turn::{TurnInput, TurnJob};
-use worker::Response;
+use worker::{Env, Response};
 
+use super::log::LiveEvent;
 use crate::bindings::services::Services;
 use crate::bindings::turn_queue;
 use crate::error::ApiError;
@@ -16,7 +17,8 @@ use crate::templates::SiteAssistant;
 /// the turn queue (durable, retried); 202 with the ids. The reply id is the one its answer
 /// is stored under (a repeat with the same key of an answered message: the stored one's).
 pub(crate) async fn accept(
-    inner: &super::Inner,
+    env: &Env,
+    publish: &dyn Fn(LiveEvent),
     services: &Services,
     assistant: &SiteAssistant,
     input: &TurnInput,
@@ -41,7 +43,7 @@ pub(crate) async fn accept(
             user_message_id: pending.start.message.id.clone(),
             message_id: pending.reply_id.clone(),
         };
-        if let Err(err) = turn_queue::send(&inner.env, job, 0, 0).await {
+        if let Err(err) = turn_queue::send(env, job, 0, 0).await {
             // Stored but not queued: the message is marked, and a repeat with its key
             // (or a new post) tries again.
             let scope = Scope::new(&input.site_id, &input.conversation_id);
@@ -62,7 +64,7 @@ pub(crate) async fn accept(
         // The other clients of the conversation see the visitor's message now; its answer
         // streams to them when its turn runs.
         let message = crate::http::message::message_json(&pending.start.message);
-        inner.publish(super::LiveEvent::Message(message));
+        publish(LiveEvent::Message(message));
     }
     let accepted = serde_json::json!({
         "conversation_id": input.conversation_id,

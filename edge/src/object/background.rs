@@ -1,23 +1,16 @@
-//! Background turns (`Prefer: respond-async`) in the conversation's object: the turn
-//! queue's consumer forwards each job ([`job`], the Worker's side), and the object answers
-//! it in the conversation's line ([`answer`]) as it answers a streamed turn: its events
-//! numbered into the object's log as they are produced, so the clients attached to `GET
-//! …/events` see its text live and `GET …/stream` resumes it.
+//! Background turns (`Prefer: respond-async`), the Worker's side: the turn queue's
+//! consumer forwards each job to the conversation's object ([`job`]), which answers it in
+//! the conversation's line as it answers a streamed turn (`run::job`): its events numbered
+//! into the object's log as they are produced, so the clients attached to `GET …/events`
+//! see its text live and `GET …/stream` resumes it.
 
-use std::rc::Rc;
-
-use concierge_core::boundary::ConversationStore;
-use concierge_core::conversation::Scope;
 use serde::{Deserialize, Serialize};
-use worker::{Env, Method, Response};
+use worker::{Env, Method};
 
-use super::Inner;
 use super::client::{internal, stub};
-use super::run::ObjectSink;
 use crate::bindings::turn_queue::JobAnswerer;
 use crate::error::ApiError;
 use crate::site::Site;
-use crate::templates::turn_context;
 
 /// A background turn (`Prefer: respond-async`), forwarded by the turn queue's consumer:
 /// the object answers it in the conversation's line.
@@ -80,41 +73,4 @@ impl JobAnswerer for ObjectAnswers {
     ) -> Result<Option<String>, ApiError> {
         self::job(env, ObjectJob { site, job, last }).await
     }
-}
-
-/// `POST https://object/job`: a background turn (the turn queue's job), answered in the
-/// conversation's line, its events into the log (numbered, kept, sent to the watchers).
-/// Always 200 with a [`JobOutcome`] (its error for the consumer to log and retry).
-pub(super) async fn answer(inner: Rc<Inner>, job: ObjectJob) -> Result<Response, ApiError> {
-    let env = inner.env.clone();
-    let (assistant, services) = turn_context(&env, &job.site)?;
-    let slot = inner.acquire_unbounded().await?;
-    let mut sink = ObjectSink::new(&inner, None, None, None);
-    let result = concierge_core::engine::answer_job_streamed(
-        &services, &assistant, &job.job, job.last, &mut sink,
-    )
-    .await;
-    sink.end();
-    // The reply's embedding; the conversation read again for the next turn.
-    let scope = Scope::new(&job.job.site_id, &job.job.conversation_id);
-    let window = concierge_core::engine::Assistant::config(&assistant).history_window;
-    let _ = futures_util::future::join(
-        services.queue_flush(),
-        services.store.read_turn(scope, window),
-    )
-    .await;
-    drop(slot);
-    let outcome = match result {
-        Ok(outcome) => JobOutcome {
-            reply_id: outcome.map(|o| o.reply.id),
-            error: None,
-            transient: false,
-        },
-        Err(error) => JobOutcome {
-            reply_id: None,
-            transient: error.is_transient(),
-            error: Some(ApiError::Core(error).chain()),
-        },
-    };
-    Ok(Response::from_json(&outcome)?)
 }

@@ -1,6 +1,8 @@
 //! A turn inside the conversation's object: who may reach the conversation (from the
 //! object's memory of it), its place in line, and the turn itself — run apart from the
-//! response, its events into the object's log, which the poster's response follows.
+//! response, its events into the object's log, which the poster's response follows; and
+//! a background turn's job ([`job`]), whose events go to the log the same way (nobody
+//! posted it, so no stream follows it; the watchers and resumers do).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -107,7 +109,8 @@ pub(super) async fn turn(
             if job.format == Format::Accept
                 && !handoff::intercepts(&inner.ctx(&names), &site, &input).await
             {
-                let accepted = accept(&inner, &services, &assistant, &input).await;
+                let publish = |event| inner.publish(event);
+                let accepted = accept(&env, &publish, &services, &assistant, &input).await;
                 drop(slot);
                 return accepted;
             }
@@ -239,7 +242,7 @@ pub(super) async fn turn(
 /// The engine's sink inside the object: nothing is logged until the turn has started (a
 /// turn that fails before that is answered with an HTTP error); then every event goes to
 /// the log, which numbers it and sends it to the poster and everyone attached.
-pub(super) struct ObjectSink<'a> {
+struct ObjectSink<'a> {
     inner: &'a Inner,
     /// The poster's stream, until the turn starts and it follows the turn.
     poster: Option<Sink>,
@@ -252,7 +255,7 @@ pub(super) struct ObjectSink<'a> {
 impl<'a> ObjectSink<'a> {
     /// A sink for a turn of `inner`'s: `poster` follows it from its start,
     /// `started_tx` learns its first event's id, `visitor_text` is published first.
-    pub(super) fn new(
+    fn new(
         inner: &'a Inner,
         poster: Option<Sink>,
         started_tx: Option<oneshot::Sender<Result<u64, ApiError>>>,
@@ -270,7 +273,7 @@ impl<'a> ObjectSink<'a> {
     /// After the engine: a turn that started ends with exactly one terminal event (the
     /// engine always ends a turn it started; should it ever not, the log ends it), and
     /// its record is saved.
-    pub(super) fn end(&mut self) {
+    fn end(&mut self) {
         if self.started.is_none() {
             return;
         }
@@ -330,4 +333,45 @@ impl TurnSink for ObjectSink<'_> {
             .push_turn(event, crate::runtime::now_ms());
         self.inner.persist(persist);
     }
+}
+
+/// `POST https://object/job`: a background turn (the turn queue's job), answered in the
+/// conversation's line, its events into the log (numbered, kept, sent to the watchers).
+/// Always 200 with a [`JobOutcome`](super::background::JobOutcome) (its error for the consumer to log and retry).
+pub(super) async fn job(
+    inner: Rc<Inner>,
+    job: super::background::ObjectJob,
+) -> Result<Response, ApiError> {
+    use concierge_core::boundary::ConversationStore;
+    let env = inner.env.clone();
+    let (assistant, services) = turn_context(&env, &job.site)?;
+    let slot = inner.acquire_unbounded().await?;
+    let mut sink = ObjectSink::new(&inner, None, None, None);
+    let result = concierge_core::engine::answer_job_streamed(
+        &services, &assistant, &job.job, job.last, &mut sink,
+    )
+    .await;
+    sink.end();
+    // The reply's embedding; the conversation read again for the next turn.
+    let scope = Scope::new(&job.job.site_id, &job.job.conversation_id);
+    let window = concierge_core::engine::Assistant::config(&assistant).history_window;
+    let _ = futures_util::future::join(
+        services.queue_flush(),
+        services.store.read_turn(scope, window),
+    )
+    .await;
+    drop(slot);
+    let outcome = match result {
+        Ok(outcome) => super::background::JobOutcome {
+            reply_id: outcome.map(|o| o.reply.id),
+            error: None,
+            transient: false,
+        },
+        Err(error) => super::background::JobOutcome {
+            reply_id: None,
+            transient: error.is_transient(),
+            error: Some(ApiError::Core(error).chain()),
+        },
+    };
+    Ok(Response::from_json(&outcome)?)
 }

@@ -139,7 +139,9 @@ async fn outcome(cx: &ToolContext<'_>, call: ToolCall) -> Result<Value, ApiError
     }
 }
 
-/// `send_message`: a stored turn of `conversation_id`, or a stateless one.
+/// `send_message`: a stored turn of `conversation_id` — run in the conversation's object
+/// like a native post (in its line, seen live by its watchers), answered whole — or a
+/// stateless one, run here.
 async fn send(
     cx: &ToolContext<'_>,
     services: &Services,
@@ -148,7 +150,7 @@ async fn send(
 ) -> Result<Value, ApiError> {
     let assistant = SiteAssistant::for_site(cx.env, cx.site)?;
     let site_id = cx.site.id.clone();
-    // The answer is returned whole; its events are not streamed.
+    // The answer is returned whole; a stateless turn's events are not streamed.
     let mut sink = |_: TurnEvent| {};
     let Some(conversation_id) = conversation_id else {
         let identity = match cx.visitor {

@@ -6,7 +6,10 @@
 //!   body maps onto a stateless, continued or new stored turn); streamed as
 //!   `chat.completion.chunk`s when the body's `stream` is true (whatever `Accept` says),
 //!   otherwise one `chat.completion`. A stored turn names its conversation in the
-//!   `x-concierge-chat-id` header and the `chat_id` field of the answer (every chunk);
+//!   `x-concierge-chat-id` header and the `chat_id` field of the answer (every chunk), and
+//!   runs in the conversation's object (`object::openai`) like a native post: it waits for
+//!   the turn in progress, and the clients attached to `GET /conversations/{id}/events`
+//!   see it live. A stateless turn runs here, in the request;
 //! - `GET /v1/conversations/{id}`: a stored conversation, shaped as OpenAI's `conversation`
 //!   object plus its `messages`.
 //!
