@@ -305,6 +305,21 @@ pub(crate) fn watch(
     rx
 }
 
+/// `seen` (a watcher's events) holds the visitor's message `question` (`message`, role
+/// `user`).
+pub(crate) fn assert_visitor_message(seen: &[ReceivedEvent], question: &str) {
+    let message = seen
+        .iter()
+        .find(|e| e.event == "message")
+        .unwrap_or_else(|| panic!("the visitor's message, live: {seen:?}"));
+    let message: Value = serde_json::from_str(&message.data).expect("message JSON");
+    assert_eq!(
+        (&message["role"], &message["content"]),
+        (&json!("user"), &json!(question)),
+        "{seen:?}"
+    );
+}
+
 /// Events from `rx` until a terminal one (or `timeout`).
 pub(crate) fn until_terminal(
     rx: &mpsc::Receiver<ReceivedEvent>,
@@ -345,15 +360,7 @@ fn two_watchers_see_a_third_clients_answer_live() {
     for tab in &tabs {
         let seen = until_terminal(tab, Duration::from_secs(20));
         // The visitor's message, then the turn as it streamed, with the poster's ids.
-        let message = seen
-            .iter()
-            .find(|e| e.event == "message")
-            .unwrap_or_else(|| panic!("{seen:?}"));
-        let message: Value = serde_json::from_str(&message.data).expect("message JSON");
-        assert_eq!(
-            (&message["role"], &message["content"]),
-            (&json!("user"), &json!(QUESTION))
-        );
+        assert_visitor_message(&seen, QUESTION);
         let turn: Vec<ReceivedEvent> = seen
             .iter()
             .filter(|e| e.event != "message")

@@ -18,7 +18,8 @@ use concierge_e2e::{ReceivedEvent, TestSite, Worker, agent, read_events, read_ev
 use serde_json::{Value, json};
 
 use super::durable::{
-    ANSWER, QUESTION, chunks, id_of, post, question, resume, slow, until_terminal, watch,
+    ANSWER, QUESTION, assert_visitor_message, chunks, id_of, post, question, resume, slow,
+    until_terminal, watch,
 };
 
 /// What the second surface's turn answers.
@@ -122,16 +123,7 @@ impl Running {
 /// `seen` (a watcher's events) is a turn seen live: the visitor's `question`, at least
 /// two text chunks making `answer`, then `completed` naming `reply_id`.
 fn assert_live_turn(seen: &[ReceivedEvent], question: &str, answer: &str, reply_id: &Value) {
-    let message = seen
-        .iter()
-        .find(|e| e.event == "message")
-        .unwrap_or_else(|| panic!("the visitor's message, live: {seen:?}"));
-    let message: Value = serde_json::from_str(&message.data).expect("message JSON");
-    assert_eq!(
-        (&message["role"], &message["content"]),
-        (&json!("user"), &json!(question)),
-        "{seen:?}"
-    );
+    assert_visitor_message(seen, question);
     let turn: Vec<ReceivedEvent> = seen
         .iter()
         .filter(|e| e.event != "message")
@@ -148,8 +140,9 @@ fn assert_live_turn(seen: &[ReceivedEvent], question: &str, answer: &str, reply_
 }
 
 /// `POST /v1/chat/completions` continuing `running`'s conversation with `question`, sent
-/// on a thread while the native turn runs: its response.
-fn complete(running: &Running, question: &str, stream: bool) -> thread::JoinHandle<ureq::Response> {
+/// while the native turn runs; the native turn is read to its end, then the completion's
+/// response is returned.
+fn complete(running: &mut Running, question: &str, stream: bool) -> ureq::Response {
     let url = Worker::shared().url("/v1/chat/completions");
     let key = running.site.secret_key.clone();
     let body = json!({
@@ -157,22 +150,22 @@ fn complete(running: &Running, question: &str, stream: bool) -> thread::JoinHand
         "chat_id": running.conversation,
         "messages": [{"role": "user", "content": question}],
     });
-    thread::spawn(move || {
+    let completion = thread::spawn(move || {
         agent()
             .post(&url)
             .set("authorization", &format!("Bearer {key}"))
             .send_json(body)
             .expect("200")
-    })
+    });
+    running.finish_native();
+    completion.join().expect("the completion")
 }
 
 #[test]
 fn a_v1_completion_on_a_stored_conversation_waits_its_turn_and_is_seen_live() {
     let mut running = running("Durable v1 shop");
     let second_question = question(30);
-    let completion = complete(&running, &second_question, true);
-    running.finish_native();
-    let response = completion.join().expect("the completion");
+    let response = complete(&mut running, &second_question, true);
     let chat_id = response.header("x-concierge-chat-id").map(str::to_string);
     let content_type = response.content_type().to_string();
     let mut body = String::new();
@@ -213,9 +206,7 @@ fn a_v1_completion_on_a_stored_conversation_waits_its_turn_and_is_seen_live() {
 fn a_non_streamed_v1_completion_waits_its_turn_and_answers_one_completion() {
     let mut running = running("Durable v1 JSON shop");
     let second_question = question(31);
-    let completion = complete(&running, &second_question, false);
-    running.finish_native();
-    let response = completion.join().expect("the completion");
+    let response = complete(&mut running, &second_question, false);
     let answer: Value = response.into_json().expect("JSON");
     assert_eq!(answer["object"], "chat.completion", "{answer}");
     assert_eq!(answer["chat_id"], running.conversation.as_str(), "{answer}");
