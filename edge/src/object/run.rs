@@ -126,29 +126,29 @@ pub(super) async fn turn(
         }),
     };
     let collected = Rc::new(RefCell::new(Vec::new()));
-    let (poster, body) = match job.format {
-        Format::Native => {
+    let streamed_openai = openai.as_ref().filter(|o| o.stream);
+    let (poster, body) = match (job.format, streamed_openai) {
+        (Format::Native, _) => {
             let (writer, body) = BodyWriter::new()?;
             let writer = Coalescing::new(writer);
             let request_id = Some(job.request_id.clone());
             (Sink::Native { writer, request_id }, Some(body))
         }
-        Format::AiSdk => {
+        (Format::AiSdk, _) => {
             let (writer, body) = BodyWriter::new()?;
             let writer = Coalescing::new(writer);
             let encoder = AiSdkEncoder::new();
             (Sink::AiSdk { writer, encoder }, Some(body))
         }
-        Format::OpenAi if openai.as_ref().is_some_and(|o| o.stream) => {
+        (Format::OpenAi, Some(openai)) => {
             let (writer, body) = BodyWriter::new()?;
             let writer = Coalescing::new(writer);
-            let encoder = openai
-                .as_ref()
-                .map(|o| o.encoder(&job.conversation_id))
-                .ok_or(ApiError::NotFound)?;
+            let encoder = openai.encoder(&job.conversation_id);
             (Sink::OpenAi { writer, encoder }, Some(body))
         }
-        Format::Json | Format::Accept | Format::OpenAi => (Sink::Collect(collected.clone()), None),
+        (Format::Json | Format::Accept | Format::OpenAi, _) => {
+            (Sink::Collect(collected.clone()), None)
+        }
     };
     let (started_tx, started_rx) = oneshot::channel::<Result<u64, ApiError>>();
     let (done_tx, done_rx) = oneshot::channel::<(Result<TurnOutcome, Error>, Option<Started>)>();

@@ -148,11 +148,11 @@ async fn send(
     message: String,
     conversation_id: Option<String>,
 ) -> Result<Value, ApiError> {
-    let assistant = SiteAssistant::for_site(cx.env, cx.site)?;
     let site_id = cx.site.id.clone();
-    // The answer is returned whole; a stateless turn's events are not streamed.
-    let mut sink = |_: TurnEvent| {};
     let Some(conversation_id) = conversation_id else {
+        let assistant = SiteAssistant::for_site(cx.env, cx.site)?;
+        // The answer is returned whole; its events are not streamed.
+        let mut sink = |_: TurnEvent| {};
         let identity = match cx.visitor {
             Visitor::User(identity) => identity.clone(),
             Visitor::Site => None,
@@ -199,11 +199,11 @@ async fn send(
     let status = response.status_code();
     let body: Value = response.json().await?;
     if status != 200 {
-        let (code, detail) = (&body["error"]["code"], &body["error"]["message"]);
-        if status == 404 {
+        let code = body["error"]["code"].as_str().unwrap_or("internal");
+        if matches!(code, "conversation_not_found" | "not_found") {
             return Ok(tools::error(NO_CONVERSATION));
         }
-        let (code, detail) = (code.as_str().unwrap_or("internal"), detail.as_str());
+        let detail = body["error"]["message"].as_str();
         let line = json!({"level": "warn", "msg": "mcp turn failed", "site": cx.site.id,
             "code": code, "status": status});
         worker::console_warn!("{line}");
