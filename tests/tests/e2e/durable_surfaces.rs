@@ -17,7 +17,7 @@ use concierge_e2e::upstream::ScriptedUpstream;
 use concierge_e2e::{ReceivedEvent, TestSite, Worker, agent, read_events, read_events_until};
 use serde_json::{Value, json};
 
-use super::durable::{
+use super::durable_clients::{
     ANSWER, QUESTION, assert_visitor_message, chunks, id_of, post, question, resume, slow,
     until_terminal, watch,
 };
