@@ -179,7 +179,7 @@ enum Shape {
 }
 
 /// OpenAI's error `type` for a status.
-fn openai_type(status: u16) -> &'static str {
+pub(crate) fn openai_type(status: u16) -> &'static str {
     match status {
         401 => "authentication_error",
         403 => "permission_error",

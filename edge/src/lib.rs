@@ -77,7 +77,7 @@ async fn queue(
     use bindings::turn_queue;
     match batch.queue().as_str() {
         turn_queue::QUEUE => {
-            turn_queue::consume::<_, templates::SiteTemplates, object::client::ObjectAnswers>(
+            turn_queue::consume::<_, templates::SiteTemplates, object::background::ObjectAnswers>(
                 &batch, &env,
             )
             .await

@@ -157,7 +157,7 @@ routes! {
     // Every method reaches the MCP handler: it authenticates first, then answers the
     // methods it does not serve with 405.
     Mcp "mcp" [_] ["mcp"], Admitted<SecretCaller>
-        => |req, rc, caller| mcp::handle(req, rc.env, caller, rc.ctx).await;
+        => |req, rc, caller| mcp::handle(req, rc.env, caller).await;
     AiSdkChat "ai_sdk_chat" [POST] ["api", "chat"], AnyKeyCaller
         => |req, rc, caller| ai_sdk::chat(req, rc.env, caller, rc.ctx, rc.request_id).await;
     AiSdkResume "ai_sdk_resume" [GET] ["api", "chat", id, "stream"], AnyKeyCaller

@@ -47,6 +47,18 @@ fn job(received: &Received, conversation_id: &str) -> TurnJob {
     }
 }
 
+/// A new conversation with [`QUESTION`] received (stored, awaiting its answer).
+fn asked(backend: &MemoryBackend, config: &ShopConfig) -> (String, Received) {
+    let id = create(backend, config, None).conversation.id;
+    let received = block_on(concierge_core::engine::receive(
+        backend,
+        &shop(backend, config),
+        &input(&id, QUESTION, None),
+    ))
+    .unwrap();
+    (id, received)
+}
+
 fn broken() -> Script {
     Script::BreakAfter(
         vec![],
@@ -228,13 +240,7 @@ fn a_superseded_attempt_cannot_store_its_reply() {
 #[test]
 fn a_background_turn_is_marked_failed_only_on_its_last_attempt() {
     let (backend, config) = (MemoryBackend::demo(SITE), ShopConfig::default());
-    let id = create(&backend, &config, None).conversation.id;
-    let received = block_on(concierge_core::engine::receive(
-        &backend,
-        &shop(&backend, &config),
-        &input(&id, QUESTION, None),
-    ))
-    .unwrap();
+    let (id, received) = asked(&backend, &config);
     let job = job(&received, &id);
     let services = &backend;
 
@@ -295,4 +301,55 @@ fn a_background_turn_is_marked_failed_only_on_its_last_attempt() {
         None
     );
     assert_eq!(stored(&backend, &id).len(), 3);
+}
+
+#[test]
+fn a_background_turn_streams_its_events_like_a_streamed_turn_and_nothing_when_answered() {
+    let (backend, config) = (MemoryBackend::demo(SITE), ShopConfig::default());
+    let (id, received) = asked(&backend, &config);
+    backend.model.reply(&["Dạ, ", "8.490.000 ", "VND ạ."]);
+    let answer = |events: &mut Vec<TurnEvent>| {
+        block_on(concierge_core::engine::answer_job_streamed(
+            &backend,
+            &shop(&backend, &config),
+            &job(&received, &id),
+            false,
+            events,
+        ))
+        .unwrap()
+    };
+    let mut events = Vec::new();
+    let outcome = answer(&mut events).expect("answered");
+    assert_eq!(
+        announced(&events),
+        (
+            received.user_message_id().into(),
+            received.reply_id().into()
+        )
+    );
+    let chunks: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::Chunk { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(chunks.len() >= 2, "as produced: {events:?}");
+    assert_eq!(chunks.concat(), outcome.reply.content);
+    assert_eq!(
+        stored(&backend, &id).last().unwrap().2,
+        outcome.reply.content
+    );
+    match events.last() {
+        Some(TurnEvent::Completed { message_id, .. }) => {
+            assert_eq!(message_id, received.reply_id())
+        }
+        other => panic!("one terminal event last: {other:?}"),
+    }
+    assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1);
+
+    // A repeat of the answered job: nothing to do, no event.
+    let mut again = Vec::new();
+    let repeat = answer(&mut again);
+    assert!(repeat.is_none() && again.is_empty(), "{again:?}");
 }

@@ -7,6 +7,7 @@ use concierge_core::engine::{self, Received};
 use concierge_core::turn::{TurnInput, TurnJob};
 use worker::{Env, Response};
 
+use super::log::LiveEvent;
 use crate::bindings::services::Services;
 use crate::bindings::turn_queue;
 use crate::error::ApiError;
@@ -17,6 +18,7 @@ use crate::templates::SiteAssistant;
 /// is stored under (a repeat with the same key of an answered message: the stored one's).
 pub(crate) async fn accept(
     env: &Env,
+    publish: &dyn Fn(LiveEvent),
     services: &Services,
     assistant: &SiteAssistant,
     input: &TurnInput,
@@ -57,6 +59,12 @@ pub(crate) async fn accept(
             worker::console_error!("{line}");
             return Err(ApiError::TurnNotQueued);
         }
+    }
+    if let Received::Pending(pending) = &received {
+        // The other clients of the conversation see the visitor's message now; its answer
+        // streams to them when its turn runs.
+        let message = crate::http::message::message_json(&pending.start.message);
+        publish(LiveEvent::Message(message));
     }
     let accepted = serde_json::json!({
         "conversation_id": input.conversation_id,

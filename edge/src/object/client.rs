@@ -14,9 +14,9 @@ use worker::{Env, Headers, Method, Request, RequestInit, Response, ResponseBody,
 
 use super::handoff::HandoffOp;
 use super::log::LiveEvent;
+use super::openai::OpenAiAnswer;
 use crate::auth::Visitor;
 use crate::bindings::js_stream::Piped;
-use crate::bindings::turn_queue::JobAnswerer;
 use crate::error::ApiError;
 use crate::site::Site;
 
@@ -51,6 +51,8 @@ pub(crate) enum Format {
     Json,
     /// `Prefer: respond-async`: stored now, answered on the turn queue (202).
     Accept,
+    /// `/v1/chat/completions`: OpenAI's chunks or `chat.completion` ([`ObjectTurn::openai`]).
+    OpenAi,
 }
 
 /// What the turn does.
@@ -86,69 +88,9 @@ pub(crate) struct ObjectTurn {
     #[serde(default)]
     pub limits: Vec<(String, String)>,
     pub request_id: String,
-}
-
-/// A background turn (`Prefer: respond-async`), forwarded by the turn queue's consumer:
-/// the object answers it in the conversation's line.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct ObjectJob {
-    pub site: Site,
-    pub job: concierge_core::turn::TurnJob,
-    /// Whether this is the job's last attempt (a failure then marks the message).
-    pub last: bool,
-}
-
-/// What the object did with an [`ObjectJob`].
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct JobOutcome {
-    /// The stored reply's id; `None` when there was nothing to do.
+    /// With [`Format::OpenAi`].
     #[serde(default)]
-    pub reply_id: Option<String>,
-    /// Why it failed (for the consumer's log), and whether a retry may succeed.
-    #[serde(default)]
-    pub error: Option<String>,
-    #[serde(default)]
-    pub transient: bool,
-}
-
-/// Answer a background turn in the conversation's object (the turn queue's consumer):
-/// the stored reply's id, `None` when there was nothing to do.
-pub(crate) async fn job(env: &Env, job: ObjectJob) -> Result<Option<String>, ApiError> {
-    let (site_id, conversation_id) = (job.site.id.clone(), job.job.conversation_id.clone());
-    let body = serde_json::to_string(&job).map_err(|e| ApiError::Corrupt(e.to_string()))?;
-    let req = internal(Method::Post, &site_id, &conversation_id, "job", Some(body))?;
-    let mut response = stub(env, &site_id, &conversation_id)?
-        .fetch_with_request(req)
-        .await?;
-    if response.status_code() != 200 {
-        return Err(ApiError::Internal(worker::Error::RustError(format!(
-            "job: the object answered {}",
-            response.status_code()
-        ))));
-    }
-    let outcome: JobOutcome = response.json().await?;
-    match outcome.error {
-        None => Ok(outcome.reply_id),
-        // Transient: retried with backoff; otherwise the core marked the message already.
-        Some(error) if outcome.transient => {
-            Err(ApiError::Internal(worker::Error::RustError(error)))
-        }
-        Some(error) => Err(ApiError::Corrupt(error)),
-    }
-}
-
-/// The turn queue's consumer hands its jobs to the conversation's object.
-pub(crate) struct ObjectAnswers;
-
-impl JobAnswerer for ObjectAnswers {
-    async fn answer(
-        env: &Env,
-        site: Site,
-        job: concierge_core::turn::TurnJob,
-        last: bool,
-    ) -> Result<Option<String>, ApiError> {
-        self::job(env, ObjectJob { site, job, last }).await
-    }
+    pub openai: Option<OpenAiAnswer>,
 }
 
 /// What a client watches.
@@ -167,7 +109,7 @@ pub(crate) enum Watch {
 }
 
 /// An internal request to the object.
-fn internal(
+pub(super) fn internal(
     method: Method,
     site_id: &str,
     conversation_id: &str,
@@ -204,6 +146,15 @@ pub(crate) async fn turn(env: &Env, site_id: &str, job: ObjectTurn) -> Result<Re
         .flatten()
         .and_then(|v| v.parse::<u64>().ok());
     match (first, format) {
+        // OpenAI's stream has no resume: a break ends it with the interruption's error.
+        (Some(_), Format::OpenAi) => {
+            let frame = job
+                .openai
+                .as_ref()
+                .map(OpenAiAnswer::interrupted)
+                .unwrap_or_default();
+            relay_turn(response, move || async move { frame })
+        }
         (Some(first), Format::Native | Format::AiSdk) => {
             let env = env.clone();
             let (site_id, conversation) = (site_id.to_string(), conversation_id);

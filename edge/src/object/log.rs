@@ -14,8 +14,11 @@ use std::rc::Rc;
 use concierge_core::stream::TurnEncoder;
 use concierge_core::stream::ai_sdk::AiSdkEncoder;
 use concierge_core::stream::native::NativeEncoder;
+use concierge_core::stream::openai_out::OpenAiChunkEncoder;
 use concierge_core::turn::TurnEvent;
 use serde::{Deserialize, Serialize};
+
+pub(crate) use super::live::{INTERRUPTED_CODE, LiveEvent, interrupted, interrupted_frame};
 
 use crate::bindings::js_stream::Coalescing;
 
@@ -23,66 +26,6 @@ use crate::bindings::js_stream::Coalescing;
 pub(crate) const ID_BLOCK: u64 = 1_024;
 /// Entries kept from before the current turn (for `Last-Event-ID` on the live stream).
 const KEEP_BEFORE_TURN: usize = 256;
-
-/// A live event from outside a turn, already stored: the object numbers it, keeps it in
-/// its log and sends it to the clients attached to `GET /conversations/{id}/events`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "event", content = "data", rename_all = "snake_case")]
-pub(crate) enum LiveEvent {
-    /// `message`: a stored message as the API shows it (`http::message::message_json`,
-    /// plus `author` `{"name"}` for a person's reply).
-    Message(serde_json::Value),
-    /// `handoff`: `{"state": "none"|"waiting"|"held", "since"?, "agent"?}`.
-    Handoff(serde_json::Value),
-}
-
-impl LiveEvent {
-    /// The SSE event name.
-    pub(crate) fn name(&self) -> &'static str {
-        match self {
-            Self::Message(_) => "message",
-            Self::Handoff(_) => "handoff",
-        }
-    }
-
-    /// The SSE data.
-    pub(crate) fn data(&self) -> &serde_json::Value {
-        match self {
-            Self::Message(data) | Self::Handoff(data) => data,
-        }
-    }
-}
-
-/// The code of the failure recorded for a turn the object's reset cut short.
-pub(crate) const INTERRUPTED_CODE: &str = "turn_interrupted";
-/// Its message, safe to show the visitor.
-pub(crate) const INTERRUPTED_MESSAGE: &str =
-    "The answer was interrupted. Please send your message again.";
-
-/// A turn's failure by interruption, as an event.
-pub(crate) fn interrupted() -> TurnEvent {
-    TurnEvent::Failed {
-        code: INTERRUPTED_CODE,
-        message: INTERRUPTED_MESSAGE,
-    }
-}
-
-/// The interrupted failure as a frame: native (with `id` when known), or the AI SDK's
-/// `error` part and end.
-pub(crate) fn interrupted_frame(id: Option<u64>, ai_sdk: bool) -> String {
-    let mut out = String::new();
-    if ai_sdk {
-        let part = serde_json::json!({"type": "error", "errorText": INTERRUPTED_MESSAGE});
-        out.push_str(&format!("data: {part}\n\ndata: [DONE]\n\n"));
-    } else {
-        let data = serde_json::json!({"error": {"code": INTERRUPTED_CODE, "message": INTERRUPTED_MESSAGE}});
-        match id {
-            Some(id) => out.push_str(&format!("event: failed\nid: {id}\ndata: {data}\n\n")),
-            None => out.push_str(&format!("event: failed\ndata: {data}\n\n")),
-        }
-    }
-    out
-}
 
 /// Why the streams of a reset object break.
 pub(crate) const RESET: &str = "the conversation's object was reset";
@@ -142,6 +85,11 @@ pub(crate) enum Sink {
         writer: Coalescing,
         encoder: AiSdkEncoder,
     },
+    /// OpenAI's `chat.completion.chunk` stream of one turn (`/v1/chat/completions`).
+    OpenAi {
+        writer: Coalescing,
+        encoder: OpenAiChunkEncoder,
+    },
     /// The turn's events gathered (a JSON answer).
     Collect(Rc<RefCell<Vec<TurnEvent>>>),
 }
@@ -151,6 +99,7 @@ impl std::fmt::Debug for Sink {
         f.write_str(match self {
             Self::Native { .. } => "Sink::Native",
             Self::AiSdk { .. } => "Sink::AiSdk",
+            Self::OpenAi { .. } => "Sink::OpenAi",
             Self::Collect(_) => "Sink::Collect",
         })
     }
@@ -177,13 +126,8 @@ impl Sink {
                 });
                 write(writer, event, frame);
             }
-            Self::AiSdk { writer, encoder } => {
-                let mut out = String::new();
-                let _ = encoder.encode(event, &mut out);
-                if !out.is_empty() {
-                    write(writer, event, &out);
-                }
-            }
+            Self::AiSdk { writer, encoder } => encoded(writer, encoder, event),
+            Self::OpenAi { writer, encoder } => encoded(writer, encoder, event),
             Self::Collect(events) => events.borrow_mut().push(event.clone()),
         }
     }
@@ -191,7 +135,9 @@ impl Sink {
     /// Breaks a stream (the object is reset): its reader sees an error.
     pub(crate) fn abort(&self) {
         match self {
-            Self::Native { writer, .. } | Self::AiSdk { writer, .. } => writer.abort(RESET),
+            Self::Native { writer, .. }
+            | Self::AiSdk { writer, .. }
+            | Self::OpenAi { writer, .. } => writer.abort(RESET),
             Self::Collect(_) => {}
         }
     }
@@ -199,9 +145,20 @@ impl Sink {
     /// Ends a stream (after its terminal event).
     fn close(&self) {
         match self {
-            Self::Native { writer, .. } | Self::AiSdk { writer, .. } => writer.close(),
+            Self::Native { writer, .. }
+            | Self::AiSdk { writer, .. }
+            | Self::OpenAi { writer, .. } => writer.close(),
             Self::Collect(_) => {}
         }
+    }
+}
+
+/// `event` in a stream of `encoder`'s format (nothing when the format cannot carry it).
+fn encoded(writer: &Coalescing, encoder: &mut dyn TurnEncoder, event: &TurnEvent) {
+    let mut out = String::new();
+    let _ = encoder.encode(event, &mut out);
+    if !out.is_empty() {
+        write(writer, event, &out);
     }
 }
 

@@ -22,6 +22,12 @@
 //!   store's `remembered`) each turn refreshes, so the next one asks the model without
 //!   reading D1 first.
 //!
+//! Every turn of a stored conversation runs here, whatever the surface: the native post
+//! (SSE, JSON, `Prefer: respond-async`), the AI SDK's `POST /api/chat`, regenerate, `POST
+//! /v1/chat/completions` with a `chat_id` ([`openai`]: OpenAI's chunks or completion) and
+//! MCP's `send_message` with a `conversation_id` (JSON); a background turn's job, from the
+//! turn queue ([`background`]), streams its events into the log like a posted turn.
+//!
 //! The Worker (router) authenticates, validates and forwards ([`client`]); requests reach
 //! the object only through the binding, so it trusts what they say. This file holds the
 //! object itself and the routing of its internal requests.
@@ -36,9 +42,12 @@ use worker::{DurableObject, Env, Request, Response, State, durable_object};
 use crate::error::ApiError;
 
 mod accept;
+pub(crate) mod background;
 pub(crate) mod client;
 pub(crate) mod handoff;
+mod live;
 pub(crate) mod log;
+pub(crate) mod openai;
 mod run;
 mod saved;
 mod turn_line;
@@ -218,7 +227,7 @@ impl Inner {
                 run::turn(self, names, job).await
             }
             (worker::Method::Post, "/job") => {
-                let job: client::ObjectJob = req.json().await?;
+                let job: background::ObjectJob = req.json().await?;
                 run::job(self, job).await
             }
             // Started (and its storage read) by now; the conversation read into this

@@ -1,6 +1,8 @@
 //! A turn inside the conversation's object: who may reach the conversation (from the
 //! object's memory of it), its place in line, and the turn itself — run apart from the
-//! response, its events into the object's log, which the poster's response follows.
+//! response, its events into the object's log, which the poster's response follows; and
+//! a background turn's job ([`job`]), whose events go to the log the same way (nobody
+//! posted it, so no stream follows it; the watchers and resumers do).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -32,7 +34,7 @@ use crate::templates::turn_context;
 pub(super) async fn turn(
     inner: Rc<Inner>,
     names: Names,
-    job: ObjectTurn,
+    mut job: ObjectTurn,
 ) -> Result<Response, ApiError> {
     let env = inner.env.clone();
     let site = job.site;
@@ -40,7 +42,12 @@ pub(super) async fn turn(
         return Err(ApiError::NotFound);
     }
     let (assistant, services) = turn_context(&env, &site)?;
-    let assistant = assistant.with_debug_scripts(&env);
+    let mut assistant = assistant.with_debug_scripts(&env);
+    let openai = job.openai.take().filter(|_| job.format == Format::OpenAi);
+    if let Some(openai) = &openai {
+        // The template's own fields of the request (`guarded`'s models).
+        assistant.openai_request(&site, &openai.raw)?;
+    }
     let scope = Scope::new(&site.id, &job.conversation_id);
     let limits = (!job.limits.is_empty()).then(|| Admission::from_limits(&env, &job.limits));
     // Only the identity the conversation was created with reaches it; checked before the
@@ -102,7 +109,8 @@ pub(super) async fn turn(
             if job.format == Format::Accept
                 && !handoff::intercepts(&inner.ctx(&names), &site, &input).await
             {
-                let accepted = accept(&env, &services, &assistant, &input).await;
+                let publish = |event| inner.publish(event);
+                let accepted = accept(&env, &publish, &services, &assistant, &input).await;
                 drop(slot);
                 return accepted;
             }
@@ -118,43 +126,46 @@ pub(super) async fn turn(
         }),
     };
     let collected = Rc::new(RefCell::new(Vec::new()));
-    let (poster, body) = match job.format {
-        Format::Native => {
+    let streamed_openai = openai.as_ref().filter(|o| o.stream);
+    let (poster, body) = match (job.format, streamed_openai) {
+        (Format::Native, _) => {
             let (writer, body) = BodyWriter::new()?;
             let writer = Coalescing::new(writer);
             let request_id = Some(job.request_id.clone());
             (Sink::Native { writer, request_id }, Some(body))
         }
-        Format::AiSdk => {
+        (Format::AiSdk, _) => {
             let (writer, body) = BodyWriter::new()?;
             let writer = Coalescing::new(writer);
             let encoder = AiSdkEncoder::new();
             (Sink::AiSdk { writer, encoder }, Some(body))
         }
-        Format::Json | Format::Accept => (Sink::Collect(collected.clone()), None),
+        (Format::OpenAi, Some(openai)) => {
+            let (writer, body) = BodyWriter::new()?;
+            let writer = Coalescing::new(writer);
+            let encoder = openai.encoder(&job.conversation_id);
+            (Sink::OpenAi { writer, encoder }, Some(body))
+        }
+        (Format::Json | Format::Accept | Format::OpenAi, _) => {
+            (Sink::Collect(collected.clone()), None)
+        }
     };
     let (started_tx, started_rx) = oneshot::channel::<Result<u64, ApiError>>();
     let (done_tx, done_rx) = oneshot::channel::<(Result<TurnOutcome, Error>, Option<Started>)>();
     let refusal = run.refusal();
     let request_id = job.request_id;
+    let conversation_id = job.conversation_id.clone();
     let task = {
         let inner = inner.clone();
         async move {
             let _slot = slot;
             let (site_id, conversation_id) =
                 (run.site_id().to_string(), run.conversation_id().to_string());
-            let mut sink = ObjectSink {
-                inner: &inner,
-                poster: Some(poster),
-                started_tx: Some(started_tx),
-                started: None,
-                visitor_text: match &run {
-                    TurnRun::Stored(input) | TurnRun::Admitted(input, _) => {
-                        Some(input.text.clone())
-                    }
-                    _ => None,
-                },
+            let visitor_text = match &run {
+                TurnRun::Stored(input) | TurnRun::Admitted(input, _) => Some(input.text.clone()),
+                _ => None,
             };
+            let mut sink = ObjectSink::new(&inner, Some(poster), Some(started_tx), visitor_text);
             let gate = match &run {
                 TurnRun::Stored(input) | TurnRun::Admitted(input, _) => {
                     handoff::gate(&inner.ctx(&names), &site, input).await
@@ -180,16 +191,7 @@ pub(super) async fn turn(
                 };
                 let _ = tx.send(Err(early));
             } else {
-                // The engine always ends a turn it started; should it ever not, the log
-                // ends it, so every stream ends with exactly one terminal event.
-                let open = inner.log.borrow().turn.as_ref().is_some_and(|t| !t.ended);
-                if open {
-                    sink.emit(TurnEvent::Failed {
-                        code: CLOSED_CODE,
-                        message: CLOSED_MESSAGE,
-                    });
-                }
-                inner.save_turn();
+                sink.end();
             }
             let started = sink.started.take();
             let ended = Ended {
@@ -215,6 +217,9 @@ pub(super) async fn turn(
             .map_err(|_| ApiError::Internal(worker::Error::RustError("turn lost".into())))?;
         if let Ok(Err(early)) = started_rx.await {
             return Err(early);
+        }
+        if let Some(openai) = &openai {
+            return openai.completion(result, &conversation_id);
         }
         let events = collected.borrow_mut().drain(..).collect();
         return turn_json::answer(result, started, events);
@@ -245,6 +250,48 @@ struct ObjectSink<'a> {
     started: Option<Started>,
     /// The visitor's message, for the live watchers (a message turn's).
     visitor_text: Option<String>,
+}
+
+impl<'a> ObjectSink<'a> {
+    /// A sink for a turn of `inner`'s: `poster` follows it from its start,
+    /// `started_tx` learns its first event's id, `visitor_text` is published first.
+    fn new(
+        inner: &'a Inner,
+        poster: Option<Sink>,
+        started_tx: Option<oneshot::Sender<Result<u64, ApiError>>>,
+        visitor_text: Option<String>,
+    ) -> Self {
+        Self {
+            inner,
+            poster,
+            started_tx,
+            started: None,
+            visitor_text,
+        }
+    }
+
+    /// After the engine: a turn that started ends with exactly one terminal event (the
+    /// engine always ends a turn it started; should it ever not, the log ends it), and
+    /// its record is saved.
+    fn end(&mut self) {
+        if self.started.is_none() {
+            return;
+        }
+        let open = self
+            .inner
+            .log
+            .borrow()
+            .turn
+            .as_ref()
+            .is_some_and(|t| !t.ended);
+        if open {
+            self.emit(TurnEvent::Failed {
+                code: CLOSED_CODE,
+                message: CLOSED_MESSAGE,
+            });
+        }
+        self.inner.save_turn();
+    }
 }
 
 impl TurnSink for ObjectSink<'_> {
@@ -289,19 +336,22 @@ impl TurnSink for ObjectSink<'_> {
 }
 
 /// `POST https://object/job`: a background turn (the turn queue's job), answered in the
-/// conversation's line; its stored reply is published to the live watchers. Always 200
-/// with a [`JobOutcome`](super::client::JobOutcome) (its error for the consumer to log and
-/// retry).
+/// conversation's line, its events into the log (numbered, kept, sent to the watchers).
+/// Always 200 with a [`JobOutcome`](super::background::JobOutcome) (its error for the consumer to log and retry).
 pub(super) async fn job(
     inner: Rc<Inner>,
-    job: super::client::ObjectJob,
+    job: super::background::ObjectJob,
 ) -> Result<Response, ApiError> {
     use concierge_core::boundary::ConversationStore;
     let env = inner.env.clone();
     let (assistant, services) = turn_context(&env, &job.site)?;
     let slot = inner.acquire_unbounded().await?;
-    let result =
-        concierge_core::engine::answer_job(&services, &assistant, &job.job, job.last).await;
+    let mut sink = ObjectSink::new(&inner, None, None, None);
+    let result = concierge_core::engine::answer_job_streamed(
+        &services, &assistant, &job.job, job.last, &mut sink,
+    )
+    .await;
+    sink.end();
     // The reply's embedding; the conversation read again for the next turn.
     let scope = Scope::new(&job.job.site_id, &job.job.conversation_id);
     let window = concierge_core::engine::Assistant::config(&assistant).history_window;
@@ -312,18 +362,12 @@ pub(super) async fn job(
     .await;
     drop(slot);
     let outcome = match result {
-        Ok(outcome) => {
-            if let Some(outcome) = &outcome {
-                let message = crate::http::message::message_json(&outcome.reply);
-                inner.publish(LiveEvent::Message(message));
-            }
-            super::client::JobOutcome {
-                reply_id: outcome.map(|o| o.reply.id),
-                error: None,
-                transient: false,
-            }
-        }
-        Err(error) => super::client::JobOutcome {
+        Ok(outcome) => super::background::JobOutcome {
+            reply_id: outcome.map(|o| o.reply.id),
+            error: None,
+            transient: false,
+        },
+        Err(error) => super::background::JobOutcome {
             reply_id: None,
             transient: error.is_transient(),
             error: Some(ApiError::Core(error).chain()),

@@ -147,6 +147,7 @@ pub(crate) async fn chat(
             format: Format::AiSdk,
             limits: Vec::new(),
             request_id: request_id.to_string(),
+            openai: None,
             site,
         };
         let site_id = job.site.id.clone();

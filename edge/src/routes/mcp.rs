@@ -25,7 +25,7 @@ use concierge_core::mcp::session::Session;
 use concierge_core::mcp::tools::TemplateTools;
 use concierge_core::mcp::{self, ServerInfo, tools};
 use serde_json::{Value, json};
-use worker::{Context, Env, Request, Response};
+use worker::{Env, Request, Response};
 
 use super::mcp_tools::{self, ToolContext};
 use crate::auth::{self, Admission, Admitted, Caller, SecretCaller};
@@ -76,11 +76,10 @@ pub(crate) async fn handle(
     req: Request,
     env: &Env,
     Admitted { caller, admission }: Admitted<SecretCaller>,
-    ctx: &Context,
 ) -> Result<Response, ApiError> {
     admission.check().await?;
     match req.method() {
-        worker::Method::Post => post(req, env, ctx, &caller, &admission).await,
+        worker::Method::Post => post(req, env, &caller, &admission).await,
         worker::Method::Delete => end(&req, env, &caller).await,
         _ => {
             let mut response = ApiError::MethodNotAllowed.into_response()?;
@@ -155,7 +154,6 @@ fn unknown_session() -> Reply {
 async fn post(
     mut req: Request,
     env: &Env,
-    ctx: &Context,
     caller: &Caller,
     admission: &Admission,
 ) -> Result<Response, ApiError> {
@@ -190,7 +188,6 @@ async fn post(
     let server = Server {
         tools: ToolContext {
             env,
-            ctx,
             site: &caller.site,
             visitor: &visitor,
         },

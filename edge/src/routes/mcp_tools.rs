@@ -10,14 +10,15 @@ use concierge_core::engine::{self, StatelessInput};
 use concierge_core::error::Error;
 use concierge_core::mcp::tools::{self, ToolCall};
 use concierge_core::retrieval::{self, PassageSource, RetrievalOptions};
-use concierge_core::turn::{TurnEvent, TurnInput};
+use concierge_core::turn::TurnEvent;
 use serde_json::{Value, json};
-use worker::{Context, Env};
+use worker::Env;
 
 use super::conversations::message_json;
 use crate::auth::Visitor;
 use crate::bindings::services::Services;
 use crate::error::ApiError;
+use crate::object::client::{self, Format, ObjectTurn, TurnKind};
 use crate::site::Site;
 use crate::templates::SiteAssistant;
 
@@ -25,7 +26,6 @@ use crate::templates::SiteAssistant;
 #[derive(Debug)]
 pub(crate) struct ToolContext<'a> {
     pub env: &'a Env,
-    pub ctx: &'a Context,
     pub site: &'a Site,
     pub visitor: &'a Visitor,
 }
@@ -139,18 +139,20 @@ async fn outcome(cx: &ToolContext<'_>, call: ToolCall) -> Result<Value, ApiError
     }
 }
 
-/// `send_message`: a stored turn of `conversation_id`, or a stateless one.
+/// `send_message`: a stored turn of `conversation_id` — run in the conversation's object
+/// like a native post (in its line, seen live by its watchers), answered whole — or a
+/// stateless one, run here.
 async fn send(
     cx: &ToolContext<'_>,
     services: &Services,
     message: String,
     conversation_id: Option<String>,
 ) -> Result<Value, ApiError> {
-    let assistant = SiteAssistant::for_site(cx.env, cx.site)?;
     let site_id = cx.site.id.clone();
-    // The answer is returned whole; its events are not streamed.
-    let mut sink = |_: TurnEvent| {};
     let Some(conversation_id) = conversation_id else {
+        let assistant = SiteAssistant::for_site(cx.env, cx.site)?;
+        // The answer is returned whole; its events are not streamed.
+        let mut sink = |_: TurnEvent| {};
         let identity = match cx.visitor {
             Visitor::User(identity) => identity.clone(),
             Visitor::Site => None,
@@ -178,25 +180,45 @@ async fn send(
     if reachable.await?.is_none() {
         return Ok(tools::error(NO_CONVERSATION));
     }
-    let input = TurnInput {
-        site_id: site_id.clone(),
+    // A stored conversation's turn runs in its object, in the conversation's line, seen
+    // live by its watchers; answered as one JSON document once it is over.
+    let job = ObjectTurn {
+        site: cx.site.clone(),
         conversation_id: conversation_id.clone(),
-        text: message,
-        idempotency_key: None,
+        visitor: cx.visitor.clone(),
+        kind: TurnKind::Message {
+            text: message,
+            idempotency_key: None,
+        },
+        format: Format::Json,
+        limits: Vec::new(),
+        request_id: String::new(),
+        openai: None,
     };
-    let result = engine::run_turn(services, &assistant, &input, &mut sink).await;
-    cx.ctx.wait_until(services.queue_flush());
-    Ok(match result {
-        Ok(outcome) => tools::result(json!({
-            "answer": outcome.reply.content,
-            "kind": outcome.reply.kind.as_str(),
-            "conversation_id": conversation_id,
-            "message_id": outcome.reply.id,
-            "stored": true,
-        })),
-        Err(Error::ConversationNotFound) => tools::error(NO_CONVERSATION),
-        Err(error) => turn_error(cx, &error),
-    })
+    let mut response = client::turn(cx.env, &site_id, job).await?;
+    let status = response.status_code();
+    let body: Value = response.json().await?;
+    if status != 200 {
+        let code = body["error"]["code"].as_str().unwrap_or("internal");
+        if matches!(code, "conversation_not_found" | "not_found") {
+            return Ok(tools::error(NO_CONVERSATION));
+        }
+        let detail = body["error"]["message"].as_str();
+        let line = json!({"level": "warn", "msg": "mcp turn failed", "site": cx.site.id,
+            "code": code, "status": status});
+        worker::console_warn!("{line}");
+        return Ok(tools::error(&format!(
+            "The assistant could not answer ({code}): {}",
+            detail.unwrap_or("Something went wrong. Please try again.")
+        )));
+    }
+    Ok(tools::result(json!({
+        "answer": body["message"],
+        "kind": body["kind"],
+        "conversation_id": conversation_id,
+        "message_id": body["message_id"],
+        "stored": true,
+    })))
 }
 
 /// A failed turn as a tool error: the engine's public message (the detail is logged).

@@ -6,7 +6,10 @@
 //!   body maps onto a stateless, continued or new stored turn); streamed as
 //!   `chat.completion.chunk`s when the body's `stream` is true (whatever `Accept` says),
 //!   otherwise one `chat.completion`. A stored turn names its conversation in the
-//!   `x-concierge-chat-id` header and the `chat_id` field of the answer (every chunk);
+//!   `x-concierge-chat-id` header and the `chat_id` field of the answer (every chunk), and
+//!   runs in the conversation's object (`object::openai`) like a native post: it waits for
+//!   the turn in progress, and the clients attached to `GET /conversations/{id}/events`
+//!   see it live. A stateless turn runs here, in the request;
 //! - `GET /v1/conversations/{id}`: a stored conversation, shaped as OpenAI's `conversation`
 //!   object plus its `messages`.
 //!
@@ -27,7 +30,7 @@ use concierge_core::engine::{self, NewConversation, StatelessInput, TurnOutcome}
 use concierge_core::error::Error;
 use concierge_core::openai_api::{ChatCompletion, ChatCompletionBody, ChatTarget, NEW_CHAT};
 use concierge_core::stream::openai_out::OpenAiChunkEncoder;
-use concierge_core::turn::{TurnEvent, TurnInput};
+use concierge_core::turn::TurnEvent;
 use futures_channel::oneshot;
 use serde::Deserialize;
 use serde_json::json;
@@ -38,6 +41,8 @@ use crate::bindings::services::Services;
 use crate::error::ApiError;
 use crate::http::body;
 use crate::http::turn_stream::{self, TurnRun};
+use crate::object::client::{self, Format, ObjectTurn, TurnKind};
+use crate::object::openai::OpenAiAnswer;
 use crate::site::Site;
 use crate::templates::{self, SiteAssistant};
 
@@ -178,28 +183,34 @@ pub(crate) async fn chat_completions(
         Visitor::User(identity) => identity.clone(),
         Visitor::Site => None,
     };
-    let stored = |conversation_id: String, text: String| {
-        TurnRun::Stored(TurnInput {
-            site_id: site.id.clone(),
-            conversation_id,
-            text,
-            idempotency_key: idempotency_key.clone(),
-        })
-    };
+    let completion_id = format!("chatcmpl-{request_id}");
+    let created_at = crate::runtime::now_ms() / 1000;
+    let (stream, include_usage) = (request.stream, request.include_usage);
     // `created`: a conversation was opened for this request, so even a failure before its
     // message is stored must not be retried (a retry would open another).
-    let (run, chat_id, created) = match request.target {
+    let (chat_id, text, created) = match request.target {
         ChatTarget::Stateless(messages) => {
             let input = StatelessInput {
                 site_id: site.id.clone(),
                 messages,
                 identity,
             };
-            (TurnRun::Stateless(input), None, false)
+            let run = TurnRun::Stateless(input);
+            if stream {
+                let encoder = OpenAiChunkEncoder::new(completion_id, model, created_at)
+                    .include_usage(include_usage);
+                return turn_stream::respond(ctx, services, assistant, run, encoder, request_id)
+                    .await;
+            }
+            let outcome = complete(ctx, services, assistant, run, request_id)
+                .await
+                .map_err(|(error, _)| error)?;
+            let answer = ChatCompletion::of(&outcome, &completion_id, &model, created_at, None);
+            return Ok(Response::from_json(&answer)?);
         }
         ChatTarget::Continue { chat_id, text } if !named_chats => {
             reachable(&services, &site.id, &chat_id, &visitor).await?;
-            (stored(chat_id.clone(), text), Some(chat_id), false)
+            (chat_id, text, false)
         }
         // Named chats (`guarded`'s seed): an unknown `chat_id` opens a new conversation,
         // under a server-minted id (a client-chosen id is never adopted).
@@ -212,7 +223,7 @@ pub(crate) async fn chat_completions(
             .await?
             .is_some() =>
         {
-            (stored(chat_id.clone(), text), Some(chat_id), false)
+            (chat_id, text, false)
         }
         ChatTarget::Continue { text, .. } | ChatTarget::New { text } => {
             let new = NewConversation {
@@ -226,41 +237,71 @@ pub(crate) async fn chat_completions(
                     .and_then(concierge_core::conversation::Language::parse),
             };
             let opened = engine::create_conversation(&services, &assistant, new).await?;
-            let id = opened.conversation.id;
-            (stored(id.clone(), text), Some(id), true)
+            (opened.conversation.id, text, true)
         }
     };
-    let completion_id = format!("chatcmpl-{request_id}");
-    let created_at = crate::runtime::now_ms() / 1000;
-    let mut response = if request.stream {
-        let encoder = OpenAiChunkEncoder::new(completion_id, model, created_at)
-            .include_usage(request.include_usage)
-            .with_chat_id(chat_id.clone());
-        turn_stream::respond(ctx, services, assistant, run, encoder, request_id)
-            .await
-            .map_err(|error| if created { after_store(error) } else { error })?
-    } else {
-        let stateless = matches!(run, TurnRun::Stateless(_));
-        let outcome = match complete(ctx, services, assistant, run, request_id).await {
-            Ok(outcome) => outcome,
-            // Failed before its message was stored: nothing to duplicate.
-            Err((error, false)) if !created => return Err(error),
-            Err((error, _)) if stateless => return Err(error),
-            Err((error, _)) => return Err(after_store(error)),
-        };
-        let answer = ChatCompletion::of(
-            &outcome,
-            &completion_id,
-            &model,
-            created_at,
-            chat_id.as_deref(),
-        );
-        Response::from_json(&answer)?
+    // A stored conversation's turn runs in its object, in the conversation's line, seen
+    // live by its watchers; the object answers in OpenAI's format.
+    let answer = OpenAiAnswer {
+        stream,
+        include_usage,
+        completion_id,
+        model,
+        created: created_at,
+        raw,
     };
-    if let Some(chat_id) = &chat_id {
-        response.headers_mut().set(CHAT_ID_HEADER, chat_id)?;
+    let site_id = site.id.clone();
+    let job = ObjectTurn {
+        site,
+        conversation_id: chat_id.clone(),
+        visitor,
+        kind: TurnKind::Message {
+            text,
+            idempotency_key,
+        },
+        format: Format::OpenAi,
+        limits: Vec::new(),
+        request_id: request_id.to_string(),
+        openai: Some(answer),
+    };
+    let response = client::turn(env, &site_id, job)
+        .await
+        .map_err(|error| if created { after_store(error) } else { error })?;
+    if response.status_code() >= 400 {
+        return openai_error(response, created).await;
     }
+    let mut response = response;
+    response.headers_mut().set(CHAT_ID_HEADER, &chat_id)?;
     Ok(response)
+}
+
+/// The object's error (the API's own shape) in OpenAI's, same status and retry headers;
+/// `created`: the request opened a conversation, so it must not be retried.
+async fn openai_error(mut response: Response, created: bool) -> Result<Response, ApiError> {
+    let status = response.status_code();
+    let mut headers = Vec::new();
+    for name in ["retry-after", "x-should-retry"] {
+        if let Some(value) = response.headers().get(name)? {
+            headers.push((name, value));
+        }
+    }
+    if created {
+        headers.retain(|(name, _)| *name != "x-should-retry");
+        headers.push(("x-should-retry", "false".into()));
+    }
+    let body: serde_json::Value = response.json().await.unwrap_or_default();
+    let error = &body["error"];
+    let body = json!({"error": {
+        "message": error["message"].as_str().unwrap_or("Internal error."),
+        "type": crate::error::openai_type(status),
+        "param": null,
+        "code": error["code"].as_str().unwrap_or("internal"),
+    }});
+    let mut out = Response::from_json(&body)?.with_status(status);
+    for (name, value) in headers {
+        out.headers_mut().set(name, &value)?;
+    }
+    Ok(out)
 }
 
 /// `error`, marked as coming after the request stored something.

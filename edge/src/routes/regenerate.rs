@@ -71,6 +71,7 @@ pub(crate) async fn post(
         },
         limits: admission.limits(),
         request_id: request_id.to_string(),
+        openai: None,
         site,
     };
     let site_id = job.site.id.clone();

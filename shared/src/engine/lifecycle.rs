@@ -284,6 +284,21 @@ pub async fn answer_job<P: Platform, A: Assistant>(
     job: &TurnJob,
     last_attempt: bool,
 ) -> Result<Option<TurnOutcome>, Error> {
+    let mut silent = |_: TurnEvent| {};
+    answer_job_streamed(platform, assistant, job, last_attempt, &mut silent).await
+}
+
+/// [`answer_job`], its events into `sink` as they are produced, as a streamed turn's:
+/// [`Started`] (only once there is something to do), the template's events, then one
+/// terminal event — `failed` too for a failure the caller will retry (that attempt's
+/// end; the retry is a turn of its own). Nothing at all when there is nothing to do.
+pub async fn answer_job_streamed<P: Platform, A: Assistant>(
+    platform: &P,
+    assistant: &A,
+    job: &TurnJob,
+    last_attempt: bool,
+    sink: &mut dyn TurnSink,
+) -> Result<Option<TurnOutcome>, Error> {
     let scope = Scope::new(&job.site_id, &job.conversation_id);
     let window = assistant.config().history_window;
     let resumed = platform
@@ -301,20 +316,18 @@ pub async fn answer_job<P: Platform, A: Assistant>(
         start: resumed.start,
         reply_id: resumed.reply_id,
     };
-    let mut silent = |_: TurnEvent| {};
-    let result = answer(
-        platform,
-        assistant,
-        pending,
-        TurnMode::Background,
-        &mut silent,
-    )
-    .await;
+    Started {
+        conversation_id: job.conversation_id.clone(),
+        user_message_id: job.user_message_id.clone(),
+        reply_id: job.message_id.clone(),
+    }
+    .announce(sink);
+    let result = answer(platform, assistant, pending, TurnMode::Background, sink).await;
     if let Err(error) = &result
         && (last_attempt || !error.is_transient())
     {
         let (message, reply) = (&job.user_message_id, &job.message_id);
         mark_failed(platform, scope, message, reply, error).await;
     }
-    result.map(Some)
+    finish(assistant, result, sink).map(Some)
 }

@@ -9,80 +9,19 @@
 use std::io::{BufReader, Read};
 use std::sync::mpsc;
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use concierge_e2e::api::{
     create_conversation, history, site_with_upstream, streamed_text, terminal,
 };
-use concierge_e2e::upstream::{Reply, ScriptedUpstream, split_tokens};
+use concierge_e2e::upstream::{Reply, ScriptedUpstream};
 use concierge_e2e::{ReceivedEvent, Worker, agent, into_parts, read_events, read_events_until};
 use serde_json::{Value, json};
 
-/// A question the shop template answers with the model (its `assemble_pc` intent).
-const QUESTION: &str = "Tư vấn cấu hình PC chơi game tầm 20 triệu";
-
-/// The same question with another budget (another message).
-fn question(budget: u32) -> String {
-    format!("Tư vấn cấu hình PC chơi game tầm {budget} triệu")
-}
-
-const ANSWER: &str = "Dạ, với 20 triệu em đề xuất cấu hình i5 13400F, RTX 4060, RAM 16 GB, SSD 1 TB và nguồn 650 W ạ.";
-
-/// `text` streamed word by word, `between` apart.
-fn slow(text: &str, between: Duration) -> Reply {
-    Reply::Tokens {
-        tokens: split_tokens(text),
-        first_token_after: Duration::from_millis(50),
-        between,
-    }
-}
-
-fn chunks(events: &[ReceivedEvent]) -> usize {
-    events.iter().filter(|e| e.event.is_empty()).count()
-}
-
-fn id_of(event: &ReceivedEvent) -> u64 {
-    event
-        .id
-        .as_deref()
-        .and_then(|id| id.parse().ok())
-        .unwrap_or_else(|| panic!("a numeric id on {event:?}"))
-}
-
-/// POST a message (native stream); the open response's body.
-fn post(worker: &Worker, key: &str, conversation: &str, content: &str) -> ureq::Response {
-    agent()
-        .post(&worker.url(&format!("/conversations/{conversation}/messages")))
-        .set("x-api-key", key)
-        .send_json(json!({"content": content}))
-        .expect("the post is answered")
-}
-
-/// `GET /conversations/{id}/stream` with `Last-Event-ID: after`: status and events (read
-/// on a thread, so a stream that never ends fails the test instead of hanging it).
-fn resume(worker: &Worker, key: &str, conversation: &str, after: u64) -> (u16, Vec<ReceivedEvent>) {
-    let url = worker.url(&format!("/conversations/{conversation}/stream"));
-    let key = key.to_string();
-    let (tx, rx) = mpsc::channel();
-    thread::spawn(move || {
-        let result = agent()
-            .get(&url)
-            .set("x-api-key", &key)
-            .set("last-event-id", &after.to_string())
-            .call();
-        let out = match result {
-            Ok(response) => {
-                let status = response.status();
-                (status, read_events(response.into_reader()))
-            }
-            Err(ureq::Error::Status(status, _)) => (status, Vec::new()),
-            Err(err) => panic!("resume: {err}"),
-        };
-        let _ = tx.send(out);
-    });
-    rx.recv_timeout(Duration::from_secs(30))
-        .expect("the resumed stream ends (no hang)")
-}
+use super::durable_clients::{
+    ANSWER, QUESTION, assert_visitor_message, chunks, id_of, post, question, resume, slow,
+    until_terminal, watch,
+};
 
 #[test]
 fn a_native_stream_cut_mid_answer_resumes_with_exactly_the_rest() {
@@ -266,50 +205,6 @@ fn two_posts_at_once_are_answered_one_after_the_other() {
     assert_eq!(stored, expected);
 }
 
-/// Attaches to `GET /conversations/{id}/events`; its events arrive on the channel.
-fn watch(worker: &Worker, key: &str, conversation: &str) -> mpsc::Receiver<ReceivedEvent> {
-    let url = worker.url(&format!("/conversations/{conversation}/events"));
-    let key = key.to_string();
-    let (tx, rx) = mpsc::channel();
-    let (ready_tx, ready_rx) = mpsc::channel();
-    thread::spawn(move || {
-        let response = agent()
-            .get(&url)
-            .set("x-api-key", &key)
-            .call()
-            .expect("attached");
-        assert!(response.content_type().starts_with("text/event-stream"));
-        let _ = ready_tx.send(());
-        let mut reader = BufReader::new(response.into_reader());
-        read_events_until(&mut reader, |events| {
-            tx.send(events.last().expect("event").clone()).is_err()
-        });
-    });
-    ready_rx
-        .recv_timeout(Duration::from_secs(20))
-        .expect("the live stream opens");
-    rx
-}
-
-/// Events from `rx` until a terminal one (or `timeout`).
-fn until_terminal(rx: &mpsc::Receiver<ReceivedEvent>, timeout: Duration) -> Vec<ReceivedEvent> {
-    let deadline = Instant::now() + timeout;
-    let mut events = Vec::new();
-    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-        match rx.recv_timeout(left) {
-            Ok(event) => {
-                let end = event.event == "completed" || event.event == "failed";
-                events.push(event);
-                if end {
-                    break;
-                }
-            }
-            Err(_) => break,
-        }
-    }
-    events
-}
-
 #[test]
 fn two_watchers_see_a_third_clients_answer_live() {
     let worker = Worker::shared();
@@ -328,15 +223,7 @@ fn two_watchers_see_a_third_clients_answer_live() {
     for tab in &tabs {
         let seen = until_terminal(tab, Duration::from_secs(20));
         // The visitor's message, then the turn as it streamed, with the poster's ids.
-        let message = seen
-            .iter()
-            .find(|e| e.event == "message")
-            .unwrap_or_else(|| panic!("{seen:?}"));
-        let message: Value = serde_json::from_str(&message.data).expect("message JSON");
-        assert_eq!(
-            (&message["role"], &message["content"]),
-            (&json!("user"), &json!(QUESTION))
-        );
+        assert_visitor_message(&seen, QUESTION);
         let turn: Vec<ReceivedEvent> = seen
             .iter()
             .filter(|e| e.event != "message")

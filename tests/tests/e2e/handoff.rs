@@ -4,7 +4,6 @@
 //! person's reply, handing back; the wait running out; office hours; handoff off; the
 //! settings' checks; site scoping.
 
-use std::io::{BufRead, BufReader};
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -583,43 +582,16 @@ fn another_sites_key_cannot_list_take_or_reply() {
 /// Attaches to `GET /conversations/{id}/events`: each event's name and JSON data arrive on
 /// the channel (pings and ids left out).
 fn watch(worker: &Worker, key: &str, conversation: &str) -> mpsc::Receiver<(String, Value)> {
-    let url = worker.url(&format!("/conversations/{conversation}/events"));
-    let key = key.to_string();
+    let events = super::durable_clients::watch(worker, key, conversation);
     let (tx, rx) = mpsc::channel();
-    let (ready_tx, ready_rx) = mpsc::channel();
     thread::spawn(move || {
-        let response = agent()
-            .get(&url)
-            .set("x-api-key", &key)
-            .call()
-            .expect("attached");
-        let _ = ready_tx.send(());
-        let mut reader = BufReader::new(response.into_reader());
-        let (mut event, mut data, mut line) = (String::new(), String::new(), String::new());
-        loop {
-            line.clear();
-            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+        for event in events.iter().filter(|e| !e.data.is_empty()) {
+            let json = serde_json::from_str(&event.data).unwrap_or(Value::Null);
+            if tx.send((event.event, json)).is_err() {
                 return;
-            }
-            let text = line.trim_end_matches(['\n', '\r']);
-            if text.is_empty() {
-                if !data.is_empty() {
-                    let json = serde_json::from_str(&data).unwrap_or(Value::Null);
-                    if tx.send((std::mem::take(&mut event), json)).is_err() {
-                        return;
-                    }
-                }
-                (event, data) = (String::new(), String::new());
-            } else if let Some(name) = text.strip_prefix("event:") {
-                event = name.trim().to_string();
-            } else if let Some(value) = text.strip_prefix("data:") {
-                data.push_str(value.trim_start());
             }
         }
     });
-    ready_rx
-        .recv_timeout(Duration::from_secs(20))
-        .expect("the live stream opens");
     rx
 }
 

@@ -19,6 +19,8 @@ mod conversations;
 mod dev_command;
 mod durable;
 mod durable_browser;
+mod durable_clients;
+mod durable_surfaces;
 mod faults;
 mod feedback;
 mod guarded;

@@ -1,14 +1,13 @@
 //! The object's alarm at the end of a wait for a person: nobody took the conversation, so
 //! it goes back to the assistant (state `none`) with a notice saying so.
 
-use concierge_core::conversation::{MessageKind, Metadata, Role, Scope, StoredMessage};
+use concierge_core::conversation::{MessageKind, Metadata, Scope};
 use concierge_core::handoff::{HandoffState, Notice};
 
-use super::{KEY_WAIT_UNTIL, load, log, new_id, none_since, save};
+use super::{KEY_WAIT_UNTIL, load, log, none_since, save, store_and_publish};
 use crate::bindings::d1_store::D1Store;
 use crate::error::ApiError;
-use crate::http::message::message_json;
-use crate::object::{LiveEvent, ObjectCtx};
+use crate::object::ObjectCtx;
 
 /// The object's alarm fired: still waiting → nobody is free; the assistant carries on.
 pub(crate) async fn alarm(obj: &ObjectCtx<'_>) {
@@ -47,21 +46,7 @@ async fn time_out(obj: &ObjectCtx<'_>) -> Result<(), ApiError> {
         .ok_or(ApiError::NotFound)?;
     let mut metadata = Metadata::new();
     metadata.insert("handoff".into(), Notice::Timeout.key().into());
-    let mut message = StoredMessage {
-        id: new_id(),
-        seq: 0,
-        role: Role::Assistant,
-        kind: MessageKind::Handoff,
-        content: Notice::Timeout.text(conversation.language, None),
-        metadata,
-        created_at: now,
-        tool_steps: Vec::new(),
-        payloads: Vec::new(),
-    };
-    message.seq = store
-        .append_message(scope, &message)
-        .await
-        .map_err(ApiError::store)?;
-    obj.publish(LiveEvent::Message(message_json(&message)));
+    let content = Notice::Timeout.text(conversation.language, None);
+    store_and_publish(obj, &store, MessageKind::Handoff, content, metadata, now).await?;
     Ok(())
 }

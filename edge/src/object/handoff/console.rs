@@ -2,19 +2,19 @@
 //! take it over, release it, reply as a person.
 
 use concierge_core::conversation::{
-    EmbedJob, EmbeddingStatus, MessageKind, Metadata, Role, Scope, StoredMessage, embedding_policy,
+    EmbedJob, EmbeddingStatus, MessageKind, Metadata, StoredMessage, embedding_policy,
 };
 use concierge_core::handoff::HandoffState;
 use serde::{Deserialize, Serialize};
 use worker::Response;
 
-use super::{load, log, new_id, none_since, save, state_json};
+use super::{load, log, none_since, save, state_json, store_and_publish};
 use crate::bindings::d1_handoff::HandoffRecord;
 use crate::bindings::d1_store::D1Store;
 use crate::bindings::queue::{self, IndexJob, QueueMessage};
 use crate::error::ApiError;
 use crate::http::message::message_json;
-use crate::object::{LiveEvent, ObjectCtx};
+use crate::object::ObjectCtx;
 
 /// A console operation on a conversation's handoff (`POST https://object/handoff`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -62,34 +62,18 @@ pub(crate) async fn handle(obj: &ObjectCtx<'_>, op: HandoffOp) -> Result<Respons
             respond(obj, &released, None, 200)
         }
         HandoffOp::Reply { content } => {
-            use concierge_core::boundary::ConversationStore;
             let (HandoffState::Held, Some(agent)) = (record.state, record.agent.clone()) else {
                 return Err(ApiError::Conflict(
                     "Take this conversation over before replying as a person.",
                 ));
             };
             let store = D1Store::new(obj.env.d1("DB")?);
-            let scope = Scope::new(obj.site_id, obj.conversation_id);
             let mut metadata = Metadata::new();
             metadata.insert("author".into(), serde_json::json!({"name": agent}));
-            let mut message = StoredMessage {
-                id: new_id(),
-                seq: 0,
-                role: Role::Assistant,
-                kind: MessageKind::Human,
-                content,
-                metadata,
-                created_at: now,
-                tool_steps: Vec::new(),
-                payloads: Vec::new(),
-            };
-            message.seq = store
-                .append_message(scope, &message)
-                .await
-                .map_err(ApiError::store)?;
+            let kind = MessageKind::Human;
+            let message = store_and_publish(obj, &store, kind, content, metadata, now).await?;
             embed(obj, &message).await;
             let json = message_json(&message);
-            obj.publish(LiveEvent::Message(json.clone()));
             respond(obj, &record, Some(json), 201)
         }
     }

@@ -23,14 +23,16 @@
 //! (`alarm.rs`) ends a wait nobody took, and [`handle`] (`console.rs`) runs the console's
 //! operations.
 
-use concierge_core::conversation::Scope;
+use concierge_core::conversation::{MessageKind, Metadata, Role, Scope, StoredMessage};
 use concierge_core::error::Error;
 use concierge_core::handoff::{HandoffState, Notice, OfficeHours, asks_for_person};
 use concierge_core::turn::TurnInput;
 
 use super::{LiveEvent, ObjectCtx};
 use crate::bindings::d1_handoff::{self, HandoffRecord};
+use crate::bindings::d1_store::D1Store;
 use crate::error::ApiError;
+use crate::http::message::message_json;
 use crate::site::Site;
 
 mod alarm;
@@ -159,6 +161,38 @@ fn none_since(now: u64) -> HandoffRecord {
         since: Some(now),
         agent: None,
     }
+}
+
+/// Stores a message from outside a turn (a handoff notice, a person's reply) as the
+/// conversation's next assistant message (kind `kind`, created at `now`), then publishes it
+/// to the attached clients (`message`, as the history shows it): the stored message.
+async fn store_and_publish(
+    obj: &ObjectCtx<'_>,
+    store: &D1Store,
+    kind: MessageKind,
+    content: String,
+    metadata: Metadata,
+    now: u64,
+) -> Result<StoredMessage, ApiError> {
+    use concierge_core::boundary::ConversationStore;
+    let mut message = StoredMessage {
+        id: new_id(),
+        seq: 0,
+        role: Role::Assistant,
+        kind,
+        content,
+        metadata,
+        created_at: now,
+        tool_steps: Vec::new(),
+        payloads: Vec::new(),
+    };
+    let scope = Scope::new(obj.site_id, obj.conversation_id);
+    message.seq = store
+        .append_message(scope, &message)
+        .await
+        .map_err(ApiError::store)?;
+    obj.publish(LiveEvent::Message(message_json(&message)));
+    Ok(message)
 }
 
 fn new_id() -> String {

@@ -74,6 +74,7 @@ pub(crate) async fn post_message(
         format,
         limits: admission.limits(),
         request_id: request_id.to_string(),
+        openai: None,
         site,
     };
     let site_id = job.site.id.clone();
