@@ -19,6 +19,7 @@ mod conversations;
 mod dev_command;
 mod durable;
 mod durable_browser;
+mod durable_live;
 mod faults;
 mod feedback;
 mod guarded;

@@ -1,0 +1,310 @@
+//! Durable conversations seen from outside a turn (issue 28's gaps), through the real
+//! Worker under `wrangler dev` and a scripted upstream: a client attaching to `GET
+//! /conversations/{id}/events` gets the conversation's handoff state first (also when it
+//! resumes with `Last-Event-ID`), so a reloaded page knows who holds the conversation; and
+//! `POST /conversations/{id}/stop` ends the running turn for real — the upstream request is
+//! cancelled, what was streamed is stored (marked stopped), every stream gets exactly one
+//! terminal event, and the next post in line starts.
+
+use std::io::BufReader;
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use concierge_e2e::api::{
+    create_conversation, eventually, history, send, site_with_upstream, streamed_text, terminal,
+};
+use concierge_e2e::upstream::{Reply, ScriptedUpstream, split_tokens};
+use concierge_e2e::{ReceivedEvent, Worker, agent, into_parts, read_events, read_events_until};
+use serde_json::{Value, json};
+
+/// A question the shop template answers with the model.
+const QUESTION: &str = "Tư vấn cấu hình PC chơi game tầm 20 triệu";
+const SECOND: &str = "Tư vấn cấu hình PC chơi game tầm 30 triệu";
+
+/// A long answer, streamed slowly: a stop lands in the middle of it.
+const LONG: &str = "Dạ, với 20 triệu em đề xuất cấu hình gồm bộ xử lý Intel Core i5 13400F, card đồ họa RTX 4060 8 GB, bo mạch chủ B760, RAM 16 GB DDR5, ổ SSD NVMe 1 TB, nguồn 650 W chuẩn 80 Plus Bronze và vỏ case có sẵn ba quạt, lắp sẵn và giao trong ngày tại nội thành ạ.";
+const SECOND_ANSWER: &str = "Dạ, với 30 triệu em đề xuất thêm RTX 4070 ạ.";
+
+/// Attaches to `GET /conversations/{id}/events` (after `after` when given); every event
+/// arrives on the channel as it comes.
+fn attach(
+    worker: &Worker,
+    key: &str,
+    conversation: &str,
+    after: Option<u64>,
+) -> mpsc::Receiver<ReceivedEvent> {
+    let url = worker.url(&format!("/conversations/{conversation}/events"));
+    let key = key.to_string();
+    let (tx, rx) = mpsc::channel();
+    let (ready_tx, ready_rx) = mpsc::channel();
+    thread::spawn(move || {
+        let mut request = agent().get(&url).set("x-api-key", &key);
+        if let Some(after) = after {
+            request = request.set("last-event-id", &after.to_string());
+        }
+        let response = request.call().expect("attached");
+        assert!(response.content_type().starts_with("text/event-stream"));
+        let _ = ready_tx.send(());
+        let mut reader = BufReader::new(response.into_reader());
+        read_events_until(&mut reader, |events| {
+            tx.send(events.last().expect("event").clone()).is_err()
+        });
+    });
+    ready_rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the live stream opens");
+    rx
+}
+
+fn data(event: &ReceivedEvent) -> Value {
+    serde_json::from_str(&event.data).unwrap_or(Value::Null)
+}
+
+fn operate(worker: &Worker, key: &str, conversation: &str, body: Value) -> (u16, String) {
+    into_parts(
+        agent()
+            .post(&worker.url(&format!("/admin/conversations/{conversation}/handoff")))
+            .set("x-api-key", key)
+            .send_json(body),
+    )
+}
+
+#[test]
+fn attaching_to_the_events_of_a_held_conversation_gets_who_holds_it_first() {
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    let site = site_with_upstream(worker, "Live attach shop", &upstream.base_url, false);
+    let (status, body) = into_parts(
+        agent()
+            .request("PATCH", &worker.url("/admin/site"))
+            .set("x-api-key", &site.secret_key)
+            .send_json(json!({"handoff": {"enabled": true, "wait_seconds": 600}})),
+    );
+    assert_eq!(status, 200, "{body}");
+    let key = site.secret_key.as_str();
+    let (conversation, _) = create_conversation(worker, &site, json!({}));
+
+    // Nothing asked yet: the state is `none`, first.
+    let fresh = attach(worker, key, &conversation, None);
+    let first = fresh
+        .recv_timeout(Duration::from_secs(5))
+        .expect("an event on attach");
+    assert_eq!(first.event, "handoff", "{first:?}");
+    assert_eq!(data(&first)["state"], "none", "{first:?}");
+
+    // The visitor asks for a person; Lan takes the conversation over.
+    let (_, events) = send(worker, key, &conversation, "gặp nhân viên");
+    assert_eq!(terminal(&events).1["kind"], "handoff");
+    let (status, body) = operate(
+        worker,
+        key,
+        &conversation,
+        json!({"action": "take", "agent": "Lan"}),
+    );
+    assert_eq!(status, 200, "{body}");
+
+    // A page reloaded now attaches: who holds the conversation comes first.
+    let live = attach(worker, key, &conversation, None);
+    let first = live
+        .recv_timeout(Duration::from_secs(5))
+        .expect("an event on attach");
+    assert_eq!(first.event, "handoff", "{first:?}");
+    let state = data(&first);
+    assert_eq!((&state["state"], &state["agent"]), (&json!("held"), &json!("Lan")));
+    assert!(state["since"].is_u64(), "{state}");
+    assert!(
+        first.id.is_none(),
+        "the snapshot is not an event of the log: it leaves Last-Event-ID alone"
+    );
+
+    // Resuming with Last-Event-ID: the state first too, then the missed events in order.
+    let resumed = attach(worker, key, &conversation, Some(0));
+    let first = resumed
+        .recv_timeout(Duration::from_secs(5))
+        .expect("an event on attach");
+    assert_eq!(first.event, "handoff", "{first:?}");
+    assert_eq!(data(&first)["state"], "held");
+    let mut missed = Vec::new();
+    while let Ok(event) = resumed.recv_timeout(Duration::from_secs(2)) {
+        missed.push(event);
+    }
+    let last_handoff = missed
+        .iter()
+        .rfind(|e| e.event == "handoff")
+        .unwrap_or_else(|| panic!("the missed handoff changes: {missed:?}"));
+    assert_eq!(data(last_handoff)["state"], "held", "{missed:?}");
+
+    // Handed back: a new attach says `none`.
+    let (status, _) = operate(worker, key, &conversation, json!({"action": "release"}));
+    assert_eq!(status, 200);
+    let back = attach(worker, key, &conversation, None);
+    let first = back
+        .recv_timeout(Duration::from_secs(5))
+        .expect("an event on attach");
+    assert_eq!(
+        (first.event.as_str(), data(&first)["state"].clone()),
+        ("handoff", json!("none"))
+    );
+    assert!(data(&first).get("agent").is_none_or(Value::is_null));
+}
+
+fn stop(worker: &Worker, key: &str, conversation: &str) -> (u16, String) {
+    into_parts(
+        agent()
+            .post(&worker.url(&format!("/conversations/{conversation}/stop")))
+            .set("x-api-key", key)
+            .send_string(""),
+    )
+}
+
+fn chunks(events: &[ReceivedEvent]) -> usize {
+    events.iter().filter(|e| e.event.is_empty()).count()
+}
+
+#[test]
+fn stop_ends_the_running_turn_keeps_what_was_streamed_and_frees_the_line() {
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    let tokens = split_tokens(LONG);
+    upstream.push(Reply::Tokens {
+        tokens: tokens.clone(),
+        first_token_after: Duration::from_millis(50),
+        between: Duration::from_millis(150),
+    });
+    upstream.push(Reply::text(SECOND_ANSWER));
+    let site = site_with_upstream(worker, "Stop shop", &upstream.base_url, false);
+    let other = site_with_upstream(worker, "Stop other shop", &upstream.base_url, false);
+    let key = site.secret_key.clone();
+    let (conversation, _) = create_conversation(worker, &site, json!({}));
+    let live = attach(worker, &key, &conversation, None);
+
+    // The poster reads its stream; after 4 chunks the test is told.
+    let (at_four_tx, at_four) = mpsc::channel();
+    let poster = {
+        let url = worker.url(&format!("/conversations/{conversation}/messages"));
+        let key = key.clone();
+        thread::spawn(move || {
+            let response = agent()
+                .post(&url)
+                .set("x-api-key", &key)
+                .send_json(json!({"content": QUESTION}))
+                .expect("answered");
+            let mut reader = BufReader::new(response.into_reader());
+            let mut told = false;
+            read_events_until(&mut reader, |events| {
+                if !told && chunks(events) >= 4 {
+                    told = true;
+                    let _ = at_four_tx.send(());
+                }
+                false
+            })
+        })
+    };
+    at_four
+        .recv_timeout(Duration::from_secs(20))
+        .expect("4 chunks streamed");
+    // A second post waits in line behind the running turn.
+    let second = {
+        let url = worker.url(&format!("/conversations/{conversation}/messages"));
+        let key = key.clone();
+        thread::spawn(move || {
+            let response = agent()
+                .post(&url)
+                .set("x-api-key", &key)
+                .send_json(json!({"content": SECOND}))
+                .expect("answered");
+            read_events(response.into_reader())
+        })
+    };
+    thread::sleep(Duration::from_millis(300));
+
+    // Another site's key does not reach the conversation (and stops nothing).
+    let (status, body) = stop(worker, &other.secret_key, &conversation);
+    assert_eq!(status, 404, "{body}");
+
+    let (status, body) = stop(worker, &key, &conversation);
+    assert_eq!(status, 200, "{body}");
+    let stopped: Value = serde_json::from_str(&body).expect("JSON");
+    assert_eq!(stopped["stopped"], true, "{stopped}");
+
+    let posted = poster.join().expect("poster");
+    let (name, done) = terminal(&posted);
+    assert_eq!(name, "completed", "{posted:?}");
+    assert_eq!(done["reply"]["stopped"], true, "{done}");
+    assert_eq!(done["message_id"], stopped["message_id"], "{done}");
+    let shown = streamed_text(&posted);
+    assert!(
+        !shown.is_empty() && shown.len() < LONG.len(),
+        "cut mid-answer: {shown:?}"
+    );
+
+    // The watcher: the same turn, ended once.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut watched = Vec::new();
+    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+        let Ok(event) = live.recv_timeout(left) else {
+            break;
+        };
+        let end = event.event == "completed" && data(&event)["message_id"] == done["message_id"];
+        watched.push(event);
+        if end {
+            break;
+        }
+    }
+    let turn: Vec<ReceivedEvent> = watched
+        .iter()
+        .skip_while(|e| e.event != "started")
+        .cloned()
+        .collect();
+    let (_, seen_done) = terminal(&turn);
+    assert_eq!(seen_done["reply"]["stopped"], true);
+    assert_eq!(streamed_text(&turn), shown);
+
+    // The next post in line ran, after the stopped one, with its own answer.
+    let next = second.join().expect("second post");
+    let (name, _) = terminal(&next);
+    assert_eq!(name, "completed", "{next:?}");
+    assert_eq!(streamed_text(&next), SECOND_ANSWER);
+    assert!(next[0].arrived >= posted.last().expect("terminal").arrived);
+
+    // Stored: exactly what was streamed, marked stopped, then the next question.
+    let stored: Vec<Value> = history(worker, &key, &conversation)
+        .into_iter()
+        .filter(|m| m["kind"] != "greeting")
+        .collect();
+    let summary: Vec<(&str, &str)> = stored
+        .iter()
+        .map(|m| {
+            (
+                m["role"].as_str().unwrap_or_default(),
+                m["content"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("user", QUESTION),
+            ("assistant", shown.as_str()),
+            ("user", SECOND),
+            ("assistant", SECOND_ANSWER)
+        ]
+    );
+    assert_eq!(stored[1]["id"], done["message_id"]);
+    assert_eq!(stored[1]["metadata"]["stopped"], true, "{}", stored[1]);
+
+    // The model's request was cancelled: its connection closed before the answer's end.
+    let written = eventually(Duration::from_secs(10), "the upstream sees its client go", || {
+        upstream.abandoned().first().copied()
+    });
+    assert!(written < tokens.len(), "{written} of {} pieces", tokens.len());
+    // The second turn's prompt holds the stopped answer as it was kept.
+    let requests = upstream.chat_requests();
+    assert_eq!(requests.len(), 2);
+    assert!(requests[1].body.to_string().contains(shown.trim()));
+
+    // Nothing runs now: nothing to stop.
+    let (status, body) = stop(worker, &key, &conversation);
+    assert_eq!(status, 204, "{body}");
+}
