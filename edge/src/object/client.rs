@@ -167,7 +167,7 @@ pub(crate) enum Watch {
 }
 
 /// An internal request to the object.
-fn internal(
+pub(super) fn internal(
     method: Method,
     site_id: &str,
     conversation_id: &str,

@@ -6,8 +6,9 @@ use std::rc::Rc;
 
 use worker::{Response, ResponseBody};
 
-use super::Inner;
+use super::handoff;
 use super::log::{self, Sink, Watcher};
+use super::{Inner, Names};
 use crate::bindings::js_stream::{BodyWriter, Coalescing};
 use crate::error::ApiError;
 
@@ -108,16 +109,35 @@ impl Inner {
         Ok(Response::ok(text)?)
     }
 
-    /// `GET https://object/events`: every event from now on (after `after`, what is kept
-    /// of the missed ones first), kept open, with a ping every [`PING_SECONDS`] s.
-    pub(super) fn events(&self, after: Option<u64>) -> Result<Response, ApiError> {
+    /// `GET https://object/events`: the conversation's handoff state first (`handoff`
+    /// `{state, since?, requested_at?, agent?}`, without an id: a snapshot, not an event of
+    /// the log, so the client's `Last-Event-ID` stays its own), then every event from now
+    /// on (after `after`, what is kept of the missed ones first), kept open, with a ping
+    /// every [`PING_SECONDS`] s. A client that attaches after a reload knows at once who
+    /// holds the conversation.
+    pub(super) async fn events(
+        &self,
+        names: &Names,
+        after: Option<u64>,
+    ) -> Result<Response, ApiError> {
+        // Events published while the state is read are sent after it.
+        let before = self.log.borrow().next_id;
+        let state = handoff::current(&self.ctx(names)).await;
         let (writer, body) = BodyWriter::new()?;
         let writer = Coalescing::new(writer);
         let mut log = self.log.borrow_mut();
         // Opens the stream at once (clients and proxies see it start).
         let mut out = String::from(": connected\n\n");
-        if let Some(after) = after {
-            out.push_str(&log.frames_after(after));
+        out.push_str("event: handoff\ndata: ");
+        out.push_str(&state.to_string());
+        out.push_str("\n\n");
+        match after {
+            Some(after) => out.push_str(&log.frames_after(after)),
+            None => {
+                for (id, entry) in log.entries.iter().filter(|(id, _)| *id >= before) {
+                    log::native_frame(*id, entry, None, &mut out);
+                }
+            }
         }
         writer.write_now(out.as_bytes());
         let watcher = Rc::new(Watcher { writer });
