@@ -448,7 +448,11 @@ const scenarios = {
       return last && last.dataset.state === "streaming" && last.querySelector(".cw-body").textContent.length > 12;
     });
     await frame.click(".cw-send.cw-stop");
-    await frame.waitForFunction(() => [...document.querySelectorAll(".cw-bot")].pop().dataset.state === "stopped");
+    await frame.waitForFunction(() => [...document.querySelectorAll(".cw-bot")].pop().dataset.state === "stopped")
+      .catch(async (e) => {
+        const asked = requests.filter(([, u]) => u.endsWith("/stop"));
+        throw new Error(`${e.message}\nwidget: ${JSON.stringify(await log(frame))}\nstop requests: ${JSON.stringify(asked)}`);
+      });
     const kept = await frame.$$eval(".cw-bot", (b) => b[b.length - 1].querySelector(".cw-body").textContent);
     assert.ok(kept.length > 12 && !kept.includes(EXPECT_ANSWER), `the partial answer stays: ${kept}`);
     await shot(page, "stop-kept");

@@ -6,9 +6,10 @@
 //! closed). Then [`finish`] ends the turn as the visitor saw it: the text streamed so far
 //! is stored as the reply (metadata `"stopped": true`, so history shows it as stopped;
 //! nothing is stored when nothing was shown), and the turn's one terminal event is
-//! `completed` with `"reply": {"stopped": true}` — on the poster's stream, a resumer's
-//! and the live watchers' alike (the AI SDK's stream gets its `finish`). The turn then
-//! releases the conversation and the next post in line starts.
+//! `completed` (`kind` `answer`) with `"reply": {"kind": "stopped", "stopped": true}` (as
+//! a held turn's says `"kind": "held"`) — on the poster's stream, a resumer's and the live
+//! watchers' alike (the AI SDK's stream gets its `finish`, the reply in its metadata). The
+//! turn then releases the conversation and the next post in line starts.
 //!
 //! The stop answers 200 `{"stopped": true, "message_id"}` once the turn has ended, or 204
 //! when no turn is running (none started, or it already ended). A regenerate, and a turn
@@ -60,7 +61,8 @@ pub(super) async fn stoppable<F: Future>(inner: &Inner, step: F) -> Option<F::Ou
 }
 
 /// Ends a stopped turn: what was streamed is stored as the reply, marked stopped, and
-/// `completed` (`"reply": {"stopped": true}`) goes to every stream following the turn.
+/// `completed` (`"reply": {"kind": "stopped", "stopped": true}`) goes to every stream
+/// following the turn.
 pub(super) async fn finish(
     inner: &Inner,
     services: &Services,
@@ -126,7 +128,7 @@ pub(super) async fn finish(
         usage: None,
         reply: Some(ReplyEnvelope {
             kind: "answer",
-            data: serde_json::json!({"stopped": true}),
+            data: serde_json::json!({"kind": "stopped", "stopped": true}),
         }),
     });
     for tx in asked {

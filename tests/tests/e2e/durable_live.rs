@@ -111,7 +111,10 @@ fn attaching_to_the_events_of_a_held_conversation_gets_who_holds_it_first() {
         .expect("an event on attach");
     assert_eq!(first.event, "handoff", "{first:?}");
     let state = data(&first);
-    assert_eq!((&state["state"], &state["agent"]), (&json!("held"), &json!("Lan")));
+    assert_eq!(
+        (&state["state"], &state["agent"]),
+        (&json!("held"), &json!("Lan"))
+    );
     assert!(state["since"].is_u64(), "{state}");
     assert!(
         first.id.is_none(),
@@ -232,6 +235,7 @@ fn stop_ends_the_running_turn_keeps_what_was_streamed_and_frees_the_line() {
     let (name, done) = terminal(&posted);
     assert_eq!(name, "completed", "{posted:?}");
     assert_eq!(done["reply"]["stopped"], true, "{done}");
+    assert_eq!(done["reply"]["kind"], "stopped", "{done}");
     assert_eq!(done["message_id"], stopped["message_id"], "{done}");
     let shown = streamed_text(&posted);
     assert!(
@@ -295,10 +299,16 @@ fn stop_ends_the_running_turn_keeps_what_was_streamed_and_frees_the_line() {
     assert_eq!(stored[1]["metadata"]["stopped"], true, "{}", stored[1]);
 
     // The model's request was cancelled: its connection closed before the answer's end.
-    let written = eventually(Duration::from_secs(10), "the upstream sees its client go", || {
-        upstream.abandoned().first().copied()
-    });
-    assert!(written < tokens.len(), "{written} of {} pieces", tokens.len());
+    let written = eventually(
+        Duration::from_secs(10),
+        "the upstream sees its client go",
+        || upstream.abandoned().first().copied(),
+    );
+    assert!(
+        written < tokens.len(),
+        "{written} of {} pieces",
+        tokens.len()
+    );
     // The second turn's prompt holds the stopped answer as it was kept.
     let requests = upstream.chat_requests();
     assert_eq!(requests.len(), 2);

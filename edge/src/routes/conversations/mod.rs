@@ -273,9 +273,9 @@ pub(crate) async fn events(
 
 /// `POST /conversations/{id}/stop`: the running turn ends now, as the visitor saw it —
 /// its model request cancelled, what was streamed stored as the reply (marked stopped),
-/// one `completed` (`"reply": {"stopped": true}`) on every stream following it, the next
-/// post in line started. 200 `{"stopped": true, "message_id"}` once it has ended; 204 when
-/// no turn runs. See `crate::object::stop`.
+/// one `completed` (`"reply": {"kind": "stopped", "stopped": true}`) on every stream
+/// following it, the next post in line started. 200 `{"stopped": true, "message_id"}`
+/// once it has ended; 204 when no turn runs. See `crate::object::stop`.
 pub(crate) async fn stop(
     req: Request,
     env: &Env,
