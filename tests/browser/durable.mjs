@@ -110,6 +110,12 @@ async function recordStates(frame) {
   });
 }
 
+/** Mid-answer: some text shown, not all of it. */
+const midAnswer = (frame) => frame.waitForFunction(() => {
+  const last = [...document.querySelectorAll(".cw-bot")].pop();
+  return last && last.dataset.state === "streaming" && last.querySelector(".cw-body").textContent.length > 12;
+});
+
 const count = (text, part) => text.split(part).length - 1;
 
 const AXE = readFileSync(new URL("../../node_modules/axe-core/axe.min.js", import.meta.url), "utf8");
@@ -140,11 +146,7 @@ const scenarios = {
     const { page, errors } = await openPage();
     let frame = await openPanel(page);
     await send(frame, ASK);
-    // Mid-answer: some text shown, not all of it.
-    await frame.waitForFunction(() => {
-      const last = [...document.querySelectorAll(".cw-bot")].pop();
-      return last && last.dataset.state === "streaming" && last.querySelector(".cw-body").textContent.length > 12;
-    });
+    await midAnswer(frame);
     assert.equal(posts(), 1);
     await page.reload({ waitUntil: "load" });
     frame = await openPanel(page);
@@ -217,10 +219,7 @@ const scenarios = {
     const { page, errors } = await openPage();
     const frame = await openPanel(page);
     await send(frame, ASK);
-    await frame.waitForFunction(() => {
-      const last = [...document.querySelectorAll(".cw-bot")].pop();
-      return last && last.dataset.state === "streaming" && last.querySelector(".cw-body").textContent.length > 12;
-    });
+    await midAnswer(frame);
     const id = await frame.evaluate(() =>
       localStorage.getItem(Object.keys(localStorage).find((k) => k.startsWith("concierge.conversation."))));
     // The platform resets the conversation's object mid-answer.
@@ -443,10 +442,7 @@ const scenarios = {
     const { page, errors } = await openPage();
     const frame = await openPanel(page);
     await send(frame, ASK);
-    await frame.waitForFunction(() => {
-      const last = [...document.querySelectorAll(".cw-bot")].pop();
-      return last && last.dataset.state === "streaming" && last.querySelector(".cw-body").textContent.length > 12;
-    });
+    await midAnswer(frame);
     await frame.click(".cw-send.cw-stop");
     await frame.waitForFunction(() => [...document.querySelectorAll(".cw-bot")].pop().dataset.state === "stopped")
       .catch(async (e) => {

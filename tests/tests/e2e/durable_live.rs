@@ -15,7 +15,7 @@ use concierge_e2e::api::{
     create_conversation, eventually, history, send, site_with_upstream, streamed_text, terminal,
 };
 use concierge_e2e::upstream::{Reply, ScriptedUpstream, split_tokens};
-use concierge_e2e::{ReceivedEvent, Worker, agent, into_parts, read_events, read_events_until};
+use concierge_e2e::{ReceivedEvent, Worker, agent, into_parts, read_events_until};
 use serde_json::{Value, json};
 
 /// A question the shop template answers with the model.
@@ -161,6 +161,30 @@ fn stop(worker: &Worker, key: &str, conversation: &str) -> (u16, String) {
     )
 }
 
+/// Posts `content` on a thread that reads the whole stream (`each` after every event).
+fn post_thread(
+    worker: &Worker,
+    key: &str,
+    conversation: &str,
+    content: &str,
+    mut each: impl FnMut(&[ReceivedEvent]) + Send + 'static,
+) -> thread::JoinHandle<Vec<ReceivedEvent>> {
+    let url = worker.url(&format!("/conversations/{conversation}/messages"));
+    let (key, content) = (key.to_string(), content.to_string());
+    thread::spawn(move || {
+        let response = agent()
+            .post(&url)
+            .set("x-api-key", &key)
+            .send_json(json!({"content": content}))
+            .expect("answered");
+        let mut reader = BufReader::new(response.into_reader());
+        read_events_until(&mut reader, |events| {
+            each(events);
+            false
+        })
+    })
+}
+
 fn chunks(events: &[ReceivedEvent]) -> usize {
     events.iter().filter(|e| e.event.is_empty()).count()
 }
@@ -184,42 +208,18 @@ fn stop_ends_the_running_turn_keeps_what_was_streamed_and_frees_the_line() {
 
     // The poster reads its stream; after 4 chunks the test is told.
     let (at_four_tx, at_four) = mpsc::channel();
-    let poster = {
-        let url = worker.url(&format!("/conversations/{conversation}/messages"));
-        let key = key.clone();
-        thread::spawn(move || {
-            let response = agent()
-                .post(&url)
-                .set("x-api-key", &key)
-                .send_json(json!({"content": QUESTION}))
-                .expect("answered");
-            let mut reader = BufReader::new(response.into_reader());
-            let mut told = false;
-            read_events_until(&mut reader, |events| {
-                if !told && chunks(events) >= 4 {
-                    told = true;
-                    let _ = at_four_tx.send(());
-                }
-                false
-            })
-        })
-    };
+    let mut told = false;
+    let poster = post_thread(worker, &key, &conversation, QUESTION, move |events| {
+        if !told && chunks(events) >= 4 {
+            told = true;
+            let _ = at_four_tx.send(());
+        }
+    });
     at_four
         .recv_timeout(Duration::from_secs(20))
         .expect("4 chunks streamed");
     // A second post waits in line behind the running turn.
-    let second = {
-        let url = worker.url(&format!("/conversations/{conversation}/messages"));
-        let key = key.clone();
-        thread::spawn(move || {
-            let response = agent()
-                .post(&url)
-                .set("x-api-key", &key)
-                .send_json(json!({"content": SECOND}))
-                .expect("answered");
-            read_events(response.into_reader())
-        })
-    };
+    let second = post_thread(worker, &key, &conversation, SECOND, |_| {});
     thread::sleep(Duration::from_millis(300));
 
     // Another site's key does not reach the conversation (and stops nothing).
