@@ -4,7 +4,8 @@
 //! resumes with `Last-Event-ID`), so a reloaded page knows who holds the conversation; and
 //! `POST /conversations/{id}/stop` ends the running turn for real — the upstream request is
 //! cancelled, what was streamed is stored (marked stopped), every stream gets exactly one
-//! terminal event, and the next post in line starts.
+//! terminal event, and the next post in line starts; resuming a turn that ended while
+//! the next one began gives that turn to its end, never the next one's events.
 
 use std::io::BufReader;
 use std::sync::mpsc;
@@ -15,7 +16,7 @@ use concierge_e2e::api::{
     create_conversation, eventually, history, send, site_with_upstream, streamed_text, terminal,
 };
 use concierge_e2e::upstream::{Reply, ScriptedUpstream, split_tokens};
-use concierge_e2e::{ReceivedEvent, Worker, agent, into_parts, read_events_until};
+use concierge_e2e::{ReceivedEvent, Worker, agent, into_parts, read_events, read_events_until};
 use serde_json::{Value, json};
 
 /// A question the shop template answers with the model.
@@ -317,4 +318,63 @@ fn stop_ends_the_running_turn_keeps_what_was_streamed_and_frees_the_line() {
     // Nothing runs now: nothing to stop.
     let (status, body) = stop(worker, &key, &conversation);
     assert_eq!(status, 204, "{body}");
+}
+
+/// `GET /conversations/{id}/stream` after event `after`: status and events.
+fn resume(worker: &Worker, key: &str, conversation: &str, after: u64) -> (u16, Vec<ReceivedEvent>) {
+    let result = agent()
+        .get(&worker.url(&format!("/conversations/{conversation}/stream")))
+        .set("x-api-key", key)
+        .set("last-event-id", &after.to_string())
+        .call();
+    match result {
+        Ok(response) => {
+            let status = response.status();
+            (status, read_events(response.into_reader()))
+        }
+        Err(ureq::Error::Status(status, _)) => (status, Vec::new()),
+        Err(error) => panic!("resume: {error}"),
+    }
+}
+
+fn id_of(event: &ReceivedEvent) -> u64 {
+    event
+        .id
+        .as_deref()
+        .and_then(|id| id.parse().ok())
+        .expect("an id")
+}
+
+#[test]
+fn resuming_a_turn_that_ended_while_the_next_began_gives_that_turn_not_the_next() {
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    upstream.push(Reply::text(LONG));
+    upstream.push(Reply::text(SECOND_ANSWER));
+    let site = site_with_upstream(worker, "Earlier turn shop", &upstream.base_url, false);
+    let key = site.secret_key.as_str();
+    let (conversation, _) = create_conversation(worker, &site, json!({}));
+    let (_, first) = send(worker, key, &conversation, QUESTION);
+    let (_, second) = send(worker, key, &conversation, SECOND);
+    assert_eq!(streamed_text(&second), SECOND_ANSWER);
+
+    // A client that saw the first turn start (another tab, announced by the live stream)
+    // asks for it only now: it gets that turn, to its end.
+    let (status, earlier) = resume(worker, key, &conversation, id_of(&first[0]) - 1);
+    assert_eq!(status, 200);
+    let (name, done) = terminal(&earlier);
+    assert_eq!(name, "completed");
+    assert_eq!(done["message_id"], terminal(&first).1["message_id"]);
+    assert_eq!(streamed_text(&earlier), LONG);
+    let ids: Vec<u64> = earlier.iter().map(id_of).collect();
+    let first_ids: Vec<u64> = first.iter().map(id_of).collect();
+    assert_eq!(ids, first_ids, "that turn's events, none of the next one's");
+
+    // From the middle of it: the rest of it.
+    let (status, rest) = resume(worker, key, &conversation, id_of(&first[3]));
+    assert_eq!(status, 200);
+    assert_eq!(
+        rest.iter().map(id_of).collect::<Vec<_>>(),
+        first_ids[4..].to_vec()
+    );
 }
