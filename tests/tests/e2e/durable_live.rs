@@ -5,7 +5,8 @@
 //! `POST /conversations/{id}/stop` ends the running turn for real — the upstream request is
 //! cancelled, what was streamed is stored (marked stopped), every stream gets exactly one
 //! terminal event, and the next post in line starts; resuming a turn that ended while
-//! the next one began gives that turn to its end, never the next one's events.
+//! the next one began gives that turn to its end, never the next one's events. A stopped
+//! AI SDK stream stays valid: one `finish`, then `[DONE]`.
 
 use std::io::BufReader;
 use std::sync::mpsc;
@@ -377,4 +378,77 @@ fn resuming_a_turn_that_ended_while_the_next_began_gives_that_turn_not_the_next(
         rest.iter().map(id_of).collect::<Vec<_>>(),
         first_ids[4..].to_vec()
     );
+}
+
+#[test]
+fn a_stopped_ai_sdk_stream_ends_with_one_finish_and_done() {
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    upstream.push(Reply::Tokens {
+        tokens: split_tokens(LONG),
+        first_token_after: Duration::from_millis(50),
+        between: Duration::from_millis(150),
+    });
+    let site = site_with_upstream(worker, "Stop AI SDK shop", &upstream.base_url, false);
+    let key = site.secret_key.clone();
+    let (conversation, _) = create_conversation(worker, &site, json!({}));
+    let url = worker.url(&format!(
+        "/conversations/{conversation}/messages?format=ai-sdk"
+    ));
+    let (deltas_tx, deltas) = mpsc::channel();
+    let reader = {
+        let key = key.clone();
+        thread::spawn(move || {
+            let response = agent()
+                .post(&url)
+                .set("x-api-key", &key)
+                .send_json(json!({"content": QUESTION}))
+                .expect("answered");
+            let mut reader = BufReader::new(response.into_reader());
+            read_events_until(&mut reader, |events| {
+                let deltas = events
+                    .iter()
+                    .filter(|e| e.data.contains("\"text-delta\""))
+                    .count();
+                if deltas == 3 {
+                    let _ = deltas_tx.send(());
+                }
+                false
+            })
+        })
+    };
+    deltas
+        .recv_timeout(Duration::from_secs(20))
+        .expect("3 deltas streamed");
+    let (status, body) = stop(worker, &key, &conversation);
+    assert_eq!(status, 200, "{body}");
+    let events = reader.join().expect("reader");
+    let parts: Vec<Value> = events
+        .iter()
+        .filter(|e| e.data != "[DONE]")
+        .map(|e| serde_json::from_str(&e.data).expect("a UI message part"))
+        .collect();
+    let kinds: Vec<&str> = parts.iter().filter_map(|p| p["type"].as_str()).collect();
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "finish").count(),
+        1,
+        "{kinds:?}"
+    );
+    assert!(!kinds.contains(&"error"), "{kinds:?}");
+    assert_eq!(kinds.last(), Some(&"finish"), "{kinds:?}");
+    assert_eq!(events.last().map(|e| e.data.as_str()), Some("[DONE]"));
+    let finish = parts.last().expect("finish");
+    assert_eq!(
+        finish["messageMetadata"]["reply"]["stopped"], true,
+        "{finish}"
+    );
+    let shown: String = parts
+        .iter()
+        .filter(|p| p["type"] == "text-delta")
+        .filter_map(|p| p["delta"].as_str())
+        .collect();
+    let stored = history(worker, &key, &conversation);
+    let reply = stored.last().expect("the reply");
+    assert_eq!(reply["content"], shown.as_str());
+    assert_eq!(reply["metadata"]["stopped"], true);
 }
