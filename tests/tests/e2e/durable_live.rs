@@ -20,6 +20,8 @@ use concierge_e2e::upstream::{Reply, ScriptedUpstream, split_tokens};
 use concierge_e2e::{ReceivedEvent, Worker, agent, into_parts, read_events, read_events_until};
 use serde_json::{Value, json};
 
+use super::identity::tokens::{new_token_secret, token_for};
+
 /// A question the shop template answers with the model.
 const QUESTION: &str = "Tư vấn cấu hình PC chơi game tầm 20 triệu";
 const SECOND: &str = "Tư vấn cấu hình PC chơi game tầm 30 triệu";
@@ -451,4 +453,74 @@ fn a_stopped_ai_sdk_stream_ends_with_one_finish_and_done() {
     let reply = stored.last().expect("the reply");
     assert_eq!(reply["content"], shown.as_str());
     assert_eq!(reply["metadata"]["stopped"], true);
+}
+
+#[test]
+fn stop_reaches_only_the_visitor_whose_conversation_it_is() {
+    const ORIGIN: &str = "https://shop.example";
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    upstream.push(Reply::Tokens {
+        tokens: split_tokens(LONG),
+        first_token_after: Duration::from_millis(50),
+        between: Duration::from_millis(150),
+    });
+    let site = site_with_upstream(worker, "Stop scope shop", &upstream.base_url, false);
+    let secret = new_token_secret(worker, &site);
+    let (alice, bob) = (token_for(&secret, "alice"), token_for(&secret, "bob"));
+    let as_visitor = |request: ureq::Request, token: Option<&str>, origin: &str| {
+        let request = request
+            .set("x-api-key", &site.public_key)
+            .set("origin", origin);
+        match token {
+            Some(token) => request.set("x-user-token", token),
+            None => request,
+        }
+    };
+    let (status, body) = into_parts(
+        as_visitor(
+            agent().post(&worker.url("/conversations")),
+            Some(&alice),
+            ORIGIN,
+        )
+        .send_json(json!({})),
+    );
+    assert_eq!(status, 201, "{body}");
+    let created: Value = serde_json::from_str(&body).expect("JSON");
+    let conversation = created["conversation_id"].as_str().expect("id").to_string();
+    let response = as_visitor(
+        agent().post(&worker.url(&format!("/conversations/{conversation}/messages"))),
+        Some(&alice),
+        ORIGIN,
+    )
+    .send_json(json!({"content": QUESTION}))
+    .expect("answered");
+    let mut reader = BufReader::new(response.into_reader());
+    let mut seen = read_events_until(&mut reader, |events| chunks(events) >= 2);
+    let stop_as = |token: Option<&str>, origin: &str| {
+        into_parts(
+            as_visitor(
+                agent().post(&worker.url(&format!("/conversations/{conversation}/stop"))),
+                token,
+                origin,
+            )
+            .send_string(""),
+        )
+    };
+    // Another visitor, an anonymous one, another origin: refused, and nothing stops.
+    assert_eq!(stop_as(Some(&bob), ORIGIN).0, 404);
+    assert_eq!(stop_as(None, ORIGIN).0, 404);
+    assert_eq!(stop_as(Some(&alice), "https://elsewhere.example").0, 403);
+    let before = chunks(&seen);
+    seen.extend(read_events_until(&mut reader, |events| chunks(events) >= 2));
+    assert!(chunks(&seen) > before, "the answer went on");
+    // Alice stops her own turn.
+    let (status, body) = stop_as(Some(&alice), ORIGIN);
+    assert_eq!(status, 200, "{body}");
+    seen.extend(read_events_until(&mut reader, |_| false));
+    let (name, done) = terminal(&seen);
+    assert_eq!(
+        (name.as_str(), &done["reply"]["stopped"]),
+        ("completed", &json!(true))
+    );
 }
