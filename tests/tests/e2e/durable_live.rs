@@ -30,6 +30,15 @@ const SECOND: &str = "Tư vấn cấu hình PC chơi game tầm 30 triệu";
 const LONG: &str = "Dạ, với 20 triệu em đề xuất cấu hình gồm bộ xử lý Intel Core i5 13400F, card đồ họa RTX 4060 8 GB, bo mạch chủ B760, RAM 16 GB DDR5, ổ SSD NVMe 1 TB, nguồn 650 W chuẩn 80 Plus Bronze và vỏ case có sẵn ba quạt, lắp sẵn và giao trong ngày tại nội thành ạ.";
 const SECOND_ANSWER: &str = "Dạ, với 30 triệu em đề xuất thêm RTX 4070 ạ.";
 
+/// [`LONG`], a word every 150 ms: a stop lands in the middle of it.
+fn slow_long() -> Reply {
+    Reply::Tokens {
+        tokens: split_tokens(LONG),
+        first_token_after: Duration::from_millis(50),
+        between: Duration::from_millis(150),
+    }
+}
+
 /// Attaches to `GET /conversations/{id}/events` (after `after` when given); every event
 /// arrives on the channel as it comes.
 fn attach(
@@ -198,11 +207,7 @@ fn stop_ends_the_running_turn_keeps_what_was_streamed_and_frees_the_line() {
     let worker = Worker::shared();
     let upstream = ScriptedUpstream::start();
     let tokens = split_tokens(LONG);
-    upstream.push(Reply::Tokens {
-        tokens: tokens.clone(),
-        first_token_after: Duration::from_millis(50),
-        between: Duration::from_millis(150),
-    });
+    upstream.push(slow_long());
     upstream.push(Reply::text(SECOND_ANSWER));
     let site = site_with_upstream(worker, "Stop shop", &upstream.base_url, false);
     let other = site_with_upstream(worker, "Stop other shop", &upstream.base_url, false);
@@ -386,11 +391,7 @@ fn resuming_a_turn_that_ended_while_the_next_began_gives_that_turn_not_the_next(
 fn a_stopped_ai_sdk_stream_ends_with_one_finish_and_done() {
     let worker = Worker::shared();
     let upstream = ScriptedUpstream::start();
-    upstream.push(Reply::Tokens {
-        tokens: split_tokens(LONG),
-        first_token_after: Duration::from_millis(50),
-        between: Duration::from_millis(150),
-    });
+    upstream.push(slow_long());
     let site = site_with_upstream(worker, "Stop AI SDK shop", &upstream.base_url, false);
     let key = site.secret_key.clone();
     let (conversation, _) = create_conversation(worker, &site, json!({}));
@@ -460,11 +461,7 @@ fn stop_reaches_only_the_visitor_whose_conversation_it_is() {
     const ORIGIN: &str = "https://shop.example";
     let worker = Worker::shared();
     let upstream = ScriptedUpstream::start();
-    upstream.push(Reply::Tokens {
-        tokens: split_tokens(LONG),
-        first_token_after: Duration::from_millis(50),
-        between: Duration::from_millis(150),
-    });
+    upstream.push(slow_long());
     let site = site_with_upstream(worker, "Stop scope shop", &upstream.base_url, false);
     let secret = new_token_secret(worker, &site);
     let (alice, bob) = (token_for(&secret, "alice"), token_for(&secret, "bob"));
