@@ -134,6 +134,8 @@ routes! {
         => |req, rc, caller| conversations::resume(req, rc.env, caller, id).await;
     ConversationEvents "conversation_events" [GET] ["conversations", id, "events"], AnyKeyCaller
         => |req, rc, caller| conversations::events(req, rc.env, caller, id).await;
+    ConversationStop "conversation_stop" [POST] ["conversations", id, "stop"], AnyKeyCaller
+        => |req, rc, caller| conversations::stop(req, rc.env, caller, id).await;
     ConversationHistory "conversation_history" [GET] ["conversations", id, "history"], AnyKeyCaller
         => |req, rc, caller| conversations::history(req, rc.env, caller, id).await;
     MessageFeedback "message_feedback" [POST] ["conversations", id, "messages", msg, "feedback"],

@@ -18,6 +18,14 @@
 //            list, "Tiếp nhận", a person's reply in the widget marked as from a person, the
 //            visitor's message live in the console with no assistant answer, "Trả lại cho
 //            trợ lý", then the assistant answers again.
+//   heldreload  handoff on; the visitor asks for a person and reloads: the widget says it
+//            waits for a person; the console takes it ("Lan"); the visitor reloads again:
+//            the widget says "Nhân viên · Lan" is answering (the live stream's first event).
+//   queued   two tabs of one conversation post at nearly the same time (the second waits in
+//            line): both end with both questions and both answers, once each, in order.
+//   stop     Stop mid-answer: the partial answer stays (marked stopped, no longer growing),
+//            the input is usable at once, and after a reload the history holds exactly the
+//            partial answer (the server stopped the turn and stored what was shown).
 // Environment: ASK (a question the model answers), EXPECT_ANSWER (text of that answer),
 // CONSOLE_URL, SECRET_KEY (handoff), WORKER + SECRET_KEY (reset), REPLY (the person's reply), THANKS (the visitor's
 // message while held).
@@ -102,6 +110,12 @@ async function recordStates(frame) {
   });
 }
 
+/** Mid-answer: some text shown, not all of it. */
+const midAnswer = (frame) => frame.waitForFunction(() => {
+  const last = [...document.querySelectorAll(".cw-bot")].pop();
+  return last && last.dataset.state === "streaming" && last.querySelector(".cw-body").textContent.length > 12;
+});
+
 const count = (text, part) => text.split(part).length - 1;
 
 const AXE = readFileSync(new URL("../../node_modules/axe-core/axe.min.js", import.meta.url), "utf8");
@@ -132,11 +146,7 @@ const scenarios = {
     const { page, errors } = await openPage();
     let frame = await openPanel(page);
     await send(frame, ASK);
-    // Mid-answer: some text shown, not all of it.
-    await frame.waitForFunction(() => {
-      const last = [...document.querySelectorAll(".cw-bot")].pop();
-      return last && last.dataset.state === "streaming" && last.querySelector(".cw-body").textContent.length > 12;
-    });
+    await midAnswer(frame);
     assert.equal(posts(), 1);
     await page.reload({ waitUntil: "load" });
     frame = await openPanel(page);
@@ -209,10 +219,7 @@ const scenarios = {
     const { page, errors } = await openPage();
     const frame = await openPanel(page);
     await send(frame, ASK);
-    await frame.waitForFunction(() => {
-      const last = [...document.querySelectorAll(".cw-bot")].pop();
-      return last && last.dataset.state === "streaming" && last.querySelector(".cw-body").textContent.length > 12;
-    });
+    await midAnswer(frame);
     const id = await frame.evaluate(() =>
       localStorage.getItem(Object.keys(localStorage).find((k) => k.startsWith("concierge.conversation."))));
     // The platform resets the conversation's object mid-answer.
@@ -346,6 +353,121 @@ const scenarios = {
     await shot(shop.page, "handoff-back");
     assert.deepEqual([...shop.errors, ...desk.errors], []);
     console.log("ok handoff");
+  },
+
+  async heldreload() {
+    const api = (method, route, body) => fetch(env.WORKER + route, {
+      method, headers: { "x-api-key": env.SECRET_KEY, "content-type": "application/json" },
+      body: body && JSON.stringify(body),
+    });
+    const on = await api("PATCH", "/admin/site", { handoff: { enabled: true, wait_seconds: 600 } });
+    assert.equal(on.status, 200, await on.text());
+    const { page, errors } = await openPage();
+    let widget = await openPanel(page);
+    await widget.locator(".cw-handoff").click();
+    await answered(widget, 2);
+    const notice = (text) => widget.waitForFunction((t) =>
+      [...document.querySelectorAll(".cw-notice .cw-body")].some((n) => n.textContent === t), text)
+      .catch(async (e) => {
+        throw new Error(`${e.message}: ${text}\nwidget: ${JSON.stringify(await log(widget))}`);
+      });
+    // Reloaded while waiting: the widget still says so.
+    await page.reload({ waitUntil: "load" });
+    widget = await openPanel(page);
+    await notice("Đang chờ nhân viên…");
+    const conversation = await widget.evaluate(() =>
+      localStorage.getItem(Object.keys(localStorage).find((k) => k.startsWith("concierge.conversation."))));
+
+    // The merchant takes it over in the console.
+    const desk = await openPage(env.CONSOLE_URL);
+    const consolePage = desk.page;
+    await consolePage.fill("#signin-key", env.SECRET_KEY);
+    await consolePage.click('#signin-form button[type="submit"]');
+    await consolePage.waitForSelector("#app:not([hidden])");
+    await consolePage.click('.tabs button[data-tab="handoff"]');
+    const row = consolePage.locator(`#handoff-list button[data-conversation="${conversation}"]`);
+    await row.click();
+    await consolePage.fill("#handoff-agent", "Lan");
+    await consolePage.click("#handoff-take");
+    await widget.waitForFunction(() => [...document.querySelectorAll(".cw-notice .cw-body")].some((n) => n.textContent === "Lan đã tham gia cuộc trò chuyện"));
+
+    // The visitor reloads: who holds the conversation is shown again.
+    await page.reload({ waitUntil: "load" });
+    widget = await openPanel(page);
+    await notice("Nhân viên · Lan đang trả lời quý khách");
+    await shot(page, "held-after-reload");
+    // The console, reloaded, shows it too.
+    await consolePage.reload({ waitUntil: "load" });
+    await consolePage.waitForSelector("#app:not([hidden])");
+    await consolePage.click('.tabs button[data-tab="handoff"]');
+    await consolePage.locator(`#handoff-list button[data-conversation="${conversation}"]`).click();
+    await consolePage.waitForFunction(() => document.querySelector("#handoff-state").textContent === "Lan đang trả lời");
+    assert.deepEqual([...errors, ...desk.errors], []);
+    console.log("ok heldreload");
+  },
+
+  async queued() {
+    const a = await openPage();
+    const first = await openPanel(a.page);
+    const b = await openPage();
+    const second = await openPanel(b.page);
+    // Both send at nearly the same time: one waits in line for the other.
+    await Promise.all([send(first, ASK), send(second, env.SECOND_ASK)]);
+    await Promise.all([answered(first, 3), answered(second, 3)]).catch(async (e) => {
+      throw new Error(`${e.message}\nfirst: ${JSON.stringify(await log(first))}\nsecond: ${JSON.stringify(await log(second))}`);
+    });
+    // Settled: no further change for a moment.
+    await a.page.waitForTimeout(1500);
+    const [one, two] = [await log(first), await log(second)];
+    const plain = (l) => l.map(([kind, body]) => [kind, body]);
+    assert.deepEqual(one.map(([kind]) => kind), ["bot", "user", "bot", "user", "bot"], JSON.stringify(one));
+    assert.deepEqual(plain(two), plain(one), `both tabs show the same, in order:\n${JSON.stringify(one)}\n${JSON.stringify(two)}`);
+    for (const q of [ASK, env.SECOND_ASK]) {
+      assert.equal(one.filter(([kind, body]) => kind === "user" && body === q).length, 1, `${q} once`);
+    }
+    for (const i of [2, 4]) {
+      assert.equal(count(one[i][1], EXPECT_ANSWER), 1, `a whole answer, once: ${one[i][1]}`);
+      assert.equal(one[i][2], "done");
+      assert.equal(two[i][2], "done");
+    }
+    // The order is the server's.
+    const stored = await fromHistory(a.page);
+    assert.deepEqual(plain(stored), plain(one));
+    await shot(b.page, "queued-second");
+    assert.deepEqual([...a.errors, ...b.errors], []);
+    console.log("ok queued");
+  },
+
+  async stop() {
+    const { page, errors } = await openPage();
+    const frame = await openPanel(page);
+    await send(frame, ASK);
+    await midAnswer(frame);
+    await frame.click(".cw-send.cw-stop");
+    await frame.waitForFunction(() => [...document.querySelectorAll(".cw-bot")].pop().dataset.state === "stopped")
+      .catch(async (e) => {
+        const asked = requests.filter(([, u]) => u.endsWith("/stop"));
+        throw new Error(`${e.message}\nwidget: ${JSON.stringify(await log(frame))}\nstop requests: ${JSON.stringify(asked)}`);
+      });
+    const kept = await frame.$$eval(".cw-bot", (b) => b[b.length - 1].querySelector(".cw-body").textContent);
+    assert.ok(kept.length > 12 && !kept.includes(EXPECT_ANSWER), `the partial answer stays: ${kept}`);
+    await shot(page, "stop-kept");
+    // The answer no longer grows, and the input is usable at once.
+    await page.waitForTimeout(1500);
+    const later = await frame.$$eval(".cw-bot", (b) => b[b.length - 1].querySelector(".cw-body").textContent);
+    assert.equal(later, kept);
+    assert.equal(await frame.isEnabled("#cw-input"), true);
+    // The server stopped too: the history holds exactly what was shown, marked stopped.
+    await page.reload({ waitUntil: "load" });
+    const again = await openPanel(page);
+    const stored = await log(again);
+    const answer = stored[stored.length - 1];
+    assert.deepEqual([answer[0], answer[1]], ["bot", kept], JSON.stringify(stored));
+    await send(again, env.SECOND_ASK);
+    const text = await answered(again, 3);
+    assert.ok(text.includes(EXPECT_ANSWER), text);
+    assert.deepEqual(errors, []);
+    console.log("ok stop");
   },
 };
 

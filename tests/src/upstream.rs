@@ -99,6 +99,9 @@ struct State {
     embed_failures: bool,
     /// Embedding requests with an input containing this text are answered this late.
     embed_delay: Option<(String, Duration)>,
+    /// Streamed chat replies ([`Reply::Tokens`]) whose client went away before the end:
+    /// how many pieces had been written when a write failed.
+    abandoned: Vec<usize>,
 }
 
 /// A scripted upstream listening on `127.0.0.1:<port>` until dropped with the process.
@@ -170,6 +173,13 @@ impl ScriptedUpstream {
     /// Every request received so far.
     pub fn recorded(&self) -> Vec<Recorded> {
         self.lock().recorded.clone()
+    }
+
+    /// Streamed chat replies ([`Reply::Tokens`]) whose client closed the connection before
+    /// the reply's end (a write failed), each with the number of pieces written by then:
+    /// the Worker cancelled its request.
+    pub fn abandoned(&self) -> Vec<usize> {
+        self.lock().abandoned.clone()
     }
 
     /// Chat requests received so far (OpenAI or Ollama).
@@ -291,12 +301,27 @@ fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
             reply,
             ollama,
             body["model"].as_str().unwrap_or("scripted"),
+            &|written| {
+                state
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .abandoned
+                    .push(written);
+            },
         ),
         _ => respond_json(&mut out, 404, &json!({"error": {"message": "not found"}})),
     }
 }
 
-fn chat(out: &mut TcpStream, reply: Reply, ollama: bool, model: &str) -> std::io::Result<()> {
+/// Answers one chat request with `reply`; `gone(pieces written)` when the client goes away
+/// in the middle of a streamed reply.
+fn chat(
+    out: &mut TcpStream,
+    reply: Reply,
+    ollama: bool,
+    model: &str,
+    gone: &dyn Fn(usize),
+) -> std::io::Result<()> {
     let content_type = if ollama {
         "application/x-ndjson"
     } else {
@@ -332,7 +357,10 @@ fn chat(out: &mut TcpStream, reply: Reply, ollama: bool, model: &str) -> std::io
             thread::sleep(first_token_after);
             let count = tokens.len();
             for (i, token) in tokens.into_iter().enumerate() {
-                chunk(out, &delta_line(ollama, model, &token))?;
+                if let Err(error) = chunk(out, &delta_line(ollama, model, &token)) {
+                    gone(i);
+                    return Err(error);
+                }
                 if i + 1 < count {
                     thread::sleep(between);
                 }

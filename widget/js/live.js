@@ -8,11 +8,14 @@
 //   the panel follows the turn from its start; `done` forgets it.
 // - live: `start` reads `GET /conversations/{id}/events` (fetch: EventSource cannot send
 //   the key headers) until the conversation changes, reconnecting with `Last-Event-ID`.
-//   Another client's turn (`started` of a turn this panel is not reading) is followed
-//   through `reopen` like one of its own; a stored message from elsewhere (another tab's
-//   visitor message, a person's reply) and the handoff's state (as a notice in the panel's
-//   words) are handed to the panel. The panel's own messages coming back are not shown
-//   twice.
+//   Another client's turn is followed through `reopen` like one of its own: a `started`
+//   of a turn this panel is not reading, or one right after another tab's visitor message
+//   (also while the panel's own post waits in line behind it, or its own turn runs); a
+//   stored message from elsewhere (another tab's visitor message, a person's reply) and
+//   the handoff's state (as a notice in the panel's words) are handed to the panel. The
+//   live stream starts with the handoff's current state (a frame without an id), so after
+//   a reload the panel says who holds the conversation. The panel's own messages coming
+//   back are not shown twice.
 
 let session = {}; // conversation id, API headers, words, the panel's callback
 let generation = 0;
@@ -24,24 +27,26 @@ const shown = new Set(); // ids of the messages handed to the panel
 let echoes = []; // the visitor's messages sent from here, not yet back
 let seen = -1; // the live stream's last event id
 let state = "none"; // the handoff's state
+let foreign = false; // the last visitor message came from elsewhere (its turn is not ours)
 const slot = () => "concierge.turn." + session.site;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-function get(route, after, signal) {
+function get(route, after, signal, method) {
   const headers = { accept: "text/event-stream", "x-api-key": session.key, "x-embedder-origin": session.embedder };
   if (session.token) headers["x-user-token"] = session.token;
   if (after >= 0) headers["last-event-id"] = String(after);
-  return fetch(`/conversations/${encodeURIComponent(session.id)}/${route}`, { headers, signal, cache: "no-store" });
+  return fetch(`/conversations/${encodeURIComponent(session.id)}/${route}`, { method, headers, signal, cache: "no-store" });
 }
 
 /** Follow conversation `id` live, on behalf of the panel (`on(kind, text, author, raw)`,
  * kind `user`, `assistant`, `notice` or `follow` with the turn's first event id). Words:
- * [a person, waiting, "{0} joined", the assistant is back]. */
+ * [a person, waiting, "{0} joined", the assistant is back, "{0} is answering"]. */
 export function start(id, site, key, embedder, token, words, on) {
   stop();
   session = { id, site, key, embedder, token, words, on };
   seen = -1;
   state = "none";
+  foreign = false;
   live(generation);
 }
 
@@ -50,6 +55,17 @@ export function stop() {
   generation++;
   controller?.abort();
 }
+
+/** The Stop button: the server stops the running turn (the panel's stream then ends with
+ * what it kept, marked stopped); when it stopped none (the post still waits in line, or the
+ * route is unknown), the panel's `request` is aborted instead. */
+export function halt(request) {
+  const r = () => request.abort();
+  get("stop", -1, null, "POST").then((s) => s.status == 200 || r(), r);
+}
+
+/** Whether the panel's own post waits in line (sent, its turn not started yet). */
+export const queued = () => busy && first < 0;
 
 /** The panel sends `text` and will read its turn. */
 export function sending(text) {
@@ -164,20 +180,25 @@ function handle(name, data, id) {
     const before = state;
     state = d.state;
     if (state == before) return;
+    // The state on attaching (no id) says who holds it; a change, what happened.
     const text = state == "waiting" ? words[1]
-      : state == "held" ? words[2].replace("{0}", d.agent || words[0])
-      : before == "held" ? words[3] : "";
+      : state != "held" ? (before == "held" ? words[3] : "")
+      : n < 0 ? words[4].replace("{0}", d.agent ? words[0] + " · " + d.agent : words[0])
+      : words[2].replace("{0}", d.agent || words[0]);
     if (text) on("notice", text, "", null);
   } else if (name == "message" && d.role) {
     if (d.id && shown.has(d.id)) return;
     shown.add(d.id);
     const echo = d.role == "user" ? echoes.indexOf(d.content) : -1;
+    if (d.role == "user") foreign = echo < 0;
     if (echo >= 0) echoes.splice(echo, 1);
     else if (d.role == "user" || d.role == "assistant") {
       const author = d.kind == "human" ? (d.author || d.metadata?.author || {}).name || words[0] : "";
       on(d.role, String(d.content || ""), author, d);
     }
-  } else if (name == "started" && n >= 0 && !busy && !mine.has(n)) {
-    on("follow", String(n), "", null);
+  } else if (name == "started" && n >= 0) {
+    // `foreign`: another tab's visitor message came just before (its turn, surely not ours).
+    if (!mine.has(n) && (foreign || !busy)) on("follow", String(n), foreign ? "1" : "", null);
+    foreign = false;
   }
 }

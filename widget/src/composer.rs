@@ -40,7 +40,7 @@ pub(crate) fn Composer(
     };
     let on_click = move |_| {
         if chat.busy.get_untracked() {
-            chat.stop();
+            chat.halt();
         } else {
             submit();
         }

@@ -24,6 +24,11 @@ extern "C" {
     );
     /// Stop following the conversation.
     pub(crate) fn stop();
+    /// Ask the server to stop the running turn (`POST …/stop`); when it stopped none,
+    /// abort `request` instead.
+    pub(crate) fn halt(request: &web_sys::AbortController);
+    /// Whether the panel's own post waits in line (sent, its turn not started yet).
+    pub(crate) fn queued() -> bool;
     /// The panel sends `text` and will read its turn.
     pub(crate) fn sending(text: &str);
     /// The panel read event `id` of the turn it reads (the first one is kept).
@@ -42,7 +47,7 @@ pub(crate) fn start(
     id: &str,
     site: &str,
     headers: [&str; 3],
-    words: [&str; 4],
+    words: [&str; 5],
     on: impl Fn(String, String, String, JsValue) + 'static,
 ) {
     let array = Array::new();

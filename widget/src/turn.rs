@@ -40,7 +40,7 @@ impl StreamEvent {
             "progress" => Self::Activity(field(&["message"])),
             "completed" => Self::Completed {
                 kind: field(&["reply", "kind"])
-                    .filter(|k| k == "held")
+                    .filter(|k| matches!(k.as_str(), "held" | "stopped"))
                     .or_else(|| field(&["kind"]))
                     .unwrap_or_else(|| "answer".into()),
             },
@@ -160,10 +160,15 @@ impl Turn {
                 }
                 self.activity = what;
             }
+            // A stopped turn (`POST …/stop`) ends as stopped, with what was shown.
             StreamEvent::Completed { kind } => {
+                self.phase = if matches!(kind.as_str(), "stopped") {
+                    Phase::Stopped
+                } else {
+                    Phase::Done
+                };
                 self.kind = Some(kind);
                 self.activity = None;
-                self.phase = Phase::Done;
             }
             // The conversation's object was reset mid-answer: the answer was interrupted.
             StreamEvent::Failed { code } if code == "turn_interrupted" => {
@@ -270,6 +275,27 @@ mod tests {
         turn.stop();
         assert_eq!((turn.text.as_str(), turn.phase), ("half", Phase::Stopped));
         assert!(turn.phase.is_over());
+    }
+
+    #[test]
+    fn a_turn_the_server_stopped_ends_stopped_with_what_was_shown() {
+        let mut turn = Turn::new();
+        turn.apply(chunk("half"));
+        let field = |path: &[&str]| match path {
+            ["reply", "kind"] => Some("stopped".to_string()),
+            ["kind"] => Some("answer".to_string()),
+            _ => None,
+        };
+        let stopped = StreamEvent::from_sse("completed", field);
+        assert_eq!(
+            stopped,
+            Some(StreamEvent::Completed {
+                kind: "stopped".into()
+            })
+        );
+        assert!(turn.apply(stopped.expect("event")));
+        assert_eq!((turn.text.as_str(), turn.phase), ("half", Phase::Stopped));
+        assert!(!turn.apply(chunk(" more")));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 // tab (GET /admin/handoffs every few seconds while signed in); the tab lists the waiting
 // conversations oldest first, then those a person holds. Opening one shows its messages
 // (GET /admin/conversations/{id}) and follows it live (GET /conversations/{id}/events, read
-// with fetch: the key goes in a header), with "Take over", a reply box (a person's
+// with fetch: the key goes in a header; its first event is who holds the conversation), with "Take over", a reply box (a person's
 // messages, POST /admin/conversations/{id}/messages/human) and "Hand back to the assistant"
 // (POST /admin/conversations/{id}/handoff). Everything from the API is set as text or
 // drawn by the chat panel's own safe markdown renderer.
@@ -179,8 +179,9 @@ function event(mine, name, data) {
     return;
   }
   if (name === "handoff") {
+    // The stream starts with the current state (also after a reconnection), then changes.
     mine.state = d.state || "none";
-    mine.agent = d.agent || mine.agent;
+    mine.agent = d.agent || null;
     drawState();
     poll();
   } else if (name === "message" && d.role) {

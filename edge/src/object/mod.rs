@@ -13,7 +13,9 @@
 //!   `GET …/stream` with `Last-Event-ID` sends exactly the rest, and `GET
 //!   /api/chat/{id}/stream` replays a running turn from its start;
 //! - **live** ([`watch`]): `GET …/events` follows every event of the conversation (`: ping`
-//!   every [`PING_SECONDS`](watch::PING_SECONDS) s);
+//!   every [`PING_SECONDS`](watch::PING_SECONDS) s), the handoff's state first;
+//! - **stoppable** ([`stop`]): `POST …/stop` ends the running turn, keeps what was shown
+//!   (marked stopped) and lets the next post in line start;
 //! - **reset-safe** ([`saved`]): a small turn record is persisted when a turn starts and
 //!   ends (never per chunk). A new instance that finds a turn still `running` knows it
 //!   died: the visitor's message is marked `answer_failed` in D1 and one terminal `failed`
@@ -50,6 +52,7 @@ pub(crate) mod log;
 pub(crate) mod openai;
 mod run;
 mod saved;
+pub(crate) mod stop;
 mod turn_line;
 mod watch;
 
@@ -89,6 +92,8 @@ pub(crate) struct Inner {
     names_saved: Cell<bool>,
     /// Stops the running turn (a simulated reset).
     running: RefCell<Option<futures_util::future::AbortHandle>>,
+    /// Stops the running message turn's engine step (`POST …/stop`).
+    stopper: RefCell<Option<stop::Stopper>>,
 }
 
 impl std::fmt::Debug for Inner {
@@ -140,6 +145,7 @@ impl DurableObject for ConversationObject {
             busy: Cell::new(false),
             waiting: RefCell::new(VecDeque::new()),
             running: RefCell::new(None),
+            stopper: RefCell::new(None),
             names_saved: Cell::new(false),
         });
         // Nothing is delivered until the object knows where it stands (its ids, a turn
@@ -268,7 +274,8 @@ impl Inner {
             (worker::Method::Get, "/terminal") => {
                 self.terminal(query("format").as_deref() == Some("ai_sdk"))
             }
-            (worker::Method::Get, "/events") => self.events(after),
+            (worker::Method::Get, "/events") => self.events(&names, after).await,
+            (worker::Method::Post, "/stop") => self.stop_turn().await,
             (worker::Method::Post, "/abort") => {
                 self.reset().await;
                 Ok(Response::empty()?.with_status(204))

@@ -173,7 +173,20 @@ pub(super) async fn turn(
                 TurnRun::Regenerate(_) => handoff::gate_regenerate(&inner.ctx(&names)).await,
                 _ => Gate::Run,
             };
+            let stoppable = !matches!(run, TurnRun::Regenerate(_));
             let result = match gate {
+                // A message turn can be stopped (`POST …/stop`, see `stop`).
+                Gate::Run if stoppable => {
+                    let step = run.run(&services, &assistant, &mut sink);
+                    match super::stop::stoppable(&inner, step).await {
+                        Some(result) => result,
+                        None => {
+                            let started = sink.started.clone();
+                            super::stop::finish(&inner, &services, &site_id, started, &mut sink)
+                                .await
+                        }
+                    }
+                }
                 Gate::Run => run.run(&services, &assistant, &mut sink).await,
                 #[allow(unreachable_patterns)]
                 gate => handoff::answer(&inner.ctx(&names), gate, &mut sink).await,

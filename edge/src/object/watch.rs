@@ -1,13 +1,15 @@
-//! Following the conversation from the object: a turn resumed (native, after an event id,
-//! or the AI SDK's replay), the last turn's terminal event, and the live stream of every
-//! event (`: ping` every [`PING_SECONDS`] s).
+//! Following the conversation from the object: a turn resumed (native, after an event id —
+//! the current turn's, or an earlier one's to its end — or the AI SDK's replay), the last
+//! turn's terminal event, and the live stream of every event, the handoff's state first
+//! (`: ping` every [`PING_SECONDS`] s).
 
 use std::rc::Rc;
 
 use worker::{Response, ResponseBody};
 
-use super::Inner;
+use super::handoff;
 use super::log::{self, Sink, Watcher};
+use super::{Inner, Names};
 use crate::bindings::js_stream::{BodyWriter, Coalescing};
 use crate::error::ApiError;
 
@@ -19,8 +21,16 @@ const AI_SDK_RESUME_MS: u64 = 60_000;
 impl Inner {
     /// `GET https://object/stream`: the current (or last) turn's events after `after`,
     /// then the rest as they come, then the end; 204 when there is nothing after `after`.
+    /// An `after` before the current turn asks for an earlier turn: see [`earlier`].
     pub(super) fn resume(&self, after: Option<u64>) -> Result<Response, ApiError> {
         let mut log = self.log.borrow_mut();
+        let first = log.turn.as_ref().map(|t| t.record.first_event_id);
+        if let (Some(after), Some(first)) = (after, first)
+            && after.saturating_add(1) < first
+            && let Some(response) = earlier(&log, after, first)
+        {
+            return response;
+        }
         let events = log.turn_events();
         let pending: Vec<&(u64, concierge_core::turn::TurnEvent)> = match after {
             // No id: the whole turn.
@@ -108,16 +118,35 @@ impl Inner {
         Ok(Response::ok(text)?)
     }
 
-    /// `GET https://object/events`: every event from now on (after `after`, what is kept
-    /// of the missed ones first), kept open, with a ping every [`PING_SECONDS`] s.
-    pub(super) fn events(&self, after: Option<u64>) -> Result<Response, ApiError> {
+    /// `GET https://object/events`: the conversation's handoff state first (`handoff`
+    /// `{state, since?, requested_at?, agent?}`, without an id: a snapshot, not an event of
+    /// the log, so the client's `Last-Event-ID` stays its own), then every event from now
+    /// on (after `after`, what is kept of the missed ones first), kept open, with a ping
+    /// every [`PING_SECONDS`] s. A client that attaches after a reload knows at once who
+    /// holds the conversation.
+    pub(super) async fn events(
+        &self,
+        names: &Names,
+        after: Option<u64>,
+    ) -> Result<Response, ApiError> {
+        // Events published while the state is read are sent after it.
+        let before = self.log.borrow().next_id;
+        let state = handoff::current(&self.ctx(names)).await;
         let (writer, body) = BodyWriter::new()?;
         let writer = Coalescing::new(writer);
         let mut log = self.log.borrow_mut();
         // Opens the stream at once (clients and proxies see it start).
         let mut out = String::from(": connected\n\n");
-        if let Some(after) = after {
-            out.push_str(&log.frames_after(after));
+        out.push_str("event: handoff\ndata: ");
+        out.push_str(&state.to_string());
+        out.push_str("\n\n");
+        match after {
+            Some(after) => out.push_str(&log.frames_after(after)),
+            None => {
+                for (id, entry) in log.entries.iter().filter(|(id, _)| *id >= before) {
+                    log::native_frame(*id, entry, None, &mut out);
+                }
+            }
         }
         writer.write_now(out.as_bytes());
         let watcher = Rc::new(Watcher { writer });
@@ -133,6 +162,46 @@ impl Inner {
         });
         sse(body)
     }
+}
+
+/// A resume of a turn before the current one (a client followed it from its start while
+/// the next one began: another tab's turn, a notice answered at once): that turn's kept
+/// events after `after`, to its terminal event — never the next turn's; 204 when they are
+/// no longer all kept. `None` when none is kept (a new instance after a reset: the
+/// current turn, the recorded failure, is the answer).
+fn earlier(log: &log::Log, after: u64, first: u64) -> Option<Result<Response, ApiError>> {
+    let mut out = String::new();
+    let events = log
+        .entries
+        .iter()
+        .filter(|(id, _)| *id > after && *id < first);
+    for (id, entry) in events {
+        if let log::Entry::Turn(event) = entry {
+            log::native_frame(*id, entry, None, &mut out);
+            if event.is_terminal() {
+                break;
+            }
+        }
+    }
+    if out.is_empty() {
+        return None;
+    }
+    let whole = log.entries.front().is_some_and(|(id, _)| *id <= after + 1);
+    Some(if whole { ended(&out) } else { no_content() })
+}
+
+/// An event stream of `frames`, ended.
+fn ended(frames: &str) -> Result<Response, ApiError> {
+    let (writer, body) = BodyWriter::new()?;
+    let writer = Coalescing::new(writer);
+    writer.write_now(frames.as_bytes());
+    writer.close();
+    sse(body)
+}
+
+/// 204: nothing to send.
+fn no_content() -> Result<Response, ApiError> {
+    Ok(Response::empty()?.with_status(204))
 }
 
 /// A `text/event-stream` response of `body`.

@@ -222,11 +222,17 @@ fn two_watchers_see_a_third_clients_answer_live() {
     let (_, done) = terminal(&posted);
     for tab in &tabs {
         let seen = until_terminal(tab, Duration::from_secs(20));
+        // On attaching, the handoff's state (a snapshot, without an id).
+        assert_eq!(
+            (seen[0].event.as_str(), seen[0].id.as_deref()),
+            ("handoff", None),
+            "{seen:?}"
+        );
         // The visitor's message, then the turn as it streamed, with the poster's ids.
         assert_visitor_message(&seen, QUESTION);
         let turn: Vec<ReceivedEvent> = seen
             .iter()
-            .filter(|e| e.event != "message")
+            .filter(|e| e.event != "message" && e.event != "handoff")
             .cloned()
             .collect();
         let (name, data) = terminal(&turn);

@@ -5,7 +5,9 @@
 //! a reload mid-answer resumes in the widget, a dropped connection resumes by itself, an
 //! object reset mid-answer shows the answer interrupted (not a hang), two
 //! tabs of one conversation both see an answer live, and a full handoff round trip with the
-//! widget page and the console page side by side. Screenshots:
+//! widget page and the console page side by side; after a reload the widget shows who
+//! holds the conversation; two tabs posting at once both show both answers in order; Stop
+//! keeps the partial answer and stops the server's turn too. Screenshots:
 //! `target/test-artifacts/durable-*.png`.
 
 use std::process::Command;
@@ -173,4 +175,53 @@ fn a_person_takes_over_from_the_console_replies_in_the_widget_and_hands_back() {
     assert_eq!(handoff["enabled"], true, "{handoff}");
     assert_eq!(handoff["wait_seconds"], 61, "{handoff}");
     assert_eq!(handoff["time_zone"], "Asia/Ho_Chi_Minh", "{handoff}");
+}
+
+#[test]
+fn after_a_reload_the_widget_shows_who_holds_the_conversation() {
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    upstream.set_default(answer(40));
+    let page = HostPage::start();
+    let site = shop(worker, &upstream, &page);
+    run(
+        "heldreload",
+        &page.url,
+        &[
+            ("WORKER", &worker.base_url),
+            ("CONSOLE_URL", &worker.url("/console")),
+            ("SECRET_KEY", &site.secret_key),
+        ],
+    );
+    assert!(
+        upstream.chat_requests().is_empty(),
+        "nobody asked the model"
+    );
+}
+
+#[test]
+fn two_tabs_posting_at_once_both_show_both_answers_in_order() {
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    upstream.set_default(answer(80));
+    let page = HostPage::start();
+    let _site = shop(worker, &upstream, &page);
+    run("queued", &page.url, &[]);
+    assert_eq!(upstream.chat_requests().len(), 2, "one answer per question");
+}
+
+#[test]
+fn stop_keeps_the_partial_answer_and_the_server_stops_too() {
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    upstream.push(answer(250));
+    upstream.set_default(answer(20));
+    let page = HostPage::start();
+    let _site = shop(worker, &upstream, &page);
+    run("stop", &page.url, &[]);
+    assert_eq!(
+        upstream.abandoned().len(),
+        1,
+        "the model's request was cancelled"
+    );
 }

@@ -629,12 +629,14 @@ fn a_watcher_sees_the_request_the_takeover_the_persons_reply_and_the_release_liv
     assert_eq!(terminal(&events).1["kind"], "handoff");
     let seen = until(&live, |name, _| name == "completed");
     let names: Vec<&str> = seen.iter().map(|(name, _)| name.as_str()).collect();
+    // The state on attaching first (`none`), then the request as it happened.
     assert_eq!(
         names,
-        ["message", "started", "", "handoff", "completed"],
+        ["handoff", "message", "started", "", "handoff", "completed"],
         "{seen:?}"
     );
-    let (_, waiting) = &seen[3];
+    assert_eq!(seen[0].1["state"], "none");
+    let (_, waiting) = &seen[4];
     assert_eq!(waiting["state"], "waiting");
     assert!(waiting["requested_at"].is_u64(), "{waiting}");
 

@@ -20,6 +20,7 @@ mod dev_command;
 mod durable;
 mod durable_browser;
 mod durable_clients;
+mod durable_live;
 mod durable_surfaces;
 mod faults;
 mod feedback;

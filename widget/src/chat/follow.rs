@@ -17,8 +17,9 @@ use crate::turn::{Failure, Phase, Turn};
 
 impl Chat {
     /// What the live stream brought (`js/live.js`): another client's turn to follow
-    /// (`follow`, its first event id), a stored message (`user`, `assistant`; a person's
-    /// reply names its `author`) or a `notice`.
+    /// (`follow`, its first event id; `author` set when it surely is another tab's, which
+    /// is followed even while the panel reads or waits for its own), a stored message
+    /// (`user`, `assistant`; a person's reply names its `author`) or a `notice`.
     pub(super) fn arrived(self, kind: &str, text: String, author: String, raw: &JsValue) {
         let role = if kind == "user" {
             Role::User
@@ -26,7 +27,7 @@ impl Chat {
             Role::Assistant
         };
         if kind == "follow" {
-            if !self.busy.get_untracked() {
+            if !author.is_empty() || !self.busy.get_untracked() {
                 self.follow_turn(f64::from(text.parse::<u32>().unwrap_or(0)) - 1.0);
             }
             return;
@@ -42,14 +43,24 @@ impl Chat {
         } else if role == Role::Assistant {
             rich::stored(entry.key, raw);
         }
-        self.entries.update(|e| e.push(entry));
+        self.place(entry);
+    }
+
+    /// Add `entry` to the log: while the panel's own post waits in line (`live::queued`),
+    /// before its message and answer, the last two entries (what happens meanwhile comes
+    /// first); else last.
+    fn place(self, entry: Entry) {
+        let before = 2 * usize::from(live::queued());
+        self.entries
+            .update(|e| e.insert(e.len().saturating_sub(before), entry));
     }
 
     /// Show a turn this panel did not ask for (another tab's, or the one a reload
-    /// interrupted) from the event after `after`.
+    /// interrupted) from the event after `after`; while the panel reads its own turn (or
+    /// waits for it), alongside it.
     pub(super) fn follow_turn(self, after: f64) {
         let answer = self.entry(Role::Assistant, String::new(), Phase::Waiting);
-        self.entries.update(|e| e.push(answer));
+        self.place(answer);
         self.follow(answer, Some(after));
     }
 
@@ -60,15 +71,19 @@ impl Chat {
 
     /// Stream an answer into `entry`: the answer to `last_sent`, or (`resume`) a running
     /// turn's events after that id. When the connection breaks mid-answer, the events
-    /// after the last one read are asked for again.
+    /// after the last one read are asked for again. Another turn followed while the panel
+    /// reads its own (`aside`) leaves the panel's own state (busy, stop, `live`) alone.
     fn follow(self, entry: Entry, resume: Option<f64>) {
         let Some(id) = self.conversation.get_value() else {
             return;
         };
-        let controller = AbortController::new().ok();
+        let aside = resume.is_some() && self.busy.get_untracked();
+        let controller = AbortController::new().ok().filter(|_| !aside);
         let signal = controller.as_ref().map(AbortController::signal);
-        self.abort.set_value(controller);
-        self.busy.set(true);
+        if !aside {
+            self.abort.set_value(controller);
+            self.busy.set(true);
+        }
         let generation = self.generation.get_value();
         let (content, key) = self.last_sent.get_value();
         // After a reload there is no message to send again: a retry regenerates.
@@ -85,7 +100,9 @@ impl Chat {
             };
             loop {
                 let read = match &sent {
-                    Ok(Some(reader)) => read_stream(reader, &mut turn, entry, &mut last).await,
+                    Ok(Some(reader)) => {
+                        read_stream(reader, &mut turn, entry, &mut last, !aside).await
+                    }
                     // A reload found no turn to follow.
                     Ok(None) if turn == Turn::new() => break,
                     Ok(None) => Ok(()),
@@ -117,7 +134,9 @@ impl Chat {
                     break;
                 }
             }
-            live::done();
+            if !aside {
+                live::done();
+            }
             mirror(&turn, entry);
             if turn.phase != Phase::Done {
                 rich::event(entry.key, "end", "");
@@ -125,8 +144,10 @@ impl Chat {
             if self.generation.get_value() != generation {
                 return;
             }
-            self.abort.set_value(None);
-            self.busy.set(false);
+            if !aside {
+                self.abort.set_value(None);
+                self.busy.set(false);
+            }
             // A turn with no answer to show: a held conversation's (a person answers), or
             // none at all after a reload.
             if turn.kind.as_deref() == Some("held") || (resume.is_some() && turn == Turn::new()) {

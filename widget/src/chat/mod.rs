@@ -16,7 +16,8 @@
 //! - **Live**: other clients' turns are followed the same way as they start; messages from
 //!   other tabs and people's replies (marked with their name) and the handoff's state (a
 //!   notice) are added as they arrive.
-//! - **Stop** aborts the request; **retry** sends the failed turn's message again into the
+//! - **Stop** asks the server to stop the turn (`POST …/stop`): the stream ends with what
+//!   the server kept, marked stopped; **retry** sends the failed turn's message again into the
 //!   same answer, with the same idempotency key, so the server stores it once and answers
 //!   it again; **regenerate** answers the last message again in place of its answer (the
 //!   server replaces the stored answer; a retry after a failed regenerate regenerates
@@ -197,7 +198,7 @@ impl Chat {
                         &conversation.id,
                         &site,
                         headers,
-                        [self.strings.person, words[0], words[1], words[2]],
+                        [self.strings.person, words[0], words[1], words[2], words[3]],
                         move |kind, text, author, raw| self.arrived(&kind, text, author, &raw),
                     );
                     // The last message waits for its answer: follow the turn this panel
@@ -305,11 +306,17 @@ impl Chat {
         self.run(last);
     }
 
-    /// Stop the streaming answer (what arrived stays).
-    pub(crate) fn stop(self) {
-        if let Some(controller) = self.abort.get_value() {
-            controller.abort();
-        }
+    /// Stop the streaming answer (what arrived stays): the server stops the turn, whose
+    /// stream then ends (stopped) with what it keeps; when no turn could be stopped there
+    /// (it has not started yet), the request is dropped.
+    pub(crate) fn halt(self) {
+        self.abort.with_value(|c| c.as_ref().map(live::halt));
+    }
+
+    /// Drop the streaming answer's request (what arrived stays).
+    fn stop(self) {
+        self.abort
+            .with_value(|c| c.as_ref().map(AbortController::abort));
     }
 
     /// Speak for the user of `token` (`None`: anonymously) from now on, in a new

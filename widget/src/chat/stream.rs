@@ -14,7 +14,8 @@ use crate::turn::{Phase, StreamEvent, Turn};
 use super::{Entry, MAX_EVENT_BYTES};
 
 /// Read the SSE body into `turn`, updating `entry` as events arrive, and noting the last
-/// event id in `last` (each one tells `live`). `Ok` when the body ended (with
+/// event id in `last` (each one tells `live` when the turn is the panel's own, `own`).
+/// `Ok` when the body ended (with
 /// the turn over, or cut short), `Err` when reading failed (aborted, or the connection
 /// broke).
 pub(super) async fn read_stream(
@@ -22,6 +23,7 @@ pub(super) async fn read_stream(
     turn: &mut Turn,
     entry: Entry,
     last: &mut f64,
+    own: bool,
 ) -> Result<(), ()> {
     // Payloads can be large (a 10,000-row table is over 1 MiB); the panel shows a capped
     // part of them, but reads them whole.
@@ -44,7 +46,9 @@ pub(super) async fn read_stream(
                 .and_then(|id| id.parse::<u32>().ok())
                 .map(f64::from)
             {
-                crate::live::turn(id);
+                if own {
+                    crate::live::turn(id);
+                }
                 *last = id;
             }
             let Some(json) = api::parse_json(event.data) else {

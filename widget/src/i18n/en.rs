@@ -59,6 +59,7 @@ pub(super) static EN: Strings = Strings {
         "Waiting for a person…",
         "{0} joined the conversation",
         "The assistant is back",
+        "{0} is answering",
     ],
     stages: [
         "Plan ready",

@@ -24,10 +24,15 @@ pub(crate) enum Lang {
 impl Lang {
     /// From a language tag: `vi`, `vi-VN`, `en`, `en-GB`, … (case-insensitive).
     pub(crate) fn parse(tag: &str) -> Option<Self> {
-        let primary = tag.trim().split(['-', '_']).next()?.to_ascii_lowercase();
-        match primary.as_str() {
-            "vi" => Some(Self::Vi),
-            "en" => Some(Self::En),
+        // Bytes, not a split and a lowercased copy: the widget stays in its download budget.
+        let tag = tag.trim().as_bytes();
+        if tag.get(2).is_some_and(|c| *c != b'-' && *c != b'_') {
+            return None;
+        }
+        // `| 0x20` lowercases an ASCII letter, and makes no other byte a letter of these.
+        match tag.get(..2)? {
+            [a, b] if [a | 0x20, b | 0x20] == *b"vi" => Some(Self::Vi),
+            [a, b] if [a | 0x20, b | 0x20] == *b"en" => Some(Self::En),
             _ => None,
         }
     }
@@ -123,8 +128,9 @@ pub(crate) struct Strings {
     /// Who wrote a person's reply ("Nhân viên"), before their name.
     pub person: &'static str,
     /// The handoff's state, as notices in the log: waiting for a person; `{0}` (a
-    /// person's name) joined; the assistant is back.
-    pub handoff: [&'static str; 3],
+    /// person's name) joined; the assistant is back; `{0}` ("Nhân viên · Lan") is
+    /// answering (after a reload, from the live stream's first event).
+    pub handoff: [&'static str; 4],
     // ---- How rich turns read (widget/js/rich.js; issue 26 items 3–4) ----
     /// A plan's stages: ready; working on step `{0}`/`{1}` (`{2}`: its purpose); `{0}` of
     /// `{1}` steps done; putting the answer together.
@@ -197,6 +203,9 @@ mod tests {
         assert_eq!(Lang::parse("vi-VN"), Some(Lang::Vi));
         assert_eq!(Lang::parse(" EN_gb "), Some(Lang::En));
         assert_eq!(Lang::parse("fr"), None);
+        assert_eq!(Lang::parse("vie"), None);
+        assert_eq!(Lang::parse("v"), None);
+        assert_eq!(Lang::parse("Vi-vn"), Some(Lang::Vi));
         assert_eq!(Lang::parse(""), None);
         assert_eq!(Lang::default(), Lang::Vi);
         assert_eq!(Lang::En.code(), "en");
@@ -232,6 +241,7 @@ mod tests {
             assert_ne!(*v, e, "untranslated: {e}");
         }
         assert!(vi.handoff[1].contains("{0}") && en.handoff[1].contains("{0}"));
+        assert!(vi.handoff[3].contains("{0}") && en.handoff[3].contains("{0}"));
         // The request the button sends is the phrase the Worker recognises.
         assert_eq!(vi.flow[6], "Gặp nhân viên");
         assert_eq!(en.flow[6], "Talk to a person");

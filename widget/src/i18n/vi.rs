@@ -59,6 +59,7 @@ pub(super) static VI: Strings = Strings {
         "Đang chờ nhân viên…",
         "{0} đã tham gia cuộc trò chuyện",
         "Trợ lý đã trở lại",
+        "{0} đang trả lời quý khách",
     ],
     stages: [
         "Đã lập kế hoạch trả lời",

@@ -84,6 +84,12 @@ async fn load(obj: &ObjectCtx<'_>) -> HandoffRecord {
         .unwrap_or_default()
 }
 
+/// The conversation's handoff as the API shows it (what a client attaching to the live
+/// stream is sent first).
+pub(crate) async fn current(obj: &ObjectCtx<'_>) -> serde_json::Value {
+    state_json(&load(obj).await)
+}
+
 /// Keeps `record` (the object's storage, then D1 for the console) and publishes it.
 ///
 /// A change is decided from [`load`] and kept with only storage operations between the

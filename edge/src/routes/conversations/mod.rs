@@ -271,6 +271,21 @@ pub(crate) async fn events(
     client::watch(env, &site_id, conversation_id, Watch::Events { after }).await
 }
 
+/// `POST /conversations/{id}/stop`: the running turn ends now, as the visitor saw it —
+/// its model request cancelled, what was streamed stored as the reply (marked stopped),
+/// one `completed` (`"reply": {"kind": "stopped", "stopped": true}`) on every stream
+/// following it, the next post in line started. 200 `{"stopped": true, "message_id"}`
+/// once it has ended; 204 when no turn runs. See `crate::object::stop`.
+pub(crate) async fn stop(
+    req: Request,
+    env: &Env,
+    caller: AnyKeyCaller,
+    conversation_id: &str,
+) -> Result<Response, ApiError> {
+    let site_id = watched(&req, env, &caller, conversation_id).await?;
+    crate::object::stop::stop(env, &site_id, conversation_id).await
+}
+
 /// The caller's site, once the visitor is known to reach the conversation (404 otherwise).
 async fn watched(
     req: &Request,
