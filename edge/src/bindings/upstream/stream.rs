@@ -377,11 +377,12 @@ fn retryable(error: &ChatModelError) -> bool {
 /// How many bytes the next read of a streaming answer waits for: about [`GATHER_MS`] of
 /// the stream at the rate it has been arriving. A model's tokens come a few ms apart, one
 /// HTTP chunk each; reading them a few at a time divides the Worker's cost per token (a
-/// read costs far more than its bytes) while the visitor sees text at least every ~30 ms,
-/// as the response body is written anyway ([`Coalescing`](super::super::js_stream)).
+/// read costs far more than its bytes), and the visitor still sees text about every 50 ms,
+/// as often as the response body is written anyway
+/// ([`Coalescing`](super::super::js_stream::Coalescing)).
 /// The first token is read alone (no first-token delay). When the model slows down, the
 /// rate follows within a read or two; should it pause mid-answer, the text of at most the
-/// last ~30 ms at the old rate waits for its next tokens or its end.
+/// last ~50 ms at the old rate waits for its next tokens or its end.
 #[derive(Debug, Default)]
 struct Gather {
     /// When the last read ended (ms).
@@ -390,8 +391,9 @@ struct Gather {
     rate: f64,
 }
 
-/// How long a gathered read lasts at the stream's rate (the body's write interval).
-const GATHER_MS: f64 = 30.0;
+/// How long a gathered read lasts at the stream's rate: the body's write interval
+/// ([`FLUSH_INTERVAL_MS`](super::super::js_stream::FLUSH_INTERVAL_MS)).
+const GATHER_MS: f64 = 50.0;
 /// The most a read waits for (a bound for very fast streams).
 const GATHER_MAX_BYTES: f64 = 8_192.0;
 
