@@ -222,4 +222,5 @@ pub(crate) async fn within<F: std::future::Future>(
 }
 
 mod embed;
+mod gather;
 mod stream;
