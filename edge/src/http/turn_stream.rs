@@ -139,6 +139,11 @@ pub(crate) async fn respond<A: Assistant + 'static, E: TurnEncoder + 'static>(
     started_rx
         .await
         .map_err(|_| ApiError::Internal(worker::Error::RustError("turn ended early".into())))??;
+    sse(body)
+}
+
+/// A `text/event-stream` response of `body` (never cached or buffered on the way).
+pub(crate) fn sse(body: worker::web_sys::ReadableStream) -> Result<Response, ApiError> {
     let mut response = Response::from_body(ResponseBody::Stream(body))?;
     let headers = response.headers_mut();
     headers.set("content-type", "text/event-stream; charset=utf-8")?;

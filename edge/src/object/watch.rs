@@ -5,7 +5,7 @@
 
 use std::rc::Rc;
 
-use worker::{Response, ResponseBody};
+use worker::Response;
 
 use super::handoff;
 use super::log::{self, Sink, Watcher};
@@ -204,12 +204,4 @@ fn no_content() -> Result<Response, ApiError> {
     Ok(Response::empty()?.with_status(204))
 }
 
-/// A `text/event-stream` response of `body`.
-pub(super) fn sse(body: worker::web_sys::ReadableStream) -> Result<Response, ApiError> {
-    let mut response = Response::from_body(ResponseBody::Stream(body))?;
-    let headers = response.headers_mut();
-    headers.set("content-type", "text/event-stream; charset=utf-8")?;
-    headers.set("cache-control", "no-cache, no-transform")?;
-    headers.set("x-accel-buffering", "no")?;
-    Ok(response)
-}
+pub(super) use crate::http::turn_stream::sse;

@@ -93,16 +93,27 @@ pub(crate) fn watch(
     key: &str,
     conversation: &str,
 ) -> mpsc::Receiver<ReceivedEvent> {
+    watch_after(worker, key, conversation, None)
+}
+
+/// Attaches to `GET /conversations/{id}/events` (after `after` when given, as
+/// `Last-Event-ID`); every event arrives on the channel as it comes.
+pub(crate) fn watch_after(
+    worker: &Worker,
+    key: &str,
+    conversation: &str,
+    after: Option<u64>,
+) -> mpsc::Receiver<ReceivedEvent> {
     let url = worker.url(&format!("/conversations/{conversation}/events"));
     let key = key.to_string();
     let (tx, rx) = mpsc::channel();
     let (ready_tx, ready_rx) = mpsc::channel();
     thread::spawn(move || {
-        let response = agent()
-            .get(&url)
-            .set("x-api-key", &key)
-            .call()
-            .expect("attached");
+        let mut request = agent().get(&url).set("x-api-key", &key);
+        if let Some(after) = after {
+            request = request.set("last-event-id", &after.to_string());
+        }
+        let response = request.call().expect("attached");
         assert!(response.content_type().starts_with("text/event-stream"));
         let _ = ready_tx.send(());
         let mut reader = BufReader::new(response.into_reader());

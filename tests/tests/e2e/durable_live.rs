@@ -39,37 +39,6 @@ fn slow_long() -> Reply {
     }
 }
 
-/// Attaches to `GET /conversations/{id}/events` (after `after` when given); every event
-/// arrives on the channel as it comes.
-fn attach(
-    worker: &Worker,
-    key: &str,
-    conversation: &str,
-    after: Option<u64>,
-) -> mpsc::Receiver<ReceivedEvent> {
-    let url = worker.url(&format!("/conversations/{conversation}/events"));
-    let key = key.to_string();
-    let (tx, rx) = mpsc::channel();
-    let (ready_tx, ready_rx) = mpsc::channel();
-    thread::spawn(move || {
-        let mut request = agent().get(&url).set("x-api-key", &key);
-        if let Some(after) = after {
-            request = request.set("last-event-id", &after.to_string());
-        }
-        let response = request.call().expect("attached");
-        assert!(response.content_type().starts_with("text/event-stream"));
-        let _ = ready_tx.send(());
-        let mut reader = BufReader::new(response.into_reader());
-        read_events_until(&mut reader, |events| {
-            tx.send(events.last().expect("event").clone()).is_err()
-        });
-    });
-    ready_rx
-        .recv_timeout(Duration::from_secs(20))
-        .expect("the live stream opens");
-    rx
-}
-
 fn data(event: &ReceivedEvent) -> Value {
     serde_json::from_str(&event.data).unwrap_or(Value::Null)
 }
@@ -99,7 +68,7 @@ fn attaching_to_the_events_of_a_held_conversation_gets_who_holds_it_first() {
     let (conversation, _) = create_conversation(worker, &site, json!({}));
 
     // Nothing asked yet: the state is `none`, first.
-    let fresh = attach(worker, key, &conversation, None);
+    let fresh = super::durable_clients::watch_after(worker, key, &conversation, None);
     let first = fresh
         .recv_timeout(Duration::from_secs(5))
         .expect("an event on attach");
@@ -118,7 +87,7 @@ fn attaching_to_the_events_of_a_held_conversation_gets_who_holds_it_first() {
     assert_eq!(status, 200, "{body}");
 
     // A page reloaded now attaches: who holds the conversation comes first.
-    let live = attach(worker, key, &conversation, None);
+    let live = super::durable_clients::watch_after(worker, key, &conversation, None);
     let first = live
         .recv_timeout(Duration::from_secs(5))
         .expect("an event on attach");
@@ -135,7 +104,7 @@ fn attaching_to_the_events_of_a_held_conversation_gets_who_holds_it_first() {
     );
 
     // Resuming with Last-Event-ID: the state first too, then the missed events in order.
-    let resumed = attach(worker, key, &conversation, Some(0));
+    let resumed = super::durable_clients::watch_after(worker, key, &conversation, Some(0));
     let first = resumed
         .recv_timeout(Duration::from_secs(5))
         .expect("an event on attach");
@@ -154,7 +123,7 @@ fn attaching_to_the_events_of_a_held_conversation_gets_who_holds_it_first() {
     // Handed back: a new attach says `none`.
     let (status, _) = operate(worker, key, &conversation, json!({"action": "release"}));
     assert_eq!(status, 200);
-    let back = attach(worker, key, &conversation, None);
+    let back = super::durable_clients::watch_after(worker, key, &conversation, None);
     let first = back
         .recv_timeout(Duration::from_secs(5))
         .expect("an event on attach");
@@ -213,7 +182,7 @@ fn stop_ends_the_running_turn_keeps_what_was_streamed_and_frees_the_line() {
     let other = site_with_upstream(worker, "Stop other shop", &upstream.base_url, false);
     let key = site.secret_key.clone();
     let (conversation, _) = create_conversation(worker, &site, json!({}));
-    let live = attach(worker, &key, &conversation, None);
+    let live = super::durable_clients::watch_after(worker, &key, &conversation, None);
 
     // The poster reads its stream; after 4 chunks the test is told.
     let (at_four_tx, at_four) = mpsc::channel();
