@@ -94,6 +94,10 @@ pub(crate) struct Inner {
     running: RefCell<Option<futures_util::future::AbortHandle>>,
     /// Stops the running message turn's engine step (`POST …/stop`).
     stopper: RefCell<Option<stop::Stopper>>,
+    /// The handoff's record as last read or written (see [`handoff`]); `None` until
+    /// then. Every change goes through the object, so a turn checks it without a storage
+    /// read.
+    handoff: RefCell<Option<crate::bindings::d1_handoff::HandoffRecord>>,
 }
 
 impl std::fmt::Debug for Inner {
@@ -147,6 +151,7 @@ impl DurableObject for ConversationObject {
             running: RefCell::new(None),
             stopper: RefCell::new(None),
             names_saved: Cell::new(false),
+            handoff: RefCell::new(None),
         });
         // Nothing is delivered until the object knows where it stands (its ids, a turn
         // that died with the last instance).

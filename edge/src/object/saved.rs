@@ -11,7 +11,8 @@ use super::log::{self, Log, Persist, Sink, TurnRecord};
 use super::{Inner, Names};
 
 /// The storage key of the object's persisted state ([`Saved`], in the KV API of its SQLite
-/// storage): one read when an instance starts, one write when a turn starts and ends.
+/// storage): read when an instance starts (with the handoff's record), written when a turn
+/// starts and ends.
 const KEY_STATE: &str = "state";
 
 /// What the object persists.
@@ -30,14 +31,19 @@ struct Saved {
 impl Inner {
     /// Reads what the last instance left: its names, its reserved ids, and its last turn —
     /// still `running`, it died with that instance: recorded as failed.
+    /// The handoff's record is read in the same storage read, so a turn checks it from
+    /// memory.
     pub(super) async fn load(self: Rc<Self>) {
-        let saved: Saved = self
-            .state
-            .storage()
-            .get::<String>(KEY_STATE)
-            .await
-            .ok()
-            .flatten()
+        let keys = vec![KEY_STATE, super::handoff::KEY_HANDOFF];
+        let stored = self.state.storage().get_multiple(keys).await.ok();
+        let text = |key: &str| stored.as_ref().and_then(|m| m.get(&key.into()).as_string());
+        if stored.is_some() {
+            let handoff = text(super::handoff::KEY_HANDOFF)
+                .and_then(|text| serde_json::from_str(&text).ok())
+                .unwrap_or_default();
+            *self.handoff.borrow_mut() = Some(handoff);
+        }
+        let saved: Saved = text(KEY_STATE)
             .and_then(|text| serde_json::from_str(&text).ok())
             .unwrap_or_default();
         let Saved {
@@ -164,6 +170,7 @@ impl Inner {
                 .unwrap_or_default();
             let watchers = std::mem::take(&mut log.watchers);
             *log = Log::default();
+            *self.handoff.borrow_mut() = None;
             (followers, watchers)
         };
         // Started again first, so whoever the break sends back finds the failure recorded.

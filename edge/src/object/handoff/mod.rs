@@ -44,7 +44,7 @@ pub(crate) use answer::answer;
 pub(crate) use console::{HandoffOp, handle};
 
 /// The object's storage key of its [`HandoffRecord`].
-const KEY_HANDOFF: &str = "handoff";
+pub(super) const KEY_HANDOFF: &str = "handoff";
 /// The object's storage key of the end of the current wait for a person (Unix ms).
 const KEY_WAIT_UNTIL: &str = "handoff_wait_until";
 
@@ -74,14 +74,24 @@ pub(crate) enum Gate {
     },
 }
 
-/// The conversation's handoff as the object keeps it.
+/// The conversation's handoff as the object keeps it: read from storage when the instance
+/// starts (`Inner::load`), then from memory ([`save`] keeps both).
 async fn load(obj: &ObjectCtx<'_>) -> HandoffRecord {
+    if let Some(record) = obj.inner.handoff.borrow().clone() {
+        return record;
+    }
     let stored = obj.state.storage().get::<String>(KEY_HANDOFF).await;
-    stored
+    let record: HandoffRecord = stored
         .ok()
         .flatten()
         .and_then(|text| serde_json::from_str(&text).ok())
-        .unwrap_or_default()
+        .unwrap_or_default();
+    // Kept unless a change was recorded meanwhile.
+    obj.inner
+        .handoff
+        .borrow_mut()
+        .get_or_insert_with(|| record.clone())
+        .clone()
 }
 
 /// The conversation's handoff as the API shows it (what a client attaching to the live
@@ -98,6 +108,7 @@ pub(crate) async fn current(obj: &ObjectCtx<'_>) -> serde_json::Value {
 async fn save(obj: &ObjectCtx<'_>, record: &HandoffRecord) -> Result<(), ApiError> {
     let text = serde_json::to_string(record).map_err(|e| ApiError::Corrupt(e.to_string()))?;
     obj.state.storage().put(KEY_HANDOFF, text).await?;
+    *obj.inner.handoff.borrow_mut() = Some(record.clone());
     let scope = Scope::new(obj.site_id, obj.conversation_id);
     d1_handoff::save(&obj.env.d1("DB")?, scope, record).await?;
     obj.publish(LiveEvent::Handoff(state_json(record)));
