@@ -5,7 +5,9 @@
 //! Prints, for the Concierge Worker and — as the floor on the same machine, measured the
 //! same way — a bare pass-through relay Worker (`tests/bench/relay/`):
 //! - added time-to-first-token over calling the upstream directly, paired per round
-//!   (median and p90 of 60 rounds);
+//!   (median and p90 of 60 rounds), each round's conversation created just before it (not
+//!   timed), as the widget opens one when the visitor opens it; for information, the same
+//!   on conversations left idle for minutes (their objects started again, not warm);
 //! - CPU time per streamed answer, read from all of the Worker's workerd processes'
 //!   `/proc/<pid>/stat` (user + system) around a run of sequential turns; the Concierge
 //!   figure includes its background work (the queue consumer embedding the turn's messages);
@@ -62,6 +64,8 @@ fn count(name: &str, n: usize) -> usize {
         .unwrap_or(n)
 }
 const TOKENS: usize = 50;
+/// Turns on conversations left idle since the start (the idle-object figure).
+const IDLE_ROUNDS: usize = 15;
 const QUESTION: &str = "Tư vấn cấu hình PC chơi game 20 triệu, card đồ họa nào hợp lý?";
 
 fn reply() -> Reply {
@@ -88,6 +92,8 @@ struct Concierge {
     site: TestSite,
     /// Conversations created ahead, one per turn.
     ready: Mutex<Vec<String>>,
+    /// Conversations created at the start and left idle, for the idle-object figure.
+    idle: Vec<String>,
 }
 
 impl Target for Concierge {
@@ -101,6 +107,17 @@ impl Target for Concierge {
     fn turn(&self) -> (Instant, Duration, usize) {
         let ready = self.ready.lock().expect("lock").pop();
         let conversation = ready.unwrap_or_else(|| new_conversation(&self.worker, &self.site));
+        self.turn_on(&conversation)
+    }
+
+    fn processes(&self) -> Vec<u32> {
+        self.worker.process_ids()
+    }
+}
+
+impl Concierge {
+    /// One streamed turn on `conversation`.
+    fn turn_on(&self, conversation: &str) -> (Instant, Duration, usize) {
         let started = Instant::now();
         let response = agent()
             .post(
@@ -124,8 +141,19 @@ impl Target for Concierge {
         (started, first, chunks)
     }
 
-    fn processes(&self) -> Vec<u32> {
-        self.worker.process_ids()
+    /// Added TTFT (median, ms) of a turn on each idle conversation, paired as above.
+    fn idle_ttft(&self, upstream: &ScriptedUpstream) -> f64 {
+        let mut added: Vec<f64> = self
+            .idle
+            .iter()
+            .map(|conversation| {
+                let direct = direct_ttft(upstream);
+                let (_, through, _) = self.turn_on(conversation);
+                through.as_secs_f64() * 1e3 - direct.as_secs_f64() * 1e3
+            })
+            .collect();
+        added.sort_by(f64::total_cmp);
+        percentile(&added, 0.5)
     }
 }
 
@@ -245,10 +273,14 @@ fn main() {
         "name": "Bench shop",
         "llm": {"provider": "openai", "base_url": format!("{}/v1", upstream.base_url), "model": "scripted"}
     }));
+    let idle = (0..IDLE_ROUNDS)
+        .map(|_| new_conversation(&worker, &site))
+        .collect();
     let concierge = Concierge {
         worker,
         site,
         ready: Mutex::new(Vec::new()),
+        idle,
     };
     let relay = Relay::start(&upstream, local_traces);
 
@@ -262,6 +294,13 @@ fn main() {
         format!("{:.2}", f.ttft_median)
     });
     row("added TTFT, p90 (ms)", &|f| format!("{:.2}", f.ttft_p90));
+    let idle = concierge.idle_ttft(&upstream);
+    println!(
+        "{:<40} {:>14} {:>14}",
+        "added TTFT, idle object, median (ms)",
+        format!("{idle:.2}"),
+        "-"
+    );
     row("request to model asked, median (ms)", &|f| {
         format!("{:.2}", f.asked_median)
     });
@@ -327,8 +366,10 @@ fn measure(target: &dyn Target, upstream: &ScriptedUpstream) -> Figures {
     }
     let mut added = Vec::with_capacity(rounds());
     let mut asked = Vec::with_capacity(rounds());
-    target.prepare(rounds());
     for _ in 0..rounds() {
+        // The round's conversation is opened first (as the widget does when the visitor
+        // opens it), then the upstream is timed directly, then the turn.
+        target.prepare(1);
         let direct = direct_ttft(upstream);
         let (started, through, tokens) = target.turn();
         assert_eq!(tokens, TOKENS, "every token arrives");
