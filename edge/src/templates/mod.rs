@@ -31,3 +31,24 @@ registry! {
 
 /// `guarded`'s seed JSON-RPC methods, which the shared MCP route exposes as tools.
 pub(crate) use guarded::jsonrpc::call as seed_rpc_call;
+
+/// A template's default settings (`T::default()`), built once per isolate and cloned for
+/// each turn: building them parses the template's texts and prepares its keyword lists,
+/// which costs more than the rest of a turn's preparation before the model is asked.
+pub(crate) fn default_config<T: Default + Clone + 'static>() -> T {
+    use std::any::{Any, TypeId};
+    use std::cell::RefCell;
+    use std::collections::BTreeMap;
+    thread_local! {
+        static BUILT: RefCell<BTreeMap<TypeId, Box<dyn Any>>> = const { RefCell::new(BTreeMap::new()) };
+    }
+    BUILT.with(|built| {
+        built
+            .borrow_mut()
+            .entry(TypeId::of::<T>())
+            .or_insert_with(|| Box::new(T::default()))
+            .downcast_ref::<T>()
+            .cloned()
+            .unwrap_or_default()
+    })
+}

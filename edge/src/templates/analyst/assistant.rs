@@ -23,7 +23,7 @@ pub(crate) fn build(env: &Env, site: &Site) -> Result<Assistant, ApiError> {
 /// true), `config.analyst.max_rows` (default 50 000) and `config.analyst.json_tool_calls`
 /// (default false) when the site sets them.
 fn config(site: &Site) -> AnalystConfig {
-    let mut config = AnalystConfig::default();
+    let mut config: AnalystConfig = crate::templates::default_config();
     if let Some(tokens) = site.config.llm.max_tokens {
         config.turn.max_tokens = Some(tokens);
     }

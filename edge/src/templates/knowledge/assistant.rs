@@ -55,7 +55,7 @@ impl KnowledgeBase for D1KnowledgeBase {
 
 /// `knowledge`'s settings: the seed's defaults with the site's own parts.
 fn config(site: &Site) -> KnowledgeConfig {
-    let mut config = KnowledgeConfig::default();
+    let mut config: KnowledgeConfig = crate::templates::default_config();
     let max_tokens = site.config.llm.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
     config.turn.max_tokens = Some(max_tokens);
     if let Some(settings) = super::settings::of(site) {

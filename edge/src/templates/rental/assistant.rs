@@ -27,7 +27,7 @@ pub(crate) fn build(env: &Env, site: &Site) -> Result<Assistant, ApiError> {
 /// `rental`'s settings: the template's defaults with the site's schema, labels, row cap
 /// and answer token cap.
 fn config(site: &Site) -> RentalConfig {
-    let mut config = RentalConfig::default();
+    let mut config: RentalConfig = crate::templates::default_config();
     config.turn.max_tokens = Some(site.config.llm.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS));
     config.schema = RentalSettings::schema_of(site);
     if let Some(settings) = settings::of(site) {

@@ -24,7 +24,7 @@ pub(crate) fn build(env: &Env, site: &Site) -> Result<Assistant, ApiError> {
 /// `shop`'s settings: the template's defaults, the site's answer token cap, and the site's
 /// persona in the site's default language.
 fn config(site: &Site) -> ShopConfig {
-    let mut config = ShopConfig::default();
+    let mut config: ShopConfig = crate::templates::default_config();
     let max_tokens = site.config.llm.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
     config.turn.max_tokens = Some(max_tokens);
     if let Some(persona) = &site.config.persona {
