@@ -11,6 +11,7 @@
 //! run leaves a Worker behind.
 
 pub mod api;
+pub mod bench;
 pub mod host_page;
 pub mod upstream;
 pub mod workers_ai;

@@ -23,8 +23,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use concierge_e2e::bench::{bench_vars, local_dev_flags};
 use concierge_e2e::upstream::{Reply, ScriptedUpstream};
-use concierge_e2e::{agent, free_port, repo_root, scratch_dir, supervise_command, test_vars};
+use concierge_e2e::{agent, free_port, repo_root, scratch_dir, supervise_command};
 use serde_json::{Value, json};
 
 const TOKENS: usize = 50;
@@ -82,18 +83,7 @@ impl Dev {
             // Concierge: with the SQL validator Worker behind its `SQL_CHECK` binding.
             None => command.extend(concierge_e2e::dev_configs_tail(&repo_root(), true)),
         }
-        command.extend([
-            "--local".into(),
-            "--ip".into(),
-            "127.0.0.1".into(),
-            "--port".into(),
-            port.to_string(),
-            "--inspector-port".into(),
-            free_port().to_string(),
-            "--persist-to".into(),
-            state.to_string_lossy().into_owned(),
-            "--show-interactive-dev-session=false".into(),
-        ]);
+        command.extend(local_dev_flags(port, state));
         for (name, value) in vars {
             command.push("--var".into());
             command.push(format!("{name}:{value}"));
@@ -264,17 +254,6 @@ fn chat_body() -> Value {
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
-}
-
-/// The tests' vars with the debug routes off, as in production (as `make bench-e2e`).
-fn bench_vars() -> Vec<(String, String)> {
-    test_vars()
-        .into_iter()
-        .map(|(name, value)| match name.as_str() {
-            "DEBUG_ROUTES" => (name, "off".to_string()),
-            _ => (name, value),
-        })
-        .collect()
 }
 
 /// Migrations, a site on `upstream`, and `n` conversations, in a fresh local state.

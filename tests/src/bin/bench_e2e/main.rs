@@ -27,8 +27,9 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use concierge_e2e::bench::bench_vars;
 use concierge_e2e::upstream::ScriptedUpstream;
-use concierge_e2e::{Worker, WorkerOptions, test_vars};
+use concierge_e2e::{Worker, WorkerOptions};
 use serde_json::json;
 
 mod targets;
@@ -227,17 +228,4 @@ fn measure(target: &dyn Target, upstream: &ScriptedUpstream) -> Figures {
         concurrent_s: started.elapsed().as_secs_f64(),
         complete,
     }
-}
-
-/// The tests' vars, with the debug routes off as in production (`wrangler.toml`): with
-/// them on, every turn first looks for a staged test script (a KV read), which production
-/// never does.
-fn bench_vars() -> Vec<(String, String)> {
-    test_vars()
-        .into_iter()
-        .map(|(name, value)| match name.as_str() {
-            "DEBUG_ROUTES" => (name, "off".to_string()),
-            _ => (name, value),
-        })
-        .collect()
 }

@@ -7,6 +7,7 @@ use std::process::Child;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use concierge_e2e::bench::local_dev_flags;
 use concierge_e2e::upstream::{Reply, ScriptedUpstream};
 use concierge_e2e::{
     TestSite, Worker, agent, descendants, free_port, repo_root, scratch_dir, supervise_command,
@@ -117,25 +118,15 @@ impl Relay {
         let port = free_port();
         let state = scratch_dir("bench-relay");
         let dir = repo_root().join("tests/bench/relay");
-        let command: Vec<String> = [
+        let mut command: Vec<String> = vec![
             "env".to_string(),
             format!("X_LOCAL_OBSERVABILITY={local_traces}"),
             "wrangler".into(),
             "dev".into(),
             "--config".into(),
             dir.join("wrangler.toml").to_string_lossy().into_owned(),
-            "--local".into(),
-            "--ip".into(),
-            "127.0.0.1".into(),
-            "--port".into(),
-            port.to_string(),
-            "--inspector-port".into(),
-            free_port().to_string(),
-            "--persist-to".into(),
-            state.to_string_lossy().into_owned(),
-            "--show-interactive-dev-session=false".into(),
-        ]
-        .into();
+        ];
+        command.extend(local_dev_flags(port, &state));
         let supervisor = supervise_command(&command, &state.join("wrangler.log"));
         let relay = Relay {
             url: format!("http://127.0.0.1:{port}/?upstream={}", upstream.base_url),
