@@ -65,13 +65,25 @@ impl EmbedQueue for PendingEmbeds {
     }
 }
 
-/// Prints the core's log records as JSON lines.
+/// Prints the core's log records as JSON lines — a request's (a turn's) together, in one
+/// console call when the request is done (when its platform is dropped): a console call
+/// costs the isolate far more than building its line, and a turn's lines must not delay
+/// its model's request.
 #[derive(Debug, Default)]
-pub(crate) struct ConsoleLogger;
+pub(crate) struct ConsoleLogger(RefCell<Vec<String>>);
 
 impl Logger for ConsoleLogger {
     fn log(&self, record: &LogRecord<'_>) {
-        worker::console_log!("{}", record.to_json_line());
+        self.0.borrow_mut().push(record.to_json_line());
+    }
+}
+
+impl Drop for ConsoleLogger {
+    fn drop(&mut self) {
+        let lines = self.0.get_mut();
+        if !lines.is_empty() {
+            worker::console_log!("{}", lines.join("\n"));
+        }
     }
 }
 
@@ -100,7 +112,7 @@ impl Services {
             clock: WorkerClock,
             timer: WorkerTimer,
             embeds: PendingEmbeds::default(),
-            logger: ConsoleLogger,
+            logger: ConsoleLogger::default(),
         })
     }
 

@@ -120,7 +120,18 @@ fn names(words: &crate::normalize::Tokens, written: &[Written<'_>]) -> Vec<Name>
     let mut names = alloc::vec![Name::default(); written.len()];
     // Folded, so `Đà Nẵng`, `da nang` and `DA NANG` all match `da nang`.
     for at in 0..written.len() {
+        let Some(first) = words.get(at) else {
+            continue;
+        };
         for place in PLACE_NAMES {
+            // Most places are ruled out by their first word, before anything is counted.
+            if place
+                .split(' ')
+                .next()
+                .is_none_or(|part| first.folded != part)
+            {
+                continue;
+            }
             let length = place.split(' ').count();
             let matches = place
                 .split(' ')
