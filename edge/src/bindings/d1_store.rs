@@ -148,9 +148,11 @@ impl ConversationStore for D1Store {
         reply_to: &str,
         message: &StoredMessage,
     ) -> Result<u64, ServiceError> {
+        // The context staged by the turn's visitor's message, if nothing was written since.
+        let staged = remembered::take_staged(scope);
         // The conversation changes: what this isolate remembers of it is out of date.
         remembered::forget(scope);
-        self.store_reply(scope, reply_to, message).await
+        self.store_reply(scope, reply_to, message, staged).await
     }
 
     async fn start_turn(
@@ -177,9 +179,16 @@ impl ConversationStore for D1Store {
         scope: Scope<'_>,
         turn: NewTurn<'_>,
     ) -> Result<Option<u64>, ServiceError> {
-        // The conversation changes: what this isolate remembers of it is out of date.
+        // What this isolate read of the conversation for the turn, staged with the message
+        // for its reply (see `remembered`); out of date otherwise.
+        let read = remembered::take(scope);
         remembered::forget(scope);
-        self.insert_visitor(scope, turn).await
+        let message = turn.message.clone();
+        let seq = self.insert_visitor(scope, turn).await?;
+        if let (Some(seq), Some((window, context))) = (seq, read) {
+            remembered::stage(scope, window, remembered::appended(context, &message, seq));
+        }
+        Ok(seq)
     }
 
     fn cached_turn(&self, scope: Scope<'_>, window: usize) -> Option<TurnContext> {

@@ -163,9 +163,9 @@ pub(crate) struct Ended<'a> {
 
 impl Ended<'_> {
     /// Flushes the queued work (embeddings) and, for a stored conversation's turn that
-    /// started, reads the conversation as the turn left it, so its next turn in this
-    /// isolate starts without reading it (the engine checks that memory when it writes);
-    /// logs a failure.
+    /// started, reads the conversation as the turn left it unless the turn's reply left it
+    /// remembered, so its next turn in this isolate starts without reading it (the engine
+    /// checks that memory when it writes); logs a failure.
     pub(crate) async fn settle<A: Assistant>(
         &self,
         services: &Services,
@@ -173,9 +173,13 @@ impl Ended<'_> {
         result: &Result<TurnOutcome, Error>,
     ) {
         let flushed = services.queue_flush();
-        if self.began && !self.conversation_id.is_empty() {
-            let scope = Scope::new(self.site_id, self.conversation_id);
-            let window = assistant.config().history_window;
+        let scope = Scope::new(self.site_id, self.conversation_id);
+        let window = assistant.config().history_window;
+        // Usually the reply's insert remembered it already (see `d1_store::remembered`).
+        let unknown = self.began
+            && !self.conversation_id.is_empty()
+            && services.store.cached_turn(scope, window).is_none();
+        if unknown {
             let _ =
                 futures_util::future::join(flushed, services.store.read_turn(scope, window)).await;
         } else {

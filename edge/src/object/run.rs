@@ -368,11 +368,15 @@ pub(super) async fn job(
     // The reply's embedding; the conversation read again for the next turn.
     let scope = Scope::new(&job.job.site_id, &job.job.conversation_id);
     let window = concierge_core::engine::Assistant::config(&assistant).history_window;
-    let _ = futures_util::future::join(
-        services.queue_flush(),
-        services.store.read_turn(scope, window),
-    )
-    .await;
+    if services.store.cached_turn(scope, window).is_some() {
+        services.queue_flush().await;
+    } else {
+        let _ = futures_util::future::join(
+            services.queue_flush(),
+            services.store.read_turn(scope, window),
+        )
+        .await;
+    }
     drop(slot);
     let outcome = match result {
         Ok(outcome) => super::background::JobOutcome {

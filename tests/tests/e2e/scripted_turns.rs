@@ -172,3 +172,64 @@ fn a_script_is_staged_only_where_the_caller_may_chat_and_only_when_valid() {
         );
     }
 }
+
+/// Every turn of a conversation asks the model once. The object starts a turn's answer from
+/// its memory of the conversation, which the previous turn left without reading D1 again
+/// (its visitor's message and reply added to what it read); the turn's write compares that
+/// memory with D1, and any difference answers the turn a second time. So this fails if the
+/// memory ever differs from the stored history: a reply with tool rounds and payloads, then
+/// more turns than the history window holds.
+#[test]
+fn consecutive_turns_are_answered_once_each_from_the_history_as_stored() {
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    let site = site(worker, &upstream);
+    let (conversation, _) = create_conversation(worker, &site, json!({}));
+    let script = json!({"steps": [
+        {"type": "tool_start", "call_id": "c1", "name": "search_rooms", "input": {"q": "101"}},
+        {"type": "tool_end", "call_id": "c1", "name": "search_rooms", "ok": true, "output": {"found": 1}},
+        {"type": "chunk", "text": "Dạ, có một phòng."},
+        {"type": "payload", "kind": list()["kind"], "data": list()["data"]},
+        {"type": "payload", "kind": "chart", "data": chart()["data"]},
+    ]});
+    let (status, body) = stage(worker, &site.secret_key, &conversation, &script);
+    assert_eq!(status, 204, "{body}");
+    let (status, events) = send(worker, &site.secret_key, &conversation, "Còn phòng 101?");
+    assert_eq!((status, terminal(&events).0.as_str()), (200, "completed"));
+
+    // Seven more turns: fourteen more messages, more than the window of twelve.
+    let stored = history(worker, &site.secret_key, &conversation).len();
+    let turns = 7;
+    for n in 1..=turns {
+        upstream.push(Reply::Tokens {
+            tokens: split_tokens(&format!("Dạ, trả lời số {n}.")),
+            first_token_after: std::time::Duration::from_millis(5),
+            between: std::time::Duration::from_millis(2),
+        });
+        let question =
+            format!("Tư vấn cấu hình PC chơi game, ngân sách {n}5 triệu, card nào hợp lý?");
+        let (status, events) = send(worker, &site.secret_key, &conversation, &question);
+        assert_eq!(status, 200);
+        assert_eq!(terminal(&events).0, "completed", "{events:?}");
+        assert_eq!(streamed_text(&events), format!("Dạ, trả lời số {n}."));
+        assert_eq!(
+            upstream.chat_requests().len(),
+            n,
+            "turn {n} asked the model once, from the history as stored"
+        );
+    }
+    // The last turn's request carries the turns before it, in order, each once.
+    let requests = upstream.chat_requests();
+    let last = requests.last().expect("a request").body.to_string();
+    let at = |text: &str| {
+        last.find(text)
+            .unwrap_or_else(|| panic!("{text} in {last}"))
+    };
+    assert!(at("ngân sách 55 triệu") < at("trả lời số 5"));
+    assert!(at("trả lời số 5") < at("ngân sách 65 triệu"));
+    assert_eq!(last.matches("ngân sách 65 triệu").count(), 1, "{last}");
+    assert_eq!(
+        history(worker, &site.secret_key, &conversation).len(),
+        stored + 2 * turns
+    );
+}

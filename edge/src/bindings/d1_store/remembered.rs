@@ -4,8 +4,12 @@
 //! `concierge_core::engine`'s streamed turn), so an entry that is out of date — another
 //! isolate's turn, a change made here — costs a second answer, never a wrong one.
 //!
-//! Every write through the store forgets its conversation; a streamed turn's end and a
-//! conversation's creation read it again (off the visitor's path).
+//! Every write through the store forgets its conversation; a conversation's creation reads
+//! it again (off the visitor's path). A turn needs no read at its end: the visitor's
+//! message's insert [`stage`]s the context it leaves (the one read or checked with it, and
+//! the message), and the reply's insert — when nothing else was written in between — adds
+//! the reply and remembers the result ([`take_staged`]). The reply's batch reads only
+//! whether retrieval could find anything, which indexing changes behind the turn's back.
 //!
 //! Bounded: at most [`MAX_ENTRIES`] conversations (the least recently used leaves
 //! first), and a context over [`MAX_BYTES`] of text is not kept.
@@ -14,7 +18,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 
 use concierge_core::boundary::TurnContext;
-use concierge_core::conversation::{Conversation, Scope};
+use concierge_core::conversation::{Conversation, Scope, StoredMessage};
 
 /// Conversations remembered at most.
 const MAX_ENTRIES: usize = 256;
@@ -30,6 +34,8 @@ struct Entry {
 
 thread_local! {
     static TURNS: RefCell<HashMap<String, Entry>> = RefCell::new(HashMap::new());
+    /// Contexts with a turn's visitor's message, until its reply (see the module docs).
+    static STAGED: RefCell<HashMap<String, (usize, TurnContext)>> = RefCell::new(HashMap::new());
     static CLOCK: Cell<u64> = const { Cell::new(0) };
 }
 
@@ -96,7 +102,47 @@ pub(crate) fn remember(scope: Scope<'_>, window: usize, context: &TurnContext) {
     });
 }
 
-/// Forgets `scope` (it changed, or is gone).
+/// Forgets `scope` (it changed, or is gone), staged context included.
 pub(crate) fn forget(scope: Scope<'_>) {
-    TURNS.with(|turns| turns.borrow_mut().remove(&key(scope)));
+    let key = key(scope);
+    TURNS.with(|turns| turns.borrow_mut().remove(&key));
+    STAGED.with(|staged| staged.borrow_mut().remove(&key));
+}
+
+/// What is remembered of `scope` (its window and context), taken out.
+pub(crate) fn take(scope: Scope<'_>) -> Option<(usize, TurnContext)> {
+    TURNS
+        .with(|turns| turns.borrow_mut().remove(&key(scope)))
+        .map(|entry| (entry.window, entry.context))
+}
+
+/// Stages `context` — the conversation as the store holds it just after a turn's visitor's
+/// message, its last `window` messages — for that turn's reply (see the module docs).
+pub(crate) fn stage(scope: Scope<'_>, window: usize, mut context: TurnContext) {
+    forget(scope);
+    let excess = context.history.len().saturating_sub(window);
+    context.history.drain(..excess);
+    STAGED.with(|staged| {
+        let mut staged = staged.borrow_mut();
+        // Bounded as the remembered contexts; a turn whose context is dropped reads again.
+        if staged.len() >= MAX_ENTRIES {
+            staged.clear();
+        }
+        staged.insert(key(scope), (window, context));
+    });
+}
+
+/// The context staged for `scope`'s reply, taken out: `None` when something else was
+/// written to the conversation since its visitor's message.
+pub(crate) fn take_staged(scope: Scope<'_>) -> Option<(usize, TurnContext)> {
+    STAGED.with(|staged| staged.borrow_mut().remove(&key(scope)))
+}
+
+/// `context` with `message`, stored under `seq`, as its newest message.
+pub(crate) fn appended(mut context: TurnContext, message: &StoredMessage, seq: u64) -> TurnContext {
+    context.history.push(StoredMessage {
+        seq,
+        ..message.clone()
+    });
+    context
 }

@@ -167,12 +167,16 @@ impl D1Store {
     }
 
     /// One batch (a transaction): the guarded insert, the visitor's failure mark removed
-    /// once a complete reply is stored, and the conversation touched.
+    /// once a complete reply is stored, and the conversation touched. With the context
+    /// `staged` by the turn's visitor's message (nothing written since in this isolate),
+    /// the batch also reads whether retrieval could find anything, and the context with the
+    /// reply is remembered for the next turn (see `remembered`).
     pub(super) async fn store_reply(
         &self,
         scope: Scope<'_>,
         reply_to: &str,
         message: &StoredMessage,
+        staged: Option<(usize, TurnContext)>,
     ) -> Result<u64, ServiceError> {
         let insert = self.insert_message(scope, message, Insert::Reply { reply_to })?;
         let clear = self.statement(
@@ -186,17 +190,35 @@ impl D1Store {
             ],
         )?;
         let touch = self.touch(scope, message.created_at)?;
-        let results = self
-            .db
-            .batch(vec![insert, clear, touch])
-            .await
-            .map_err(service_error)?;
-        inserted_seq(results.first())?.ok_or_else(|| {
+        let mut statements = vec![insert, clear, touch];
+        if let Some((window, _)) = &staged {
+            statements.push(self.statement(
+                retrievable_sql!(
+                    "(SELECT COALESCE(MAX(seq), 0) FROM messages \
+                     WHERE conversation_id = ?1 AND site_id = ?2)"
+                ),
+                &[
+                    scope.conversation_id.into(),
+                    scope.site_id.into(),
+                    num(*window as u64),
+                ],
+            )?);
+        }
+        let results = self.db.batch(statements).await.map_err(service_error)?;
+        let seq = inserted_seq(results.first())?.ok_or_else(|| {
             ServiceError::new(
                 ServiceErrorKind::Conflict,
                 "the turn is no longer answered under this id, or the conversation is gone",
             )
-        })
+        })?;
+        if let (Some((window, context)), Some(row)) = (staged, results.get(3)) {
+            let mut after = super::remembered::appended(context, message, seq);
+            after.retrievable = retrievable(row)?;
+            let excess = after.history.len().saturating_sub(window);
+            after.history.drain(..excess);
+            super::remembered::remember(scope, window, &after);
+        }
+        Ok(seq)
     }
 }
 

@@ -7,6 +7,7 @@ use concierge_core::error::{ServiceError, ServiceErrorKind};
 use wasm_bindgen::JsValue;
 use worker::D1PreparedStatement;
 
+use super::super::remembered;
 use super::super::{CONVERSATION_SQL, ConversationRow, D1Store, HISTORY_SQL, num, service_error};
 use super::sql::REPEATED_SQL;
 use super::{Insert, context_in, first_message, inserted_seq, messages_in, retrievable};
@@ -24,6 +25,7 @@ impl D1Store {
     ) -> Result<Option<TurnOpening>, ServiceError> {
         let scoped: [JsValue; 2] = [scope.conversation_id.into(), scope.site_id.into()];
         let with = |extra: JsValue| [scoped[0].clone(), scoped[1].clone(), extra];
+        let window_size = window;
         let window = num(window as u64);
         let conversation = self.statement(CONVERSATION_SQL, &scoped)?;
         // Without an idempotency key there is no earlier post to find.
@@ -87,12 +89,20 @@ impl D1Store {
                 "the visitor's message was not stored",
             )
         })?;
-        Ok(Some(TurnOpening::Started(TurnStart {
+        let start = TurnStart {
             conversation: conversation.into_conversation()?,
             history: messages_in(history_rows)?,
             message,
             retrievable: retrievable(retrievable_row)?,
-        })))
+        };
+        let context = TurnContext {
+            conversation: start.conversation.clone(),
+            history: start.history.clone(),
+            retrievable: start.retrievable,
+        };
+        let after = remembered::appended(context, &start.message, start.message.seq);
+        remembered::stage(scope, window_size, after);
+        Ok(Some(TurnOpening::Started(start)))
     }
 
     /// The statements that read a turn's context: the conversation, its last `window`
@@ -128,8 +138,8 @@ impl D1Store {
         let results = self.db.batch(statements).await.map_err(service_error)?;
         let context = context_in(&results)?;
         match &context {
-            Some(context) => super::super::remembered::remember(scope, window, context),
-            None => super::super::remembered::forget(scope),
+            Some(context) => remembered::remember(scope, window, context),
+            None => remembered::forget(scope),
         }
         Ok(context)
     }
@@ -155,10 +165,14 @@ impl D1Store {
         statements.push(self.touch(scope, turn.message.created_at)?);
         let results = self.db.batch(statements).await;
         // The conversation changes either way: its next turn reads it again.
-        super::super::remembered::forget(scope);
+        remembered::forget(scope);
         let results = results.map_err(service_error)?;
         let context = context_in(&results)?;
         let seq = inserted_seq(results.get(3))?;
+        if let (Some(seq), Some(context)) = (seq, &context) {
+            let after = remembered::appended(context.clone(), &turn.message, seq);
+            remembered::stage(scope, window, after);
+        }
         Ok(seq.zip(context))
     }
 
