@@ -1,10 +1,11 @@
-//! What `bench_e2e` streams through (the Concierge Worker, the bare relay) and how one
-//! turn, one direct upstream call and a target's CPU are measured.
+//! What `bench_e2e` streams through (the Concierge Worker, the bare relay, the durable
+//! floor) and how one turn, one direct upstream call and a target's CPU are measured.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::Child;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use concierge_e2e::bench::local_dev_flags;
@@ -113,57 +114,126 @@ pub(crate) struct Relay {
     pub(crate) supervisor: Child,
 }
 
+/// `wrangler dev` of the Worker in `tests/bench/{dir}/` on a free port, once it listens.
+fn wrangler_dev(dir: &str, local_traces: bool) -> (u16, Child) {
+    let port = free_port();
+    let state = scratch_dir(&format!("bench-{dir}"));
+    let dir = repo_root().join("tests/bench").join(dir);
+    let mut command: Vec<String> = vec![
+        "env".to_string(),
+        format!("X_LOCAL_OBSERVABILITY={local_traces}"),
+        "wrangler".into(),
+        "dev".into(),
+        "--config".into(),
+        dir.join("wrangler.toml").to_string_lossy().into_owned(),
+    ];
+    command.extend(local_dev_flags(port, &state));
+    let supervisor = supervise_command(&command, &state.join("wrangler.log"));
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "{} did not start", dir.display());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    (port, supervisor)
+}
+
 impl Relay {
     pub(crate) fn start(upstream: &ScriptedUpstream, local_traces: bool) -> Relay {
-        let port = free_port();
-        let state = scratch_dir("bench-relay");
-        let dir = repo_root().join("tests/bench/relay");
-        let mut command: Vec<String> = vec![
-            "env".to_string(),
-            format!("X_LOCAL_OBSERVABILITY={local_traces}"),
-            "wrangler".into(),
-            "dev".into(),
-            "--config".into(),
-            dir.join("wrangler.toml").to_string_lossy().into_owned(),
-        ];
-        command.extend(local_dev_flags(port, &state));
-        let supervisor = supervise_command(&command, &state.join("wrangler.log"));
-        let relay = Relay {
+        let (port, supervisor) = wrangler_dev("relay", local_traces);
+        Relay {
             url: format!("http://127.0.0.1:{port}/?upstream={}", upstream.base_url),
             supervisor,
-        };
-        let deadline = Instant::now() + Duration::from_secs(90);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "the relay did not start");
-            std::thread::sleep(Duration::from_millis(200));
         }
-        relay
     }
 }
 
 impl Target for Relay {
     fn turn(&self) -> (Instant, Duration, usize) {
-        let started = Instant::now();
-        let response = agent()
-            .post(&self.url)
-            .send_json(chat_body())
-            .expect("relay answers");
-        let (first, chunks, done) = read_stream(started, response, |line| {
-            if line.contains("\"content\"") {
-                Some(true)
-            } else if line == "data: [DONE]" {
-                Some(false)
-            } else {
-                None
-            }
-        });
-        assert!(done, "the relayed stream ended");
-        (started, first, chunks)
+        passed_on_turn(&self.url)
     }
 
     fn processes(&self) -> Vec<u32> {
         descendants(self.supervisor.id())
     }
+}
+
+/// The durable floor (`tests/bench/floor/`): a conversation object per conversation, the
+/// visitor's message and the reply stored in D1, the upstream's stream passed on as is.
+pub(crate) struct Floor {
+    base: String,
+    upstream: String,
+    supervisor: Child,
+    /// Conversations whose object was started ahead, one per turn.
+    ready: Mutex<Vec<String>>,
+    opened: AtomicUsize,
+}
+
+impl Floor {
+    pub(crate) fn start(upstream: &ScriptedUpstream, local_traces: bool) -> Floor {
+        let (port, supervisor) = wrangler_dev("floor", local_traces);
+        let base = format!("http://127.0.0.1:{port}");
+        agent()
+            .get(&format!("{base}/setup"))
+            .call()
+            .expect("the floor's table");
+        Floor {
+            base,
+            upstream: upstream.base_url.clone(),
+            supervisor,
+            ready: Mutex::new(Vec::new()),
+            opened: AtomicUsize::new(0),
+        }
+    }
+
+    /// A new conversation, its object started.
+    fn open(&self) -> String {
+        let conversation = format!("c{}", self.opened.fetch_add(1, Ordering::Relaxed));
+        agent()
+            .post(&format!("{}/warm?conversation={conversation}", self.base))
+            .call()
+            .expect("the floor's object starts");
+        conversation
+    }
+}
+
+impl Target for Floor {
+    fn prepare(&self, n: usize) {
+        let opened: Vec<String> = (0..n).map(|_| self.open()).collect();
+        self.ready.lock().expect("lock").extend(opened);
+    }
+
+    fn turn(&self) -> (Instant, Duration, usize) {
+        let ready = self.ready.lock().expect("lock").pop();
+        let conversation = ready.unwrap_or_else(|| self.open());
+        passed_on_turn(&format!(
+            "{}/?conversation={conversation}&upstream={}",
+            self.base, self.upstream
+        ))
+    }
+
+    fn processes(&self) -> Vec<u32> {
+        descendants(self.supervisor.id())
+    }
+}
+
+/// One turn through a Worker that passes the upstream's stream on as is.
+fn passed_on_turn(url: &str) -> (Instant, Duration, usize) {
+    let started = Instant::now();
+    let response = agent()
+        .post(url)
+        .send_json(chat_body())
+        .expect("the stream is passed on");
+    let (first, chunks, done) = read_stream(started, response, |line| {
+        if line.contains("\"content\"") {
+            Some(true)
+        } else if line == "data: [DONE]" {
+            Some(false)
+        } else {
+            None
+        }
+    });
+    assert!(done, "the passed-on stream ended");
+    (started, first, chunks)
 }
 
 pub(crate) fn chat_body() -> Value {
