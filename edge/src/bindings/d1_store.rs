@@ -30,6 +30,14 @@ impl D1Store {
     pub(crate) fn db(&self) -> &D1Database {
         &self.db
     }
+
+    /// After a turn: reads `scope`'s turn context into this isolate's memory for its next
+    /// turn, unless the turn's reply left it remembered already (see [`remembered`]).
+    pub(crate) async fn refresh(&self, scope: Scope<'_>, window: usize) {
+        if remembered::recall(scope, window).is_none() {
+            let _ = self.read_context(scope, window).await;
+        }
+    }
 }
 
 /// A D1 failure as the core sees it. Unique-constraint violations are conflicts.
@@ -186,7 +194,8 @@ impl ConversationStore for D1Store {
         let message = turn.message.clone();
         let seq = self.insert_visitor(scope, turn).await?;
         if let (Some(seq), Some((window, context))) = (seq, read) {
-            remembered::stage(scope, window, remembered::appended(context, &message, seq));
+            let after = remembered::appended(context, &message, seq, window);
+            remembered::stage(scope, window, after);
         }
         Ok(seq)
     }

@@ -7,7 +7,6 @@
 //! away: its answer is stored. The stream always ends with exactly one terminal event: the
 //! engine's, or — should it ever not come — the encoder's own failure on close.
 
-use concierge_core::boundary::ConversationStore;
 use concierge_core::conversation::Scope;
 use concierge_core::engine::{self, Assistant, RegenerateInput, StatelessInput, TurnOutcome};
 use concierge_core::error::Error;
@@ -173,15 +172,10 @@ impl Ended<'_> {
         result: &Result<TurnOutcome, Error>,
     ) {
         let flushed = services.queue_flush();
-        let scope = Scope::new(self.site_id, self.conversation_id);
-        let window = assistant.config().history_window;
-        // Usually the reply's insert remembered it already (see `d1_store::remembered`).
-        let unknown = self.began
-            && !self.conversation_id.is_empty()
-            && services.store.cached_turn(scope, window).is_none();
-        if unknown {
-            let _ =
-                futures_util::future::join(flushed, services.store.read_turn(scope, window)).await;
+        if self.began && !self.conversation_id.is_empty() {
+            let scope = Scope::new(self.site_id, self.conversation_id);
+            let window = assistant.config().history_window;
+            futures_util::future::join(flushed, services.store.refresh(scope, window)).await;
         } else {
             flushed.await;
         }

@@ -355,7 +355,6 @@ pub(super) async fn job(
     inner: Rc<Inner>,
     job: super::background::ObjectJob,
 ) -> Result<Response, ApiError> {
-    use concierge_core::boundary::ConversationStore;
     let env = inner.env.clone();
     let (assistant, services) = turn_context(&env, &job.site)?;
     let slot = inner.acquire_unbounded().await?;
@@ -368,15 +367,11 @@ pub(super) async fn job(
     // The reply's embedding; the conversation read again for the next turn.
     let scope = Scope::new(&job.job.site_id, &job.job.conversation_id);
     let window = concierge_core::engine::Assistant::config(&assistant).history_window;
-    if services.store.cached_turn(scope, window).is_some() {
-        services.queue_flush().await;
-    } else {
-        let _ = futures_util::future::join(
-            services.queue_flush(),
-            services.store.read_turn(scope, window),
-        )
-        .await;
-    }
+    futures_util::future::join(
+        services.queue_flush(),
+        services.store.refresh(scope, window),
+    )
+    .await;
     drop(slot);
     let outcome = match result {
         Ok(outcome) => super::background::JobOutcome {

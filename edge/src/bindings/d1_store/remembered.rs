@@ -118,10 +118,8 @@ pub(crate) fn take(scope: Scope<'_>) -> Option<(usize, TurnContext)> {
 
 /// Stages `context` — the conversation as the store holds it just after a turn's visitor's
 /// message, its last `window` messages — for that turn's reply (see the module docs).
-pub(crate) fn stage(scope: Scope<'_>, window: usize, mut context: TurnContext) {
+pub(crate) fn stage(scope: Scope<'_>, window: usize, context: TurnContext) {
     forget(scope);
-    let excess = context.history.len().saturating_sub(window);
-    context.history.drain(..excess);
     STAGED.with(|staged| {
         let mut staged = staged.borrow_mut();
         // Bounded as the remembered contexts; a turn whose context is dropped reads again.
@@ -138,11 +136,19 @@ pub(crate) fn take_staged(scope: Scope<'_>) -> Option<(usize, TurnContext)> {
     STAGED.with(|staged| staged.borrow_mut().remove(&key(scope)))
 }
 
-/// `context` with `message`, stored under `seq`, as its newest message.
-pub(crate) fn appended(mut context: TurnContext, message: &StoredMessage, seq: u64) -> TurnContext {
+/// `context` with `message`, stored under `seq`, as its newest message, keeping the last
+/// `window` messages (as the store reads them).
+pub(crate) fn appended(
+    mut context: TurnContext,
+    message: &StoredMessage,
+    seq: u64,
+    window: usize,
+) -> TurnContext {
     context.history.push(StoredMessage {
         seq,
         ..message.clone()
     });
+    let excess = context.history.len().saturating_sub(window);
+    context.history.drain(..excess);
     context
 }

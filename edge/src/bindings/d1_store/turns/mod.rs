@@ -31,6 +31,12 @@ macro_rules! retrievable_sql {
     };
 }
 
+/// Whether retrieval could find anything as the conversation stands (its newest message
+/// as the anchor), for a window of `?3` messages.
+const RETRIEVABLE_NOW_SQL: &str = retrievable_sql!(
+    "(SELECT COALESCE(MAX(seq), 0) FROM messages WHERE conversation_id = ?1 AND site_id = ?2)"
+);
+
 /// The JSON path of the failure mark in a message's metadata.
 fn mark_path() -> JsValue {
     format!("$.{ANSWER_FAILED}").into()
@@ -193,10 +199,7 @@ impl D1Store {
         let mut statements = vec![insert, clear, touch];
         if let Some((window, _)) = &staged {
             statements.push(self.statement(
-                retrievable_sql!(
-                    "(SELECT COALESCE(MAX(seq), 0) FROM messages \
-                     WHERE conversation_id = ?1 AND site_id = ?2)"
-                ),
+                RETRIEVABLE_NOW_SQL,
                 &[
                     scope.conversation_id.into(),
                     scope.site_id.into(),
@@ -212,10 +215,8 @@ impl D1Store {
             )
         })?;
         if let (Some((window, context)), Some(row)) = (staged, results.get(3)) {
-            let mut after = super::remembered::appended(context, message, seq);
+            let mut after = super::remembered::appended(context, message, seq, window);
             after.retrievable = retrievable(row)?;
-            let excess = after.history.len().saturating_sub(window);
-            after.history.drain(..excess);
             super::remembered::remember(scope, window, &after);
         }
         Ok(seq)

@@ -10,7 +10,9 @@ use worker::D1PreparedStatement;
 use super::super::remembered;
 use super::super::{CONVERSATION_SQL, ConversationRow, D1Store, HISTORY_SQL, num, service_error};
 use super::sql::REPEATED_SQL;
-use super::{Insert, context_in, first_message, inserted_seq, messages_in, retrievable};
+use super::{
+    Insert, RETRIEVABLE_NOW_SQL, context_in, first_message, inserted_seq, messages_in, retrievable,
+};
 
 impl D1Store {
     /// One D1 round trip: the conversation, the message already sent with this idempotency
@@ -25,22 +27,15 @@ impl D1Store {
     ) -> Result<Option<TurnOpening>, ServiceError> {
         let scoped: [JsValue; 2] = [scope.conversation_id.into(), scope.site_id.into()];
         let with = |extra: JsValue| [scoped[0].clone(), scoped[1].clone(), extra];
-        let window_size = window;
-        let window = num(window as u64);
+        let limit = num(window as u64);
         let conversation = self.statement(CONVERSATION_SQL, &scoped)?;
         // Without an idempotency key there is no earlier post to find.
         let repeated = turn
             .idempotency_key
             .map(|key| self.statement(REPEATED_SQL, &with(key.into())))
             .transpose()?;
-        let history = self.statement(HISTORY_SQL, &with(window.clone()))?;
-        let retrievable_now = self.statement(
-            retrievable_sql!(
-                "(SELECT COALESCE(MAX(seq), 0) FROM messages \
-                 WHERE conversation_id = ?1 AND site_id = ?2)"
-            ),
-            &with(window),
-        )?;
+        let history = self.statement(HISTORY_SQL, &with(limit.clone()))?;
+        let retrievable_now = self.statement(RETRIEVABLE_NOW_SQL, &with(limit))?;
         let insert = self.insert_message(
             scope,
             &turn.message,
@@ -100,8 +95,8 @@ impl D1Store {
             history: start.history.clone(),
             retrievable: start.retrievable,
         };
-        let after = remembered::appended(context, &start.message, start.message.seq);
-        remembered::stage(scope, window_size, after);
+        let after = remembered::appended(context, &start.message, start.message.seq, window);
+        remembered::stage(scope, window, after);
         Ok(Some(TurnOpening::Started(start)))
     }
 
@@ -117,13 +112,7 @@ impl D1Store {
         Ok(vec![
             self.statement(CONVERSATION_SQL, &scoped)?,
             self.statement(HISTORY_SQL, &windowed)?,
-            self.statement(
-                retrievable_sql!(
-                    "(SELECT COALESCE(MAX(seq), 0) FROM messages \
-                     WHERE conversation_id = ?1 AND site_id = ?2)"
-                ),
-                &windowed,
-            )?,
+            self.statement(RETRIEVABLE_NOW_SQL, &windowed)?,
         ])
     }
 
@@ -170,7 +159,7 @@ impl D1Store {
         let context = context_in(&results)?;
         let seq = inserted_seq(results.get(3))?;
         if let (Some(seq), Some(context)) = (seq, &context) {
-            let after = remembered::appended(context.clone(), &turn.message, seq);
+            let after = remembered::appended(context.clone(), &turn.message, seq, window);
             remembered::stage(scope, window, after);
         }
         Ok(seq.zip(context))
