@@ -32,6 +32,7 @@ mod handoff;
 mod hardening_data;
 mod hardening_keys;
 mod hardening_learned;
+mod hardening_live;
 mod hardening_origins;
 mod hardening_outbound;
 mod hardening_sessions;
