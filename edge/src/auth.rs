@@ -341,6 +341,13 @@ pub(crate) fn user_token(
         .map_err(|err| ApiError::InvalidUserToken(err.message()))
 }
 
+/// When the request's user token expires (Unix ms), if it has one: call it only once
+/// [`user_token`] accepted it.
+pub(crate) fn user_token_expiry_ms(req: &Request) -> Option<u64> {
+    let token = req.headers().get(USER_TOKEN_HEADER).ok().flatten()?;
+    identity::user_token_expiry(token.trim()).map(|secs| secs.saturating_mul(1000))
+}
+
 /// Who `caller`'s request speaks for: the user of its token; without one, the site's own
 /// server for a secret key, and an anonymous visitor for a public key.
 pub(crate) fn visitor(req: &Request, env: &Env, caller: &Caller) -> Result<Visitor, ApiError> {

@@ -48,6 +48,8 @@ pub(crate) enum ApiError {
     RateLimited,
     /// The conversation already has a turn running and the most posts waiting for it.
     ConversationBusy,
+    /// A live stream over its caps (per conversation, per client address).
+    TooManyStreams,
     /// The resource kept changing under this request; retrying may succeed.
     Conflict(&'static str),
     /// The request would take the site past a bound it cannot exceed; the message says
@@ -93,6 +95,11 @@ impl ApiError {
                 429,
                 "conversation_busy",
                 "This conversation is busy answering other messages; try again shortly.",
+            ),
+            Self::TooManyStreams => (
+                429,
+                "too_many_streams",
+                "Too many live streams are open for this conversation; close one and try again.",
             ),
             Self::Conflict(message) => (409, "conflict", message),
             Self::LimitReached(message) => (409, "limit_reached", message),

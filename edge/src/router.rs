@@ -88,6 +88,9 @@ routes! {
     // Open: 404 unless the debug flag is on; then the handler takes an `AnyKeyCaller`.
     DebugAbort "debug_abort" [POST] ["debug", "conversations", id, "abort"], Open
         => |req, rc, _| stream::abort(req, rc.env, id).await;
+    // Open: 404 unless the debug flag is on; then the handler takes a secret key.
+    DebugObject "debug_object" [GET] ["debug", "conversations", id, "object"], Open
+        => |req, rc, _| stream::object_state(req, rc.env, id).await;
     AdminCreateSite "admin_create_site" [POST] ["admin", "sites"], Operator
         => |req, rc, op| admin::create_site(req, rc.env, op).await;
     AdminUpdateSite "admin_update_site" [PATCH] ["admin", "site"], SecretCaller

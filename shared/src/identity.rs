@@ -275,6 +275,17 @@ pub fn verify_user_token(
     .map_err(TokenError::Claim)
 }
 
+/// The expiry (`exp`, Unix seconds) a token states, read without checking it: only for a
+/// token [`verify_user_token`] accepted (a live stream ends at its token's expiry).
+pub fn user_token_expiry(token: &str) -> Option<u64> {
+    if token.len() > MAX_TOKEN_BYTES {
+        return None;
+    }
+    let (payload, _) = token.split_once('.')?;
+    let json = URL_SAFE_NO_PAD.decode(payload).ok()?;
+    serde_json::from_slice::<Claims>(&json).ok()?.exp
+}
+
 /// A token for `claims_json` under `secret`, as a merchant's backend mints it (for tests
 /// and tools; the Worker only verifies).
 pub fn sign_user_token(claims_json: &[u8], secret: &[u8]) -> String {

@@ -15,7 +15,10 @@
 //   the handoff's state (as a notice in the panel's words) are handed to the panel. The
 //   live stream starts with the handoff's current state (a frame without an id), so after
 //   a reload the panel says who holds the conversation. The panel's own messages coming
-//   back are not shown twice.
+//   back are not shown twice. A stream the server ends says why last (`closed` `{code,
+//   reconnect}`): after its bounded life (`reconnect`) it is opened again at once; after
+//   the conversation's deletion, a key rotation or the token's expiry it is not (a new
+//   `start` with a fresh token follows it again).
 
 let session = {}; // conversation id, API headers, words, the panel's callback
 let generation = 0;
@@ -28,6 +31,7 @@ let echoes = []; // the visitor's messages sent from here, not yet back
 let seen = -1; // the live stream's last event id
 let state = "none"; // the handoff's state
 let foreign = false; // the last visitor message came from elsewhere (its turn is not ours)
+let closed = null; // why the server ended the live stream (`closed`), if it said
 const slot = () => "concierge.turn." + session.site;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -127,7 +131,11 @@ async function live(mark) {
       if (r.status == 204 || (r.status < 500 && r.status != 429 && !r.ok)) return;
       if (r.ok) {
         delay = 1000;
+        closed = null;
         await read(r.body.getReader(), mark);
+        // Ended by the server: again at once after its bounded life, never otherwise.
+        if (closed && !closed.reconnect) return;
+        if (closed) continue;
       }
     } catch (_) {}
     if (mark != generation) return;
@@ -176,7 +184,8 @@ function handle(name, data, id) {
     return;
   }
   const { on, words } = session;
-  if (name == "handoff") {
+  if (name == "closed") closed = d;
+  else if (name == "handoff") {
     const before = state;
     state = d.state;
     if (state == before) return;

@@ -92,6 +92,12 @@ pub(crate) struct BodyWriter {
     ignore: js_sys::Function,
     /// Set once a write was rejected: the body is gone.
     gone: Rc<std::cell::Cell<bool>>,
+    /// Counts a settled write (the reader took it); owns its Rust closure, like `ignore`.
+    settle: js_sys::Function,
+    /// Writes made and writes settled: the difference is what the reader has not taken
+    /// yet (a client that stops reading leaves it growing).
+    written: std::cell::Cell<u64>,
+    settled: Rc<std::cell::Cell<u64>>,
 }
 
 impl std::fmt::Debug for BodyWriter {
@@ -113,10 +119,19 @@ impl BodyWriter {
         let ignore = Closure::<dyn FnMut(JsValue)>::new(move |_: JsValue| flag.set(true))
             .into_js_value()
             .unchecked_into();
+        let settled = Rc::new(std::cell::Cell::new(0u64));
+        let count = settled.clone();
+        let settle =
+            Closure::<dyn FnMut(JsValue)>::new(move |_: JsValue| count.set(count.get() + 1))
+                .into_js_value()
+                .unchecked_into();
         Self {
             writer,
             ignore,
             gone,
+            settle,
+            written: std::cell::Cell::new(0),
+            settled,
         }
     }
 
@@ -125,14 +140,25 @@ impl BodyWriter {
         self.gone.get()
     }
 
+    /// Writes the reader has not taken yet.
+    pub(crate) fn unread_writes(&self) -> u64 {
+        self.written.get().saturating_sub(self.settled.get())
+    }
+
+    /// Writes the reader has taken so far.
+    pub(crate) fn settled_writes(&self) -> u64 {
+        self.settled.get()
+    }
+
     /// Queue `bytes` (copied) for the client.
     pub(crate) fn write(&self, bytes: &[u8]) {
         let chunk = Uint8Array::from(bytes);
+        self.written.set(self.written.get() + 1);
         let _ = self
             .writer
             .write(&chunk)
             .unchecked_ref::<Thenable>()
-            .catch_fn(&self.ignore);
+            .then_fns(&self.settle, &self.ignore);
     }
 
     /// Break the body: its reader sees an error, not an end.

@@ -23,7 +23,7 @@ pub(crate) struct ObjectJob {
 }
 
 /// What the object did with an [`ObjectJob`].
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub(crate) struct JobOutcome {
     /// The stored reply's id; `None` when there was nothing to do.
     #[serde(default)]

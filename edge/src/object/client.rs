@@ -94,7 +94,7 @@ pub(crate) struct ObjectTurn {
 }
 
 /// What a client watches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub(crate) enum Watch {
     /// `GET /conversations/{id}/stream`: the current (or last) turn's events after
     /// `after` (all of them without), then its terminal event, then the end; 204 when
@@ -104,8 +104,11 @@ pub(crate) enum Watch {
     /// message stream; 204 when none is in progress.
     AiSdkResume,
     /// `GET /conversations/{id}/events`: every event from now on (after `after`, missed
-    /// ones first), kept open.
-    Events { after: Option<u64> },
+    /// ones first), kept open within `grant`'s bounds (`super::streams`).
+    Events {
+        after: Option<u64>,
+        grant: super::streams::Grant,
+    },
 }
 
 /// An internal request to the object.
@@ -173,14 +176,20 @@ pub(crate) async fn watch(
     conversation_id: &str,
     watch: Watch,
 ) -> Result<Response, ApiError> {
-    let path = match watch {
+    let path = match &watch {
         Watch::Resume { after: Some(after) } => format!("stream?after={after}"),
         Watch::Resume { after: None } => "stream".to_string(),
         Watch::AiSdkResume => "stream?format=ai_sdk".to_string(),
-        Watch::Events { after: Some(after) } => format!("events?after={after}"),
-        Watch::Events { after: None } => "events".to_string(),
+        Watch::Events {
+            after: Some(after), ..
+        } => format!("events?after={after}"),
+        Watch::Events { after: None, .. } => "events".to_string(),
     };
     let req = internal(Method::Get, site_id, conversation_id, &path, None)?;
+    if let Watch::Events { grant, .. } = &watch {
+        let grant = serde_json::to_string(grant).map_err(|e| ApiError::Corrupt(e.to_string()))?;
+        req.headers().set(super::streams::GRANT_HEADER, &grant)?;
+    }
     let response = stub(env, site_id, conversation_id)?
         .fetch_with_request(req)
         .await?;
@@ -252,6 +261,39 @@ pub(crate) async fn warm(
         .fetch_with_request(req)
         .await?;
     Ok(())
+}
+
+/// Tells the object its conversation was deleted: it forgets it (memory and storage) and
+/// ends its live streams; every later request to it is 404 `conversation_not_found`.
+pub(crate) async fn forget(
+    env: &Env,
+    site_id: &str,
+    conversation_id: &str,
+) -> Result<(), ApiError> {
+    let req = internal(Method::Post, site_id, conversation_id, "forget", None)?;
+    let response = stub(env, site_id, conversation_id)?
+        .fetch_with_request(req)
+        .await?;
+    match response.status_code() {
+        200..=299 => Ok(()),
+        status => Err(ApiError::Internal(worker::Error::RustError(format!(
+            "forget: the object answered {status}"
+        )))),
+    }
+}
+
+/// What the object holds (the debug route): its storage's keys, its deleted mark, its
+/// handoff, its live streams.
+pub(crate) async fn debug_state(
+    env: &Env,
+    site_id: &str,
+    conversation_id: &str,
+) -> Result<Response, ApiError> {
+    let req = internal(Method::Get, site_id, conversation_id, "state", None)?;
+    let response = stub(env, site_id, conversation_id)?
+        .fetch_with_request(req)
+        .await?;
+    relay(response)
 }
 
 /// Tells the object to reset itself (the debug route; the reset's error is expected).

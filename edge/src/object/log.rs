@@ -143,7 +143,7 @@ impl Sink {
     }
 
     /// Ends a stream (after its terminal event).
-    fn close(&self) {
+    pub(crate) fn close(&self) {
         match self {
             Self::Native { writer, .. }
             | Self::AiSdk { writer, .. }
@@ -174,9 +174,28 @@ fn encode_turn(id: u64, event: &TurnEvent, out: &mut String) {
     let _ = NativeEncoder::resume_at(id).encode(event, out);
 }
 
-/// A client of `GET …/events`: every event, kept open.
+/// A client of `GET …/events`: every event, kept open, within its grant's bounds (see
+/// [`streams`](super::streams)).
 pub(crate) struct Watcher {
     pub writer: Coalescing,
+    /// What it may watch, and until when.
+    pub grant: super::streams::Grant,
+}
+
+impl Watcher {
+    /// Whether it is still kept: a client that left, or that stopped reading while more
+    /// than [`MAX_UNREAD_WRITES`](super::streams::MAX_UNREAD_WRITES) writes waited for it,
+    /// is dropped (its stream broken).
+    pub(crate) fn kept(&self) -> bool {
+        if self.writer.is_gone() {
+            return false;
+        }
+        if self.writer.unread_writes() > super::streams::MAX_UNREAD_WRITES {
+            self.writer.abort(super::streams::TOO_SLOW);
+            return false;
+        }
+        true
+    }
 }
 
 impl std::fmt::Debug for Watcher {
@@ -284,7 +303,7 @@ impl Log {
                 encode_turn(id, &event, &mut out);
                 out
             });
-            self.watchers.retain(|w| !w.writer.is_gone());
+            self.watchers.retain(|w| w.kept());
             for watcher in &self.watchers {
                 write(&watcher.writer, &event, frame);
             }
@@ -309,7 +328,7 @@ impl Log {
         if !self.watchers.is_empty() {
             let mut frame = String::new();
             native_frame(id, &entry, None, &mut frame);
-            self.watchers.retain(|w| !w.writer.is_gone());
+            self.watchers.retain(|w| w.kept());
             for watcher in &self.watchers {
                 watcher.writer.write_now(frame.as_bytes());
             }

@@ -53,6 +53,7 @@ pub(crate) mod openai;
 mod run;
 mod saved;
 pub(crate) mod stop;
+pub(crate) mod streams;
 mod turn_line;
 mod watch;
 
@@ -98,6 +99,9 @@ pub(crate) struct Inner {
     /// then. Every change goes through the object, so a turn checks it without a storage
     /// read.
     handoff: RefCell<Option<crate::bindings::d1_handoff::HandoffRecord>>,
+    /// The conversation was deleted ([`saved`]'s `forget`): every request is 404
+    /// `conversation_not_found`, whatever any isolate still remembers of it.
+    deleted: Cell<bool>,
 }
 
 impl std::fmt::Debug for Inner {
@@ -152,6 +156,7 @@ impl DurableObject for ConversationObject {
             stopper: RefCell::new(None),
             names_saved: Cell::new(false),
             handoff: RefCell::new(None),
+            deleted: Cell::new(false),
         });
         // Nothing is delivered until the object knows where it stands (its ids, a turn
         // that died with the last instance).
@@ -232,6 +237,17 @@ impl Inner {
                 .map(|(_, v)| v.into_owned())
         };
         let after = query("after").and_then(|a| a.parse::<u64>().ok());
+        if self.deleted.get() {
+            return match (req.method(), url.path()) {
+                (worker::Method::Post, "/forget") => Ok(Response::empty()?.with_status(204)),
+                (worker::Method::Get, "/state") => self.debug_state().await,
+                // A background turn queued before the delete: nothing to do.
+                (worker::Method::Post, "/job") => {
+                    Ok(Response::from_json(&background::JobOutcome::default())?)
+                }
+                _ => Err(ApiError::UnknownConversation),
+            };
+        }
         match (req.method(), url.path()) {
             (worker::Method::Post, "/turn") => {
                 let job: client::ObjectTurn = json_body(&mut req).await?;
@@ -239,7 +255,7 @@ impl Inner {
             }
             (worker::Method::Post, "/job") => {
                 let job: background::ObjectJob = json_body(&mut req).await?;
-                run::job(self, job).await
+                run::job(self, names, job).await
             }
             // Started (and its storage read) by now; the conversation read into this
             // isolate's memory (the store's `remembered`) for its first turn.
@@ -279,7 +295,19 @@ impl Inner {
             (worker::Method::Get, "/terminal") => {
                 self.terminal(query("format").as_deref() == Some("ai_sdk"))
             }
-            (worker::Method::Get, "/events") => self.events(&names, after).await,
+            (worker::Method::Get, "/events") => {
+                let grant = req
+                    .headers()
+                    .get(streams::GRANT_HEADER)?
+                    .and_then(|g| serde_json::from_str::<streams::Grant>(&g).ok())
+                    .ok_or_else(|| ApiError::bad_request("Which grant?"))?;
+                self.events(&names, after, grant).await
+            }
+            (worker::Method::Post, "/forget") => {
+                self.forget(&names).await?;
+                Ok(Response::empty()?.with_status(204))
+            }
+            (worker::Method::Get, "/state") => self.debug_state().await,
             (worker::Method::Post, "/stop") => self.stop_turn().await,
             (worker::Method::Post, "/abort") => {
                 self.reset().await;

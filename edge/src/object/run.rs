@@ -93,6 +93,10 @@ pub(super) async fn turn(
             .ok_or(ApiError::Core(Error::TurnInProgress))?,
         TurnKind::Message { .. } => inner.acquire().await?,
     };
+    // Deleted while it waited in line.
+    if inner.deleted.get() {
+        return Err(ApiError::UnknownConversation);
+    }
     let run = match job.kind {
         TurnKind::Message {
             text,
@@ -351,13 +355,24 @@ impl TurnSink for ObjectSink<'_> {
 /// `POST https://object/job`: a background turn (the turn queue's job), answered in the
 /// conversation's line, its events into the log (numbered, kept, sent to the watchers).
 /// Always 200 with a [`JobOutcome`](super::background::JobOutcome) (its error for the consumer to log and retry).
+///
+/// The handoff's gate holds for it as for a live turn: a job that comes to run while a
+/// person holds the conversation (queued before the take-over) leaves the stored message
+/// to the person — nothing to do, no model call.
 pub(super) async fn job(
     inner: Rc<Inner>,
+    names: Names,
     job: super::background::ObjectJob,
 ) -> Result<Response, ApiError> {
     let env = inner.env.clone();
     let (assistant, services) = turn_context(&env, &job.site)?;
     let slot = inner.acquire_unbounded().await?;
+    if inner.deleted.get() || handoff::held(&inner.ctx(&names)).await {
+        drop(slot);
+        return Ok(Response::from_json(
+            &super::background::JobOutcome::default(),
+        )?);
+    }
     let mut sink = ObjectSink::new(&inner, None, None, None);
     let result = concierge_core::engine::answer_job_streamed(
         &services, &assistant, &job.job, job.last, &mut sink,

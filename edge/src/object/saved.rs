@@ -14,6 +14,8 @@ use super::{Inner, Names};
 /// storage): read when an instance starts (with the handoff's record), written when a turn
 /// starts and ends.
 const KEY_STATE: &str = "state";
+/// The storage key of the deleted conversation's mark: all its object keeps of it.
+const KEY_DELETED: &str = "deleted";
 
 /// What the object persists.
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
@@ -34,9 +36,13 @@ impl Inner {
     /// The handoff's record is read in the same storage read, so a turn checks it from
     /// memory.
     pub(super) async fn load(self: Rc<Self>) {
-        let keys = vec![KEY_STATE, super::handoff::KEY_HANDOFF];
+        let keys = vec![KEY_STATE, super::handoff::KEY_HANDOFF, KEY_DELETED];
         let stored = self.state.storage().get_multiple(keys).await.ok();
         let text = |key: &str| stored.as_ref().and_then(|m| m.get(&key.into()).as_string());
+        if text(KEY_DELETED).is_some() {
+            self.deleted.set(true);
+            return;
+        }
         if stored.is_some() {
             let handoff = text(super::handoff::KEY_HANDOFF)
                 .and_then(|text| serde_json::from_str(&text).ok())
@@ -147,6 +153,69 @@ impl Inner {
             let _ = js_sys::Reflect::set(&options, &"allowUnconfirmed".into(), &true.into());
             let _ = put.call3(raw, &key.into(), &value.into(), &options);
         }
+    }
+
+    /// `POST https://object/forget`: the conversation was deleted. The object forgets it —
+    /// the running turn stops, the live streams end with `closed` `conversation_deleted`,
+    /// its memory (log, handoff, this isolate's remembered context) and its storage
+    /// (`deleteAll`, its alarm) are cleared — and keeps only a mark that it was deleted, so
+    /// every later request is 404 `conversation_not_found` in any isolate.
+    pub(super) async fn forget(
+        self: Rc<Self>,
+        names: &Names,
+    ) -> Result<(), crate::error::ApiError> {
+        self.deleted.set(true);
+        if let Some(running) = self.running.borrow_mut().take() {
+            running.abort();
+        }
+        self.stopper.borrow_mut().take();
+        self.close_watchers(super::streams::Closing::ConversationDeleted);
+        let followers: Vec<Sink> = {
+            let mut log = self.log.borrow_mut();
+            let followers = log
+                .turn
+                .as_mut()
+                .map(|t| t.followers.drain(..).collect())
+                .unwrap_or_default();
+            *log = Log::default();
+            followers
+        };
+        for follower in &followers {
+            follower.close();
+        }
+        *self.handoff.borrow_mut() = None;
+        let scope =
+            concierge_core::conversation::Scope::new(&names.site_id, &names.conversation_id);
+        crate::bindings::d1_store::remembered::forget(scope);
+        let storage = self.state.storage();
+        storage.delete_alarm().await?;
+        storage.delete_all().await?;
+        storage.put(KEY_DELETED, "1").await?;
+        Ok(())
+    }
+
+    /// `GET https://object/state` (the debug route): what the object holds — its storage's
+    /// keys, whether it is marked deleted, its handoff, its live streams, whether this
+    /// isolate remembers the conversation.
+    pub(super) async fn debug_state(&self) -> Result<worker::Response, crate::error::ApiError> {
+        let listed = self.state.storage().list().await?;
+        let keys: Vec<String> = js_sys::Array::from(&wasm_bindgen::JsValue::from(listed.keys()))
+            .iter()
+            .filter_map(|k| k.as_string())
+            .collect();
+        let remembered = self.names.borrow().as_ref().is_some_and(|names| {
+            let scope =
+                concierge_core::conversation::Scope::new(&names.site_id, &names.conversation_id);
+            crate::bindings::d1_store::remembered::conversation(scope).is_some()
+        });
+        let body = serde_json::json!({
+            "deleted": self.deleted.get(),
+            "storage_keys": keys,
+            "handoff": self.handoff.borrow().clone(),
+            "watchers": self.log.borrow().watchers.len(),
+            "remembered": remembered,
+        });
+        Ok(worker::Response::from_json(&body)?)
     }
 
     /// `POST https://object/abort` (the debug route): the object loses everything it held

@@ -9,6 +9,7 @@ use worker::Response;
 
 use super::handoff;
 use super::log::{self, Sink, Watcher};
+use super::streams::{self, Grant};
 use super::{Inner, Names};
 use crate::bindings::js_stream::{BodyWriter, Coalescing};
 use crate::error::ApiError;
@@ -122,44 +123,44 @@ impl Inner {
     /// `{state, since?, requested_at?, agent?}`, without an id: a snapshot, not an event of
     /// the log, so the client's `Last-Event-ID` stays its own), then every event from now
     /// on (after `after`, what is kept of the missed ones first), kept open, with a ping
-    /// every [`PING_SECONDS`] s. A client that attaches after a reload knows at once who
-    /// holds the conversation.
+    /// every [`PING_SECONDS`] s, within `grant`'s bounds ([`streams`]). A client that
+    /// attaches after a reload knows at once who holds the conversation.
     pub(super) async fn events(
-        &self,
+        self: Rc<Self>,
         names: &Names,
         after: Option<u64>,
+        grant: Grant,
     ) -> Result<Response, ApiError> {
+        // Over a cap: refused before anything is read (429 `too_many_streams`).
+        streams::admit(&mut self.log.borrow_mut().watchers, &grant)?;
         // Events published while the state is read are sent after it.
         let before = self.log.borrow().next_id;
         let state = handoff::current(&self.ctx(names)).await;
         let (writer, body) = BodyWriter::new()?;
         let writer = Coalescing::new(writer);
-        let mut log = self.log.borrow_mut();
-        // Opens the stream at once (clients and proxies see it start).
-        let mut out = String::from(": connected\n\n");
-        out.push_str("event: handoff\ndata: ");
-        out.push_str(&state.to_string());
-        out.push_str("\n\n");
-        match after {
-            Some(after) => out.push_str(&log.frames_after(after)),
-            None => {
-                for (id, entry) in log.entries.iter().filter(|(id, _)| *id >= before) {
-                    log::native_frame(*id, entry, None, &mut out);
+        let watcher = {
+            let mut log = self.log.borrow_mut();
+            // Checked again: others may have attached while the state was read.
+            streams::admit(&mut log.watchers, &grant)?;
+            // Opens the stream at once (clients and proxies see it start).
+            let mut out = String::from(": connected\n\n");
+            out.push_str("event: handoff\ndata: ");
+            out.push_str(&state.to_string());
+            out.push_str("\n\n");
+            match after {
+                Some(after) => out.push_str(&log.frames_after(after)),
+                None => {
+                    for (id, entry) in log.entries.iter().filter(|(id, _)| *id >= before) {
+                        log::native_frame(*id, entry, None, &mut out);
+                    }
                 }
             }
-        }
-        writer.write_now(out.as_bytes());
-        let watcher = Rc::new(Watcher { writer });
-        log.watchers.push(watcher.clone());
-        wasm_bindgen_futures::spawn_local(async move {
-            loop {
-                worker::Delay::from(std::time::Duration::from_secs(PING_SECONDS)).await;
-                if watcher.writer.is_gone() {
-                    break;
-                }
-                watcher.writer.write_now(b": ping\n\n");
-            }
-        });
+            writer.write_now(out.as_bytes());
+            let watcher = Rc::new(Watcher { writer, grant });
+            log.watchers.push(watcher.clone());
+            watcher
+        };
+        streams::follow(self.clone(), watcher);
         sse(body)
     }
 }

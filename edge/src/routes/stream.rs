@@ -6,6 +6,9 @@
 //! Durable Object resets itself (`ctx.abort()`), as the platform may reset one at any
 //! time: the fault tests cut a turn with it.
 //!
+//! `GET /debug/conversations/{id}/object` (the secret key): what its Durable Object holds
+//! (the delete tests check that it forgot the conversation).
+//!
 //! A diagnostic, not a feature: it exists only while the var `DEBUG_ROUTES` is on (`make
 //! dev` and the tests); in production (`wrangler.toml` has it off) it is a 404 like any
 //! unknown path, so anonymous callers cannot hold streams open.
@@ -91,4 +94,22 @@ pub(crate) async fn abort(
         .ok_or(ApiError::NotFound)?;
     crate::object::client::abort(env, &caller.site.id, conversation_id).await?;
     Ok(Response::empty()?.with_status(204))
+}
+
+/// `GET /debug/conversations/{id}/object` (the site's secret key): what the
+/// conversation's object holds — its storage's keys, its deleted mark, its handoff, its
+/// live streams — also once the conversation is deleted (404 unless the debug flag is on).
+pub(crate) async fn object_state(
+    req: Request,
+    env: &Env,
+    conversation_id: &str,
+) -> Result<Response, ApiError> {
+    if !crate::runtime::var_on(env, FLAG) {
+        return Err(ApiError::NotFound);
+    }
+    let caller = AnyKeyCaller::from_request(&req, env).await?;
+    if caller.kind != crate::site::KeyKind::Secret {
+        return Err(ApiError::NotFound);
+    }
+    crate::object::client::debug_state(env, &caller.site.id, conversation_id).await
 }

@@ -80,38 +80,13 @@ impl Received {
 /// (queuing its embedding), or — when its idempotency key was used before in the
 /// conversation — finds the stored one again: answered, or claimed for a new attempt under
 /// a new reply id. A message the template's [`Assistant::screen`] refuses is never stored
-/// ([`Received::Refused`]).
+/// ([`Received::Refused`]) — also one the platform answers itself (a request for a
+/// person, a message while a person holds the conversation): every stored visitor's
+/// message has passed the screen.
 pub async fn receive<P: Platform, A: Assistant>(
     platform: &P,
     assistant: &A,
     input: &TurnInput,
-) -> Result<Received, Error> {
-    received(platform, assistant, input, Screen::Template).await
-}
-
-/// [`receive`] without the template's [`Assistant::screen`]: for a message the platform
-/// answers itself and the template never sees (a request for a person, a message while a
-/// person holds the conversation). Never [`Received::Refused`].
-pub async fn receive_unscreened<P: Platform, A: Assistant>(
-    platform: &P,
-    assistant: &A,
-    input: &TurnInput,
-) -> Result<Received, Error> {
-    received(platform, assistant, input, Screen::Skip).await
-}
-
-/// Whether the template screens a received message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Screen {
-    Template,
-    Skip,
-}
-
-async fn received<P: Platform, A: Assistant>(
-    platform: &P,
-    assistant: &A,
-    input: &TurnInput,
-    screen: Screen,
 ) -> Result<Received, Error> {
     let text = valid_text(assistant, &input.text)?;
     let key = input.idempotency_key.as_deref();
@@ -121,9 +96,7 @@ async fn received<P: Platform, A: Assistant>(
     let window = assistant.config().history_window;
     let scope = Scope::new(&input.site_id, &input.conversation_id);
     let store = platform.store();
-    if screen == Screen::Template
-        && let Some(refusal) = assistant.screen(platform, input, text).await?
-    {
+    if let Some(refusal) = assistant.screen(platform, input, text).await? {
         return refused(platform, scope, refusal).await;
     }
     let (message, reply_id) = visitor_message(platform, text);

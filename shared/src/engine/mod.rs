@@ -45,8 +45,7 @@ pub use at_once::Admission;
 pub use contract::{Answer, Assistant, Platform, Refusal, Turn, TurnConfig, TurnMode, TurnOutcome};
 pub use create::{CreatedConversation, NewConversation, create_conversation};
 pub use lifecycle::{
-    Received, answer_job, answer_job_streamed, receive, receive_unscreened, run_admitted_turn,
-    run_turn,
+    Received, answer_job, answer_job_streamed, receive, run_admitted_turn, run_turn,
 };
 pub use model::complete;
 pub use regenerate::{RegenerateInput, regenerate};

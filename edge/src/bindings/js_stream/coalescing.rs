@@ -87,6 +87,16 @@ impl Coalescing {
         self.held.borrow().writer.is_gone()
     }
 
+    /// Writes the client has not read yet (see [`BodyWriter::unread_writes`]).
+    pub(crate) fn unread_writes(&self) -> u64 {
+        self.held.borrow().writer.unread_writes()
+    }
+
+    /// Writes the client has read so far.
+    pub(crate) fn settled_writes(&self) -> u64 {
+        self.held.borrow().writer.settled_writes()
+    }
+
     /// Breaks the body (what is held is dropped): its reader sees an error.
     pub(crate) fn abort(&self, reason: &str) {
         let mut held = self.held.borrow_mut();

@@ -28,12 +28,18 @@ pub(crate) async fn answer(
     };
     let (assistant, services) =
         turn_context(obj.env, site).map_err(|_| Error::ConversationNotFound)?;
-    let received = engine::receive_unscreened(&services, &assistant, input).await?;
+    // Screened as any visitor's message (`guarded`'s guardrail): what the template refuses
+    // is answered with its refusal and never stored, so it reaches no later model request.
+    let received = engine::receive(&services, &assistant, input).await?;
     let (start, reply_id) = match received {
         Received::Pending(pending) => (pending.start, pending.reply_id),
         // A repeat (same idempotency key) of a message already answered: the same answer.
         Received::Answered { start, reply } => return Ok(replay(start, reply, sink)),
-        Received::Refused { .. } => return Err(Error::ConversationNotFound),
+        Received::Refused {
+            user_message_id,
+            reply,
+            language,
+        } => return Ok(refused(input, user_message_id, reply, language, sink)),
     };
     let conversation = &start.conversation;
     let first = !start.history.iter().any(|m| m.role == Role::User);
@@ -163,6 +169,37 @@ async fn start_waiting(obj: &ObjectCtx<'_>, now: u64, wait_ms: u64) {
     if let Err(error) = save(obj, &record).await.and(alarm) {
         log(obj, "handoff not recorded", &error);
     }
+}
+
+/// A message the template refused: its refusal, as the engine answers one (neither is
+/// stored).
+fn refused(
+    input: &concierge_core::turn::TurnInput,
+    user_message_id: String,
+    reply: StoredMessage,
+    language: Language,
+    sink: &mut dyn TurnSink,
+) -> TurnOutcome {
+    Started {
+        conversation_id: input.conversation_id.clone(),
+        user_message_id: user_message_id.clone(),
+        reply_id: reply.id.clone(),
+    }
+    .announce(sink);
+    sink.emit(TurnEvent::Chunk {
+        text: reply.content.clone(),
+    });
+    sink.emit(TurnEvent::Completed {
+        message_id: reply.id.clone(),
+        kind: reply.kind,
+        intent: None,
+        confidence: None,
+        usage: None,
+        reply: None,
+    });
+    let mut outcome = outcome(user_message_id, reply, language);
+    outcome.route = vec!["refuse"];
+    outcome
 }
 
 /// A stored turn answered again: its reply, as it was sent.

@@ -161,6 +161,12 @@ pub(crate) async fn intercepts(obj: &ObjectCtx<'_>, site: &Site, input: &TurnInp
     !matches!(gate(obj, site, input).await, Gate::Run)
 }
 
+/// Whether a person holds the conversation (a background turn's job then leaves its
+/// message to them).
+pub(crate) async fn held(obj: &ObjectCtx<'_>) -> bool {
+    load(obj).await.state == HandoffState::Held
+}
+
 /// Before a regenerate: refused while a person holds the conversation.
 pub(crate) async fn gate_regenerate(obj: &ObjectCtx<'_>) -> Gate {
     if load(obj).await.state == HandoffState::Held {

@@ -31,7 +31,9 @@ use crate::bindings::services::Services;
 use crate::error::ApiError;
 use crate::http::body;
 use crate::object::client::{self, Watch};
+use crate::object::streams::{self, Closing, Grant};
 use crate::routes::feedback;
+use crate::site::KeyKind;
 use crate::templates::turn_context;
 
 mod post;
@@ -268,7 +270,56 @@ pub(crate) async fn events(
 ) -> Result<Response, ApiError> {
     let after = last_event_id(&req)?;
     let site_id = watched(&req, env, &caller, conversation_id).await?;
-    client::watch(env, &site_id, conversation_id, Watch::Events { after }).await
+    let grant = live_grant(&req, env, &caller);
+    client::watch(
+        env,
+        &site_id,
+        conversation_id,
+        Watch::Events { after, grant },
+    )
+    .await
+}
+
+/// The bounds of a live stream (see `crate::object::streams`): its client's address, its
+/// end — its bounded life (`LIVE_STREAM_MAX_SECONDS` may shorten it) or its user token's
+/// expiry, whichever comes first — and the key it is opened with.
+fn live_grant(req: &Request, env: &Env, caller: &AnyKeyCaller) -> Grant {
+    let now = crate::runtime::now_ms();
+    let lifetime = env
+        .var("LIVE_STREAM_MAX_SECONDS")
+        .ok()
+        .and_then(|v| v.to_string().trim().parse::<u64>().ok())
+        .filter(|secs| *secs > 0)
+        .map_or(streams::LIFETIME_SECONDS, |secs| {
+            secs.min(streams::LIFETIME_SECONDS)
+        });
+    let lived = now.saturating_add(lifetime * 1000);
+    let (until_ms, ends_with) = match auth::user_token_expiry_ms(req) {
+        Some(expiry) if expiry < lived => (expiry, Closing::TokenExpired),
+        _ => (lived, Closing::StreamExpired),
+    };
+    // The address Cloudflare reports (`wrangler dev` too); a misrouted request without one
+    // shares one bucket.
+    let client = req
+        .headers()
+        .get("cf-connecting-ip")
+        .ok()
+        .flatten()
+        .map(|ip| ip.trim().to_string())
+        .unwrap_or_default();
+    let secret = caller.kind == KeyKind::Secret;
+    let key_hash = if secret {
+        caller.site.secret_key_hash.clone()
+    } else {
+        caller.site.public_key_hash.clone()
+    };
+    Grant {
+        client,
+        until_ms,
+        ends_with,
+        key_hash,
+        secret,
+    }
 }
 
 /// `POST /conversations/{id}/stop`: the running turn ends now, as the visitor saw it —
@@ -332,6 +383,16 @@ pub(crate) async fn delete(
         .delete_conversation(scope)
         .await
         .map_err(ApiError::store)?;
+    // Its object forgets it too (memory, storage, live streams): a later post to its id,
+    // in any isolate, is 404 — never the deleted history sent to the model.
+    if let Err(err) = client::forget(env, &caller.site.id, conversation_id).await {
+        let line = serde_json::json!({
+            "level": "error", "msg": "conversation object not cleared after delete",
+            "site": caller.site.id, "conversation_id": conversation_id,
+            "detail": format!("{err:?}"),
+        });
+        worker::console_error!("{line}");
+    }
     if let Some(owned) = owned
         && let Err(err) = services.vectors.delete(&owned).await
     {
