@@ -211,3 +211,13 @@ fn tokens_without_exp_or_living_longer_than_24_hours_are_refused() {
         Err(TokenError::BadSignature)
     );
 }
+
+#[test]
+fn a_tokens_expiry_is_read_for_the_live_streams_bound() {
+    let t = token(r#"{"sub":"u","exp":1900000100}"#);
+    assert!(verify_user_token(&t, SECRET, NOW).is_ok());
+    assert_eq!(user_token_expiry(&t), Some(1_900_000_100));
+    assert_eq!(user_token_expiry(&token(r#"{"sub":"u"}"#)), None);
+    assert_eq!(user_token_expiry("not a token"), None);
+    assert_eq!(user_token_expiry(&"a".repeat(MAX_TOKEN_BYTES + 1)), None);
+}
