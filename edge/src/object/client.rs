@@ -264,7 +264,7 @@ pub(crate) async fn warm(
 }
 
 /// Tells the object its conversation was deleted: it forgets it (memory and storage) and
-/// ends its live streams; every later request to it is 404 `conversation_not_found`.
+/// ends its live streams; every later request to it is 404, as for an unknown one.
 pub(crate) async fn forget(
     env: &Env,
     site_id: &str,

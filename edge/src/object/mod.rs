@@ -100,7 +100,7 @@ pub(crate) struct Inner {
     /// read.
     handoff: RefCell<Option<crate::bindings::d1_handoff::HandoffRecord>>,
     /// The conversation was deleted ([`saved`]'s `forget`): every request is 404
-    /// `conversation_not_found`, whatever any isolate still remembers of it.
+    /// (as an unknown conversation), whatever any isolate still remembers of it.
     deleted: Cell<bool>,
 }
 
@@ -245,7 +245,7 @@ impl Inner {
                 (worker::Method::Post, "/job") => {
                     Ok(Response::from_json(&background::JobOutcome::default())?)
                 }
-                _ => Err(ApiError::UnknownConversation),
+                _ => Err(ApiError::NotFound),
             };
         }
         match (req.method(), url.path()) {

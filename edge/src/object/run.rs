@@ -95,7 +95,7 @@ pub(super) async fn turn(
     };
     // Deleted while it waited in line.
     if inner.deleted.get() {
-        return Err(ApiError::UnknownConversation);
+        return Err(ApiError::NotFound);
     }
     let run = match job.kind {
         TurnKind::Message {

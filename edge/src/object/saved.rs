@@ -159,7 +159,7 @@ impl Inner {
     /// the running turn stops, the live streams end with `closed` `conversation_deleted`,
     /// its memory (log, handoff, this isolate's remembered context) and its storage
     /// (`deleteAll`, its alarm) are cleared — and keeps only a mark that it was deleted, so
-    /// every later request is 404 `conversation_not_found` in any isolate.
+    /// every later request is 404 (as for an unknown conversation) in any isolate.
     pub(super) async fn forget(
         self: Rc<Self>,
         names: &Names,
@@ -180,8 +180,9 @@ impl Inner {
             *log = Log::default();
             followers
         };
+        // Broken, not ended: the Worker ends each with one terminal event (`/terminal`).
         for follower in &followers {
-            follower.close();
+            follower.abort();
         }
         *self.handoff.borrow_mut() = None;
         let scope =

@@ -32,7 +32,7 @@ use crate::site::KeyKind;
 /// Live streams one conversation may have open at once.
 pub(crate) const MAX_STREAMS_PER_CONVERSATION: usize = 8;
 /// Live streams one client address may hold on one conversation at once.
-pub(crate) const MAX_STREAMS_PER_CLIENT: usize = 3;
+pub(crate) const MAX_STREAMS_PER_CLIENT: usize = 4;
 /// The longest a live stream lives, in seconds; then it ends with `closed`
 /// `stream_expired` and the client reconnects.
 pub(crate) const LIFETIME_SECONDS: u64 = 15 * 60;

@@ -8,7 +8,7 @@
 //!   (`token_expired`), when the conversation is deleted (`conversation_deleted`) and when
 //!   the key they were opened with is rotated away (`keys_rotated`);
 //! - a deleted conversation is forgotten by its object: storage cleared, handoff gone,
-//!   later posts 404 `conversation_not_found`;
+//!   later posts 404 as for an unknown conversation;
 //! - a background turn queued before a take-over is left to the person, not answered by
 //!   the model;
 //! - a message the guardrail refuses is never stored, also while a person holds the
@@ -151,8 +151,8 @@ fn live_streams_are_capped_per_client_with_429_too_many_streams() {
     }
     assert_eq!(
         (held.len(), refused.len()),
-        (3, 3),
-        "three streams per client and conversation: {refused:?}"
+        (4, 2),
+        "four streams per client and conversation: {refused:?}"
     );
     for (status, body) in &refused {
         assert_eq!(*status, 429, "{body}");
@@ -373,7 +373,17 @@ fn a_deleted_conversation_is_forgotten_by_its_object_and_its_streams_end() {
             .send_json(json!({"content": "Nhắc lại cấu hình lúc nãy?"})),
     );
     assert_eq!(status, 404, "{body}");
-    assert_eq!(error_code(&body), "conversation_not_found");
+    // As for a conversation that never existed: nothing says it once did.
+    let (unknown_status, unknown) = into_parts(
+        agent()
+            .post(&worker.url("/conversations/00000000-0000-4000-8000-000000000000/messages"))
+            .set("x-api-key", key)
+            .send_json(json!({"content": "Nhắc lại cấu hình lúc nãy?"})),
+    );
+    assert_eq!(
+        (status, error_code(&body)),
+        (unknown_status, error_code(&unknown))
+    );
     assert_eq!(upstream.chat_requests().len(), before, "no model call");
 }
 
