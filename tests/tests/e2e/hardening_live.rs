@@ -399,8 +399,9 @@ fn a_background_turn_queued_before_a_take_over_is_left_to_the_person() {
     );
     let key = site.secret_key.as_str();
     let (conversation, _) = create_conversation(worker, &site, json!({}));
-    // The first attempt stalls past the first-token timeout (then is retried); the model
-    // would answer the retry.
+    // The job's first attempt stalls past the first-token timeout, twice (the model call's
+    // own retry), and fails: the job is retried. The model would answer the retry.
+    upstream.push(Reply::Stall(Duration::from_secs(5)));
     upstream.push(Reply::Stall(Duration::from_secs(5)));
     upstream.push(Reply::text("MODEL ANSWER WHILE HELD"));
     let (status, body) = into_parts(
@@ -428,11 +429,12 @@ fn a_background_turn_queued_before_a_take_over_is_left_to_the_person() {
     );
     assert_eq!(status, 200, "{body}");
 
-    // The retry comes (first-token timeout 3 s, backoff 1 s) and finds the conversation held.
-    thread::sleep(Duration::from_secs(9));
+    // The first attempt ends (two first-token timeouts of 3 s); its retry comes (backoff
+    // 1 s or so) and finds the conversation held.
+    thread::sleep(Duration::from_secs(14));
     assert_eq!(
         upstream.chat_requests().len(),
-        1,
+        2,
         "no model call for a job while a person holds the conversation"
     );
     let messages = history(worker, key, &conversation);
@@ -483,6 +485,8 @@ fn a_message_the_guardrail_refuses_is_never_stored_while_a_person_holds_the_conv
         !messages.iter().any(|m| m["content"] == OFF_DOMAIN),
         "a refused message is not stored for anyone: {messages:?}"
     );
+    // The guardrail's own request carried it (that is the screen); nothing after it may.
+    let screened = upstream.chat_requests().len();
 
     // Handed back: the next answer's model request does not carry it either.
     let (status, _) = operate(worker, key, &conversation, json!({"action": "release"}));
@@ -491,7 +495,7 @@ fn a_message_the_guardrail_refuses_is_never_stored_while_a_person_holds_the_conv
     upstream.set_default(Reply::text("Dạ, nên chải răng hai lần mỗi ngày ạ."));
     let (status, _) = send(worker, key, &conversation, "Sâu răng phòng ngừa thế nào?");
     assert_eq!(status, 200);
-    for request in upstream.chat_requests() {
+    for request in upstream.chat_requests().iter().skip(screened) {
         assert!(
             !request.body.to_string().contains("Giá vàng"),
             "the refused message reached a model request: {}",
