@@ -34,6 +34,9 @@ node tests/ai-sdk/parse.mjs
 step "the local Vectorize double's documented limits"
 node --test tests/doubles/vectorize/test/*.test.js
 
+step "the widget's live stream as the server ends it"
+node --test tests/widget-live/
+
 step "wasm32 builds: core (no_std), widget, Worker, SQL validator Worker"
 cargo build --quiet -p concierge-core --no-default-features --target $WASM
 sh scripts/build.sh
