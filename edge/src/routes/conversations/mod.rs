@@ -351,9 +351,10 @@ async fn watched(
 }
 
 /// `DELETE /conversations/{id}` (secret key): the conversation, its messages and their
-/// vectors. The vectors go first: if the index fails, the conversation stays whole (503)
-/// and can be deleted again, rather than leaving vectors of deleted messages. Vectors an
-/// indexing job wrote in between are deleted after the rows.
+/// vectors, and its object's memory and storage. The vectors go first: if the index fails,
+/// the conversation stays whole (503) and can be deleted again, rather than leaving vectors
+/// of deleted messages; then the object, then the rows. Vectors an indexing job wrote in
+/// between are deleted after the rows.
 pub(crate) async fn delete(
     req: Request,
     env: &Env,
@@ -378,21 +379,24 @@ pub(crate) async fn delete(
         .delete(&ids)
         .await
         .map_err(|e| ApiError::from(concierge_core::error::Error::VectorIndex(e)))?;
+    // Its object forgets it first (memory, storage, live streams; no turn runs from
+    // then on): a later post to its id, in any isolate, is 404 — never the deleted
+    // history sent to the model. Should that fail, nothing more is deleted (503) and the
+    // delete can be sent again; the object's forgetting is idempotent.
+    if let Err(err) = client::forget(env, &caller.site.id, conversation_id).await {
+        let line = serde_json::json!({
+            "level": "error", "msg": "conversation object not cleared; delete stopped",
+            "site": caller.site.id, "conversation_id": conversation_id,
+            "detail": format!("{err:?}"),
+        });
+        worker::console_error!("{line}");
+        return Err(ApiError::Unavailable);
+    }
     let owned = services
         .store
         .delete_conversation(scope)
         .await
         .map_err(ApiError::store)?;
-    // Its object forgets it too (memory, storage, live streams): a later post to its id,
-    // in any isolate, is 404 — never the deleted history sent to the model.
-    if let Err(err) = client::forget(env, &caller.site.id, conversation_id).await {
-        let line = serde_json::json!({
-            "level": "error", "msg": "conversation object not cleared after delete",
-            "site": caller.site.id, "conversation_id": conversation_id,
-            "detail": format!("{err:?}"),
-        });
-        worker::console_error!("{line}");
-    }
     if let Some(owned) = owned
         && let Err(err) = services.vectors.delete(&owned).await
     {
