@@ -211,3 +211,31 @@ fn tokens_without_exp_or_living_longer_than_24_hours_are_refused() {
         Err(TokenError::BadSignature)
     );
 }
+
+#[test]
+fn a_user_label_is_trimmed_and_refuses_control_and_bidi_characters() {
+    assert_eq!(user_label("  khach-1 \n"), Some("khach-1"));
+    assert_eq!(user_label("Nguyễn Văn A"), Some("Nguyễn Văn A"));
+    for bad in [
+        "",
+        "   ",
+        "\t=HYPERLINK(\"http://x\")",
+        "a\tb",
+        "a\rb",
+        "a\u{0}b",
+        "abc\u{202E}gpj.exe",
+        "a\u{2066}b",
+        "a\u{200F}b",
+        "a\u{85}b",
+    ] {
+        // Only the surrounding whitespace is trimmed: a control character inside stays.
+        if bad == "\t=HYPERLINK(\"http://x\")" {
+            assert_eq!(user_label(bad), Some("=HYPERLINK(\"http://x\")"));
+            continue;
+        }
+        assert_eq!(user_label(bad), None, "{bad:?}");
+    }
+    let long = "x".repeat(MAX_SUBJECT_CHARS + 1);
+    assert_eq!(user_label(&long), None);
+    assert!(user_label(&long[1..]).is_some());
+}
