@@ -48,6 +48,9 @@ pub(crate) enum ApiError {
     RateLimited,
     /// The conversation already has a turn running and the most posts waiting for it.
     ConversationBusy,
+    /// A request for a person while the queue of conversations waiting for one is full
+    /// for this client or site (`routes::conversations::handoff_queue`).
+    HandoffQueueFull,
     /// The resource kept changing under this request; retrying may succeed.
     Conflict(&'static str),
     /// The request would take the site past a bound it cannot exceed; the message says
@@ -93,6 +96,13 @@ impl ApiError {
                 429,
                 "conversation_busy",
                 "This conversation is busy answering other messages; try again shortly.",
+            ),
+            Self::HandoffQueueFull => (
+                429,
+                "handoff_queue_full",
+                "Hiện có quá nhiều yêu cầu đang chờ gặp nhân viên; quý khách vui lòng thử lại sau ít \
+                 phút. (Too many requests are waiting for a person right now; please try \
+                 again in a few minutes.)",
             ),
             Self::Conflict(message) => (409, "conflict", message),
             Self::LimitReached(message) => (409, "limit_reached", message),
