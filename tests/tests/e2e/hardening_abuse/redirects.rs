@@ -2,8 +2,10 @@
 //! the URL that passed the outbound rule: a redirect is the endpoint's answer (an error),
 //! never followed, and the key goes nowhere else.
 
+use std::time::Duration;
+
 use concierge_e2e::Worker;
-use concierge_e2e::api::{create_conversation, send, site_with_upstream, terminal};
+use concierge_e2e::api::{create_conversation, eventually, send, site_with_upstream, terminal};
 use concierge_e2e::upstream::{Page, ScriptedWeb};
 use serde_json::json;
 
@@ -23,16 +25,24 @@ fn a_redirect_from_the_llm_endpoint_is_not_followed() {
         worker,
         &site.secret_key,
         &conversation,
-        "áo thun này còn size M không?",
+        "Tư vấn cấu hình PC chơi game 20 triệu, card đồ họa nào hợp lý?",
     );
     assert_eq!(status, 200);
+    // The turn ends (the flow's own fallback, or `failed`); the redirect's target is never
+    // asked.
     let (end, _) = terminal(&events);
-    assert_ne!(end, "completed", "{events:?}");
     assert!(
-        web.hits("/v1/chat/completions") + web.hits("/v1/embeddings") >= 1,
-        "{:?}",
-        web.requests()
+        ["completed", "failed"].contains(&end.as_str()),
+        "{events:?}"
     );
+    // The model (or the embedding of the stored messages, a queued job) asks the endpoint;
+    // a client that follows redirects then asks the redirect's target at once.
+    eventually(
+        Duration::from_secs(20),
+        "a request to the LLM endpoint",
+        || (web.hits("/v1/chat/completions") + web.hits("/v1/embeddings") >= 1).then_some(()),
+    );
+    std::thread::sleep(Duration::from_secs(2));
     assert_eq!(
         web.hits("/elsewhere"),
         0,
