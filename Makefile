@@ -1,5 +1,5 @@
 # Concierge — two commands on a fresh machine: `make dev` and `make test`.
-.PHONY: install build dev test bench-e2e bench-cold-start worker-size bench-hardening
+.PHONY: install build dev test bench-e2e bench-cold-start worker-size bench-hardening bench-abuse
 SHELL := /bin/sh
 
 install:
@@ -22,6 +22,11 @@ bench-e2e: build
 # dev per run, Concierge beside the bare relay (medians).
 bench-cold-start: build
 	@sh scripts/bench-cold-start.sh
+
+# On demand: issue 39's abuse figures — a /64 flood, visitors flooding beside the
+# merchant's calls, a 1,000-request handoff flood (medians of 3 runs).
+bench-abuse: build
+	@sh scripts/bench-abuse.sh
 
 # On demand: the Worker's upload size against its budget, and where its bytes go (twiggy).
 worker-size: build

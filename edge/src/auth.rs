@@ -210,10 +210,14 @@ fn check_origin(req: &Request, env: &Env, site: &Site) -> Result<(), ApiError> {
 /// Rate limits, through the Workers rate-limiting bindings (counted per Cloudflare
 /// location; limits in `wrangler.toml`), after the key is verified so that requests
 /// without a valid key cannot use up a site's budget:
-/// - a public-key request counts first per site and client address (`PUBLIC_RATE_LIMIT`),
-///   so one visitor cannot use up the site's budget alone;
-/// - every request with a key, public or secret, counts per site (`SITE_RATE_LIMIT`): the
-///   ceiling on what one site can cost, however many clients it has;
+/// - a public-key request counts first per site and client (`PUBLIC_RATE_LIMIT`), so one
+///   visitor cannot use up the site's budget alone; a client is its IPv4 address, or its
+///   IPv6 address's `/64` ([`client_key`]), so one subscriber's many addresses count once;
+/// - every public-key request counts per site (`SITE_RATE_LIMIT`): the ceiling on what a
+///   site's visitors can cost, however many clients they are;
+/// - every secret-key request counts per site against a budget of its own
+///   (`SECRET_RATE_LIMIT`), so visitors, however many, never lock the merchant's console
+///   and servers out;
 /// - starting a conversation with a public key has its own, tighter per-client limit
 ///   ([`limit_conversation_start`]).
 ///
@@ -233,19 +237,20 @@ pub(crate) async fn limit_conversation_start(
     if caller.kind != KeyKind::Public {
         return Ok(());
     }
-    let client = client_address(req)?;
+    let client = client_key(req)?;
     let key = format!("{}:{client}", caller.site.id);
     limit(env, "CONVERSATION_RATE_LIMIT", &key).await
 }
 
-/// The client's address as Cloudflare reports it.
-fn client_address(req: &Request) -> Result<String, ApiError> {
+/// The key the client is limited under: its address as Cloudflare reports it, an IPv6
+/// address cut to its `/64` (`concierge_core::client::client_key`). A request without an
+/// address, or with one that is not an IP address, is refused.
+pub(crate) fn client_key(req: &Request) -> Result<String, ApiError> {
     req.headers()
         .get("cf-connecting-ip")
         .ok()
         .flatten()
-        .map(|ip| ip.trim().to_string())
-        .filter(|ip| !ip.is_empty())
+        .and_then(|ip| concierge_core::client::client_key(&ip))
         .ok_or(ApiError::Forbidden(
             "A public key can only be used by a client with a known address.",
         ))

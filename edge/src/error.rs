@@ -50,6 +50,9 @@ pub(crate) enum ApiError {
     ConversationBusy,
     /// A live stream over its caps (per conversation, per client address).
     TooManyStreams,
+    /// A request for a person while the queue of conversations waiting for one is full
+    /// for this client or site (`routes::conversations::handoff_queue`).
+    HandoffQueueFull,
     /// The resource kept changing under this request; retrying may succeed.
     Conflict(&'static str),
     /// The request would take the site past a bound it cannot exceed; the message says
@@ -100,6 +103,13 @@ impl ApiError {
                 429,
                 "too_many_streams",
                 "Too many live streams are open for this conversation; close one and try again.",
+            ),
+            Self::HandoffQueueFull => (
+                429,
+                "handoff_queue_full",
+                "Hiện có quá nhiều yêu cầu đang chờ gặp nhân viên; quý khách vui lòng thử lại sau ít \
+                 phút. (Too many requests are waiting for a person right now; please try \
+                 again in a few minutes.)",
             ),
             Self::Conflict(message) => (409, "conflict", message),
             Self::LimitReached(message) => (409, "limit_reached", message),

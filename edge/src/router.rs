@@ -114,7 +114,7 @@ routes! {
     AdminTryToken "admin_try_token" [POST] ["admin", "try-token"], SecretCaller
         => |req, rc, caller| console_admin::try_token(req, rc.env, caller).await;
     AdminHandoffs "admin_handoffs" [GET] ["admin", "handoffs"], SecretCaller
-        => |req, rc, caller| console_admin::handoffs(rc.env, caller).await;
+        => |req, rc, caller| console_admin::handoffs(&req, rc.env, caller).await;
     AdminHandoff "admin_handoff" [POST] ["admin", "conversations", id, "handoff"], SecretCaller
         => |req, rc, caller| console_admin::handoff_operation(req, rc.env, caller, id).await;
     AdminHumanReply "admin_human_reply" [POST] ["admin", "conversations", id, "messages", "human"],

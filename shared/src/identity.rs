@@ -299,5 +299,25 @@ pub fn sign_user_token(claims_json: &[u8], secret: &[u8]) -> String {
     token
 }
 
+/// Whether `c` steers bidirectional text (embeddings, overrides, isolates, marks): such a
+/// character can make a label read as something else (`U+202E` turns `txt.exe` around).
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}'
+    )
+}
+
+/// A `user_id` given in a request body (with a public key only a label nobody proved), as
+/// it is kept: trimmed, 1 to [`MAX_SUBJECT_CHARS`] characters, without control or
+/// bidirectional-control characters; `None` when it breaks the rule.
+pub fn user_label(text: &str) -> Option<&str> {
+    let label = text.trim();
+    let fine = !label.is_empty()
+        && label.chars().count() <= MAX_SUBJECT_CHARS
+        && !label.chars().any(|c| c.is_control() || is_bidi_control(c));
+    fine.then_some(label)
+}
+
 #[cfg(test)]
 mod tests;

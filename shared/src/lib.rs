@@ -56,6 +56,7 @@ extern crate alloc;
 pub mod agent;
 pub mod boundary;
 pub mod chat;
+pub mod client;
 pub mod conversation;
 pub mod engine;
 pub mod error;

@@ -113,6 +113,25 @@ fn a_single_huge_value_is_cut_at_a_character_boundary() {
     assert!(text.starts_with("ệệ"));
 }
 
+#[test]
+fn a_result_whose_rows_were_left_out_says_truncated() {
+    // The query's own flag said every row came back; the cap then left rows out.
+    let huge =
+        json!({"rows": [{"ghi_chu": "ệ".repeat(20_000)}], "row_count": 1, "truncated": false});
+    let out = cap_result(huge, MAX_RESULT_CHARS);
+    assert_eq!(out["note"], "truncated: 0 of 1 rows");
+    assert_eq!(out["truncated"], true, "{out}");
+    let rows: Vec<Value> = (0..1000)
+        .map(|i| json!({"i": i, "pad": "x".repeat(40)}))
+        .collect();
+    let out = cap_result(json!({"rows": rows, "truncated": false}), MAX_RESULT_CHARS);
+    assert!(out["note"].as_str().unwrap().starts_with("truncated: "));
+    assert_eq!(out["truncated"], true);
+    // Nothing left out: the flag is the query's.
+    let small = json!({"rows": [{"a": 1}], "truncated": false});
+    assert_eq!(cap_result(small.clone(), MAX_RESULT_CHARS), small);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(128))]
 

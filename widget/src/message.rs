@@ -1,4 +1,4 @@
-//! One message: the visitor's as plain text, the assistant's as safe markdown (drawn by
+//! One message: the visitor's and a notice as plain text, the assistant's as safe markdown (drawn by
 //! `js/rich.js`, without rental's role label), with the
 //! typing indicator while it waits, the retry control when it failed, and regenerate on
 //! the last finished answer. A person's reply is marked "Nhân viên" and their name and
@@ -27,13 +27,14 @@ pub(crate) fn Message(
 ) -> impl IntoView {
     let strings = chat.strings;
     let user = entry.role == Role::User;
+    let plain = plain_text(entry.role, entry.look);
     let body = NodeRef::<Div>::new();
     Effect::new(move |_| {
         let Some(el) = body.get() else {
             return;
         };
         entry.text.with(|text| {
-            if user {
+            if plain {
                 el.set_text_content(Some(text));
             } else {
                 rich::markdown(&el, text);
@@ -132,6 +133,13 @@ pub(crate) fn Message(
             </button>
         </div>
     }
+}
+
+/// Whether a message is drawn as plain text rather than markdown: the visitor's, and a
+/// notice, whose text holds a person's name as the console typed it (`**Lan**` or a link
+/// must show as typed, never as formatting).
+pub(crate) fn plain_text(role: Role, look: Look) -> bool {
+    role == Role::User || look == Look::Notice
 }
 
 fn failure_text(strings: &Strings, why: Failure) -> &'static str {

@@ -1,6 +1,8 @@
 // Concierge console: visitors who asked for a person. The waiting count is a badge on the
-// tab (GET /admin/handoffs every few seconds while signed in); the tab lists the waiting
-// conversations oldest first, then those a person holds. Opening one shows its messages
+// tab (GET /admin/handoffs every few seconds while signed in: the true count, however many
+// wait); the tab lists the waiting conversations newest request first, then those a person
+// holds, a page of 50 at a time ("Older" / "Newer"). A user id no signed token proved is
+// marked "unverified label". Opening one shows its messages
 // (GET /admin/conversations/{id}) and follows it live (GET /conversations/{id}/events, read
 // with fetch: the key goes in a header; its first event is who holds the conversation), with "Take over", a reply box (a person's
 // messages, POST /admin/conversations/{id}/messages/human) and "Hand back to the assistant"
@@ -15,7 +17,10 @@ const t = (text, values) => window.ConsoleI18n.t(text, values);
 const AGENT = "concierge.console.agent"; // the merchant's name, a preference (not a secret)
 const POLL_MS = 4000;
 
-let rows = []; // GET /admin/handoffs' conversations
+let rows = []; // GET /admin/handoffs' conversations (one page)
+let listed = { waiting: 0, total: 0, offset: 0 }; // that page's counts and place
+let offset = 0; // the page asked for
+const PAGE = 50;
 let current = null; // { id, state, agent, live: AbortController, known: Set, answer }
 
 /** The waiting count on the tab, and the list when the tab is open. */
@@ -27,7 +32,7 @@ async function poll() {
   }
   let body;
   try {
-    body = await api("GET", "/admin/handoffs");
+    body = await api("GET", "/admin/handoffs?limit=" + PAGE + "&offset=" + offset);
   } catch (e) {
     if (!$("tab-handoff").hidden) show($("handoff-error"), e.message);
     return;
@@ -35,6 +40,8 @@ async function poll() {
   show($("handoff-error"), "");
   rows = body.conversations || [];
   const waiting = Number(body.waiting) || 0;
+  listed = { waiting, total: Number(body.total) || rows.length, offset: Number(body.offset) || 0 };
+  if (!rows.length && offset > 0) { offset = 0; return poll(); }
   const badge = $("handoff-badge");
   badge.textContent = waiting ? String(waiting) : "";
   badge.hidden = waiting === 0;
@@ -51,18 +58,38 @@ function stateText(state, agent) {
 function drawList() {
   const list = $("handoff-list");
   list.textContent = "";
-  const waiting = rows.filter((r) => r.state === "waiting").length;
-  $("handoff-count").textContent = waiting
-    ? t("{n} waiting, oldest first; then the conversations a person holds.", { n: waiting })
-    : rows.length ? t("Nobody is waiting; the conversations a person holds:") : t("Nobody is waiting for a person.");
+  const waiting = listed.waiting;
+  $("handoff-count").textContent = (waiting
+    ? t("{n} waiting, newest request first; then the conversations a person holds.", { n: waiting })
+    : rows.length ? t("Nobody is waiting; the conversations a person holds:") : t("Nobody is waiting for a person."))
+    + (listed.total > rows.length ? " " + t("Showing {from}–{to} of {total}.", { from: listed.offset + 1, to: listed.offset + rows.length, total: listed.total }) : "");
+  drawPager();
   for (const row of rows) {
     const button = el("button", { type: "button", "data-conversation": row.id, "data-state": row.state },
       el("strong", { text: (row.last_message && row.last_message.content) || t("(no message)") }),
       el("span", { class: "meta", text: " " + stateText(row.state, row.agent) + " · " + t("since {time}", { time: when(row.requested_at || row.since) }) + (row.user_id ? " · " + row.user_id : "") }),
+      row.user_id && !row.user_id_verified ? el("span", { class: "badge", "data-unverified": "", title: t("A label the visitor's browser sent; no signed token proved it."), text: t("unverified label") }) : null,
       row.state === "waiting" ? el("span", { class: "badge bad", text: t("waiting") }) : null);
     button.addEventListener("click", () => open(row.id, row.state, row.agent));
     if (current && current.id === row.id) button.setAttribute("aria-current", "true");
     list.appendChild(el("li", {}, button));
+  }
+}
+
+/** "Newer" / "Older" under the list when it holds more than one page. */
+function drawPager() {
+  let pager = $("handoff-pager");
+  if (!pager) {
+    pager = el("div", { id: "handoff-pager", class: "pager" });
+    $("handoff-list").after(pager);
+  }
+  pager.textContent = "";
+  if (listed.total <= PAGE) return;
+  const go = (to) => { offset = Math.max(0, to); poll(); };
+  if (listed.offset > 0) pager.appendChild(el("button", { type: "button", text: t("Newer") }));
+  if (listed.offset + rows.length < listed.total) pager.appendChild(el("button", { type: "button", "data-older": "", text: t("Older") }));
+  for (const button of pager.querySelectorAll("button")) {
+    button.addEventListener("click", () => go(button.hasAttribute("data-older") ? listed.offset + PAGE : listed.offset - PAGE));
   }
 }
 

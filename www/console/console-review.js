@@ -74,6 +74,7 @@ async function loadConversations(event) {
       el("strong", { text: c.first_question || "" }),
       el("span", { class: "meta", "data-template": c.template || "unknown",
         text: " " + when(c.updated_at) + " · " + templateName(c.template) + " · " + t("{n} messages", { n: c.messages }) + (c.user_id ? " · " + c.user_id : "") }),
+      c.user_id && !c.user_id_verified ? el("span", { class: "badge", "data-unverified": "", title: t("A label the visitor's browser sent; no signed token proved it."), text: t("unverified label") }) : null,
       c.last_role === "user" ? el("span", { class: "badge bad", "data-badge": "no-answer", text: t("no answer") }) : null,
       c.incomplete ? el("span", { class: "badge bad", text: t("{n} incomplete", { n: c.incomplete }) }) : null,
       c.down_votes ? el("span", { class: "badge bad", "data-down": String(c.down_votes), text: t("{n} down", { n: c.down_votes }) }) : null,

@@ -16,7 +16,7 @@ use std::rc::Rc;
 use concierge_core::engine;
 use worker::{Env, Request};
 
-use super::{client_address, limit};
+use super::{client_key, limit};
 use crate::error::ApiError;
 use crate::site::{KeyKind, Site};
 
@@ -89,7 +89,9 @@ impl Drop for Ahead {
 }
 
 /// The rate limits one request of a caller counts against: with a public key, the site and
-/// client address's (`PUBLIC_RATE_LIMIT`), then the site's ceiling (`SITE_RATE_LIMIT`).
+/// client's (`PUBLIC_RATE_LIMIT`, the client keyed by [`client_key`]), then the site's
+/// ceiling for visitors (`SITE_RATE_LIMIT`); with the secret key, the site's own budget
+/// (`SECRET_RATE_LIMIT`), which visitors' requests never use up.
 pub(crate) struct Admission {
     env: Env,
     limits: Vec<(&'static str, String)>,
@@ -113,11 +115,14 @@ impl Admission {
         kind: KeyKind,
     ) -> Result<Self, ApiError> {
         let mut limits = Vec::with_capacity(2);
-        if kind == KeyKind::Public {
-            let client = client_address(req)?;
-            limits.push(("PUBLIC_RATE_LIMIT", format!("{}:{client}", site.id)));
+        match kind {
+            KeyKind::Public => {
+                let client = client_key(req)?;
+                limits.push(("PUBLIC_RATE_LIMIT", format!("{}:{client}", site.id)));
+                limits.push(("SITE_RATE_LIMIT", site.id.clone()));
+            }
+            KeyKind::Secret => limits.push(("SECRET_RATE_LIMIT", site.id.clone())),
         }
-        limits.push(("SITE_RATE_LIMIT", site.id.clone()));
         Ok(Self {
             env: env.clone(),
             limits,
@@ -142,6 +147,7 @@ impl Admission {
                 let binding = match binding.as_str() {
                     "PUBLIC_RATE_LIMIT" => "PUBLIC_RATE_LIMIT",
                     "SITE_RATE_LIMIT" => "SITE_RATE_LIMIT",
+                    "SECRET_RATE_LIMIT" => "SECRET_RATE_LIMIT",
                     _ => return None,
                 };
                 Some((binding, key.clone()))

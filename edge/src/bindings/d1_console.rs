@@ -14,6 +14,10 @@ use super::d1_store::{D1Store, service_error};
 pub(crate) struct ConversationSummary {
     pub id: String,
     pub user_id: Option<String>,
+    /// Whether `user_id` is proven: the conversation is bound to an identity (a signed
+    /// user token's, or one the secret key stated), not a label a public-key caller gave.
+    #[serde(deserialize_with = "flag")]
+    pub user_id_verified: bool,
     pub language: String,
     /// The template that answered it (`None`: created before templates were recorded).
     pub template: Option<String>,
@@ -32,6 +36,11 @@ pub(crate) struct ConversationSummary {
     pub down_votes: f64,
 }
 
+/// A SQL truth value (0 or 1) as a `bool`.
+fn flag<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
+    Ok(f64::deserialize(deserializer)? != 0.0)
+}
+
 impl D1Store {
     /// The site's `limit` most recently active conversations that `filter` takes (never
     /// one without a visitor message), newest first.
@@ -46,7 +55,8 @@ impl D1Store {
         let statement = self
             .db()
             .prepare(format!(
-                "SELECT c.id, c.user_id, c.language, c.template, c.created_at, c.updated_at, \
+                "SELECT c.id, c.user_id, (c.user_id IS NOT NULL AND c.identity IS NOT NULL) \
+                 AS user_id_verified, c.language, c.template, c.created_at, c.updated_at, \
                  (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id AND m.site_id = ?1) AS messages, \
                  (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id AND m.site_id = ?1 \
                     AND json_extract(m.metadata, '$.incomplete') = 1) AS incomplete, \

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use wasm_bindgen::JsValue;
 use worker::D1Database;
 
-/// The most conversations the console's list shows.
+/// The most conversations one page of the console's list shows.
 pub(crate) const MAX_LISTED: u32 = 200;
 
 /// A conversation's handoff as the object records it.
@@ -104,6 +104,9 @@ pub(crate) async fn read(
 pub(crate) struct HandoffRow {
     pub id: String,
     pub user_id: Option<String>,
+    /// 1 when the conversation is bound to an identity (a signed user token's, or one the
+    /// secret key stated): its `user_id` is proven, not a visitor's label.
+    pub verified: Option<f64>,
     pub handoff_state: String,
     pub handoff_requested_at: Option<f64>,
     pub handoff_since: Option<f64>,
@@ -116,20 +119,32 @@ pub(crate) struct HandoffRow {
 }
 
 #[derive(Debug, Deserialize)]
-struct Count {
+struct Counts {
     waiting: f64,
+    held: f64,
 }
 
-/// The site's conversations waiting for a person (oldest request first), then those a
-/// person holds (oldest request first), at most `limit`; and how many are waiting.
+/// What the console's list counts: every conversation waiting for a person and every one a
+/// person holds, however many the page shows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Listed {
+    pub waiting: u64,
+    pub held: u64,
+}
+
+/// One page of the site's conversations waiting for a person (newest request first: a
+/// flood of old requests cannot hide a new one), then those a person holds (newest request
+/// first), `limit` from `offset`; with the true counts of both.
 pub(crate) async fn list(
     db: &D1Database,
     site_id: &str,
     limit: u32,
-) -> worker::Result<(u64, Vec<HandoffRow>)> {
+    offset: u32,
+) -> worker::Result<(Listed, Vec<HandoffRow>)> {
     let rows = db
         .prepare(
-            "SELECT c.id, c.user_id, c.handoff_state, c.handoff_requested_at, c.handoff_since, \
+            "SELECT c.id, c.user_id, c.identity IS NOT NULL AS verified, c.handoff_state, \
+             c.handoff_requested_at, c.handoff_since, \
              c.handoff_agent, m.role AS last_role, m.kind AS last_kind, \
              substr(m.content, 1, 200) AS last_content, m.created_at AS last_created_at \
              FROM conversations c LEFT JOIN messages m ON m.site_id = c.site_id \
@@ -138,13 +153,18 @@ pub(crate) async fn list(
                             AND l.conversation_id = c.id) \
              WHERE c.site_id = ?1 AND c.handoff_state IN ('waiting', 'held') \
              ORDER BY CASE c.handoff_state WHEN 'waiting' THEN 0 ELSE 1 END, \
-               c.handoff_requested_at, c.id LIMIT ?2",
+               c.handoff_requested_at DESC, c.id LIMIT ?2 OFFSET ?3",
         )
-        .bind(&[site_id.into(), JsValue::from_f64(f64::from(limit))])?;
+        .bind(&[
+            site_id.into(),
+            JsValue::from_f64(f64::from(limit)),
+            JsValue::from_f64(f64::from(offset)),
+        ])?;
     let count = db
         .prepare(
-            "SELECT COUNT(*) AS waiting FROM conversations \
-             WHERE site_id = ?1 AND handoff_state = 'waiting'",
+            "SELECT COUNT(CASE handoff_state WHEN 'waiting' THEN 1 END) AS waiting, \
+             COUNT(CASE handoff_state WHEN 'held' THEN 1 END) AS held FROM conversations \
+             WHERE site_id = ?1 AND handoff_state IN ('waiting', 'held')",
         )
         .bind(&[site_id.into()])?;
     let mut results = db.batch(vec![rows, count]).await?.into_iter();
@@ -153,11 +173,87 @@ pub(crate) async fn list(
         .map(|r| r.results::<HandoffRow>())
         .transpose()?
         .unwrap_or_default();
-    let waiting = results
+    let listed = results
         .next()
-        .map(|r| r.results::<Count>())
+        .map(|r| r.results::<Counts>())
         .transpose()?
         .and_then(|c| c.into_iter().next())
-        .map_or(0, |c| c.waiting as u64);
-    Ok((waiting, rows))
+        .map_or_else(Listed::default, |c| Listed {
+            waiting: c.waiting as u64,
+            held: c.held as u64,
+        });
+    Ok((listed, rows))
+}
+
+#[derive(Debug, Deserialize)]
+struct QueueRow {
+    own: Option<String>,
+    site_waiting: f64,
+    client_waiting: f64,
+}
+
+/// Where the site's queue stands for a new request for a person in conversation `scope`
+/// from `client` (its rate-limit key; `None` for a secret-key request).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct QueueStand {
+    /// Whether the conversation already waits for a person or is held by one (its request
+    /// adds nothing to the queue).
+    pub already_in: bool,
+    /// The site's conversations waiting.
+    pub site_waiting: u64,
+    /// Those whose request came last from `client`.
+    pub client_waiting: u64,
+}
+
+/// [`QueueStand`] for a request for a person in `scope` from `client`.
+pub(crate) async fn queue_stand(
+    db: &D1Database,
+    scope: Scope<'_>,
+    client: Option<&str>,
+) -> worker::Result<QueueStand> {
+    let row = db
+        .prepare(
+            "SELECT (SELECT handoff_state FROM conversations WHERE site_id = ?1 AND id = ?2) \
+               AS own, \
+             (SELECT COUNT(*) FROM conversations WHERE site_id = ?1 \
+               AND handoff_state = 'waiting') AS site_waiting, \
+             (SELECT COUNT(*) FROM conversations WHERE site_id = ?1 \
+               AND handoff_state = 'waiting' AND handoff_client = ?3) AS client_waiting",
+        )
+        .bind(&[
+            scope.site_id.into(),
+            scope.conversation_id.into(),
+            client.map_or(JsValue::NULL, JsValue::from_str),
+        ])?
+        .first::<QueueRow>(None)
+        .await?;
+    Ok(row.map_or(
+        QueueStand {
+            already_in: false,
+            site_waiting: 0,
+            client_waiting: 0,
+        },
+        |row| QueueStand {
+            already_in: matches!(row.own.as_deref(), Some("waiting" | "held")),
+            site_waiting: row.site_waiting as u64,
+            client_waiting: row.client_waiting as u64,
+        },
+    ))
+}
+
+/// Records that `client` (`None`: a secret-key request) asked for a person in `scope`.
+pub(crate) async fn set_client(
+    db: &D1Database,
+    scope: Scope<'_>,
+    client: Option<&str>,
+) -> worker::Result<()> {
+    db.prepare("UPDATE conversations SET handoff_client = ?3 WHERE site_id = ?1 AND id = ?2")
+        .bind(&[
+            scope.site_id.into(),
+            scope.conversation_id.into(),
+            client.map_or(JsValue::NULL, JsValue::from_str),
+        ])?
+        .run()
+        .await?;
+    Ok(())
 }

@@ -124,6 +124,16 @@ pub(crate) async fn chat(
             ));
         }
     };
+    if is_conversation_id(&body.id) {
+        crate::routes::conversations::handoff_queue::admit(
+            &req,
+            env,
+            &caller,
+            &body.id,
+            &last.text(),
+        )
+        .await?;
+    }
     let site = caller.into_inner().site;
     if is_conversation_id(&body.id) {
         let text = last.text();

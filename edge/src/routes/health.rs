@@ -6,7 +6,7 @@ use crate::error::ApiError;
 
 /// Bindings the Worker knows how to use, by their wrangler.toml names. Without a rate
 /// limiter, the requests it limits are refused (503), so they are listed too.
-const BINDINGS: [&str; 9] = [
+const BINDINGS: [&str; 10] = [
     "DB",
     "CONFIG",
     "ASSETS",
@@ -15,6 +15,7 @@ const BINDINGS: [&str; 9] = [
     "VECTORIZE",
     "PUBLIC_RATE_LIMIT",
     "SITE_RATE_LIMIT",
+    "SECRET_RATE_LIMIT",
     "CONVERSATION_RATE_LIMIT",
 ];
 

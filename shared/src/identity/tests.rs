@@ -221,3 +221,31 @@ fn a_tokens_expiry_is_read_for_the_live_streams_bound() {
     assert_eq!(user_token_expiry("not a token"), None);
     assert_eq!(user_token_expiry(&"a".repeat(MAX_TOKEN_BYTES + 1)), None);
 }
+
+#[test]
+fn a_user_label_is_trimmed_and_refuses_control_and_bidi_characters() {
+    assert_eq!(user_label("  khach-1 \n"), Some("khach-1"));
+    assert_eq!(user_label("Nguyễn Văn A"), Some("Nguyễn Văn A"));
+    for bad in [
+        "",
+        "   ",
+        "\t=HYPERLINK(\"http://x\")",
+        "a\tb",
+        "a\rb",
+        "a\u{0}b",
+        "abc\u{202E}gpj.exe",
+        "a\u{2066}b",
+        "a\u{200F}b",
+        "a\u{85}b",
+    ] {
+        // Only the surrounding whitespace is trimmed: a control character inside stays.
+        if bad == "\t=HYPERLINK(\"http://x\")" {
+            assert_eq!(user_label(bad), Some("=HYPERLINK(\"http://x\")"));
+            continue;
+        }
+        assert_eq!(user_label(bad), None, "{bad:?}");
+    }
+    let long = "x".repeat(MAX_SUBJECT_CHARS + 1);
+    assert_eq!(user_label(&long), None);
+    assert!(user_label(&long[1..]).is_some());
+}

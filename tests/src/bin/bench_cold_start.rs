@@ -234,8 +234,12 @@ fn ttft(request: Result<ureq::Response, ureq::Error>, end: &str) -> Duration {
     let started = Instant::now();
     let response = request.expect("a streamed answer");
     let (mut first, mut tokens, mut ended) = (None, 0, false);
+    let mut seen = Vec::new();
     for line in BufReader::new(response.into_reader()).lines() {
         let line = line.expect("read stream");
+        if !line.starts_with("data: {\"chunk\"") {
+            seen.push(line.clone());
+        }
         if line.starts_with("data: {\"chunk\"") || line.contains("\"content\"") {
             first.get_or_insert_with(|| started.elapsed());
             tokens += 1;
@@ -243,7 +247,7 @@ fn ttft(request: Result<ureq::Response, ureq::Error>, end: &str) -> Duration {
             ended = true;
         }
     }
-    assert!(ended, "the stream ended with {end}");
+    assert!(ended, "the stream ended with {end}: {seen:?}");
     assert_eq!(tokens, TOKENS, "every token arrived");
     first.unwrap_or_default()
 }
@@ -281,7 +285,7 @@ fn prepare_concierge(upstream: &ScriptedUpstream, n: usize) -> Target {
         )
         .send_json(json!({
             "name": "Cold start shop",
-            "llm": {"provider": "openai", "base_url": format!("{}/v1", upstream.base_url), "model": "scripted"}
+            "llm": {"provider": "openai", "base_url": format!("{}/v1", upstream.base_url), "model": "scripted", "embed_model": "scripted-embed"}
         }))
         .expect("create site");
     assert_eq!(response.status(), 201, "create site");

@@ -130,15 +130,16 @@ fn handoff_round_trip_request_take_reply_release_and_the_assistant_answers_again
         ]
     );
 
-    // Listed, oldest request first, with the waiting count.
+    // Listed, newest request first (issue 39: a flood cannot hide a new one), with the
+    // waiting count.
     let (status, list) = handoffs(worker, key);
     assert_eq!(status, 200, "{list}");
     assert_eq!(list["waiting"], 2);
     assert_eq!(
         listed_ids(&list),
         [
-            (first.clone(), "waiting".into()),
-            (second.clone(), "waiting".into())
+            (second.clone(), "waiting".into()),
+            (first.clone(), "waiting".into())
         ]
     );
     let requested = |i: usize| {
@@ -146,7 +147,7 @@ fn handoff_round_trip_request_take_reply_release_and_the_assistant_answers_again
             .as_u64()
             .expect("requested_at")
     };
-    assert!(requested(0) <= requested(1));
+    assert!(requested(0) >= requested(1));
     assert_eq!(list["conversations"][0]["last_message"]["kind"], "handoff");
 
     // A person takes the first one.

@@ -29,6 +29,7 @@ mod guarded_greeting;
 mod guarded_rpc;
 mod guarded_wire;
 mod handoff;
+mod hardening_abuse;
 mod hardening_data;
 mod hardening_keys;
 mod hardening_learned;

@@ -66,8 +66,14 @@ pub(crate) async fn find_by_key_hash(
     };
     let cached = Cached { read_at, site };
     // Changed by this isolate while the read was in flight: use it, do not cache it.
+    // Written as JSON text made here: `KvStore::put` of a value converts it to a JS value
+    // first, which turns the site's config (a map, for its flattened template settings)
+    // into a JS `Map` that JSON stores as `{}` — a fresh isolate then read a site with no
+    // LLM endpoint, origins or handoff for 30 s.
     if memo::trusted(&cached) {
-        if let Ok(put) = cache.put(&cache_key, &cached) {
+        if let Ok(text) = serde_json::to_string(&cached)
+            && let Ok(put) = cache.put(&cache_key, text)
+        {
             let _ = put.expiration_ttl(CACHE_TTL_SECS).execute().await;
         }
         memo::put(&cache_key, &cached);

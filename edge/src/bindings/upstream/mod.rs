@@ -15,7 +15,7 @@ use std::time::Duration;
 use concierge_core::error::{ChatModelError, ChatModelErrorKind};
 use futures_util::future::{Either, select};
 use futures_util::pin_mut;
-use worker::{Delay, Env, Fetch, Headers, Method, Request, RequestInit};
+use worker::{Delay, Env, Fetch, Headers, Method, Request, RequestInit, RequestRedirect};
 
 use super::workers_ai::{self, WorkersAi};
 
@@ -188,7 +188,9 @@ impl Upstream {
         }
     }
 
-    /// A POST to `url` with `key` (the key of that endpoint) as bearer token.
+    /// A POST to `url` with `key` (the key of that endpoint) as bearer token. Redirects are
+    /// not followed (a 3xx is the endpoint's answer, an error): `url` passed the outbound
+    /// rule, a `Location` it names has not, and the key must go nowhere else.
     fn post(url: &str, key: Option<&str>, body: String, accept: &str) -> worker::Result<Fetch> {
         let headers = Headers::new();
         headers.set("content-type", "application/json")?;
@@ -199,7 +201,8 @@ impl Upstream {
         let mut init = RequestInit::new();
         init.with_method(Method::Post)
             .with_headers(headers)
-            .with_body(Some(body.into()));
+            .with_body(Some(body.into()))
+            .with_redirect(RequestRedirect::Manual);
         Ok(Fetch::Request(Request::new_with_init(url, &init)?))
     }
 }

@@ -58,8 +58,9 @@ pub(crate) async fn export(
 
 /// The rows as CSV (RFC 4180: every field quoted, quotes doubled, CRLF), with a header
 /// line and a byte-order mark so spreadsheet programs read the Vietnamese text as UTF-8.
-/// A field starting with `=`, `+`, `-` or `@` gets a leading `'` so no program runs it as a
-/// formula.
+/// A field starting with `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading `'`
+/// so no spreadsheet program runs it as a formula (OWASP's CSV injection list: a program
+/// may skip a leading tab or CR and read the formula after it).
 fn to_csv(rows: &[ExportRow]) -> String {
     let mut out = String::from("\u{feff}");
     let fields = [
@@ -99,13 +100,16 @@ fn to_csv(rows: &[ExportRow]) -> String {
     out
 }
 
+/// First characters that make a spreadsheet cell a formula.
+const FORMULA_STARTS: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
+
 fn push_line(out: &mut String, fields: impl Iterator<Item = String>) {
     for (i, field) in fields.enumerate() {
         if i > 0 {
             out.push(',');
         }
         out.push('"');
-        if field.starts_with(['=', '+', '-', '@']) {
+        if field.starts_with(FORMULA_STARTS) {
             out.push('\'');
         }
         out.push_str(&field.replace('"', "\"\""));

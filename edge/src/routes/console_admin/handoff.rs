@@ -1,7 +1,11 @@
 //! The console's handoff routes (secret key; each acts on the caller's site only):
-//! - `GET /admin/handoffs`: `{"waiting": N, "conversations": [{id, user_id, state,
-//!   requested_at, since, agent, last_message}]}` — the conversations waiting for a
-//!   person, oldest request first, then those a person holds;
+//! - `GET /admin/handoffs?limit=&offset=`: `{"waiting": N, "held": M, "total": N + M,
+//!   "limit", "offset", "next_offset", "conversations": [{id, user_id, user_id_verified,
+//!   state, requested_at, since, agent, last_message}]}` — the conversations waiting for a
+//!   person, newest request first (a flood of requests cannot hide a new one), then those
+//!   a person holds, newest first; one page of `limit` (1 to 200, default 200) from
+//!   `offset` (default 0); `next_offset` is the next page's, `null` after the last. The
+//!   counts are the true ones, whatever the page;
 //! - `POST /admin/conversations/{id}/handoff` `{"action": "take", "agent": "Lan"}` or
 //!   `{"action": "release"}`: a person takes the conversation over (the assistant stops
 //!   answering it) or hands it back (a waiting request is dismissed the same way);
@@ -30,13 +34,45 @@ const MAX_AGENT_CHARS: usize = 60;
 /// The longest reply a person may send, in characters.
 const MAX_REPLY_CHARS: usize = 4_000;
 
+/// `?limit=&offset=` of `GET /admin/handoffs`: a 400 for anything but whole numbers in
+/// range.
+fn page(req: &Request) -> Result<(u32, u32), ApiError> {
+    let url = req.url()?;
+    let (mut limit, mut offset) = (MAX_LISTED, 0);
+    for (name, value) in url.query_pairs() {
+        let number = || value.parse::<u32>().ok();
+        match name.as_ref() {
+            "limit" => {
+                limit = number()
+                    .filter(|n| (1..=MAX_LISTED).contains(n))
+                    .ok_or_else(|| {
+                        ApiError::bad_request(format!("`limit` must be 1 to {MAX_LISTED}."))
+                    })?;
+            }
+            "offset" => {
+                offset = number().ok_or_else(|| {
+                    ApiError::bad_request("`offset` must be a whole number from 0.")
+                })?;
+            }
+            _ => {}
+        }
+    }
+    Ok((limit, offset))
+}
+
 /// `GET /admin/handoffs`.
-pub(crate) async fn list(env: &Env, caller: SecretCaller) -> Result<Response, ApiError> {
-    let (waiting, rows) = d1_handoff::list(&env.d1("DB")?, &caller.site.id, MAX_LISTED).await?;
+pub(crate) async fn list(
+    req: &Request,
+    env: &Env,
+    caller: SecretCaller,
+) -> Result<Response, ApiError> {
+    let (limit, offset) = page(req)?;
+    let (listed, rows) = d1_handoff::list(&env.d1("DB")?, &caller.site.id, limit, offset).await?;
     let ms = |v: Option<f64>| v.map(|ms| ms as u64);
     let conversations: Vec<serde_json::Value> = rows
         .into_iter()
         .map(|row| {
+            let verified = row.user_id.is_some() && row.verified.unwrap_or(0.0) > 0.0;
             let last_message = row.last_role.map(|role| {
                 serde_json::json!({
                     "role": role,
@@ -48,6 +84,7 @@ pub(crate) async fn list(env: &Env, caller: SecretCaller) -> Result<Response, Ap
             serde_json::json!({
                 "id": row.id,
                 "user_id": row.user_id,
+                "user_id_verified": verified,
                 "state": row.handoff_state,
                 "requested_at": ms(row.handoff_requested_at),
                 "since": ms(row.handoff_since),
@@ -56,9 +93,18 @@ pub(crate) async fn list(env: &Env, caller: SecretCaller) -> Result<Response, Ap
             })
         })
         .collect();
-    Ok(Response::from_json(
-        &serde_json::json!({"waiting": waiting, "conversations": conversations}),
-    )?)
+    let total = listed.waiting + listed.held;
+    let shown = u64::from(offset) + conversations.len() as u64;
+    let next_offset = (shown < total && !conversations.is_empty()).then_some(shown);
+    Ok(Response::from_json(&serde_json::json!({
+        "waiting": listed.waiting,
+        "held": listed.held,
+        "total": total,
+        "limit": limit,
+        "offset": offset,
+        "next_offset": next_offset,
+        "conversations": conversations,
+    }))?)
 }
 
 /// Body of `POST /admin/conversations/{id}/handoff`.

@@ -183,6 +183,9 @@ pub(crate) async fn conversation(
     let body = serde_json::json!({
         "conversation_id": id,
         "user_id": conversation.identity.as_ref().map(|i| i.sub.clone()),
+        // The label a public-key caller gave, when no identity proves a user.
+        "user_label": conversation.identity.is_none().then(|| conversation.user_id.clone()).flatten(),
+        "user_id_verified": conversation.identity.is_some(),
         "language": conversation.language.as_str(),
         "messages": messages,
         "handoff": handoff::state_of(env, scope).await?,

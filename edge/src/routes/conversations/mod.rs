@@ -36,6 +36,7 @@ use crate::routes::feedback;
 use crate::site::KeyKind;
 use crate::templates::turn_context;
 
+pub(crate) mod handoff_queue;
 mod post;
 
 pub(crate) use post::{ai_sdk_format, post_message};
@@ -44,7 +45,7 @@ pub(crate) use post::{ai_sdk_format, post_message};
 const MAX_MESSAGE_CHARS: usize = 4_000;
 
 /// The longest `user_id`, in characters (Unicode scalar values, not bytes).
-const MAX_USER_ID_CHARS: usize = 128;
+const MAX_USER_ID_CHARS: usize = concierge_core::identity::MAX_SUBJECT_CHARS;
 
 /// Body of `POST /conversations`. With the secret key, `user_id` (and optionally `role`,
 /// `permissions`, `department`) is the identity the conversation is bound to. With a
@@ -120,7 +121,7 @@ pub(crate) async fn create(
 ) -> Result<Response, ApiError> {
     let visitor = auth::visitor(&req, env, &caller)?;
     auth::limit_conversation_start(&req, env, &caller).await?;
-    let body: CreateBody = body::json(&mut req).await?;
+    let mut body: CreateBody = body::json(&mut req).await?;
     let language = match body.language.as_deref() {
         None => caller
             .site
@@ -133,14 +134,17 @@ pub(crate) async fn create(
                 .ok_or_else(|| ApiError::bad_request("`language` must be \"vi\" or \"en\"."))?,
         ),
     };
-    if body
-        .user_id
-        .as_ref()
-        .is_some_and(|u| u.is_empty() || u.chars().count() > MAX_USER_ID_CHARS)
-    {
-        return Err(ApiError::bad_request(format!(
-            "`user_id` must be 1 to {MAX_USER_ID_CHARS} characters."
-        )));
+    // A `user_id` is kept trimmed; control and bidirectional-control characters are
+    // refused (with a public key it is a label nobody proved, shown in the console and
+    // exported as CSV).
+    if let Some(user_id) = body.user_id.take() {
+        let label = concierge_core::identity::user_label(&user_id).ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "`user_id` must be 1 to {MAX_USER_ID_CHARS} characters, without control or \
+                 bidirectional-control characters."
+            ))
+        })?;
+        body.user_id = Some(label.to_string());
     }
     let identity = body.identity(&visitor)?;
     let (assistant, services) = turn_context(env, &caller.site)?;

@@ -51,6 +51,7 @@ pub(crate) async fn post_message(
             "`content` is over {MAX_MESSAGE_CHARS} characters."
         )));
     }
+    super::handoff_queue::admit(&req, env, &caller, conversation_id, content).await?;
     let Caller { site, .. } = caller.into_inner();
     // The conversation's object runs the turn: it checks that only the identity the
     // conversation was created with reaches it (from its memory of the conversation) and

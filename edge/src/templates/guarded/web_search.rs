@@ -19,7 +19,10 @@ use concierge_core::boundary::{WebSearch, WebSource, clean_url, is_web_url};
 use concierge_core::error::{ServiceError, ServiceErrorKind};
 use serde_json::Value;
 use wasm_bindgen::JsValue;
-use worker::{AbortController, D1Database, Env, Fetch, Headers, Method, Request, RequestInit, Url};
+use worker::{
+    AbortController, D1Database, Env, Fetch, Headers, Method, Request, RequestInit,
+    RequestRedirect, Url,
+};
 
 use crate::bindings::upstream::within;
 use crate::site::{Site, endpoint};
@@ -207,7 +210,10 @@ async fn get_json(
             set.set(name, value)?;
         }
         let mut init = RequestInit::new();
-        init.with_method(Method::Get).with_headers(set);
+        // Redirects are not followed (a 3xx is an error): only the checked URL is reached.
+        init.with_method(Method::Get)
+            .with_headers(set)
+            .with_redirect(RequestRedirect::Manual);
         Request::new_with_init(url, &init)
     };
     let request = build().map_err(|e| unavailable(e.to_string()))?;
@@ -228,7 +234,8 @@ async fn post_json(
         let mut init = RequestInit::new();
         init.with_method(Method::Post)
             .with_headers(set)
-            .with_body(Some(body.to_string().into()));
+            .with_body(Some(body.to_string().into()))
+            .with_redirect(RequestRedirect::Manual);
         Request::new_with_init(url, &init)
     };
     let request = build().map_err(|e| unavailable(e.to_string()))?;

@@ -1,7 +1,7 @@
 //! The cap on a tool result sent back to the model (TEMPLATES.md §1.2.3: "≤ 16,000 chars,
 //! with a 'truncated: k of n rows' note"). A result's row list (`rows`, `groups`, `items`,
 //! `connections`, …: its longest top-level array) keeps its first `k` whole rows and gains
-//! `"note": "truncated: k of n rows"`, so the text stays valid JSON and no row, number or
+//! `"note": "truncated: k of n rows"` (and a `"truncated"` flag it carries becomes `true`), so the text stays valid JSON and no row, number or
 //! character is cut. A result whose text is still too long without any row (one huge
 //! value) becomes its text cut at a character boundary, with the same kind of note. The
 //! `tool_end` event and the stored tool record carry the same capped result the model
@@ -117,6 +117,11 @@ pub fn cap_result(value: Value, max: usize) -> Value {
     let kept: Vec<Value> = rows.into_iter().take(k).collect();
     map.insert(key, Value::Array(kept));
     map.insert("note".into(), note(k, n));
+    // Rows were left out here: a `truncated` flag the result carries (the query's own,
+    // false when the query returned every row) must now say so too.
+    if let Some(flag) = map.get_mut("truncated").filter(|f| f.is_boolean()) {
+        *flag = Value::Bool(true);
+    }
     let capped = Value::Object(map);
     if chars_upto(&capped, max) <= max {
         capped

@@ -70,6 +70,7 @@ fn health_shows_the_rate_limiters_that_requests_need() {
     for binding in [
         "PUBLIC_RATE_LIMIT",
         "SITE_RATE_LIMIT",
+        "SECRET_RATE_LIMIT",
         "CONVERSATION_RATE_LIMIT",
     ] {
         assert_eq!(health["bindings"][binding], true, "{binding} in {health}");

@@ -1,0 +1,59 @@
+//! The queue of conversations waiting for a person, capped (issue 39): before a visitor's
+//! request for a person ([`asks_for_person`]) reaches the conversation's object, which
+//! would put the conversation in the queue, the Worker checks the queue:
+//! - one client (its rate-limit key: an IPv4 address or an IPv6 `/64`) keeps at most
+//!   [`MAX_WAITING_PER_CLIENT`] conversations waiting;
+//! - a site keeps at most [`MAX_WAITING_PER_SITE`] conversations waiting.
+//!
+//! Over either cap the message is refused before anything is stored: 429
+//! `handoff_queue_full`, its message Vietnamese first ([`ApiError::HandoffQueueFull`]).
+//! A conversation already waiting or held adds nothing to the queue and is never refused
+//! here; nor is a request outside office hours (nobody is asked). Two requests at the
+//! same instant may both pass the check: the caps can be passed by a burst's few.
+
+use concierge_core::conversation::Scope;
+use concierge_core::handoff::asks_for_person;
+use worker::{Env, Request};
+
+use crate::auth::{self, Caller};
+use crate::bindings::d1_handoff;
+use crate::error::ApiError;
+use crate::site::KeyKind;
+
+/// Conversations one client keeps waiting for a person at most.
+pub(crate) const MAX_WAITING_PER_CLIENT: u64 = 3;
+/// Conversations a site keeps waiting for a person at most.
+pub(crate) const MAX_WAITING_PER_SITE: u64 = 500;
+
+/// Refuses `text`, a message to conversation `conversation_id`, when it asks for a person
+/// and the queue is full for its client or its site (see the module's documentation).
+pub(crate) async fn admit(
+    req: &Request,
+    env: &Env,
+    caller: &Caller,
+    conversation_id: &str,
+    text: &str,
+) -> Result<(), ApiError> {
+    let Some(settings) = caller.site.config.handoff.as_ref().filter(|h| h.enabled) else {
+        return Ok(());
+    };
+    if !asks_for_person(text) || !settings.open_at(crate::runtime::now_ms()) {
+        return Ok(());
+    }
+    let client = match caller.kind {
+        KeyKind::Public => Some(auth::client_key(req)?),
+        KeyKind::Secret => None,
+    };
+    let db = env.d1("DB")?;
+    let scope = Scope::new(&caller.site.id, conversation_id);
+    let stand = d1_handoff::queue_stand(&db, scope, client.as_deref()).await?;
+    if stand.already_in {
+        return Ok(());
+    }
+    let client_full = client.is_some() && stand.client_waiting >= MAX_WAITING_PER_CLIENT;
+    if client_full || stand.site_waiting >= MAX_WAITING_PER_SITE {
+        return Err(ApiError::HandoffQueueFull);
+    }
+    d1_handoff::set_client(&db, scope, client.as_deref()).await?;
+    Ok(())
+}
