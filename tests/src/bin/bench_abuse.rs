@@ -12,7 +12,8 @@
 //!   caps, refused by the rate limits), whether the genuine request is first in the
 //!   console's list the moment it is answered, and the count the console shows against the
 //!   true one (D1);
-//! - **streams held per client**: reserved for the live-stream limit (see
+//! - **streams held per client**: one visitor asks for `STREAMS_ASKED` live streams of one
+//!   conversation and holds them; how many the Worker accepted (see
 //!   [`streams_held_per_client`]).
 //!
 //! `BENCH_ABUSE_RUNS` sets the runs (default 1); with several, each figure's median is
@@ -23,6 +24,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
+
+#[path = "../bench_streams.rs"]
+mod bench_streams;
 
 use concierge_e2e::bench::bench_vars;
 use concierge_e2e::upstream::ScriptedUpstream;
@@ -36,6 +40,8 @@ const FLOOD_64: usize = 200;
 /// Requests for a person in the handoff flood, and the clients they come from.
 const HANDOFF_FLOOD: usize = 1_000;
 const HANDOFF_CLIENTS: usize = 100;
+/// Live streams one visitor asks for on one conversation.
+const STREAMS_ASKED: usize = 25;
 
 fn runs() -> usize {
     std::env::var("BENCH_ABUSE_RUNS")
@@ -103,6 +109,7 @@ struct Figures {
     genuine_wait_ms: u128,
     console_waiting: u64,
     true_waiting: u64,
+    streams_held: usize,
 }
 
 /// `FLOOD_64` requests from as many addresses of `2001:db8:a5e:64::/64`.
@@ -241,11 +248,32 @@ fn handoff_flood(worker: &Worker, site: &TestSite, figures: &mut Figures) {
         .unwrap_or_default();
 }
 
-/// Streams held per client: reserved for the live-stream limit (issue 39, defect 1),
-/// measured by the engineer who adds it — e.g. how many `GET /conversations/{id}/events`
-/// one client can hold open at once, and whether the next is refused. Not measured here.
-fn streams_held_per_client(_worker: &Worker, _site: &TestSite) -> Option<String> {
-    None
+/// Streams held per client (issue 39, defect 1): on a new site, one visitor (public key,
+/// one address) opens a conversation and asks for `STREAMS_ASKED` live streams of it
+/// (`GET /conversations/{id}/events`), holding each accepted one open.
+fn streams_held_per_client(
+    worker: &Worker,
+    upstream: &ScriptedUpstream,
+    n: usize,
+) -> bench_streams::StreamsHeld {
+    let site = new_site(worker, &format!("Abuse streams {n}"), upstream);
+    let client = "203.0.113.25";
+    let (status, body) =
+        into_parts(public(worker, &site, "POST", "/conversations", client).send_json(json!({})));
+    assert_eq!(status, 201, "a visitor's conversation: {body}");
+    let created: Value = serde_json::from_str(&body).expect("JSON");
+    let conversation = created["conversation_id"].as_str().expect("id");
+    let held = bench_streams::streams_held_per_client(
+        &worker.base_url,
+        conversation,
+        &[
+            ("x-api-key", &site.public_key),
+            ("origin", ORIGIN),
+            ("cf-connecting-ip", client),
+        ],
+        STREAMS_ASKED,
+    );
+    held
 }
 
 fn run(n: usize) -> Figures {
@@ -261,7 +289,7 @@ fn run(n: usize) -> Figures {
     visitor_flood(&worker, &site, &mut figures);
     let site = new_site(&worker, &format!("Abuse handoff {n}"), &upstream);
     handoff_flood(&worker, &site, &mut figures);
-    let streams = streams_held_per_client(&worker, &site);
+    let streams = streams_held_per_client(&worker, &upstream, n);
     println!("run {n}:");
     println!(
         "  /64 flood: {} requests from {} addresses of one /64: {} answered, {} refused (429)",
@@ -289,9 +317,12 @@ fn run(n: usize) -> Figures {
         figures.true_waiting
     );
     println!(
-        "  streams held per client: {}",
-        streams.as_deref().unwrap_or("not measured yet (reserved)")
+        "  streams held per client: {} of {} asked for by one visitor on one conversation; refused: {}",
+        streams.accepted,
+        streams.asked,
+        streams.json()["refusals"]
     );
+    figures.streams_held = streams.accepted;
     figures
 }
 
@@ -328,5 +359,9 @@ fn main() {
         m(|f| f.genuine_wait_ms as f64),
         m(|f| f.console_waiting as f64),
         m(|f| f.true_waiting as f64)
+    );
+    println!(
+        "  streams held per client: {} of {STREAMS_ASKED}",
+        m(|f| f.streams_held as f64)
     );
 }
