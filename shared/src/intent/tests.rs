@@ -155,6 +155,7 @@ fn log_line_has_the_seeds_fields() {
         clarify_needed: true,
         first_clarify_question: Some("?".into()),
         conversation_id: "c1".into(),
+        by: None,
     };
     assert_eq!(
         log.to_json_line(),

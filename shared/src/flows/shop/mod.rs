@@ -24,6 +24,7 @@
 mod classify;
 mod config;
 pub mod evaluation;
+pub mod intent_model;
 pub mod mcp;
 mod nodes;
 mod prompt;
