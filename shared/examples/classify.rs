@@ -1,7 +1,8 @@
 //! Classifies messages the way the `shop` template does — for merchants tuning keywords.
 //!
 //! Reads one message per line on stdin and prints one JSON object per line: intent,
-//! confidence, need_retrieval, the clarifying question if one would be asked, the detected
+//! confidence, need_retrieval, the clarifying question if one would be asked, whether a
+//! live turn would ask the model to classify it (issue 48), the detected
 //! language, the serial if any, and the rationale.
 //!
 //! ```text
@@ -51,6 +52,8 @@ struct Record<'a> {
     confidence: f32,
     need_retrieval: bool,
     clarify_question: Option<&'a str>,
+    /// Whether a live turn would ask the model to classify it (the rules are uncertain).
+    model_asked: bool,
     language: &'static str,
     serial: Option<&'a str>,
     rationale: &'a str,
@@ -205,6 +208,7 @@ fn main() -> ExitCode {
             confidence: analysis.confidence,
             need_retrieval: analysis.need_retrieval_hint,
             clarify_question: analysis.clarify_questions.first().map(String::as_str),
+            model_asked: analysis.ask_model,
             language: language.as_str(),
             serial: analysis.serial.as_deref(),
             rationale: &analysis.rationale,
