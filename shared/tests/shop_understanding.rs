@@ -103,7 +103,13 @@ fn held_out_questions_are_mostly_right() {
     let computers = shop_with_catalog(CATALOG_COMPUTERS);
     let cosmetics = shop_with_catalog(CATALOG_COSMETICS);
     let score = score_intents(
-        |shop| if shop == "cosmetics" { &cosmetics } else { &computers },
+        |shop| {
+            if shop == "cosmetics" {
+                &cosmetics
+            } else {
+                &computers
+            }
+        },
         &cases,
     );
     println!(

@@ -155,7 +155,10 @@ fn the_official_python_client_lists_completes_continues_and_is_refused_where_it_
     // classify it once (the scripted upstream says `unknown`), and the clarifying question
     // stands.
     assert_eq!(intent_calls.len(), 1, "one classification call");
-    assert_eq!(intent_calls[0].body["messages"][1]["content"], "em không nhớ ạ");
+    assert_eq!(
+        intent_calls[0].body["messages"][1]["content"],
+        "em không nhớ ạ"
+    );
     let prompt = requests[0].body["messages"].to_string();
     assert!(!prompt.contains("Answer in French."), "{prompt}");
     assert!(prompt.contains("tư vấn cấu hình pc chơi game"), "{prompt}");
