@@ -131,3 +131,72 @@ fn shop_with_a_cosmetics_catalog_classifies_its_product_questions_as_shopping() 
     }
     assert_eq!(intent_calls(&upstream).len(), calls);
 }
+
+/// The cost of a model-classified turn, measured (on demand: `cargo test -p concierge-e2e
+/// --test e2e shop_intent_call_cost -- --ignored --nocapture`): the time to the first
+/// token of a rule-classified first question and of one the rules leave uncertain, in
+/// alternation, against a scripted upstream that answers every call as `make bench-e2e`'s
+/// does (first token after 200 ms). The difference is the one short classification call.
+#[test]
+#[ignore = "a measurement, run on demand"]
+fn shop_intent_call_cost() {
+    use std::io::{BufRead, BufReader};
+    use std::time::Instant;
+
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    let answer = || Reply::Tokens {
+        tokens: (0..20).map(|i| format!("t{i} ")).collect(),
+        first_token_after: Duration::from_millis(200),
+        between: Duration::from_millis(10),
+    };
+    let site = site_with_upstream(worker, "Intent cost shop", &upstream.base_url, false);
+    let ttft = |text: &str| -> f64 {
+        let (conversation, _) = create_conversation(worker, &site, json!({}));
+        let started = Instant::now();
+        let response = agent()
+            .post(&worker.url(&format!("/conversations/{conversation}/messages")))
+            .set("x-api-key", &site.secret_key)
+            .send_json(json!({"content": text}))
+            .expect("turn");
+        let mut first = None;
+        for line in BufReader::new(response.into_reader()).lines() {
+            let line = line.expect("stream");
+            if line.starts_with("data: {\"chunk\"") {
+                first.get_or_insert_with(|| started.elapsed().as_secs_f64() * 1000.0);
+            }
+        }
+        first.expect("a streamed answer")
+    };
+    let rounds: usize = std::env::var("INTENT_COST_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(15);
+    let (mut rules, mut model) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        upstream.push(answer());
+        rules.push(ttft("Giá RTX 4060 bao nhiêu?"));
+        upstream.push_for(
+            SHOP_INTENT_MARKER,
+            Reply::Tokens {
+                tokens: vec!["shopping".into()],
+                first_token_after: Duration::from_millis(200),
+                between: Duration::from_millis(10),
+            },
+        );
+        upstream.push(answer());
+        model.push(ttft("Người lớn tuổi dùng được không?"));
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (rules, model) = (median(&mut rules), median(&mut model));
+    println!(
+        "time to first token, median of {rounds}: rule-classified {rules:.1} ms, \
+         model-classified {model:.1} ms (+{:.1} ms: one classification call whose first \
+         token the upstream sends after 200 ms)",
+        model - rules
+    );
+    assert!(model > rules);
+}
