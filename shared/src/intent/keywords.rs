@@ -194,6 +194,23 @@ impl PhraseIndex {
         found
     }
 
+    /// Whether `text` is already a phrase of an intent's list other than the products
+    /// (a catalog term "Gaming" or "Premiere" is the seed's keyword, not a product name).
+    pub(super) fn is_intent_phrase(&self, text: &str) -> bool {
+        let phrase = Phrase::new(text);
+        let Some(first) = phrase.words.get(0) else {
+            return false;
+        };
+        self.by_first_word
+            .get(&word_hash(first.folded))
+            .is_some_and(|candidates| {
+                candidates.iter().any(|&i| {
+                    let (list, p) = &self.phrases[i];
+                    *list != List::Product && list.slot().is_some() && p.words == phrase.words
+                })
+            })
+    }
+
     /// How many phrases the index holds.
     pub(super) fn len(&self) -> usize {
         self.phrases.len()

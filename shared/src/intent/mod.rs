@@ -15,6 +15,12 @@
 //! messages add weight to those), and only when it mentions none do the earlier messages
 //! decide alone ("cái nào rẻ hơn?" after "mình muốn mua laptop" is still shopping).
 //!
+//! Beyond the seed's lists (issue 48), the current message's question shapes, the product
+//! nouns of `[products]` and the site's catalog terms ([`Classifier::with_catalog`]) are
+//! shopping evidence, and `[assemble_pc.more]` / `[warranty.more]` add to those intents
+//! (the rules are on `Classifier::evidence`). A message made only of small talk is marked
+//! as such ([`Classification::small_talk`]): nothing for the model to classify.
+//!
 //! With `best` and `second` the two highest scores, the confidence is
 //! `best / (best + 0.4) × (0.5 + 0.5 × (best − second) / best)`, rounded to two decimals:
 //! one keyword in the current message gives 0.71, a tie between two intents stays below
@@ -123,12 +129,15 @@ impl Classifier {
 
     /// The same classifier, knowing a site's catalog vocabulary too: product names, brands,
     /// categories and models (see [`crate::retrieval::catalog`]). A term names a product
-    /// the way `[products]` phrases do; at most [`MAX_CATALOG_TERMS`] are taken.
+    /// the way `[products]` phrases do, unless it is already an intent's keyword ("Gaming",
+    /// "Premiere"); at most [`MAX_CATALOG_TERMS`] are taken.
     #[must_use]
     pub fn with_catalog<'a>(&self, terms: impl IntoIterator<Item = &'a str>) -> Self {
         let mut index = self.index.clone();
         for term in terms.into_iter().take(MAX_CATALOG_TERMS) {
-            index.add(List::Product, term);
+            if !self.index.is_intent_phrase(term) {
+                index.add(List::Product, term);
+            }
         }
         Self { index }
     }
