@@ -133,13 +133,19 @@ impl Classifier {
     /// "Premiere"); at most [`MAX_CATALOG_TERMS`] are taken.
     #[must_use]
     pub fn with_catalog<'a>(&self, terms: impl IntoIterator<Item = &'a str>) -> Self {
-        let mut index = self.index.clone();
+        let mut classifier = self.clone();
+        classifier.add_catalog(terms);
+        classifier
+    }
+
+    /// Adds a site's catalog terms in place (as [`Self::with_catalog`], without a copy:
+    /// what a turn's freshly built config does).
+    pub fn add_catalog<'a>(&mut self, terms: impl IntoIterator<Item = &'a str>) {
         for term in terms.into_iter().take(MAX_CATALOG_TERMS) {
             if !self.index.is_intent_phrase(term) {
-                index.add(List::Product, term);
+                self.index.add(List::Product, term);
             }
         }
-        Self { index }
     }
 
     /// How many phrases the classifier matches (its keyword lists and catalog terms).
