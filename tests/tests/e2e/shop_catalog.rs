@@ -139,6 +139,7 @@ fn shop_with_a_cosmetics_catalog_classifies_its_product_questions_as_shopping() 
 /// does (first token after 200 ms). The difference is the one short classification call.
 #[test]
 #[ignore = "a measurement, run on demand"]
+#[allow(clippy::print_stdout, reason = "a measurement prints its figures")]
 fn shop_intent_call_cost() {
     use std::io::{BufRead, BufReader};
     use std::time::Instant;
