@@ -149,7 +149,7 @@ fn main() -> ExitCode {
         let mut out = std::io::stdout().lock();
         let _ = writeln!(
             out,
-            "intents (natural): {} messages, {} right: accuracy {:.1}%; clarify on {} of {} clear questions: {:.1}%",
+            "intents ({path}): {} messages, {} right: accuracy {:.1}%; clarify on {} of {} clear questions: {:.1}%",
             s.cases,
             s.correct,
             100.0 * s.accuracy(),
