@@ -229,6 +229,10 @@ pub(crate) struct Site {
     /// Creation time, Unix milliseconds (0 in a copy cached before it was recorded).
     #[serde(default)]
     pub created_at: u64,
+    /// The catalog vocabulary learned from the site's knowledge documents (a `shop`
+    /// site's; `bindings::catalog`), for its classifier.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub catalog: Vec<String>,
 }
 
 impl Site {

@@ -546,3 +546,77 @@ fn retrieval_is_skipped_when_the_store_knows_it_cannot_find_anything() {
         Next::from(ShopNode::RespondStream)
     );
 }
+
+/// Issue 48: what the rules leave uncertain (a tie, or no keyword in a real question) is
+/// asked of the model once — the fixed labels, temperature 0 — and its choice of a known
+/// intent answers the question; the log line says the model decided. Small talk and
+/// rule-classified messages make no such call.
+#[test]
+fn the_model_classifies_what_the_rules_leave_uncertain() {
+    use concierge_core::flows::shop::intent_model::{INTENT_MODEL_PROMPT, LABELS};
+    use concierge_core::memory::MemoryBackend;
+    use concierge_core::turn::TurnEvent;
+
+    let config = ShopConfig::default();
+    let backend = MemoryBackend::demo(common::SITE);
+    let created = common::create(&backend, &config, None);
+    let id = created.conversation.id.clone();
+
+    // Small talk: the clarifying question, no call.
+    let (_, outcome) = common::say(&backend, &config, &id, "alo shop ơi");
+    assert_eq!(outcome.unwrap().route, CLASSIFY_CLARIFY);
+    assert!(backend.model.requests().is_empty());
+
+    // No keyword in a real question: one constrained call, then the answer.
+    backend.model.reply(&["shopping"]);
+    backend.model.reply(&["Dạ, bên em có ạ."]);
+    let (events, outcome) = common::say(&backend, &config, &id, "Người lớn tuổi dùng được không?");
+    assert_eq!(outcome.unwrap().route, RETRIEVE_RESPOND);
+    let requests = backend.model.requests();
+    assert_eq!(requests.len(), 2, "the classification, then the answer");
+    assert!(common::is_intent_call(&requests[0]));
+    assert_eq!(requests[0].messages[0].content, INTENT_MODEL_PROMPT.trim());
+    assert_eq!(
+        requests[0].messages[1].content,
+        "Người lớn tuổi dùng được không?"
+    );
+    assert_eq!(requests[0].temperature, Some(0.0));
+    assert!(matches!(
+        events.last(),
+        Some(TurnEvent::Completed {
+            intent: Some("shopping"),
+            ..
+        })
+    ));
+    let log = backend.logger.lines();
+    assert_eq!(
+        log.last().unwrap(),
+        r#"{"intent":"shopping","confidence":0.6,"need_retrieval":true,"clarify_needed":false,"conversation_id":"id1","by":"model"}"#
+    );
+    assert_eq!(LABELS, ["assemble_pc", "shopping", "warranty", "unknown"]);
+
+    // A tie between two intents: the model's `unknown` keeps the rules' choice question.
+    backend.model.reply(&["unknown"]);
+    let (events, outcome) = common::say(&backend, &config, &id, "Mua card GPU");
+    assert_eq!(outcome.unwrap().route, CLASSIFY_CLARIFY);
+    assert_eq!(backend.model.requests().len(), 3);
+    assert!(matches!(
+        events.get(1),
+        Some(TurnEvent::Chunk { text }) if text.starts_with("Dạ, quý khách muốn tư vấn lắp ráp máy hay")
+    ));
+
+    // A model that fails (nothing scripted) leaves the clarifying question too.
+    let (_, outcome) = common::say(&backend, &config, &id, "Cái đó dùng thế nào vậy em?");
+    assert_eq!(outcome.unwrap().route, CLASSIFY_CLARIFY);
+    assert_eq!(backend.model.requests().len(), 4);
+
+    // A rule-classified question makes no call.
+    let before = backend.model.requests().len();
+    backend.model.reply(&["Dạ, RTX 4060 giá 8.490.000 VND ạ."]);
+    let (_, outcome) = common::say(&backend, &config, &id, "Giá RTX 4060 bao nhiêu?");
+    assert_eq!(outcome.unwrap().route, RETRIEVE_RESPOND);
+    assert_eq!(backend.model.requests().len(), before + 1);
+    assert!(!common::is_intent_call(
+        backend.model.requests().last().unwrap()
+    ));
+}

@@ -209,20 +209,22 @@ impl Documents {
     }
 
     /// Record that `indexed` — the version read by [`Self::load`] — is indexed in `chunks`
-    /// chunks (and its legacy vectors are gone), if it is still the stored version. `false`
-    /// when the document was replaced or deleted meanwhile.
+    /// chunks (and its legacy vectors are gone), with its catalog `vocabulary` (encoded
+    /// terms), if it is still the stored version. `false` when the document was replaced or
+    /// deleted meanwhile.
     pub(crate) async fn record_indexed(
         &self,
         site_id: &str,
         id: &str,
         indexed: &StoredDocument,
         chunks: usize,
+        vocabulary: &str,
     ) -> worker::Result<bool> {
         let result = self
             .db
             .prepare(
                 "UPDATE knowledge_documents SET chunk_count = ?5, legacy_chunk_count = 0, \
-                 index_status = 'done' \
+                 index_status = 'done', vocabulary = ?10 \
                  WHERE site_id = ?1 AND id = ?2 AND title = ?3 AND content = ?4 \
                  AND scope = ?6 AND department = ?7 AND url IS ?8 AND source_created_at IS ?9",
             )
@@ -239,6 +241,7 @@ impl Documents {
                     .source_created_at
                     .as_deref()
                     .map_or(JsValue::NULL, JsValue::from),
+                vocabulary.into(),
             ])?
             .run()
             .await?;

@@ -2,6 +2,7 @@
 //! binding) over Cloudflare D1, KV, Queues, Vectorize, Workers AI, the rate limiter or `fetch`;
 //! [`js_stream`] holds the byte streams of streamed bodies.
 
+pub(crate) mod catalog;
 pub(crate) mod d1_admin;
 pub(crate) mod d1_console;
 pub(crate) mod d1_console_stats;

@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use concierge_core::boundary::VectorIndex;
 use concierge_core::conversation::EmbedJob;
 use concierge_core::retrieval;
+use concierge_core::retrieval::catalog;
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::JsValue;
 use worker::{BatchMessageBuilder, D1Database, Env, MessageBatch, MessageExt};
@@ -100,10 +101,13 @@ pub(crate) async fn consume(batch: MessageBatch<QueueMessage>, env: &Env) -> wor
     // as the job's own database work).
     let mut indexed: Vec<serde_json::Value> = Vec::new();
     for (site_id, jobs) in by_site {
-        let upstream = match super::d1_sites::find_by_id(env, &site_id).await {
+        let (site, upstream) = match super::d1_sites::find_by_id(env, &site_id).await {
             // A site deleted meanwhile ends its jobs.
             Ok(None) => continue,
-            Ok(Some(site)) => Upstream::resolve(&site, env),
+            Ok(Some(site)) => {
+                let upstream = Upstream::resolve(&site, env);
+                (site, upstream)
+            }
             Err(err) => {
                 for job in jobs {
                     log("index retry", &job.job, job.attempt, &err.chain());
@@ -119,9 +123,18 @@ pub(crate) async fn consume(batch: MessageBatch<QueueMessage>, env: &Env) -> wor
         for (message, result) in messages.into_iter().zip(outcome) {
             settle(&store, &retry, message, result, &mut resend, &mut indexed).await?;
         }
+        let mut documents_indexed = false;
         for document in documents {
             let result = index_document(&knowledge, &vectors, &upstream, &document.job).await;
+            documents_indexed |= result.is_ok();
             settle(&store, &retry, document, result, &mut resend, &mut indexed).await?;
+        }
+        // The site's catalog vocabulary follows its documents (a failure is logged: the
+        // next indexing or deletion rewrites it).
+        if documents_indexed && let Err(err) = super::catalog::refresh(env, &site).await {
+            let line = serde_json::json!({"level": "warn", "msg": "catalog not refreshed",
+                "site": site.id, "detail": err.chain()});
+            worker::console_warn!("{line}");
         }
     }
     if !indexed.is_empty() {
@@ -310,6 +323,7 @@ async fn index_document(
             vectors.delete(&ids).await.map_err(vector_error)?;
             return Ok(0);
         };
+        let vocabulary = catalog::encode(&catalog::document_terms(&doc.title, &doc.content));
         let chunks = retrieval::index_document_with(
             upstream,
             vectors,
@@ -323,7 +337,7 @@ async fn index_document(
         let stale = doc.stale_ids(site_id, document_id, chunks);
         vectors.delete(&stale).await.map_err(vector_error)?;
         if documents
-            .record_indexed(site_id, document_id, &doc, chunks)
+            .record_indexed(site_id, document_id, &doc, chunks, &vocabulary)
             .await?
         {
             return Ok(chunks);

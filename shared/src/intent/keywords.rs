@@ -83,9 +83,34 @@ pub(super) enum List {
     AssembleGeneral,
     WarrantyConcept,
     WarrantyCheck,
+    ShoppingAsk,
+    ShoppingAbout,
+    Product,
+    AssembleMore,
+    AssembleBuilding,
+    WarrantyMore,
+    SmallTalk,
 }
 
-const LISTS: [(List, &str); 7] = [
+impl List {
+    /// The intent slot (assemble_pc 0, shopping 1, warranty 2) whose evidence the list
+    /// holds, if any.
+    pub(super) fn slot(self) -> Option<usize> {
+        match self {
+            Self::AssemblePc | Self::AssembleMore => Some(0),
+            Self::Shopping | Self::ShoppingAsk | Self::ShoppingAbout | Self::Product => Some(1),
+            Self::Warranty | Self::WarrantyMore => Some(2),
+            _ => None,
+        }
+    }
+
+    /// Whether the list is one of the seed's three intent lists.
+    pub(super) fn is_seed(self) -> bool {
+        matches!(self, Self::AssemblePc | Self::Shopping | Self::Warranty)
+    }
+}
+
+const LISTS: [(List, &str); 14] = [
     (List::AssemblePc, "assemble_pc"),
     (List::Shopping, "shopping"),
     (List::Warranty, "warranty"),
@@ -93,6 +118,13 @@ const LISTS: [(List, &str); 7] = [
     (List::AssembleGeneral, "assemble_pc.general"),
     (List::WarrantyConcept, "warranty.concept"),
     (List::WarrantyCheck, "warranty.check"),
+    (List::ShoppingAsk, "shopping.ask"),
+    (List::ShoppingAbout, "shopping.about"),
+    (List::Product, "products"),
+    (List::AssembleMore, "assemble_pc.more"),
+    (List::AssembleBuilding, "assemble_pc.building"),
+    (List::WarrantyMore, "warranty.more"),
+    (List::SmallTalk, "small_talk"),
 ];
 
 /// Every phrase of every list, indexed by the hash of its first folded word (integer
@@ -108,31 +140,39 @@ impl PhraseIndex {
         let mut index = Self::default();
         for (list, name) in LISTS {
             for text in lists.section(name) {
-                let phrase = Phrase::new(text);
-                // The seed lists some words in both languages ("serial", "BIOS"): count once.
-                let duplicate = index
-                    .phrases
-                    .iter()
-                    .any(|(l, p)| *l == list && p.words == phrase.words);
-                let Some(first) = phrase.words.get(0) else {
-                    continue;
-                };
-                if !duplicate {
-                    index
-                        .by_first_word
-                        .entry(word_hash(first.folded))
-                        .or_default()
-                        .push(index.phrases.len());
-                    index.phrases.push((list, phrase));
-                }
+                index.add(list, text);
             }
         }
         index
     }
 
-    /// The distinct phrases found in `words`, as indices.
-    pub(super) fn found(&self, words: &Tokens) -> Vec<usize> {
-        let mut found = Vec::new();
+    /// Adds `text` to `list` (a phrase already in the list is not added twice: the seed
+    /// lists some words in both languages, "serial", "BIOS").
+    pub(super) fn add(&mut self, list: List, text: &str) {
+        let phrase = Phrase::new(text);
+        let Some(first) = phrase.words.get(0) else {
+            return;
+        };
+        let key = word_hash(first.folded);
+        let duplicate = self.by_first_word.get(&key).is_some_and(|candidates| {
+            candidates.iter().any(|&i| {
+                let (l, p) = &self.phrases[i];
+                *l == list && p.words == phrase.words
+            })
+        });
+        if !duplicate {
+            self.by_first_word
+                .entry(key)
+                .or_default()
+                .push(self.phrases.len());
+            self.phrases.push((list, phrase));
+        }
+    }
+
+    /// The distinct phrases found in `words`, as indices with where each first occurs
+    /// (start word, number of words).
+    pub(super) fn found(&self, words: &Tokens) -> Vec<(usize, usize, usize)> {
+        let mut found: Vec<(usize, usize, usize)> = Vec::new();
         for (at, word) in words.iter().enumerate() {
             let folded = word.folded;
             let singular = folded.strip_suffix('s').filter(|s| !s.is_empty());
@@ -143,13 +183,37 @@ impl PhraseIndex {
                     .map(Vec::as_slice)
                     .unwrap_or_default();
                 for &index in candidates {
-                    if !found.contains(&index) && self.phrases[index].1.matches_at(words, at) {
-                        found.push(index);
+                    if !found.iter().any(|f| f.0 == index)
+                        && self.phrases[index].1.matches_at(words, at)
+                    {
+                        found.push((index, at, self.phrases[index].1.words.len()));
                     }
                 }
             }
         }
         found
+    }
+
+    /// Whether `text` is already a phrase of an intent's list other than the products
+    /// (a catalog term "Gaming" or "Premiere" is the seed's keyword, not a product name).
+    pub(super) fn is_intent_phrase(&self, text: &str) -> bool {
+        let phrase = Phrase::new(text);
+        let Some(first) = phrase.words.get(0) else {
+            return false;
+        };
+        self.by_first_word
+            .get(&word_hash(first.folded))
+            .is_some_and(|candidates| {
+                candidates.iter().any(|&i| {
+                    let (list, p) = &self.phrases[i];
+                    *list != List::Product && list.slot().is_some() && p.words == phrase.words
+                })
+            })
+    }
+
+    /// How many phrases the index holds.
+    pub(super) fn len(&self) -> usize {
+        self.phrases.len()
     }
 
     /// The list phrase `index` belongs to.

@@ -15,6 +15,12 @@
 //! messages add weight to those), and only when it mentions none do the earlier messages
 //! decide alone ("cái nào rẻ hơn?" after "mình muốn mua laptop" is still shopping).
 //!
+//! Beyond the seed's lists (issue 48), the current message's question shapes, the product
+//! nouns of `[products]` and the site's catalog terms ([`Classifier::with_catalog`]) are
+//! shopping evidence, and `[assemble_pc.more]` / `[warranty.more]` add to those intents
+//! (the rules are on `Classifier::evidence`). A message made only of small talk is marked
+//! as such ([`Classification::small_talk`]): nothing for the model to classify.
+//!
 //! With `best` and `second` the two highest scores, the confidence is
 //! `best / (best + 0.4) × (0.5 + 0.5 × (best − second) / best)`, rounded to two decimals:
 //! one keyword in the current message gives 0.71, a tie between two intents stays below
@@ -32,6 +38,9 @@ mod keywords;
 
 pub use keywords::{DEFAULT_KEYWORDS, KeywordLists, KeywordsError};
 use keywords::{List, PhraseIndex};
+
+/// Most catalog terms a classifier takes from a site ([`Classifier::with_catalog`]).
+pub const MAX_CATALOG_TERMS: usize = 600;
 
 /// Weights of the current message and the previous user messages, most recent first.
 const WEIGHTS: [f32; 4] = [1.0, 0.5, 0.3, 0.2];
@@ -99,6 +108,12 @@ pub struct Classification {
     pub warranty_check: bool,
     /// The intent with the second-highest score, when it scored at all.
     pub runner_up: Option<Intent>,
+    /// Whether the current message is only small talk or numbers ("xin chào", "alo",
+    /// "cảm ơn", "123"): nothing a model could classify better.
+    pub small_talk: bool,
+    /// The product, brand, model or category the current message names, when that counted
+    /// as shopping evidence.
+    pub product: Option<String>,
     /// Why, in one line (for debug logs).
     pub rationale: String,
 }
@@ -112,6 +127,32 @@ impl Classifier {
         }
     }
 
+    /// The same classifier, knowing a site's catalog vocabulary too: product names, brands,
+    /// categories and models (see [`crate::retrieval::catalog`]). A term names a product
+    /// the way `[products]` phrases do, unless it is already an intent's keyword ("Gaming",
+    /// "Premiere"); at most [`MAX_CATALOG_TERMS`] are taken.
+    #[must_use]
+    pub fn with_catalog<'a>(&self, terms: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut classifier = self.clone();
+        classifier.add_catalog(terms);
+        classifier
+    }
+
+    /// Adds a site's catalog terms in place (as [`Self::with_catalog`], without a copy:
+    /// what a turn's freshly built config does).
+    pub fn add_catalog<'a>(&mut self, terms: impl IntoIterator<Item = &'a str>) {
+        for term in terms.into_iter().take(MAX_CATALOG_TERMS) {
+            if !self.index.is_intent_phrase(term) {
+                self.index.add(List::Product, term);
+            }
+        }
+    }
+
+    /// How many phrases the classifier matches (its keyword lists and catalog terms).
+    pub fn phrases(&self) -> usize {
+        self.index.len()
+    }
+
     /// Classifies `current` given `previous` user messages (oldest first; the last three
     /// count).
     pub fn classify(&self, current: &str, previous: &[&str]) -> Classification {
@@ -122,21 +163,18 @@ impl Classifier {
         let current_words = &messages[0];
         let current_found = self.index.found(current_words);
         // Per message (current first) and intent: the distinct keywords found.
+        let mut product = None;
         let hits: Vec<[Vec<&str>; 3]> = messages
             .iter()
             .enumerate()
             .map(|(position, words)| {
-                let context_found;
-                let found = if position == 0 {
-                    &current_found
+                if position == 0 {
+                    let (hits, named) = self.evidence(&current_found, true);
+                    product = named;
+                    hits
                 } else {
-                    context_found = self.index.found(words);
-                    &context_found
-                };
-                [List::AssemblePc, List::Shopping, List::Warranty].map(|list| {
-                    let in_list = found.iter().filter(|&&i| self.index.list_of(i) == list);
-                    in_list.map(|&i| self.index.text_of(i)).collect()
-                })
+                    self.evidence(&self.index.found(words), false).0
+                }
             })
             .collect();
         // The current message decides among the intents it mentions; earlier messages add
@@ -177,8 +215,13 @@ impl Classifier {
                 |acc, (i, s)| if s > acc.1 { (i, s) } else { acc },
             );
         let runner_up = (second > 0.0).then_some(Intent::KNOWN[second_slot]);
-        let has = |list: List| current_found.iter().any(|&i| self.index.list_of(i) == list);
+        let has = |list: List| {
+            current_found
+                .iter()
+                .any(|&(i, _, _)| self.index.list_of(i) == list)
+        };
         let warranty_check = has(List::WarrantyCheck);
+        let small_talk = self.small_talk(current_words, &current_found);
         if best <= 0.0 {
             return Classification {
                 intent: Intent::Unknown,
@@ -186,6 +229,8 @@ impl Classifier {
                 need_retrieval_hint: false,
                 warranty_check,
                 runner_up: None,
+                small_talk,
+                product,
                 rationale: "no keyword matched".into(),
             };
         }
@@ -200,8 +245,89 @@ impl Classifier {
             need_retrieval_hint,
             warranty_check,
             runner_up,
+            small_talk,
+            product,
             rationale,
         }
+    }
+
+    /// One message's evidence per intent, and the product it names when that counts.
+    ///
+    /// Earlier messages weigh by the seed's lists alone. In the current message:
+    /// - a phrase inside a longer one of another intent, or an added phrase inside any
+    ///   longer one, does not count ("xuất hóa đơn" is not "hóa đơn"; "build pc" is not
+    ///   also "build"; the "gaming" of a named "ghế gaming" or "PC Gaming AP-4060" is part
+    ///   of a product's name);
+    /// - the added assemble_pc and warranty phrases count;
+    /// - when the message is not about building a PC, `[shopping.ask]` shapes count; and
+    ///   when the seed's shopping list is silent and it is not about a warranty matter
+    ///   either, a product, brand, model or category named counts once, with the
+    ///   `[shopping.about]` shapes around it ("có … không", "loại nào tốt", "recommend").
+    fn evidence(
+        &self,
+        found: &[(usize, usize, usize)],
+        current: bool,
+    ) -> ([Vec<&str>; 3], Option<String>) {
+        let list = |i: usize| self.index.list_of(i);
+        let inside = |(a, at, len): (usize, usize, usize)| {
+            found.iter().any(|&(b, b_at, b_len)| {
+                let (la, lb) = (list(a), list(b));
+                b != a
+                    && lb.slot().is_some()
+                    && b_len > len
+                    && b_at <= at
+                    && at + len <= b_at + b_len
+                    && (!la.is_seed() || la.slot() != lb.slot())
+            })
+        };
+        let kept: Vec<usize> = found
+            .iter()
+            .filter(|&&(i, _, _)| list(i).slot().is_some() && (current || list(i).is_seed()))
+            .filter(|&&f| !inside(f))
+            .map(|&(i, _, _)| i)
+            .collect();
+        let any = |l: List| kept.iter().any(|&i| list(i) == l);
+        let building = found
+            .iter()
+            .any(|&(i, _, _)| list(i) == List::AssembleBuilding);
+        let seed_shopping = any(List::Shopping);
+        let warranty = kept.iter().any(|&i| list(i).slot() == Some(2));
+        let ask = current && !building;
+        let named = ask && !seed_shopping && !warranty && any(List::Product);
+        let mut hits: [Vec<&str>; 3] = Default::default();
+        let mut product = None;
+        for &i in &kept {
+            let counts = match list(i) {
+                List::ShoppingAsk => ask,
+                List::ShoppingAbout => named,
+                List::Product => named && product.is_none(),
+                _ => true,
+            };
+            if !counts {
+                continue;
+            }
+            if list(i) == List::Product {
+                product = Some(self.index.text_of(i).into());
+            }
+            if let Some(slot) = list(i).slot() {
+                hits[slot].push(self.index.text_of(i));
+            }
+        }
+        (hits, product)
+    }
+
+    /// Whether the message is only small talk (greetings, thanks, politeness, "alo"),
+    /// numbers or nothing: no question for anyone to classify.
+    fn small_talk(&self, words: &Tokens, found: &[(usize, usize, usize)]) -> bool {
+        (0..words.len()).all(|at| {
+            let numeric = words
+                .get(at)
+                .is_some_and(|w| w.folded.bytes().all(|b| b.is_ascii_digit()));
+            numeric
+                || found.iter().any(|&(i, start, len)| {
+                    self.index.list_of(i) == List::SmallTalk && start <= at && at < start + len
+                })
+        })
     }
 }
 
@@ -248,6 +374,10 @@ pub struct ClassificationLog {
     pub first_clarify_question: Option<String>,
     /// The conversation.
     pub conversation_id: String,
+    /// `"model"` when the model classified the message (the rules left it uncertain);
+    /// absent when the rules did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by: Option<&'static str>,
 }
 
 impl ClassificationLog {

@@ -155,9 +155,55 @@ fn log_line_has_the_seeds_fields() {
         clarify_needed: true,
         first_clarify_question: Some("?".into()),
         conversation_id: "c1".into(),
+        by: None,
     };
     assert_eq!(
         log.to_json_line(),
         r#"{"intent":"unknown","confidence":0.0,"need_retrieval":false,"clarify_needed":true,"first_clarify_question":"?","conversation_id":"c1"}"#
+    );
+}
+
+/// Issue 48: the visitors' ordinary first questions, and a site's catalog terms.
+#[test]
+fn product_questions_are_shopping() {
+    for text in [
+        "Bên shop còn Asus Vivobook 14 không?",
+        "Tư vấn giúp em máy tính cho kế toán",
+        "tai nghe bluetooth loai nao tot vay shop",
+        "Cần tìm router wifi 6 cho nhà 3 tầng",
+        "Do you sell gaming chairs?",
+    ] {
+        assert_eq!(classify(text, &[]).intent, Intent::Shopping, "{text}");
+    }
+    assert_eq!(
+        classify("Tư vấn cấu hình PC chơi game tầm 20 triệu", &[]).intent,
+        Intent::AssemblePc
+    );
+    for text in ["alo", "xin chào shop", "cảm ơn", "123"] {
+        let c = classify(text, &[]);
+        assert_eq!((c.intent, c.small_talk), (Intent::Unknown, true), "{text}");
+    }
+    assert!(!classify("Hôm nay trời đẹp quá", &[]).small_talk);
+}
+
+#[test]
+fn catalog_terms_name_products_but_never_replace_keywords() {
+    let plain = Classifier::default();
+    assert_eq!(
+        plain.classify("Có Anthelios không?", &[]).intent,
+        Intent::Unknown
+    );
+    let shop = plain.with_catalog(["Anthelios", "Gaming", "PC Gaming AP-4060"]);
+    let c = shop.classify("Có Anthelios không?", &[]);
+    assert_eq!(
+        (c.intent, c.product.as_deref()),
+        (Intent::Shopping, Some("Anthelios"))
+    );
+    // "Gaming" stays the seed's assemble_pc keyword; the full product name hides it.
+    assert_eq!(shop.phrases(), plain.phrases() + 2);
+    assert_eq!(
+        shop.classify("PC Gaming AP-4060 bao nhiêu tiền?", &[])
+            .intent,
+        Intent::Shopping
     );
 }

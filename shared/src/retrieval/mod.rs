@@ -35,6 +35,7 @@ use sha2::{Digest, Sha256};
 
 use crate::boundary::MAX_VECTOR_ID_BYTES;
 
+pub mod catalog;
 mod index;
 mod query;
 

@@ -52,6 +52,7 @@ mod rental_sql_check;
 mod reply_json;
 mod retrieval_backends;
 mod scripted_turns;
+mod shop_catalog;
 mod shop_understanding;
 mod sites;
 mod template_settings;

@@ -9,7 +9,7 @@ use std::io::Read;
 use std::process::Command;
 
 use concierge_e2e::api::{create_conversation, fixed_sentence, history, site_with_upstream};
-use concierge_e2e::upstream::{Reply, ScriptedUpstream};
+use concierge_e2e::upstream::{Reply, SHOP_INTENT_MARKER, ScriptedUpstream};
 use concierge_e2e::{TestSite, Worker, agent, into_parts, repo_root};
 use serde_json::{Value, json};
 
@@ -144,8 +144,21 @@ fn the_official_python_client_lists_completes_continues_and_is_refused_where_it_
     );
     assert_eq!(streamed["chat_ids"], json!([]));
     // The caller's system message did not reach the model; the site's prompt did.
-    let requests = upstream.chat_requests();
+    let (intent_calls, requests): (Vec<_>, Vec<_>) =
+        upstream.chat_requests().into_iter().partition(|r| {
+            r.body["messages"][0]["content"]
+                .as_str()
+                .is_some_and(|s| s.starts_with(SHOP_INTENT_MARKER))
+        });
     assert_eq!(requests.len(), 2, "only the two answers called the model");
+    // "em không nhớ ạ" alone is uncertain to the rules (issue 48): the model is asked to
+    // classify it once (the scripted upstream says `unknown`), and the clarifying question
+    // stands.
+    assert_eq!(intent_calls.len(), 1, "one classification call");
+    assert_eq!(
+        intent_calls[0].body["messages"][1]["content"],
+        "em không nhớ ạ"
+    );
     let prompt = requests[0].body["messages"].to_string();
     assert!(!prompt.contains("Answer in French."), "{prompt}");
     assert!(prompt.contains("tư vấn cấu hình pc chơi game"), "{prompt}");

@@ -27,6 +27,9 @@ pub(crate) struct SiteRow {
     pub(super) secret_key_hash: String,
     #[serde(default)]
     pub(super) created_at: f64,
+    /// The catalog vocabulary (a JSON array; `bindings::catalog`).
+    #[serde(default)]
+    pub(super) catalog: Option<String>,
 }
 
 impl SiteRow {
@@ -44,6 +47,11 @@ impl SiteRow {
             public_key_hash: self.public_key_hash,
             secret_key_hash: self.secret_key_hash,
             created_at: self.created_at as u64,
+            catalog: self
+                .catalog
+                .as_deref()
+                .map(concierge_core::retrieval::catalog::decode)
+                .unwrap_or_default(),
         })
     }
 }

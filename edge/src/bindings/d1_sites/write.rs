@@ -25,7 +25,7 @@ pub(crate) async fn read_for_update(
     id: &str,
 ) -> Result<Option<Current>, ApiError> {
     let row = db
-        .prepare("SELECT id, name, template, config, public_key_hash, secret_key_hash, created_at FROM sites WHERE id = ?1")
+        .prepare("SELECT id, name, template, config, public_key_hash, secret_key_hash, created_at, catalog FROM sites WHERE id = ?1")
         .bind(&[id.into()])?
         .first::<SiteRow>(None)
         .await?;

@@ -164,6 +164,7 @@ pub(crate) async fn create_site(
         public_key_hash: auth::sha256_hex(&public_key),
         secret_key_hash: auth::sha256_hex(&secret_key),
         created_at: now,
+        catalog: Vec::new(),
     };
     let llm = patch
         .llm

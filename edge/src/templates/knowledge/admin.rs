@@ -159,6 +159,11 @@ pub(crate) async fn delete(
         });
         worker::console_warn!("{line}");
     }
+    if let Err(err) = crate::bindings::catalog::refresh(env, &caller.site).await {
+        let line = serde_json::json!({"level": "warn", "msg": "catalog not refreshed",
+            "site": site_id, "detail": err.chain()});
+        worker::console_warn!("{line}");
+    }
     Ok(Response::empty()?.with_status(204))
 }
 

@@ -21,10 +21,13 @@ pub(crate) fn build(env: &Env, site: &Site) -> Result<Assistant, ApiError> {
     ))
 }
 
-/// `shop`'s settings: the template's defaults, the site's answer token cap, and the site's
-/// persona in the site's default language.
+/// `shop`'s settings: the template's defaults, the site's answer token cap, the site's
+/// persona in the site's default language, and its catalog vocabulary for the classifier.
 fn config(site: &Site) -> ShopConfig {
     let mut config: ShopConfig = crate::templates::default_config();
+    config
+        .classifier
+        .add_catalog(site.catalog.iter().map(String::as_str));
     let max_tokens = site.config.llm.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
     config.turn.max_tokens = Some(max_tokens);
     if let Some(persona) = &site.config.persona {

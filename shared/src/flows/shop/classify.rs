@@ -34,6 +34,11 @@ pub struct Analysis {
     pub clarify_questions: Vec<String>,
     /// Clarifying questions asked in a row before this message.
     pub clarify_attempts: u32,
+    /// Whether the rules leave the message uncertain and the model should classify it
+    /// (a clarifying question would be asked, and the message is not small talk).
+    pub ask_model: bool,
+    /// Whether the model's verdict was applied ([`super::intent_model::apply`]).
+    pub decided_by_model: bool,
     /// Why, in one line.
     pub rationale: String,
 }
@@ -59,6 +64,10 @@ pub struct Context<'a> {
 /// after a label or on its own (`IMEI: 356938035643809`) also makes a warranty message
 /// (confidence 1.0 unless the keywords already said warranty), unless the visitor clearly
 /// asks for something else.
+///
+/// When the rules would ask a clarifying question about a message that is not small talk,
+/// [`Analysis::ask_model`] says the model should classify it
+/// ([`super::intent_model`]).
 pub fn analyze(config: &ShopConfig, text: &str, context: Context<'_>) -> Analysis {
     let c = config.classifier.classify(text, context.previous);
     let confident =
@@ -82,6 +91,8 @@ pub fn analyze(config: &ShopConfig, text: &str, context: Context<'_>) -> Analysi
         awaiting_serial: context.awaiting_serial,
         clarify_questions: Vec::new(),
         clarify_attempts: context.clarify_attempts,
+        ask_model: false,
+        decided_by_model: false,
         rationale: c.rationale,
     };
     if context.awaiting_serial && (analysis.serial.is_some() || !moved_on) {
@@ -105,6 +116,7 @@ pub fn analyze(config: &ShopConfig, text: &str, context: Context<'_>) -> Analysi
         };
         analysis.clarify_questions =
             clarify_questions(config, context.language, &leaders, context.clarify_attempts);
+        analysis.ask_model = config.intent_model && !c.small_talk;
     }
     analysis
 }

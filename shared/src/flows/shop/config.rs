@@ -67,6 +67,11 @@ pub struct ShopConfig {
     pub classifier: Classifier,
     /// `INTENT_CONFIDENCE_THRESHOLD`: below it, the clarify loop asks (default 0.5).
     pub intent_confidence_threshold: f32,
+    /// Whether the model classifies what the rules leave uncertain (default true).
+    pub intent_model: bool,
+    /// How long that call may take before the rules' clarifying question is asked
+    /// instead, in milliseconds (default 4000).
+    pub intent_model_timeout_ms: u64,
     /// The settings every template shares: history window, persona cap, message
     /// length, token cap, temperature, retrieval.
     pub turn: TurnConfig,
@@ -85,6 +90,8 @@ impl Default for ShopConfig {
             },
             classifier: Classifier::default(),
             intent_confidence_threshold: 0.5,
+            intent_model: true,
+            intent_model_timeout_ms: 4000,
             turn: TurnConfig::default(),
         }
     }

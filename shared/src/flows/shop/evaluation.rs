@@ -1,9 +1,13 @@
-//! Scores node 2's understanding on labelled sets: which serial reaches the warranty lookup,
-//! and which language a first message is detected as.
+//! Scores node 2's understanding on labelled sets: which intent a natural first question
+//! gets (or the clarifying question), which serial reaches the warranty lookup, and which
+//! language a first message is detected as.
 //!
 //! The sets are plain text, one case a line, fields separated by a tab (`#` comments and
 //! empty lines ignored):
 //!
+//! - intents: `shop <TAB> assemble_pc|shopping|warranty|unknown <TAB> message`, where
+//!   `unknown` means the clarifying question is expected and `shop` names the catalog the
+//!   message is classified with;
 //! - serials: `awaiting|fresh <TAB> expected serial or - <TAB> message`;
 //! - languages: `vi|en <TAB> message`.
 //!
@@ -19,6 +23,7 @@ use super::classify::{Context, analyze};
 use crate::conversation::Language;
 use crate::intent::Intent;
 use crate::language;
+use crate::retrieval::catalog;
 
 /// A line of a labelled set that cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -234,6 +239,163 @@ pub fn score_languages(cases: &[LanguageCase<'_>]) -> LanguageScore {
         if got == case.expected {
             score.correct += 1;
         } else {
+            score.misses.push(Miss {
+                line: case.line,
+                message: case.message.into(),
+                expected: case.expected.as_str().into(),
+                got: got.as_str().into(),
+            });
+        }
+    }
+    score
+}
+
+/// One labelled natural question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IntentCase<'a> {
+    /// 1-based line number in the set.
+    pub line: usize,
+    /// The kind of shop it is asked of (names its catalog).
+    pub shop: &'a str,
+    /// The intent it must get; [`Intent::Unknown`]: the clarifying question.
+    pub expected: Intent,
+    /// The visitor's message.
+    pub message: &'a str,
+}
+
+/// Reads an intent set.
+pub fn parse_intent_set(text: &str) -> Result<Vec<IntentCase<'_>>, SetError> {
+    lines(text)
+        .map(|(line, content)| {
+            let error = |reason: &str| SetError {
+                line,
+                reason: reason.into(),
+            };
+            let mut fields = content.splitn(3, '\t');
+            let (Some(shop), Some(intent), Some(message)) =
+                (fields.next(), fields.next(), fields.next())
+            else {
+                return Err(error("expected three tab-separated fields"));
+            };
+            let expected = Intent::parse(intent)
+                .ok_or_else(|| error("the intent is assemble_pc, shopping, warranty or unknown"))?;
+            if message.trim().is_empty() {
+                return Err(error("empty message"));
+            }
+            Ok(IntentCase {
+                line,
+                shop,
+                expected,
+                message,
+            })
+        })
+        .collect()
+}
+
+/// A catalog written as markdown documents (a `# Title` line starts each) as the site's
+/// learned vocabulary: each document's terms ([`catalog::document_terms`]), merged.
+pub fn catalog_of_markdown(text: &str) -> Vec<String> {
+    let mut documents: Vec<(String, String)> = Vec::new();
+    for line in text.lines() {
+        match line.strip_prefix("# ") {
+            Some(title) => documents.push((title.trim().into(), String::new())),
+            None => match documents.last_mut() {
+                Some((_, content)) => {
+                    content.push_str(line);
+                    content.push('\n');
+                }
+                None => documents.push((String::new(), format!("{line}\n"))),
+            },
+        }
+    }
+    let terms: Vec<Vec<String>> = documents
+        .iter()
+        .map(|(title, content)| catalog::document_terms(title, content))
+        .collect();
+    catalog::merge_terms(terms.iter().map(Vec::as_slice))
+}
+
+/// The intent figures.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IntentScore {
+    /// Messages scored.
+    pub cases: usize,
+    /// Messages that got the labelled intent (or, labelled `unknown`, the clarifying
+    /// question).
+    pub correct: usize,
+    /// Messages labelled with a known intent.
+    pub clear: usize,
+    /// Of those, the ones that got the clarifying question.
+    pub clarified_clear: usize,
+    /// Per shop: (shop, messages, right).
+    pub per_shop: Vec<(String, usize, usize)>,
+    /// The cases got wrong.
+    pub misses: Vec<Miss>,
+}
+
+impl IntentScore {
+    /// Right over messages (1.0 for an empty set).
+    pub fn accuracy(&self) -> f64 {
+        ratio(self.correct, self.cases)
+    }
+
+    /// Clarifying questions over messages with a clear intent (0.0 when there are none).
+    pub fn clarify_rate(&self) -> f64 {
+        if self.clear == 0 {
+            0.0
+        } else {
+            self.clarified_clear as f64 / self.clear as f64
+        }
+    }
+}
+
+/// What node 2's rules make of a first message: the intent, or [`Intent::Unknown`] when
+/// the clarifying question is asked. (The model, asked about what the rules leave
+/// uncertain, is not consulted: these figures are the rules' own.)
+pub fn first_message_intent(config: &ShopConfig, text: &str) -> Intent {
+    let context = Context {
+        language: language::detect(text),
+        ..Context::default()
+    };
+    let analysis = analyze(config, text, context);
+    if analysis.clarify_questions.is_empty() {
+        analysis.intent
+    } else {
+        Intent::Unknown
+    }
+}
+
+/// Scores `cases`, each with the config of its shop (`config_of`).
+pub fn score_intents<'c>(
+    config_of: impl Fn(&str) -> &'c ShopConfig,
+    cases: &[IntentCase<'_>],
+) -> IntentScore {
+    let mut score = IntentScore {
+        cases: cases.len(),
+        ..IntentScore::default()
+    };
+    for case in cases {
+        let got = first_message_intent(config_of(case.shop), case.message);
+        let right = got == case.expected;
+        score.correct += usize::from(right);
+        if case.expected != Intent::Unknown {
+            score.clear += 1;
+            score.clarified_clear += usize::from(got == Intent::Unknown);
+        }
+        match score
+            .per_shop
+            .iter_mut()
+            .find(|(shop, ..)| shop == case.shop)
+        {
+            Some((_, n, r)) => {
+                *n += 1;
+                *r += usize::from(right);
+            }
+            None => score
+                .per_shop
+                .push((case.shop.into(), 1, usize::from(right))),
+        }
+        if !right {
             score.misses.push(Miss {
                 line: case.line,
                 message: case.message.into(),

@@ -16,6 +16,11 @@
 //! so `clarify_attempts` and "awaiting serial" are derived from stored history, never kept
 //! in RAM. The early exits stream one fixed sentence; `respond_stream` streams the model.
 //!
+//! Node 2 decides by rules (`crate::intent`: the seed's keyword lists, question shapes,
+//! product vocabulary and the site's catalog terms); what they leave uncertain — no keyword
+//! in a real question, or a tie — is asked of the model in one constrained call
+//! ([`intent_model`], issue 48) before the clarifying question is settled on.
+//!
 //! Where the seed is silent: a warranty message without a serial goes to `warranty_stream`
 //! (which asks for the serial) only when it asks to *check* a warranty
 //! (`[warranty.check]` keywords); questions about warranty policy are answered by the model
@@ -24,6 +29,7 @@
 mod classify;
 mod config;
 pub mod evaluation;
+pub mod intent_model;
 pub mod mcp;
 mod nodes;
 mod prompt;

@@ -5,13 +5,15 @@ use alloc::vec::Vec;
 use serde_json::Value;
 
 use super::classify::{Context, analyze, clarify_attempts, previous_user_messages};
+use super::intent_model::{self, Verdict};
 use super::prompt::build_request;
 use super::state::ShopState;
 use super::warranty::{STEP_KEY, WarrantyStep, awaiting_serial};
 use super::{ShopConfig, ShopNode};
+use crate::agent::with_timeout;
 use crate::boundary::{LogRecord, WarrantyRecords};
 use crate::conversation::{MessageKind, Metadata, StoredMessage};
-use crate::engine::{Platform, Turn, store_reply, stream_answer};
+use crate::engine::{self, Platform, Turn, store_reply, stream_answer};
 use crate::error::Error;
 use crate::graph::Flow;
 use crate::intent::{ClassificationLog, confidence_json};
@@ -35,7 +37,7 @@ impl<P: Platform, R: WarrantyRecords> Flow for ShopFlow<'_, '_, P, R> {
 
     async fn run_node(&mut self, node: ShopNode, state: &mut ShopState) -> Result<(), Error> {
         match node {
-            ShopNode::Classify => self.classify(state),
+            ShopNode::Classify => self.classify(state).await,
             ShopNode::ClarifyStream => self.clarify_stream(state).await,
             ShopNode::WarrantyStream => self.warranty_stream(state).await,
             ShopNode::Retrieve => self.retrieve(state).await,
@@ -46,7 +48,8 @@ impl<P: Platform, R: WarrantyRecords> Flow for ShopFlow<'_, '_, P, R> {
 
 impl<P: Platform, R: WarrantyRecords> ShopFlow<'_, '_, P, R> {
     /// Node 2: intent, confidence, retrieval hint, clarify questions, serial; one log line.
-    fn classify(&mut self, state: &mut ShopState) -> Result<(), Error> {
+    /// What the rules leave uncertain goes to the model, within its timeout (issue 48).
+    async fn classify(&mut self, state: &mut ShopState) -> Result<(), Error> {
         let history = state.history_before_current();
         let previous = previous_user_messages(history, 3);
         let context = Context {
@@ -55,7 +58,24 @@ impl<P: Platform, R: WarrantyRecords> ShopFlow<'_, '_, P, R> {
             awaiting_serial: awaiting_serial(history),
             clarify_attempts: clarify_attempts(history),
         };
-        let analysis = analyze(self.config, state.current_message(), context);
+        let mut analysis = analyze(self.config, state.current_message(), context);
+        if analysis.ask_model {
+            let request = intent_model::request(state.current_message());
+            let call = intent_model::call(&request);
+            let replied = with_timeout(
+                self.platform.timer(),
+                self.config.intent_model_timeout_ms,
+                engine::complete(self.platform.model(), &call),
+            )
+            .await;
+            let verdict = match replied {
+                Some(Ok(text)) => Verdict::Reply(text),
+                Some(Err(_)) => Verdict::Failed,
+                None => Verdict::TimedOut,
+            };
+            intent_model::apply(&mut analysis, &verdict);
+        }
+        let by = analysis.decided_by_model.then_some("model");
         state.intent = analysis.intent;
         state.intent_confidence = analysis.confidence;
         state.need_retrieval_hint = analysis.need_retrieval_hint;
@@ -72,6 +92,7 @@ impl<P: Platform, R: WarrantyRecords> ShopFlow<'_, '_, P, R> {
             clarify_needed: state.clarify_needed(),
             first_clarify_question: state.clarify_questions.first().cloned(),
             conversation_id: state.conversation_id.clone(),
+            by,
         };
         self.platform.logger().log(&LogRecord::Classification(&log));
         Ok(())
