@@ -263,7 +263,7 @@ fn streams_held_per_client(
     assert_eq!(status, 201, "a visitor's conversation: {body}");
     let created: Value = serde_json::from_str(&body).expect("JSON");
     let conversation = created["conversation_id"].as_str().expect("id");
-    let held = bench_streams::streams_held_per_client(
+    bench_streams::streams_held_per_client(
         &worker.base_url,
         conversation,
         &[
@@ -272,8 +272,7 @@ fn streams_held_per_client(
             ("cf-connecting-ip", client),
         ],
         STREAMS_ASKED,
-    );
-    held
+    )
 }
 
 fn run(n: usize) -> Figures {
