@@ -35,7 +35,7 @@ step "the local Vectorize double's documented limits"
 node --test tests/doubles/vectorize/test/*.test.js
 
 step "the widget's live stream as the server ends it"
-node --test tests/widget-live/
+node --test tests/widget-live/*.test.mjs
 
 step "wasm32 builds: core (no_std), widget, Worker, SQL validator Worker"
 cargo build --quiet -p concierge-core --no-default-features --target $WASM

@@ -29,7 +29,8 @@ use super::watch::PING_SECONDS;
 use crate::error::ApiError;
 use crate::site::KeyKind;
 
-/// Live streams one conversation may have open at once.
+/// Live streams one conversation may have open at once for its visitors (and as many for
+/// the secret key).
 pub(crate) const MAX_STREAMS_PER_CONVERSATION: usize = 8;
 /// Live streams one client address may hold on one conversation at once.
 pub(crate) const MAX_STREAMS_PER_CLIENT: usize = 4;
@@ -97,7 +98,8 @@ impl Closing {
 /// Worker reaches the object).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Grant {
-    /// The client's address (`CF-Connecting-IP`), for the per-client cap.
+    /// The client, as the rate limits key it (an IPv4 address, an IPv6 /64; `secret` for
+    /// the secret key), for the per-client cap.
     pub client: String,
     /// When the stream ends at the latest (Unix ms), and why then.
     pub until_ms: u64,
@@ -108,14 +110,20 @@ pub(crate) struct Grant {
 }
 
 /// 429 `too_many_streams` when `grant`'s stream would pass a cap (the watchers that are
-/// gone or dropped are not counted).
+/// gone or dropped are not counted). The secret key's streams (the console following a
+/// conversation it holds) are counted apart from the visitors', so visitors filling the
+/// conversation's cap never shut the merchant out.
 pub(super) fn admit(watchers: &mut Vec<Rc<Watcher>>, grant: &Grant) -> Result<(), ApiError> {
     watchers.retain(|w| w.kept());
+    let same_side = watchers
+        .iter()
+        .filter(|w| w.grant.secret == grant.secret)
+        .count();
     let from_client = watchers
         .iter()
         .filter(|w| w.grant.client == grant.client)
         .count();
-    if watchers.len() >= MAX_STREAMS_PER_CONVERSATION || from_client >= MAX_STREAMS_PER_CLIENT {
+    if same_side >= MAX_STREAMS_PER_CONVERSATION || from_client >= MAX_STREAMS_PER_CLIENT {
         return Err(ApiError::TooManyStreams);
     }
     Ok(())

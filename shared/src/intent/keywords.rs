@@ -185,6 +185,7 @@ impl PhraseIndex {
                 for &index in candidates {
                     if !found.iter().any(|f| f.0 == index)
                         && self.phrases[index].1.matches_at(words, at)
+                        && !self.toneless_lookalike(index, &word)
                     {
                         found.push((index, at, self.phrases[index].1.words.len()));
                     }
@@ -194,8 +195,24 @@ impl PhraseIndex {
         found
     }
 
-    /// Whether `text` is already a phrase of an intent's list other than the products
-    /// (a catalog term "Gaming" or "Premiere" is the seed's keyword, not a product name).
+    /// Whether product phrase `index` is one word with diacritics that the visitor's `word`
+    /// matched only once folded: typed without marks, a one-syllable noun is too often
+    /// another word ("ban oi" is "bạn ơi", not "bàn"; "tui" is "tôi", not "túi"; "hom qua"
+    /// is "hôm qua", not "quà"), so it names a product only when typed with its marks.
+    fn toneless_lookalike(&self, index: usize, word: &crate::normalize::Word<'_>) -> bool {
+        let (list, phrase) = &self.phrases[index];
+        *list == List::Product
+            && phrase.words.len() == 1
+            && phrase
+                .words
+                .get(0)
+                .is_some_and(|keyword| keyword.is_marked())
+            && !word.is_marked()
+    }
+
+    /// Whether `text` is already a phrase of an intent's list other than the products, or
+    /// small talk (a catalog term "Gaming" or "Premiere" is the seed's keyword, and "Shop"
+    /// or "Bạn" in a shop's copy a word of greeting, not a product name).
     pub(super) fn is_intent_phrase(&self, text: &str) -> bool {
         let phrase = Phrase::new(text);
         let Some(first) = phrase.words.get(0) else {
@@ -206,7 +223,9 @@ impl PhraseIndex {
             .is_some_and(|candidates| {
                 candidates.iter().any(|&i| {
                     let (list, p) = &self.phrases[i];
-                    *list != List::Product && list.slot().is_some() && p.words == phrase.words
+                    *list != List::Product
+                        && (list.slot().is_some() || *list == List::SmallTalk)
+                        && p.words == phrase.words
                 })
             })
     }

@@ -142,7 +142,7 @@ impl Classifier {
     /// what a turn's freshly built config does).
     pub fn add_catalog<'a>(&mut self, terms: impl IntoIterator<Item = &'a str>) {
         for term in terms.into_iter().take(MAX_CATALOG_TERMS) {
-            if !self.index.is_intent_phrase(term) {
+            if !too_short_to_name(term) && !self.index.is_intent_phrase(term) {
                 self.index.add(List::Product, term);
             }
         }
@@ -334,6 +334,15 @@ impl Classifier {
 /// Seed 000's heuristics: shopping retrieves; warranty retrieves unless only a concept is
 /// asked about; assemble_pc retrieves unless only general principles are asked about (a
 /// word with a digit — a model number, a budget — counts as specific).
+/// Whether catalog term `term` is one word too short to name a product ("Q" and "A" of a
+/// FAQ, "Ms"): fewer than three letters and no digit (a model code "X1" still names one).
+fn too_short_to_name(term: &str) -> bool {
+    let term = term.trim();
+    !term.contains(char::is_whitespace)
+        && term.chars().count() < 3
+        && !term.chars().any(|c| c.is_ascii_digit())
+}
+
 fn need_retrieval(intent: Intent, has: impl Fn(List) -> bool, digits: bool) -> bool {
     match intent {
         Intent::Shopping => true,

@@ -207,3 +207,44 @@ fn catalog_terms_name_products_but_never_replace_keywords() {
         Intent::Shopping
     );
 }
+
+#[test]
+fn greetings_typed_without_marks_are_not_taken_for_one_syllable_products() {
+    // "bạn ơi", "tôi muốn hỏi", "hôm qua", "anh ơi": folded, they read as "bàn" (a desk),
+    // "túi" (a bag), "quà" (a gift); a one-syllable product noun counts only with its marks.
+    for message in [
+        "ban oi",
+        "tui muon hoi",
+        "hom qua",
+        "anh oi",
+        "chao shop",
+        "ban oi shop",
+    ] {
+        let verdict = classify(message, &[]);
+        assert_eq!(verdict.intent, Intent::Unknown, "{message}: {verdict:?}");
+    }
+    // Typed with its marks, the noun names the product; a longer name matches either way.
+    assert_eq!(
+        classify("có bàn làm việc không", &[]).intent,
+        Intent::Shopping
+    );
+    assert_eq!(
+        classify("co ban ghe gaming khong", &[]).intent,
+        Intent::Shopping
+    );
+}
+
+#[test]
+fn catalog_terms_too_short_or_of_small_talk_are_not_product_names() {
+    // A shop's copy gives "Q" and "A" (its FAQ), "Shop" and "Bạn" (its greetings).
+    let classifier =
+        Classifier::default().with_catalog(["Q", "A", "Shop", "Bạn", "Son dưỡng môi", "X1"]);
+    for message in ["I have a question", "chào shop", "bạn ơi", "Q?"] {
+        let verdict = classifier.classify(message, &[]);
+        assert_eq!(verdict.intent, Intent::Unknown, "{message}: {verdict:?}");
+    }
+    for message in ["co son duong moi khong", "X1 còn hàng không"] {
+        let verdict = classifier.classify(message, &[]);
+        assert_eq!(verdict.intent, Intent::Shopping, "{message}: {verdict:?}");
+    }
+}

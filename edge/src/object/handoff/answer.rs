@@ -37,9 +37,29 @@ pub(crate) async fn answer(
         Received::Answered { start, reply } => return Ok(replay(start, reply, sink)),
         Received::Refused {
             user_message_id,
-            reply,
+            mut reply,
             language,
-        } => return Ok(refused(input, user_message_id, reply, language, sink)),
+        } => {
+            // A request for a person stands even when the screen refuses the message it
+            // came in (a domain guardrail calls "cho tôi gặp nhân viên" off-topic): the
+            // message stays out of the history, unstored, and the visitor is told what
+            // happens instead of refused — the conversation waits for a person.
+            if let Gate::Notice {
+                notice,
+                hours,
+                wait_ms,
+                ..
+            } = &gate
+            {
+                reply.content = notice.text(language, hours.as_deref());
+                reply.kind = MessageKind::Handoff;
+                reply.metadata.insert("handoff".into(), notice.key().into());
+                if let Some(wait_ms) = *wait_ms {
+                    start_waiting(obj, obj.now_ms(), wait_ms).await;
+                }
+            }
+            return Ok(refused(input, user_message_id, reply, language, sink));
+        }
     };
     let conversation = &start.conversation;
     let first = !start.history.iter().any(|m| m.role == Role::User);

@@ -302,16 +302,14 @@ fn live_grant(req: &Request, env: &Env, caller: &AnyKeyCaller) -> Grant {
         Some(expiry) if expiry < lived => (expiry, Closing::TokenExpired),
         _ => (lived, Closing::StreamExpired),
     };
-    // The address Cloudflare reports (`wrangler dev` too); a misrouted request without one
-    // shares one bucket.
-    let client = req
-        .headers()
-        .get("cf-connecting-ip")
-        .ok()
-        .flatten()
-        .map(|ip| ip.trim().to_string())
-        .unwrap_or_default();
+    // The client as the rate limits count it (an IPv6 client is its /64); a secret-key
+    // caller (the merchant's console, a server) is one client of its own, counted apart.
     let secret = caller.kind == KeyKind::Secret;
+    let client = if secret {
+        String::from("secret")
+    } else {
+        auth::client_key(req).unwrap_or_default()
+    };
     let key_hash = if secret {
         caller.site.secret_key_hash.clone()
     } else {
