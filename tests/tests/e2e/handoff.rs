@@ -33,7 +33,7 @@ fn turn_handoff_on(worker: &Worker, site: &TestSite, settings: Value) {
     assert_eq!(status, 200, "{body}");
 }
 
-fn handoffs(worker: &Worker, key: &str) -> (u16, Value) {
+pub(crate) fn handoffs(worker: &Worker, key: &str) -> (u16, Value) {
     let (status, body) = into_parts(
         agent()
             .get(&worker.url("/admin/handoffs"))

@@ -595,14 +595,8 @@ fn a_request_for_a_person_stands_when_the_guardrail_refuses_its_message_which_st
     );
     assert_eq!(terminal(&events).1["kind"], "handoff", "{events:?}");
     // The conversation waits in the console...
-    let (status, body) = into_parts(
-        agent()
-            .get(&worker.url("/admin/handoffs"))
-            .set("x-api-key", key)
-            .call(),
-    );
-    assert_eq!(status, 200, "{body}");
-    let list: Value = serde_json::from_str(&body).expect("JSON");
+    let (status, list) = super::handoff::handoffs(worker, key);
+    assert_eq!(status, 200, "{list}");
     assert!(
         list["conversations"]
             .as_array()
