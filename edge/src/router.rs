@@ -101,6 +101,8 @@ routes! {
         => |req, rc, caller| admin::rotate_keys(rc.env, caller).await;
     AdminUserTokenSecret "admin_user_token_secret" [POST] ["admin", "site", "user-token-secret"],
         SecretCaller => |req, rc, caller| admin::rotate_user_token_secret(rc.env, caller).await;
+    AdminUsage "admin_usage" [GET] ["admin", "usage"], SecretCaller
+        => |req, rc, caller| admin::usage(rc.env, caller).await;
     AdminFeedback "admin_feedback" [GET] ["admin", "feedback"], SecretCaller
         => |req, rc, caller| feedback::list(req, rc.env, caller).await;
     AdminConversations "admin_conversations" [GET] ["admin", "conversations"], SecretCaller

@@ -16,6 +16,7 @@ use worker::Env;
 
 use crate::error::ApiError;
 
+pub(crate) mod caps;
 pub(crate) mod endpoint;
 pub(crate) mod local_time;
 pub(crate) mod scripted;

@@ -11,7 +11,8 @@
 // LLM_KEY (an upstream API key to store),
 // DOC_ID / DOC_TITLE / DOC_CONTENT / ASK_DOC (the document and a question about it),
 // CONVERSATION (a conversation with a vote down), VOTE_COMMENT (that vote's comment),
-// CSV_NAME / CSV_USER / CSV_BODY / EXPECT_COLUMNS ("name:type,…") (dataset),
+// CSV_NAME / CSV_USER / CSV_BODY / EXPECT_COLUMNS ("name:type,…") / EXPECT_ROWS /
+// EXPECT_ROW_CAP_EN / EXPECT_ROW_CAP_VI (the Storage card's row count and cap) (dataset),
 // DELETE_QUESTION / DELETE_SQL (the learned query to delete), KEEP_QUESTION (one to keep) (learned).
 // Prints "ok <scenario>" and, for console, "rotated <public_key> <secret_key>" on success;
 // exits non-zero with the failed assertion otherwise.
@@ -269,6 +270,26 @@ const scenarios = {
       assert.ok(columns.includes(`${name} (${type})`), `column ${name} inferred as ${type}: ${columns}`);
     }
     await shot(page, "dataset");
+    // The Storage card counts the upload against the site's caps, in the console's
+    // language and its number format.
+    const usage = 'tr[data-usage="data_rows"]';
+    const usageCells = () => page.$$eval(`${usage} td`, (tds) => tds.map((td) => td.textContent.trim()));
+    await page.waitForFunction(([sel, rows]) => {
+      const td = document.querySelector(`${sel} td:nth-child(2)`);
+      return td && td.textContent.trim() === rows;
+    }, [usage, env.EXPECT_ROWS]);
+    let cells = await usageCells();
+    assert.deepEqual(cells.slice(0, 3), ["Rows in data sets", env.EXPECT_ROWS, env.EXPECT_ROW_CAP_EN]);
+    await page.selectOption("#lang", "vi");
+    await page.waitForFunction((sel) => {
+      const td = document.querySelector(`${sel} td`);
+      return td && td.textContent.trim() === "Số dòng trong các bộ dữ liệu";
+    }, usage);
+    cells = await usageCells();
+    assert.deepEqual(cells.slice(0, 3), ["Số dòng trong các bộ dữ liệu", env.EXPECT_ROWS, env.EXPECT_ROW_CAP_VI]);
+    await shot(page, "dataset-usage-vi");
+    await page.selectOption("#lang", "en");
+    await page.waitForSelector(`${row} button:has-text("Delete")`);
     // Delete it (the confirmation is accepted): the row goes.
     await page.click(`${row} button:has-text("Delete")`);
     await page.waitForSelector(row, { state: "detached" });

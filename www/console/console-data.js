@@ -7,6 +7,48 @@
   var t = app.t, $ = app.$, el = app.el, show = app.show, when = app.when, lines = app.lines, api = app.api,
     button = app.button, clearErrors = app.clearErrors, fieldError = app.fieldError, serverError = app.serverError;
 
+  // ---- Storage: the site's usage against its caps (GET /admin/usage) --------------------
+  var USAGE_LABELS = {
+    data_sets: "Data sets", data_rows: "Rows in data sets", data_bytes: "Size of data sets",
+    documents: "Knowledge documents", document_bytes: "Size of documents",
+    warranty_records: "Warranty records", listings: "Listings: {table}"
+  };
+  var BYTE_KINDS = { data_bytes: true, document_bytes: true };
+  function number(n, digits) {
+    return new Intl.NumberFormat(window.ConsoleI18n.locale(), { maximumFractionDigits: digits || 0 }).format(n);
+  }
+  /** Bytes as the merchant reads them: KB under 1 MB, else MB (one decimal at most). */
+  function bytes(n) {
+    return n < 1048576 ? number(n / 1024, 1) + " KB" : number(n / 1048576, 1) + " MB";
+  }
+  async function loadUsage() {
+    var body = $("usage-table").tBodies[0];
+    var usage;
+    try {
+      usage = (await api("GET", "/admin/usage")).usage || [];
+    } catch (e) {
+      $("usage-status").textContent = t("Could not read the storage use: {error}", { error: e.message });
+      return;
+    }
+    while (body.firstChild) body.removeChild(body.firstChild);
+    var full = 0;
+    usage.forEach(function (u) {
+      var shown = BYTE_KINDS[u.kind] ? bytes : function (n) { return number(n); };
+      var share = u.cap ? Math.min(100, (u.used / u.cap) * 100) : 0;
+      if (u.cap && u.used >= u.cap) full++;
+      body.appendChild(el("tr", { "data-usage": u.kind + (u.entity ? ":" + u.entity : "") },
+        el("td", { "data-label": t("What"), text: t(USAGE_LABELS[u.kind] || u.kind, { table: u.entity || "" }) }),
+        el("td", { "data-label": t("Used"), text: shown(u.used) }),
+        el("td", { "data-label": t("Cap"), text: shown(u.cap) }),
+        el("td", { "data-label": t("Share") },
+          el("meter", { min: "0", max: "100", value: String(share), "aria-label": t(USAGE_LABELS[u.kind] || u.kind, { table: u.entity || "" }) }),
+          " " + number(share, 1) + " %")));
+    });
+    $("usage-status").textContent = full
+      ? t("{n} cap(s) reached: delete something before adding more.", { n: full })
+      : "";
+  }
+
   // ---- Knowledge documents -------------------------------------------------------------
   var docsTimer = null;
   async function loadDocuments() {
@@ -75,6 +117,7 @@
       $("docs-status").textContent = e.message;
     }
     loadDocuments();
+    loadUsage();
   }
   async function saveDocument(event) {
     event.preventDefault();
@@ -97,6 +140,7 @@
       form.reset();
       $("d-department").value = "general";
       loadDocuments();
+      loadUsage();
     } catch (e) {
       serverError(form, e, $("doc-error"));
     }
@@ -134,6 +178,7 @@
     var path = "/admin/data/" + encodeURIComponent(name) + "?user_id=" + encodeURIComponent(user || "");
     try { await api("DELETE", path); } catch (e) { $("data-status").textContent = e.message; }
     loadData();
+    loadUsage();
   }
   async function uploadData(event) {
     event.preventDefault();
@@ -152,6 +197,7 @@
       await api("PUT", "/admin/data/" + encodeURIComponent(name) + query, await file.text(), "text/csv");
       form.reset();
       loadData();
+      loadUsage();
     } catch (e) {
       serverError(form, e, $("data-error"));
     }
@@ -228,6 +274,7 @@
       else if (kind === "pages") answer = await api("PUT", "/admin/search-pages", JSON.parse(text));
       else answer = await api("PUT", "/admin/logs", text, "application/x-ndjson");
       $("records-done").textContent = t("Uploaded: {result}", { result: JSON.stringify(answer) });
+      loadUsage();
     } catch (e) {
       show($("records-error"), e.message);
     }
@@ -258,6 +305,7 @@
   var KIND_OF_TEMPLATE = { shop: "warranty", rental: "rental", guarded: "pages", knowledge: "logs" };
   var kindChosen = false;
   app.loaders.knowledge = function () {
+    loadUsage();
     loadDocuments();
     loadData();
     loadLearned(false);

@@ -8,7 +8,9 @@ use concierge_core::retrieval;
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
 
+use super::d1_caps::{self, CapError};
 use super::d1_store::{D1Store, service_error};
+use crate::site::caps::Caps;
 
 #[derive(Debug, Deserialize)]
 struct MessageChunks {
@@ -97,13 +99,16 @@ impl D1Store {
     /// Insert or replace warranty records of a site, all in one transaction. Serials are
     /// unique per site whatever their letter case (the column collates `NOCASE`): a record
     /// replaces the one with the same serial in any case, taking its spelling.
+    ///
+    /// Refused whole ([`CapError::Over`]) when the site would hold more records than its cap.
     pub(crate) async fn upsert_warranty(
         &self,
         site_id: &str,
         records: &[WarrantyRecord],
-    ) -> Result<(), ServiceError> {
+        caps: &Caps,
+    ) -> Result<(), CapError> {
         let db = self.db();
-        let statements = records
+        let mut statements = records
             .iter()
             .map(|record| {
                 db.prepare(
@@ -121,7 +126,8 @@ impl D1Store {
                 .map_err(service_error)
             })
             .collect::<Result<Vec<_>, _>>()?;
-        db.batch(statements).await.map_err(service_error)?;
+        statements.push(d1_caps::warranty_guard(db, site_id, caps)?);
+        db.batch(statements).await.map_err(CapError::from_batch)?;
         Ok(())
     }
 }

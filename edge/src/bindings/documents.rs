@@ -12,6 +12,10 @@ use serde::Deserialize;
 use wasm_bindgen::JsValue;
 use worker::D1Database;
 
+use super::d1_caps::{self, CapError};
+use super::d1_store::service_error;
+use crate::site::caps::Caps;
+
 /// The site's knowledge documents.
 #[derive(Debug)]
 pub(crate) struct Documents {
@@ -116,7 +120,9 @@ impl Documents {
     }
 
     /// Create or replace the document (and bump the site's knowledge-base version, in the
-    /// same batch); its indexing is pending.
+    /// same batch); its indexing is pending. Refused whole ([`CapError::Over`]) when the
+    /// site's documents would pass its caps.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) async fn put(
         &self,
         site_id: &str,
@@ -125,18 +131,19 @@ impl Documents {
         content: &str,
         fields: &DocumentFields,
         now_ms: u64,
-    ) -> worker::Result<()> {
+        caps: &Caps,
+    ) -> Result<(), CapError> {
         let optional = |v: &Option<String>| v.as_deref().map_or(JsValue::NULL, JsValue::from);
         let put = self
             .db
             .prepare(
                 "INSERT INTO knowledge_documents (site_id, id, title, content, updated_at, index_status, \
-                 scope, department, url, source_created_at) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, ?9) \
+                 scope, department, url, source_created_at, bytes) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, ?9, ?10) \
                  ON CONFLICT (site_id, id) DO UPDATE SET title = excluded.title, content = excluded.content, \
                  updated_at = excluded.updated_at, index_status = 'pending', scope = excluded.scope, \
                  department = excluded.department, url = excluded.url, \
-                 source_created_at = excluded.source_created_at",
+                 source_created_at = excluded.source_created_at, bytes = excluded.bytes",
             )
             .bind(&[
                 site_id.into(),
@@ -148,10 +155,15 @@ impl Documents {
                 fields.department.as_str().into(),
                 optional(&fields.url),
                 optional(&fields.source_created_at),
-            ])?;
+                JsValue::from_f64(content.len() as f64),
+            ])
+            .map_err(service_error)?;
+        let bump = super::kb::bump(&self.db, site_id).map_err(service_error)?;
+        let guard = d1_caps::documents_guard(&self.db, site_id, caps)?;
         self.db
-            .batch(vec![put, super::kb::bump(&self.db, site_id)?])
-            .await?;
+            .batch(vec![put, bump, guard])
+            .await
+            .map_err(CapError::from_batch)?;
         Ok(())
     }
 

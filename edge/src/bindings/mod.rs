@@ -4,6 +4,7 @@
 
 pub(crate) mod catalog;
 pub(crate) mod d1_admin;
+pub(crate) mod d1_caps;
 pub(crate) mod d1_console;
 pub(crate) mod d1_console_stats;
 pub(crate) mod d1_feedback;

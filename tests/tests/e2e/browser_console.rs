@@ -263,6 +263,11 @@ fn a_merchant_uploads_a_csv_data_set_and_sees_its_inferred_columns() {
                 "EXPECT_COLUMNS",
                 "ngay:date,nen_tang:string,san_pham:string,so_luong:number,doanh_thu:number",
             ),
+            // The Storage card: the 3 rows against the default cap of 1,000,000 rows,
+            // grouped the English way, then the Vietnamese way.
+            ("EXPECT_ROWS", "3"),
+            ("EXPECT_ROW_CAP_EN", "1,000,000"),
+            ("EXPECT_ROW_CAP_VI", "1.000.000"),
         ],
     );
     // The browser deleted it again.

@@ -54,6 +54,7 @@ mod retrieval_backends;
 mod scripted_turns;
 mod shop_catalog;
 mod shop_understanding;
+mod site_caps;
 mod sites;
 mod template_settings;
 mod workers_ai;

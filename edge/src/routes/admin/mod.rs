@@ -16,8 +16,10 @@ use crate::templates::{self, SettingsPatch};
 
 mod llm;
 mod patch;
+mod usage;
 
 use llm::{KeyChange, LlmChange, LlmPatch};
+pub(crate) use usage::usage;
 
 /// Body of `POST /admin/sites` and `PATCH /admin/site`: every field optional on update.
 /// Each template's settings are under its name ([`SettingsPatch`]); any other field is

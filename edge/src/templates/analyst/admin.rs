@@ -19,11 +19,13 @@ use worker::{Env, Request, Response};
 
 use super::d1_data::{D1Data, Listed, Upload};
 use crate::auth::{Caller, SecretCaller};
+use crate::bindings::d1_caps::CapError;
 use crate::bindings::outbound::{self, FetchError, MAX_REDIRECTS};
 use crate::bindings::services::RandomIds;
 use crate::error::ApiError;
 use crate::http::body;
 use crate::runtime::now_ms;
+use crate::site::caps::Caps;
 use crate::site::endpoint;
 
 /// Upload bodies may be large (a 100 000-row data set).
@@ -139,9 +141,13 @@ async fn store(
         source_url,
         now: now_ms(),
     };
-    data.replace(&caller.site.id, &upload)
+    let caps = Caps::of(env);
+    data.replace(&caller.site.id, &upload, &caps)
         .await
-        .map_err(ApiError::store)?;
+        .map_err(|e| match e {
+            CapError::Over => caps.data_full(),
+            CapError::Store(e) => ApiError::store(e),
+        })?;
     let listed = data
         .list(&caller.site.id, Some(user_id))
         .await

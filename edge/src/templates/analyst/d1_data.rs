@@ -13,7 +13,9 @@ use serde_json::Value;
 use wasm_bindgen::JsValue;
 use worker::D1Database;
 
+use crate::bindings::d1_caps::{self, CapError};
 use crate::bindings::d1_store::service_error;
+use crate::site::caps::Caps;
 
 /// Bytes of row JSON bound per insert statement (D1 caps a value at 2 MB).
 const CHUNK_BYTES: usize = 600_000;
@@ -82,6 +84,28 @@ fn num(n: u64) -> JsValue {
     JsValue::from_f64(n as f64)
 }
 
+/// `rows` as JSON arrays of about [`CHUNK_BYTES`] each: (index of the first row, the
+/// array, how many rows it holds). A row's bytes are its JSON text's.
+fn chunks(rows: &[Value]) -> Vec<(usize, String, usize)> {
+    let mut out = Vec::new();
+    let mut start = 0usize;
+    while start < rows.len() {
+        let mut chunk = String::from("[");
+        let mut end = start;
+        while end < rows.len() && (end == start || chunk.len() < CHUNK_BYTES) {
+            if end > start {
+                chunk.push(',');
+            }
+            chunk.push_str(&rows[end].to_string());
+            end += 1;
+        }
+        chunk.push(']');
+        out.push((start, chunk, end - start));
+        start = end;
+    }
+    out
+}
+
 /// What an upload stores.
 pub(crate) struct Upload<'a> {
     pub(crate) new_id: &'a str,
@@ -131,21 +155,32 @@ impl D1Data {
         Ok(rows.into_iter().map(Into::into).collect())
     }
 
-    /// Replaces (or creates) the user's connection `name` with `rows`, atomically.
-    pub(crate) async fn replace(&self, site_id: &str, up: &Upload<'_>) -> Result<(), ServiceError> {
+    /// Replaces (or creates) the user's connection `name` with `rows`, atomically; refused
+    /// whole ([`CapError::Over`]) when the site's data sets would pass its caps.
+    pub(crate) async fn replace(
+        &self,
+        site_id: &str,
+        up: &Upload<'_>,
+        caps: &Caps,
+    ) -> Result<(), CapError> {
         let schema = serde_json::to_string(up.fields).unwrap_or_else(|_| "[]".into());
         let find =
             "(SELECT id FROM data_connections WHERE site_id = ?1 AND user_id = ?2 AND name = ?3)";
+        let chunks = chunks(up.rows);
+        let bytes: usize = chunks
+            .iter()
+            .map(|(_, json, rows)| json.len() - 1 - rows)
+            .sum();
         let mut statements = vec![
             self.db
                 .prepare(
                     "INSERT INTO data_connections (site_id, id, user_id, name, description, schema, \
-                     row_count, source_url, created_at, updated_at) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9) \
+                     row_count, source_url, created_at, updated_at, bytes) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9, ?10) \
                      ON CONFLICT (site_id, user_id, name) DO UPDATE SET \
                      description = excluded.description, schema = excluded.schema, \
                      row_count = excluded.row_count, source_url = excluded.source_url, \
-                     updated_at = excluded.updated_at",
+                     updated_at = excluded.updated_at, bytes = excluded.bytes",
                 )
                 .bind(&[
                     site_id.into(),
@@ -157,6 +192,7 @@ impl D1Data {
                     num(up.rows.len() as u64),
                     up.source_url.map_or(JsValue::NULL, Into::into),
                     num(up.now),
+                    num(bytes as u64),
                 ])
                 .map_err(service_error)?,
             self.db
@@ -166,18 +202,7 @@ impl D1Data {
                 .bind(&[site_id.into(), up.user_id.into(), up.name.into()])
                 .map_err(service_error)?,
         ];
-        let mut start = 0usize;
-        while start < up.rows.len() {
-            let mut chunk = String::from("[");
-            let mut end = start;
-            while end < up.rows.len() && (end == start || chunk.len() < CHUNK_BYTES) {
-                if end > start {
-                    chunk.push(',');
-                }
-                chunk.push_str(&up.rows[end].to_string());
-                end += 1;
-            }
-            chunk.push(']');
+        for (start, chunk, _) in chunks {
             statements.push(
                 self.db
                     .prepare(format!(
@@ -193,9 +218,12 @@ impl D1Data {
                     ])
                     .map_err(service_error)?,
             );
-            start = end;
         }
-        self.db.batch(statements).await.map_err(service_error)?;
+        statements.push(d1_caps::data_guard(&self.db, site_id, caps)?);
+        self.db
+            .batch(statements)
+            .await
+            .map_err(CapError::from_batch)?;
         Ok(())
     }
 

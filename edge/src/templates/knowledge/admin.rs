@@ -8,12 +8,14 @@ use serde::Deserialize;
 use worker::{Env, Request, Response};
 
 use crate::auth::SecretCaller;
+use crate::bindings::d1_caps::CapError;
 use crate::bindings::documents::{DocumentFields, Documents};
 use crate::bindings::queue::{self, IndexJob, QueueMessage};
 use crate::bindings::vectors::Vectors;
 use crate::error::ApiError;
 use crate::http::body;
 use crate::runtime::now_ms;
+use crate::site::caps::Caps;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -107,6 +109,7 @@ pub(crate) async fn put(
     let site_id = caller.site.id.as_str();
     let documents = Documents::new(env.d1("DB")?);
     let existed = documents.exists(site_id, document_id).await?;
+    let caps = Caps::of(env);
     documents
         .put(
             site_id,
@@ -115,8 +118,13 @@ pub(crate) async fn put(
             &doc.content,
             &fields,
             now_ms(),
+            &caps,
         )
-        .await?;
+        .await
+        .map_err(|e| match e {
+            CapError::Over => caps.documents_full(),
+            CapError::Store(e) => ApiError::store(e),
+        })?;
     let job = IndexJob::Document {
         site_id: site_id.to_string(),
         document_id: document_id.to_string(),

@@ -21,6 +21,7 @@ use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 use worker::{D1Database, Env, Fetcher, Headers, Method, RequestInit};
 
+use crate::bindings::d1_caps;
 use crate::bindings::d1_store::service_error;
 
 /// The listings binding.
@@ -245,16 +246,12 @@ pub(crate) enum UpsertError {
     Store(ServiceError),
 }
 
-/// What D1 answers when the batch's guard fires (see [`upsert`]).
-const FULL_GUARD: &str = "malformed JSON";
-
 /// Bulk upsert of one entity's listings of a site (one D1 batch: all or nothing).
 ///
 /// A site holds at most [`MAX_ROWS_PER_TABLE`] listings of each entity: the SQL cost
 /// model's row bound depends on it. The batch ends with a guard that counts the rows as
 /// the upsert left them and fails (D1 rolls the whole batch back) when they are over the
-/// bound, so concurrent upserts cannot pass it together. SQLite's `raise()` works only in
-/// triggers; `json('over')` fails the same way wherever it is evaluated.
+/// bound, so concurrent upserts cannot pass it together ([`d1_caps::guard`]).
 pub(crate) async fn upsert(
     db: &D1Database,
     site_id: &str,
@@ -282,22 +279,45 @@ pub(crate) async fn upsert(
         );
     }
     statements.push(
-        db.prepare(
-            "SELECT json(CASE WHEN (SELECT count(*) FROM rental_rows WHERE site_id = ?1 AND entity = ?2) > ?3 \
-             THEN 'over' ELSE '0' END) AS guard",
+        d1_caps::guard(
+            db,
+            "(SELECT count(*) FROM rental_rows WHERE site_id = ?1 AND entity = ?2) > ?3",
+            &[
+                site_id.into(),
+                entity.into(),
+                JsValue::from_f64(MAX_ROWS_PER_TABLE as f64),
+            ],
         )
-        .bind(&[
-            site_id.into(),
-            entity.into(),
-            JsValue::from_f64(MAX_ROWS_PER_TABLE as f64),
-        ])
-        .map_err(store)?,
+        .map_err(UpsertError::Store)?,
     );
     match db.batch(statements).await {
         Ok(_) => Ok(()),
-        Err(e) if e.to_string().contains(FULL_GUARD) => Err(UpsertError::Full),
+        Err(e) if d1_caps::is_over(&e) => Err(UpsertError::Full),
         Err(e) => Err(store(e)),
     }
+}
+
+#[derive(Debug, Deserialize)]
+struct EntityCount {
+    entity: String,
+    n: f64,
+}
+
+/// How many listings the site holds of each entity (entities it holds none of are absent).
+pub(crate) async fn counts(
+    db: &D1Database,
+    site_id: &str,
+) -> Result<Vec<(String, u64)>, ServiceError> {
+    let rows: Vec<EntityCount> = db
+        .prepare("SELECT entity, count(*) AS n FROM rental_rows WHERE site_id = ?1 GROUP BY entity")
+        .bind(&[site_id.into()])
+        .map_err(service_error)?
+        .all()
+        .await
+        .map_err(service_error)?
+        .results()
+        .map_err(service_error)?;
+    Ok(rows.into_iter().map(|r| (r.entity, r.n as u64)).collect())
 }
 
 /// Deletes one listing; whether it existed.

@@ -6,9 +6,11 @@ use serde::Deserialize;
 use worker::{Env, Request, Response};
 
 use crate::auth::SecretCaller;
+use crate::bindings::d1_caps::CapError;
 use crate::bindings::d1_store::D1Store;
 use crate::error::ApiError;
 use crate::http::body;
+use crate::site::caps::Caps;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -64,10 +66,14 @@ pub(crate) async fn upsert_warranty(
             warranty_until,
         });
     }
+    let caps = Caps::of(env);
     D1Store::new(env.d1("DB")?)
-        .upsert_warranty(&caller.site.id, &records)
+        .upsert_warranty(&caller.site.id, &records, &caps)
         .await
-        .map_err(ApiError::store)?;
+        .map_err(|e| match e {
+            CapError::Over => caps.warranty_full(),
+            CapError::Store(e) => ApiError::store(e),
+        })?;
     Ok(Response::from_json(
         &serde_json::json!({"upserted": records.len()}),
     )?)

@@ -8,7 +8,9 @@ use alloc::vec::Vec;
 use super::eval::round;
 use crate::engine::TextFilter;
 
-fn group(digits: &str, sep: char) -> String {
+/// `digits` (ASCII digits) with `sep` between groups of three: `group("1500000", '.')` is
+/// `1.500.000`.
+pub fn group(digits: &str, sep: char) -> String {
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
         if i > 0 && (digits.len() - i).is_multiple_of(3) {
