@@ -80,6 +80,8 @@ routes! {
     enum Core;
     Health "health" [GET | HEAD] ["health"], Open
         => |req, rc, _| health::get(rc.env);
+    DebugBindings "debug_bindings" [GET] ["debug", "bindings"], Open
+        => |req, rc, _| stream::bindings(rc.env);
     DebugStream "debug_stream" [GET] ["debug", "stream"], Open
         => |req, rc, _| stream::get(&req, rc.env);
     // Open: 404 unless the debug flag is on; then the handler takes an `AnyKeyCaller`.

@@ -3,6 +3,7 @@
 //! [`js_stream`] holds the byte streams of streamed bodies.
 
 pub(crate) mod catalog;
+pub(crate) mod count;
 pub(crate) mod d1_admin;
 pub(crate) mod d1_caps;
 pub(crate) mod d1_console;

@@ -9,6 +9,8 @@
 //! `GET /debug/conversations/{id}/object` (the secret key): what its Durable Object holds
 //! (the delete tests check that it forgot the conversation).
 //!
+//! `GET /debug/bindings`: the binding-call counters, while the var `COUNT_BINDINGS` is on.
+//!
 //! A diagnostic, not a feature: it exists only while the var `DEBUG_ROUTES` is on (`make
 //! dev` and the tests); in production (`wrangler.toml` has it off) it is a 404 like any
 //! unknown path, so anonymous callers cannot hold streams open.
@@ -22,6 +24,21 @@ use crate::auth::{self, Access, AnyKeyCaller};
 use crate::error::ApiError;
 
 const MAX_EVENTS: u32 = 100;
+
+/// `GET /debug/bindings`: this isolate's binding-call counters (`bindings::count`); 404
+/// unless the var `COUNT_BINDINGS` is on. The load benchmark runs with the debug routes
+/// off, so this one answers to its own var.
+pub(crate) fn bindings(env: &Env) -> Result<Response, ApiError> {
+    if !crate::bindings::count::on(env) {
+        return Err(ApiError::NotFound);
+    }
+    let mut response = Response::ok(crate::bindings::count::counters())?;
+    response
+        .headers_mut()
+        .set("content-type", "application/json")?;
+    response.headers_mut().set("cache-control", "no-store")?;
+    Ok(response)
+}
 const MAX_INTERVAL_MS: u64 = 2_000;
 
 /// The var that turns the debug routes on.

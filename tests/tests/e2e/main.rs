@@ -56,5 +56,6 @@ mod shop_catalog;
 mod shop_understanding;
 mod site_caps;
 mod sites;
+mod storage_budget;
 mod template_settings;
 mod workers_ai;

@@ -1,0 +1,166 @@
+// Binding-call counters (COUNT_BINDINGS=on: the storage-budget test and the load
+// benchmark; off in production). The Worker's env and a Durable Object's state are wrapped
+// in proxies that count every call the Worker makes on its bindings before passing it on,
+// unchanged, to the real binding: D1 statements (`single` ones outside a batch), batches and
+// the rows and milliseconds D1
+// reports for them, KV operations, Durable Object requests, Durable Object storage
+// operations, queue messages, and any other binding's calls by method. Counting happens at
+// the binding's edge, never by timing a simulator. The counters are this isolate's
+// (`wrangler dev` runs the Worker, its Durable Objects and its queue consumers in one).
+
+const counts = Object.create(null);
+
+function add(key, n) {
+  if (!n) return;
+  counts[key] = (counts[key] || 0) + n;
+}
+
+/** Count `n` more of `key` (what the Worker itself observes, e.g. queue deliveries). */
+export function record(key, n) {
+  add(key, n);
+}
+
+/** A JSON snapshot of every counter. */
+export function snapshot() {
+  return JSON.stringify(counts);
+}
+
+/** Zero every counter. */
+export function reset() {
+  for (const key of Object.keys(counts)) delete counts[key];
+}
+
+// D1 reports rows and its own milliseconds in each result's `meta`.
+function d1Meta(at, result) {
+  const meta = result && result.meta;
+  if (!meta) return;
+  add(`${at}.rows_read`, meta.rows_read || 0);
+  add(`${at}.rows_written`, meta.rows_written || 0);
+  add(`${at}.ms`, meta.duration || 0);
+}
+
+// A proxy of `target` whose methods in `wrapped` are replaced; every other property is the
+// target's own (functions bound to it: the runtime's objects refuse another `this`).
+// `constructor` stays unbound: workers-rs checks a binding's type by its constructor's name.
+function proxy(target, wrapped) {
+  return new Proxy(target, {
+    get(t, prop) {
+      if (Object.prototype.hasOwnProperty.call(wrapped, prop)) return wrapped[prop];
+      const value = Reflect.get(t, prop);
+      return typeof value === "function" && prop !== "constructor" ? value.bind(t) : value;
+    },
+  });
+}
+
+// `at` is the counters' prefix: `<scope>:d1.<binding>`.
+function statement(at, real) {
+  const run = (method) => async (...args) => {
+    add(`${at}.statements`, 1);
+    add(`${at}.single`, 1);
+    const result = await real[method](...args);
+    d1Meta(at, result);
+    return result;
+  };
+  return proxy(real, {
+    bind: (...args) => statement(at, real.bind(...args)),
+    first: run("first"),
+    all: run("all"),
+    run: run("run"),
+    raw: run("raw"),
+  });
+}
+
+function d1(at, real) {
+  return proxy(real, {
+    prepare: (sql) => statement(at, real.prepare(sql)),
+    batch: async (statements) => {
+      add(`${at}.batches`, 1);
+      add(`${at}.statements`, statements.length);
+      const results = await real.batch(statements);
+      for (const r of results || []) d1Meta(at, r);
+      return results;
+    },
+    exec: (sql) => {
+      add(`${at}.exec`, 1);
+      return real.exec(sql);
+    },
+  });
+}
+
+function stub(at, real) {
+  return proxy(real, {
+    fetch: (...args) => {
+      add(`${at}.requests`, 1);
+      return real.fetch(...args);
+    },
+  });
+}
+
+function namespace(at, real) {
+  return proxy(real, {
+    get: (...args) => stub(at, real.get(...args)),
+    getByName: (...args) => stub(at, real.getByName(...args)),
+  });
+}
+
+// Every method call counted by name (KV, queues, Vectorize, services, AI, storage).
+function byMethod(prefix, real, extra) {
+  return new Proxy(real, {
+    get(t, prop) {
+      const value = Reflect.get(t, prop);
+      if (typeof value !== "function" || prop === "constructor") return value;
+      return (...args) => {
+        add(`${prefix}.${String(prop)}`, 1);
+        if (extra) extra(String(prop), args);
+        return value.apply(t, args);
+      };
+    },
+  });
+}
+
+function binding(scope, name, real) {
+  const kind = real && real.constructor && real.constructor.name;
+  switch (kind) {
+    case "D1Database":
+      return d1(`${scope}:d1.${name}`, real);
+    case "DurableObjectNamespace":
+      return namespace(`${scope}:do.${name}`, real);
+    case "KvNamespace":
+      return byMethod(`${scope}:kv.${name}`, real);
+    case "WorkerQueue":
+      return byMethod(`${scope}:queue.${name}`, real, (method, args) => {
+        if (method === "send") add(`${scope}:queue.${name}.messages`, 1);
+        if (method === "sendBatch") add(`${scope}:queue.${name}.messages`, (args[0] || []).length);
+      });
+    default:
+      return byMethod(`${scope}:${kind || "binding"}.${name}`, real);
+  }
+}
+
+/**
+ * The Worker's env with every binding counted (vars and secrets pass through). `scope`
+ * names who makes the calls (`fetch`, `object`, `queue.<name>`, `scheduled`): each
+ * counter is `<scope>:<binding kind>.<binding>.<what>`.
+ */
+export function wrapEnv(env, scope) {
+  const cache = new Map();
+  return new Proxy(env, {
+    get(t, prop) {
+      const value = Reflect.get(t, prop);
+      if (typeof prop !== "string" || value === null || typeof value !== "object") return value;
+      if (!cache.has(prop)) cache.set(prop, binding(scope, prop, value));
+      return cache.get(prop);
+    },
+  });
+}
+
+/** A Durable Object's state whose storage operations are counted (`object:do_storage.<op>`). */
+export function wrapState(state) {
+  let storage = null;
+  return proxy(state, {
+    get storage() {
+      if (!storage) storage = byMethod("object:do_storage", state.storage);
+      return storage;
+    },
+  });
+}

@@ -1,0 +1,338 @@
+//! The storage work of one turn, counted at the bindings (issue 40's baseline, issue 47's
+//! gate): a Worker of its own with `COUNT_BINDINGS=on` (`edge/js/count.js` counts every
+//! binding call before passing it on) runs one request at a time, waits until the counters
+//! stop moving (the background work the request queued included), and takes the
+//! difference. The README's per-turn budget is these numbers; any drift fails here.
+//!
+//! Counted, per surface: D1 statements and batches per database, KV operations, Durable
+//! Object requests and storage operations, queue messages.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use concierge_e2e::api::{site_with_upstream, terminal};
+use concierge_e2e::upstream::{Reply, ScriptedUpstream};
+use concierge_e2e::{TestSite, Worker, WorkerOptions, agent, into_parts, read_events, test_vars};
+use serde_json::{Value, json};
+
+const ORIGIN: &str = "https://shop.example";
+
+fn worker() -> &'static Worker {
+    static WORKER: OnceLock<Worker> = OnceLock::new();
+    WORKER.get_or_init(|| {
+        let mut vars = test_vars();
+        vars.push(("COUNT_BINDINGS".into(), "on".into()));
+        Worker::start(&WorkerOptions {
+            vars,
+            ..WorkerOptions::default()
+        })
+    })
+}
+
+type Counts = BTreeMap<String, u64>;
+
+fn counters() -> Counts {
+    let (status, body) = into_parts(agent().get(&worker().url("/debug/bindings")).call());
+    assert_eq!(status, 200, "{body}");
+    let json: Value = serde_json::from_str(&body).expect("JSON");
+    json.as_object()
+        .expect("object")
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_u64().unwrap_or(0)))
+        .collect()
+}
+
+/// Whether every queue message sent has been delivered to its consumer.
+fn queues_drained(counts: &Counts) -> bool {
+    let total = |is: &dyn Fn(&str) -> bool| -> u64 {
+        counts.iter().filter(|(k, _)| is(k)).map(|(_, v)| v).sum()
+    };
+    total(&|k| k.contains(":queue.") && k.ends_with(".messages"))
+        == total(&|k| k.ends_with(":delivered"))
+}
+
+/// The counters once every queued message has been delivered and they have not moved for
+/// half a second (the request's background work done).
+fn settled() -> Counts {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut last = counters();
+    loop {
+        std::thread::sleep(Duration::from_millis(500));
+        let now = counters();
+        if now == last && queues_drained(&now) {
+            return now;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the Worker's work did not settle: {now:?}"
+        );
+        last = now;
+    }
+}
+
+/// What `act` made the Worker do on its bindings (ms and rows left out: they are D1's
+/// reports, not calls).
+fn measure(act: impl FnOnce()) -> Counts {
+    let before = settled();
+    act();
+    let after = settled();
+    after
+        .iter()
+        .filter(|(k, _)| {
+            !k.ends_with(".ms") && !k.ends_with(".rows_read") && !k.ends_with(".rows_written")
+        })
+        .map(|(k, v)| (k.clone(), v - before.get(k).copied().unwrap_or(0)))
+        .filter(|(_, v)| *v > 0)
+        .collect()
+}
+
+fn widget_create(site: &TestSite) -> String {
+    let (status, body) = into_parts(
+        agent()
+            .post(&worker().url("/conversations"))
+            .set("x-api-key", &site.public_key)
+            .set("origin", ORIGIN)
+            .send_json(json!({})),
+    );
+    assert_eq!(status, 201, "{body}");
+    let json: Value = serde_json::from_str(&body).expect("JSON");
+    json["conversation_id"].as_str().expect("id").to_string()
+}
+
+fn api_turn(site: &TestSite, conversation: &str, text: &str) {
+    let response = agent()
+        .post(&worker().url(&format!("/conversations/{conversation}/messages")))
+        .set("x-api-key", &site.secret_key)
+        .send_json(json!({"content": text}))
+        .expect("200");
+    let events = read_events(response.into_reader());
+    assert_eq!(terminal(&events).0, "completed", "{events:?}");
+}
+
+fn widget_turn(site: &TestSite, conversation: &str, text: &str) {
+    let response = agent()
+        .post(&worker().url(&format!("/conversations/{conversation}/messages")))
+        .set("x-api-key", &site.public_key)
+        .set("origin", ORIGIN)
+        .send_json(json!({"content": text}))
+        .expect("200");
+    let events = read_events(response.into_reader());
+    assert_eq!(terminal(&events).0, "completed", "{events:?}");
+}
+
+/// An OpenAI-compatible streamed turn on `chat_id` (`new` opens one); the chat id.
+fn openai_turn(site: &TestSite, chat_id: &str, text: &str) -> String {
+    let response = agent()
+        .post(&worker().url("/v1/chat/completions"))
+        .set("authorization", &format!("Bearer {}", site.secret_key))
+        .send_json(json!({
+            "model": format!("concierge-{}", site.id), "stream": true, "chat_id": chat_id,
+            "messages": [{"role": "user", "content": text}],
+        }))
+        .expect("200");
+    let id = response
+        .header("x-concierge-chat-id")
+        .expect("x-concierge-chat-id")
+        .to_string();
+    let body = response.into_string().expect("body");
+    assert!(body.contains("[DONE]"), "{body}");
+    id
+}
+
+/// The sum of the counters whose key starts with one of `scopes` (`fetch:`, `object:`,
+/// `queue.concierge-embed:`…) and ends with `what` (`d1.DB.statements`…).
+fn sum(counts: &Counts, scopes: &[&str], what: &str) -> u64 {
+    counts
+        .iter()
+        .filter(|(k, _)| scopes.iter().any(|s| k.starts_with(s)) && k.ends_with(what))
+        .map(|(_, v)| v)
+        .sum()
+}
+
+/// One surface's counted work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Counted {
+    /// D1 statements and batches on the shared `DB`: the Worker's and the conversation
+    /// object's for the request (and the background turn's consumer for an async turn).
+    d1_statements: u64,
+    d1_batches: u64,
+    /// Requests to the conversation object, and its storage operations.
+    do_requests: u64,
+    do_storage: u64,
+    /// Queue messages sent (embedding jobs, background turns).
+    queue_messages: u64,
+    /// The embedding consumer's D1 statements for the messages the request stored.
+    embedding_statements: u64,
+}
+
+fn counted(counts: &Counts, scopes: &[&str]) -> Counted {
+    let total = |is: &dyn Fn(&str) -> bool| -> u64 {
+        counts.iter().filter(|(k, _)| is(k)).map(|(_, v)| v).sum()
+    };
+    Counted {
+        d1_statements: sum(counts, scopes, "d1.DB.statements"),
+        d1_batches: sum(counts, scopes, "d1.DB.batches"),
+        do_requests: sum(
+            counts,
+            &["fetch:", "queue.concierge-turns:"],
+            "do.CONVERSATIONS.requests",
+        ),
+        do_storage: total(&|k| k.starts_with("object:do_storage.")),
+        queue_messages: total(&|k| k.contains(":queue.") && k.ends_with(".messages")),
+        embedding_statements: sum(counts, &["queue.concierge-embed:"], "d1.DB.statements"),
+    }
+}
+
+/// The README's per-turn budget for one surface. D1 counts are ranges: the low end is a
+/// turn whose context this isolate remembers and whose site's cached copy is fresh; the
+/// high end adds what a turn may read again (its context, 3 statements in 1 batch; the
+/// site, 1 statement once its copy is 30 s old). The rest is exact.
+#[derive(Debug, Clone, Copy)]
+struct Budget {
+    d1_statements: (u64, u64),
+    d1_batches: (u64, u64),
+    do_requests: u64,
+    do_storage: u64,
+    queue_messages: u64,
+    embedding_statements: (u64, u64),
+}
+
+impl Budget {
+    fn holds(&self, c: &Counted) -> bool {
+        let within = |v: u64, (lo, hi): (u64, u64)| (lo..=hi).contains(&v);
+        within(c.d1_statements, self.d1_statements)
+            && within(c.d1_batches, self.d1_batches)
+            && c.do_requests == self.do_requests
+            && c.do_storage == self.do_storage
+            && c.queue_messages == self.queue_messages
+            && within(c.embedding_statements, self.embedding_statements)
+    }
+}
+
+#[test]
+fn the_storage_work_of_each_surface_is_counted() {
+    let upstream = ScriptedUpstream::start();
+    upstream.set_default(Reply::text("Dạ, shop có mẫu này ạ."));
+    let site = site_with_upstream(worker(), "Storage budget shop", &upstream.base_url, false);
+    // Warm: the site's cached copies (by each key) and a first conversation, as on a
+    // site with visitors.
+    let warm = widget_create(&site);
+    widget_turn(&site, &warm, "Chào shop");
+    api_turn(&site, &warm, "Shop ở đâu?");
+
+    let mut conversation = String::new();
+    let create = measure(|| conversation = widget_create(&site));
+    let mut widget = Vec::new();
+    for question in [
+        "Shop có bàn phím cơ không?",
+        "Giá bao nhiêu vậy shop?",
+        "Bảo hành mấy tháng?",
+    ] {
+        widget.push(measure(|| widget_turn(&site, &conversation, question)));
+    }
+    let api = measure(|| api_turn(&site, &conversation, "Có giao hàng tận nơi không?"));
+    let background = measure(|| {
+        let (status, body) = into_parts(
+            agent()
+                .post(&worker().url(&format!("/conversations/{conversation}/messages")))
+                .set("x-api-key", &site.secret_key)
+                .set("prefer", "respond-async")
+                .send_json(json!({"content": "Cuối tuần shop có mở không?"})),
+        );
+        assert_eq!(status, 202, "{body}");
+    });
+    let mut chat_id = String::new();
+    let openai_new = measure(|| chat_id = openai_turn(&site, "new", "Shop mở cửa mấy giờ?"));
+    let openai_next = measure(|| {
+        openai_turn(&site, &chat_id, "Có chỗ đỗ xe máy không?");
+    });
+
+    let turn = ["fetch:", "object:"];
+    let background_turn = ["fetch:", "object:", "queue.concierge-turns:"];
+    // A turn stores 2 messages: the consumer writes them in 2 batches of 2 statements
+    // (and reads the site once its copy is 30 s old).
+    let embed = (4, 5);
+    let turn_budget = Budget {
+        d1_statements: (9, 13),
+        d1_batches: (2, 3),
+        do_requests: 1,
+        do_storage: 2,
+        queue_messages: 2,
+        embedding_statements: embed,
+    };
+    let rows = [
+        (
+            "conversation created (widget)",
+            counted(&create, &turn),
+            Budget {
+                d1_statements: (6, 7),
+                d1_batches: (2, 2),
+                do_requests: 1,
+                do_storage: 1,
+                queue_messages: 0,
+                embedding_statements: (0, 0),
+            },
+        ),
+        ("widget turn", counted(&widget[0], &turn), turn_budget),
+        ("widget turn, next", counted(&widget[1], &turn), turn_budget),
+        (
+            "widget turn, third",
+            counted(&widget[2], &turn),
+            turn_budget,
+        ),
+        ("API turn (secret key)", counted(&api, &turn), turn_budget),
+        (
+            "background turn (Prefer: respond-async)",
+            counted(&background, &background_turn),
+            Budget {
+                d1_statements: (16, 21),
+                d1_batches: (4, 5),
+                do_requests: 2,
+                do_storage: 2,
+                queue_messages: 3,
+                embedding_statements: embed,
+            },
+        ),
+        (
+            "OpenAI chat_id \"new\"",
+            counted(&openai_new, &turn),
+            Budget {
+                d1_statements: (12, 14),
+                d1_batches: (4, 4),
+                do_requests: 1,
+                do_storage: 3,
+                queue_messages: 2,
+                embedding_statements: embed,
+            },
+        ),
+        (
+            "OpenAI chat_id turn",
+            counted(&openai_next, &turn),
+            turn_budget,
+        ),
+    ];
+    let mut failures = Vec::new();
+    eprintln!(
+        "surface | D1 statements (batches) | DO requests | DO storage ops | queue messages | embedding consumer D1 statements"
+    );
+    for (name, got, budget) in &rows {
+        eprintln!(
+            "{name} | {} ({}) | {} | {} | {} | {}",
+            got.d1_statements,
+            got.d1_batches,
+            got.do_requests,
+            got.do_storage,
+            got.queue_messages,
+            got.embedding_statements
+        );
+        if !budget.holds(got) {
+            failures.push(format!("{name}: counted {got:?}, budget {budget:?}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "the per-turn storage budget drifted:\n{}",
+        failures.join("\n")
+    );
+}
