@@ -7,7 +7,8 @@
 //             the notices and "Nhân viên · Lan" live; after a reload the history shows the
 //             same log (the same notices in the same words, the reply still a person's,
 //             with no votes, copy or regenerate under it). Then the console's conversation
-//             view names the person. Desktop light, then phone dark (VIEWPORT, SCHEME).
+//             view names the person and shows the handoff's lines as lines. Desktop light,
+//             then phone dark (VIEWPORT, SCHEME).
 //   notices   no regenerate and no votes under the handoff notice, the timeout notice (a
 //             10-second wait runs out) and the outside-hours notice, live and after a
 //             reload; the API refuses the regenerate too (409 `fixed_answer`).
@@ -183,6 +184,9 @@ const scenarios = {
     await desk.page.waitForSelector('#conv-messages li[data-kind="human"]');
     const meta = await desk.page.textContent('#conv-messages li[data-kind="human"] .meta');
     assert.ok(meta.startsWith("Nhân viên · Lan"), meta);
+    // The handoff's lines are lines, not the assistant's messages.
+    const lines = await desk.page.$$eval("#conv-messages li.line .body", (els) => els.map((e) => e.textContent));
+    assert.deepEqual(lines, ["Đang chờ nhân viên…", "Lan đã tham gia cuộc trò chuyện."]);
     await desk.page.screenshot({ path: path.join(artifacts, `handoff-ux-person-console-${viewport}-${scheme}.png`) });
     await axe(desk.page, "the console's conversation view with a person's reply");
     assert.deepEqual([...errors, ...desk.errors], []);

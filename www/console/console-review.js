@@ -119,6 +119,13 @@ async function openConversation(id) {
     const human = m.kind === "human";
     const name = (m.author && m.author.name) || (m.metadata && m.metadata.author && m.metadata.author.name) || "";
     const who = human ? t("Staff") + (name ? " · " + name : "") : m.role === "user" ? t("Visitor") : t("Assistant");
+    // A line a handoff change left in the log is not the assistant's.
+    const line = m.kind === "handoff" && ["requested", "joined", "released"].includes(m.metadata && m.metadata.handoff);
+    if (line) {
+      body.textContent = m.content || "";
+      out.appendChild(el("li", { class: "line", "data-message": m.id, "data-kind": m.kind }, el("span", { class: "meta", text: when(m.created_at) }), body));
+      return;
+    }
     const item = el("li", { class: m.role + (human ? " human" : "") + (failed ? " failed" : "") + (incomplete ? " incomplete" : ""), "data-message": m.id, "data-kind": m.kind || "" },
       el("span", { class: "meta", text: who + " · " + m.kind + " · " + when(m.created_at) +
         (failed ? " · " + t("no answer (the turn failed or is still running)") : "") + (incomplete ? " · " + t("incomplete answer") : "") }));
