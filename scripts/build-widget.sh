@@ -28,6 +28,10 @@ mv "$OUT/concierge_widget_bg.wasm.opt" "$OUT/concierge_widget_bg.wasm"
     --log-level=warning --outfile="$OUT/concierge_widget.min.js"
 mv "$OUT/concierge_widget.min.js" "$OUT/concierge_widget.js"
 rm -rf "$OUT/snippets"
+# Charts, loaded on demand by rich.js (beside the bundle that imports them): not part of the
+# panel's first download.
+"$ESBUILD_BIN" widget/js/chart.js --minify --format=esm --target=es2020 \
+    --log-level=warning --outfile="$OUT/chart.js"
 "$ESBUILD_BIN" widget/style/widget.css --minify --log-level=warning \
     --outfile="$ROOT/www/widget/widget.css"
 # The widget's rich-turn renderer on its own for the merchant console's conversation view
@@ -36,6 +40,7 @@ rm -rf "$OUT/snippets"
 node --no-warnings scripts/console-words.mjs >"$OUT/console-rich.js"
 "$ESBUILD_BIN" "$OUT/console-rich.js" --bundle --minify --format=esm --target=es2020 \
     --log-level=warning --outfile="$ROOT/www/console/rich.js"
+cp "$OUT/chart.js" "$ROOT/www/console/chart.js"
 rm -f "$OUT/console-rich.js"
 "$ESBUILD_BIN" widget/embed/embed.js --minify --target=es2017 --log-level=warning \
     --outfile="$ROOT/www/embed.js"

@@ -94,6 +94,16 @@ impl MessageKind {
         }
     }
 
+    /// Whether a message of this kind is a fixed text the assistant did not answer — the
+    /// greeting, a refusal, a handoff notice, a person's reply — so it is neither voted on
+    /// nor regenerated (a regenerate whose last message is one is refused).
+    pub fn is_fixed(self) -> bool {
+        matches!(
+            self,
+            Self::Greeting | Self::Refusal | Self::Human | Self::Handoff
+        )
+    }
+
     /// Parses the stored string form.
     pub fn parse(kind: &str) -> Option<Self> {
         Some(match kind {

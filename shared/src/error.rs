@@ -146,6 +146,10 @@ pub enum Error {
     /// A person holds the conversation (handoff): the assistant does not answer it again
     /// (a regenerate); nothing was changed.
     HeldByPerson,
+    /// A regenerate found the conversation's last answer to be a fixed text that is not
+    /// the assistant's to answer again (a handoff notice, a person's reply): nothing was
+    /// changed.
+    FixedAnswer,
     /// The caller's admission check (its rate limit) refused the turn; nothing was stored.
     RateLimited,
     /// The conversation store failed.
@@ -173,7 +177,9 @@ impl Error {
             Self::InvalidMessage(_) => ErrorClass::Invalid,
             Self::ConversationNotFound => ErrorClass::NotFound,
             Self::IdempotencyKeyReused => ErrorClass::Unprocessable,
-            Self::NotLastTurn | Self::TurnInProgress | Self::HeldByPerson => ErrorClass::Conflict,
+            Self::NotLastTurn | Self::TurnInProgress | Self::HeldByPerson | Self::FixedAnswer => {
+                ErrorClass::Conflict
+            }
             Self::RateLimited => ErrorClass::RateLimited,
             Self::Store(ServiceError {
                 kind: ServiceErrorKind::Conflict,
@@ -201,6 +207,7 @@ impl Error {
             Self::NotLastTurn => "not_last_turn",
             Self::TurnInProgress => "turn_in_progress",
             Self::HeldByPerson => "held_by_person",
+            Self::FixedAnswer => "fixed_answer",
             Self::RateLimited => "rate_limited",
             Self::Store(ServiceError {
                 kind: ServiceErrorKind::Conflict,
@@ -234,6 +241,9 @@ impl Error {
             Self::NotLastTurn => "Only the conversation's last answer can be regenerated.",
             Self::TurnInProgress => "The last message is still being answered.",
             Self::HeldByPerson => "A person is answering this conversation.",
+            Self::FixedAnswer => {
+                "The last message is a notice or a person's reply, not an answer of the assistant's: it cannot be regenerated."
+            }
             Self::RateLimited => "Too many requests; try again shortly.",
             Self::ChatModel(_) | Self::EmptyAnswer => {
                 "The assistant could not answer right now. Please try again."
@@ -267,6 +277,7 @@ impl Error {
             | Self::NotLastTurn
             | Self::TurnInProgress
             | Self::HeldByPerson
+            | Self::FixedAnswer
             | Self::Graph(_) => false,
         }
     }
@@ -281,6 +292,7 @@ impl fmt::Display for Error {
             Self::NotLastTurn => f.write_str("not the last turn"),
             Self::TurnInProgress => f.write_str("turn in progress"),
             Self::HeldByPerson => f.write_str("held by a person"),
+            Self::FixedAnswer => f.write_str("the last answer is fixed"),
             Self::RateLimited => f.write_str("rate limited"),
             Self::Store(e) => write!(f, "store: {e}"),
             Self::Embedder(e) => write!(f, "embedder: {e}"),
@@ -317,6 +329,7 @@ impl std::error::Error for Error {
             | Self::NotLastTurn
             | Self::TurnInProgress
             | Self::HeldByPerson
+            | Self::FixedAnswer
             | Self::RateLimited
             | Self::EmptyAnswer => None,
         }

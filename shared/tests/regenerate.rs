@@ -193,3 +193,60 @@ fn a_failed_last_turn_is_answered_again_without_storing_the_question_twice() {
     assert!(!messages[1].metadata.contains_key(ANSWER_FAILED));
     assert!(!messages[2].is_incomplete());
 }
+
+#[test]
+fn a_notice_or_a_persons_reply_as_the_last_message_is_not_regenerated() {
+    use concierge_core::boundary::ConversationStore;
+    use concierge_core::conversation::{MessageKind, Metadata, StoredMessage};
+    let config = ShopConfig::default();
+    let backend = MemoryBackend::demo(SITE);
+    let id = create(&backend, &config, None).conversation.id;
+    backend.model.reply(&["Dạ, còn hàng ạ."]);
+    let (_, first) = say(&backend, &config, &id, QUESTION);
+    let first = first.unwrap();
+    for (n, kind) in [MessageKind::Handoff, MessageKind::Human]
+        .into_iter()
+        .enumerate()
+    {
+        // A timeout notice or a person's reply, stored after the answer.
+        let message = StoredMessage {
+            id: format!("fixed-{n}"),
+            seq: 0,
+            role: Role::Assistant,
+            kind,
+            content: "Xin lỗi, hiện chưa có nhân viên nào rảnh.".into(),
+            metadata: Metadata::new(),
+            created_at: 1,
+            tool_steps: Vec::new(),
+            payloads: Vec::new(),
+        };
+        block_on(
+            backend
+                .store
+                .append_message(Scope::new(SITE, &id), &message),
+        )
+        .unwrap();
+        let before = contents(&backend, &id);
+        let calls = backend.model.requests().len();
+        for expected in [None, Some(first.reply.id.as_str())] {
+            let (events, outcome) = regenerate(&backend, &config, SITE, &id, expected);
+            assert_eq!(outcome.unwrap_err(), Error::FixedAnswer, "{kind:?}");
+            assert!(
+                matches!(
+                    &events[..],
+                    [TurnEvent::Failed {
+                        code: "fixed_answer",
+                        ..
+                    }]
+                ),
+                "{events:?}"
+            );
+        }
+        assert_eq!(contents(&backend, &id), before, "nothing changes");
+        assert_eq!(backend.model.requests().len(), calls, "no model call");
+    }
+    assert_eq!(
+        Error::FixedAnswer.class(),
+        concierge_core::error::ErrorClass::Conflict
+    );
+}

@@ -4,7 +4,7 @@
 // panel's list is built by widget/src/rich.rs `setup`, the console's is generated from
 // i18n/{vi,en}.rs by scripts/console-words.mjs. This fails when they drift: a word added to, moved
 // in or dropped from rich.rs's list without `WORD_KEYS` following (or the other way round),
-// a word rich.js reads beyond the list, or a key vi.rs or en.rs has no string for.
+// a word rich.js (or chart.js) reads beyond the list, or a key vi.rs or en.rs has no string for.
 // Usage: node tests/browser/console_words.mjs → prints "ok console words".
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -50,10 +50,11 @@ function panelKeys(source) {
 
 // The panel's order is rich.js's order.
 assert.deepEqual(panelKeys(read("widget/src/rich.rs")), WORD_KEYS, "widget/src/rich.rs setup builds the words in WORD_KEYS order");
-// rich.js reads no word past the list.
-const used = [...read("widget/js/rich.js").matchAll(/words\[(\d+)(?: \+ \w+)?\]/g)].map((m) => Number(m[1]));
+// rich.js (and chart.js, which it loads on demand with its words) reads no word past the list.
+const renderer = read("widget/js/rich.js") + read("widget/js/chart.js");
+const used = [...renderer.matchAll(/words\[(\d+)(?: \+ \w+)?\]/g)].map((m) => Number(m[1]));
 assert.ok(Math.max(...used) < WORD_KEYS.length, `rich.js reads words[${Math.max(...used)}], the list has ${WORD_KEYS.length}`);
-assert.ok(read("widget/js/rich.js").includes("words[25 + kind]") && WORD_KEYS[27] === "charts.2", "three chart kinds from 25");
+assert.ok(read("widget/js/chart.js").includes("words[25 + kind]") && WORD_KEYS[27] === "charts.2", "three chart kinds from 25");
 // Every key has a string in both languages, and the console's list is the panel's words.
 const words = wordsFor(i18n);
 for (const lang of ["vi", "en"]) {

@@ -81,7 +81,9 @@ async function stage(conversation, script) {
 async function answered(frame, count) {
   await frame.waitForFunction((n) => {
     const bots = document.querySelectorAll(".cw-bot");
-    return bots.length >= n && bots[bots.length - 1].dataset.state === "done";
+    return bots.length >= n && bots[bots.length - 1].dataset.state === "done"
+      // Charts load on demand (widget/js/chart.js): drawn once no box is busy.
+      && !bots[bots.length - 1].querySelector("[aria-busy]");
   }, count);
 }
 
@@ -188,6 +190,8 @@ async function run(name, viewport, check) {
   await page.reload({ waitUntil: "load" });
   frame = await openPanel(page);
   await frame.waitForFunction((n) => document.querySelectorAll(".cw-msg").length >= n, count);
+  // Charts load on demand (widget/js/chart.js): drawn once no box is busy.
+  await frame.waitForFunction(() => !document.querySelector(".cw-bot [aria-busy]"));
   assert.equal(await conversationId(frame), conversation);
   if (check.reloaded) await check.reloaded(frame);
   else assert.equal(await lastRich(frame), rich, "the stored payloads render the same after a reload");

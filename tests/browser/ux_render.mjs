@@ -66,7 +66,9 @@ async function stage(conversation, script) {
 
 const answered = (frame, n) => frame.waitForFunction((n) => {
   const bots = document.querySelectorAll(".cw-bot");
-  return bots.length >= n && bots[bots.length - 1].dataset.state === "done";
+  return bots.length >= n && bots[bots.length - 1].dataset.state === "done"
+      // Charts load on demand (widget/js/chart.js): drawn once no box is busy.
+      && !bots[bots.length - 1].querySelector("[aria-busy]");
 }, n);
 
 /** axe-core over the panel: no critical or serious violation. */

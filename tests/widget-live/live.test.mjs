@@ -28,7 +28,7 @@ function scripted(bodies) {
   return asked;
 }
 
-const words = ["a person", "waiting", "{0} joined", "back", "{0} answers"];
+const words = ["a person", "{0} answers"];
 const state = 'event: handoff\ndata: {"state":"none"}\n\n';
 const closed = (code, reconnect) =>
   `event: closed\ndata: ${JSON.stringify({ code, message: code, reconnect })}\n\n`;
@@ -64,5 +64,27 @@ test("a stream that broke without saying why is opened again after a pause", asy
   assert.equal(asked.length, 1, "waits before reconnecting");
   await sleep(1200);
   assert.equal(asked.length, 2);
+  stop();
+});
+
+test("a handoff change reaches the panel as its stored line; on attaching, who holds it", async () => {
+  const line = { id: "n1", role: "assistant", kind: "handoff", content: "Lan đã tham gia cuộc trò chuyện.",
+    metadata: { handoff: "joined", agent: "Lan" } };
+  scripted([
+    'event: handoff\ndata: {"state":"held","agent":"Lan"}\n\n'
+      + 'event: handoff\nid: 3\ndata: {"state":"none"}\n\n'
+      + 'event: handoff\nid: 4\ndata: {"state":"held","agent":"Lan"}\n\n'
+      + `event: message\nid: 5\ndata: ${JSON.stringify(line)}\n\n`
+      + closed("conversation_deleted", false),
+  ]);
+  const got = [];
+  start("c4", "s", "pk", "https://shop.example", "", words, (kind, text, author, raw) => got.push([kind, text, raw ? raw.metadata : null]));
+  await sleep(300);
+  assert.deepEqual(got, [
+    // The state on attaching (no id): who answers now.
+    ["notice", "a person · Lan answers", null],
+    // A change: no notice of its own; the line it left in the log, as stored.
+    ["assistant", line.content, line.metadata],
+  ]);
   stop();
 });

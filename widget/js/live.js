@@ -11,10 +11,10 @@
 //   Another client's turn is followed through `reopen` like one of its own: a `started`
 //   of a turn this panel is not reading, or one right after another tab's visitor message
 //   (also while the panel's own post waits in line behind it, or its own turn runs); a
-//   stored message from elsewhere (another tab's visitor message, a person's reply) and
-//   the handoff's state (as a notice in the panel's words) are handed to the panel. The
-//   live stream starts with the handoff's current state (a frame without an id), so after
-//   a reload the panel says who holds the conversation. The panel's own messages coming
+//   stored message from elsewhere (another tab's visitor message, a person's reply, the
+//   line a handoff change leaves in the log) is handed to the panel, which draws it as
+//   history does. The live stream starts with the handoff's current state (a frame without
+//   an id), so after a reload the panel says who holds the conversation. The panel's own messages coming
 //   back are not shown twice. A stream the server ends says why last (`closed` `{code,
 //   reconnect}`): after its bounded life (`reconnect`) it is opened again at once; after
 //   the conversation's deletion, a key rotation or the token's expiry it is not (a new
@@ -43,8 +43,8 @@ function get(route, after, signal, method) {
 }
 
 /** Follow conversation `id` live, on behalf of the panel (`on(kind, text, author, raw)`,
- * kind `user`, `assistant`, `notice` or `follow` with the turn's first event id). Words:
- * [a person, waiting, "{0} joined", the assistant is back, "{0} is answering"]. */
+ * kind `user`, `assistant` (the stored message in `raw`), `notice` or `follow` with the
+ * turn's first event id). Words: [a person, "{0} is answering"]. */
 export function start(id, site, key, embedder, token, words, on) {
   stop();
   session = { id, site, key, embedder, token, words, on };
@@ -188,23 +188,18 @@ function handle(name, data, id) {
   else if (name == "handoff") {
     const before = state;
     state = d.state;
-    if (state == before) return;
-    // The state on attaching (no id) says who holds it; a change, what happened.
-    const text = state == "waiting" ? words[1]
-      : state != "held" ? (before == "held" ? words[3] : "")
-      : n < 0 ? words[4].replace("{0}", d.agent ? words[0] + " · " + d.agent : words[0])
-      : words[2].replace("{0}", d.agent || words[0]);
-    if (text) on("notice", text, "", null);
+    // What changed comes as the line the change left in the log (a stored `handoff`
+    // message, below, shown as history shows it); on attaching (no id), who holds it.
+    if (n < 0 && state == "held" && before != "held") {
+      on("notice", words[1].replace("{0}", d.agent ? words[0] + " · " + d.agent : words[0]), "", null);
+    }
   } else if (name == "message" && d.role) {
     if (d.id && shown.has(d.id)) return;
     shown.add(d.id);
     const echo = d.role == "user" ? echoes.indexOf(d.content) : -1;
     if (d.role == "user") foreign = echo < 0;
     if (echo >= 0) echoes.splice(echo, 1);
-    else if (d.role == "user" || d.role == "assistant") {
-      const author = d.kind == "human" ? (d.author || d.metadata?.author || {}).name || words[0] : "";
-      on(d.role, String(d.content || ""), author, d);
-    }
+    else if (d.role == "user" || d.role == "assistant") on(d.role, String(d.content || ""), "", d);
   } else if (name == "started" && n >= 0) {
     // `foreign`: another tab's visitor message came just before (its turn, surely not ours).
     if (!mine.has(n) && (foreign || !busy)) on("follow", String(n), foreign ? "1" : "", null);

@@ -16,19 +16,11 @@
 // origin, open in a new tab and carry rel="noopener noreferrer"; anything else shows as
 // plain text. Big payloads are capped (a table shows its first 100 rows, a list 50 items)
 // and say how many they show. Plain JS rather than Rust: this keeps the widget inside its
-// download budget (scripts/sizes.sh).
+// download budget (scripts/sizes.sh); charts are drawn by `chart.js`, loaded on demand.
 
 const SVG = "http://www.w3.org/2000/svg";
 const MAX_ROWS = 100;
 const MAX_ITEMS = 50;
-const MAX_LABELS = 60;
-const MAX_SERIES = 6;
-// A chart's drawing, in CSS pixels at its natural width (the stylesheet lets it shrink in
-// a narrower bubble, never grow): text stays at FONT px, at least 12 px on screen.
-const W = 280;
-const H = 200;
-const FONT = 13;
-const GLYPH = FONT * 0.52; // a glyph's average width, to decide what fits
 
 /** The words `setup` takes, in order, by their field in widget/src/i18n.rs `Strings`
  * (`field.n`: item n of an array field): tool states, table, "showing…" parts, headings,
@@ -78,7 +70,9 @@ export function conversation(id, key, embedder, token) {
 
 /** A stored assistant message from history ({id, kind, payloads, feedback}). */
 export function stored(key, message) {
-  turns.set(key, fresh({ payloads: arr(message.payloads), id: rated(message.kind) ? message.id : null, feedback: message.feedback }));
+  // An answer cut short is not voted on, as it was not live (no `completed`).
+  const cut = message.metadata && message.metadata.incomplete === true;
+  turns.set(key, fresh({ payloads: arr(message.payloads), id: rated(message.kind) && !cut ? message.id : null, feedback: message.feedback }));
   draw(key);
 }
 
@@ -110,9 +104,10 @@ export function event(key, name, data) {
   draw(key);
 }
 
-/** Whether an assistant message of `kind` is the assistant's answer to vote on (not the
- * greeting, nor a notice about a person taking over). */
-const rated = (kind) => kind !== "greeting" && kind !== "handoff";
+/** Whether an assistant message of `kind` is the assistant's answer to vote on: not a
+ * fixed text (the greeting, a refusal, a handoff notice, a person's reply: the core's
+ * `MessageKind::is_fixed`). */
+const rated = (kind) => !["greeting", "refusal", "handoff", "human"].includes(kind);
 
 function fresh(turn) {
   return { tools: [], percent: -1, message: "", payloads: [], painted: -1, done: 0, ...turn };
@@ -391,112 +386,17 @@ function table(out, data) {
   shown(out, Math.min(rows.length, MAX_ROWS), rows.length);
 }
 
-/** A chart drawn as inline SVG: a title (the payload's, else its series' name), category
- * labels (wrapped on two lines, every k-th when crowded), a value axis with gridlines and
- * formatted ticks, value labels where they fit, a legend for several series or a pie's
- * slices, and a text alternative in the panel's words with every value (the first 30). */
+/** A chart, drawn by `chart.js` once it has loaded: most answers have none, so it is not
+ * part of the panel's first download (scripts/sizes.sh). A box keeps the chart's place among
+ * the payloads, `aria-busy` until drawn; the module is asked for once. */
+let charts;
 function chart(out, data) {
-  const kind = ["bar", "line", "pie"].indexOf(data.chart);
-  const labels = arr(data.labels).slice(0, MAX_LABELS).map(str);
-  const series = arr(data.series).slice(0, MAX_SERIES);
-  if (kind < 0 || !labels.length || !series.length) return;
-  // Missing, negative and non-finite values count as 0.
-  const values = series.map((s) => labels.map((_, i) => {
-    const v = arr(s && s.values)[i];
-    return typeof v === "number" && isFinite(v) && v > 0 ? v : 0;
-  }));
-  const raw = series.map((s, k) => str(s && s.name) || String(k + 1));
-  const names = raw.map((n) => label(n));
-  const value = (k, v) => amount(v, raw[k]);
-  const pie = kind === 2;
-  const total = values[0].reduce((a, b) => a + b, 0) || 1;
-  const share = (v) => `${value(0, v)} (${percent.format(v / total)})`;
-  const title = str(data.title) || (series.length === 1 ? names[0] : words[28]);
-  const figure = el(out, "figure", "cw-chart");
-  el(figure, "figcaption", "", title);
-  const alt = labels.slice(0, 30).map((l, i) => `${l}: ${pie ? share(values[0][i])
-    : series.length > 1 ? values.map((s, k) => `${names[k]} ${value(k, s[i])}`).join(", ") : value(0, values[0][i])}`);
-  const canvas = svg(figure, "svg", {
-    viewBox: `0 0 ${W} ${H}`, role: "img",
-    "aria-label": `${words[25 + kind]}: ${title}. ${alt.join("; ")}${labels.length > 30 ? "; …" : ""}`,
-  });
-  const colour = (k) => "cw-s" + (k % MAX_SERIES);
-  const text = (x, y, t, cls) => { svg(canvas, "text", { x: Math.round(x), y: Math.round(y), class: cls || "" }).textContent = t; };
-  const legend = [];
-  if (pie) {
-    const v = values[0];
-    const [cx, cy, r] = [W / 2, H / 2, H / 2 - 8];
-    const at = (t) => [cx + r * Math.cos(t * 2 * Math.PI - Math.PI / 2), cy + r * Math.sin(t * 2 * Math.PI - Math.PI / 2)].map(Math.round);
-    let start = 0;
-    v.forEach((x, i) => {
-      legend.push([i, `${labels[i]}: ${share(x)}`]);
-      if (!x) return;
-      const end = start + x / total;
-      const [x0, y0] = at(start);
-      const [x1, y1] = at(end);
-      const d = x / total > 0.9999
-        ? `M${cx},${cy - r}a${r},${r} 0 1,1 0,${2 * r}a${r},${r} 0 1,1 0,-${2 * r}Z`
-        : `M${cx},${cy}L${x0},${y0}A${r},${r} 0 ${end - start > 0.5 ? 1 : 0},1 ${x1},${y1}Z`;
-      svg(canvas, "path", { class: colour(i), d });
-      start = end;
-    });
-  } else {
-    // A round step giving about four gridlines above 0.
-    const peak = Math.max(...values.flat()) || 1;
-    const magnitude = 10 ** Math.floor(Math.log10(peak / 4));
-    const step = [1, 2, 2.5, 5, 10].find((m) => m * magnitude >= peak / 4) * magnitude;
-    const top = Math.ceil(peak / step) * step;
-    const ticks = [];
-    for (let v = 0; v <= top + step / 2; v += step) ticks.push(v);
-    const tick = (v) => (top >= 1e4 ? compact : format).format(v);
-    const left = 8 + GLYPH * Math.max(...ticks.map((v) => tick(v).length));
-    const [right, upper, lower] = [W - 4, FONT + 6, H - 2 * FONT - 10];
-    const y = (v) => lower - (v / top) * (lower - upper);
-    const n = labels.length;
-    const slot = (right - left) / n;
-    svg(canvas, "path", { class: "cw-grid", d: ticks.map((v) => `M${Math.round(left)},${Math.round(y(v))}H${right}`).join("") });
-    for (const v of ticks) text(left - 4, y(v) + FONT * 0.35, tick(v), "cw-axis");
-    // Value labels where each fits over its bar (or point): one series, or bars wide enough.
-    const fits = (v, width) => compact.format(v).length * GLYPH <= width;
-    const x = (i) => left + slot * (i + 0.5);
-    values.forEach((s, k) => {
-      if (kind === 0) {
-        const w = (slot * 0.8) / values.length;
-        s.forEach((v, i) => {
-          const bx = left + slot * i + slot * 0.1 + w * k;
-          svg(canvas, "rect", { class: colour(k), x: Math.round(bx), y: Math.round(y(v)), width: Math.max(1, Math.round(w)), height: Math.round(lower - y(v)) });
-          if (s.every((u) => fits(u, (slot * 0.95) / values.length))) text(bx + w / 2, y(v) - 4, compact.format(v), "cw-value");
-        });
-      } else {
-        svg(canvas, "polyline", { class: colour(k), points: s.map((v, i) => `${Math.round(x(i))},${Math.round(y(v))}`).join(" ") });
-        if (values.length === 1 && s.every((u) => fits(u, slot))) s.forEach((v, i) => text(x(i), y(v) - 6, compact.format(v), "cw-value"));
-      }
-    });
-    // Category labels: every k-th when crowded, each on up to two lines of its slots' width.
-    const every = Math.ceil(n / Math.max(1, Math.floor((right - left) / 44)));
-    const chars = Math.max(3, Math.floor((slot * every) / GLYPH));
-    for (let i = 0; i < n; i += every) {
-      wrap(labels[i], chars).forEach((line, j) => text(x(i), lower + FONT + 4 + j * (FONT + 2), line));
-    }
-    if (series.length > 1) names.forEach((name, k) => legend.push([k, name]));
-  }
-  if (legend.length) {
-    const ul = el(figure, "ul", "cw-legend");
-    for (const [k, t] of legend) el(el(ul, "li"), "i", colour(k)).after(t);
-  }
-}
-
-/** `text` in at most two lines of `width` characters, the rest cut with "…". */
-function wrap(text, width) {
-  const lines = [""];
-  for (const word of text.split(/\s+/)) {
-    const line = lines[lines.length - 1];
-    if (!line || (line + " " + word).length <= width) lines[lines.length - 1] = line ? line + " " + word : word;
-    else lines.push(word);
-  }
-  const out = lines.slice(0, 2).map((l) => (l.length > width ? l.slice(0, width - 1) + "…" : l));
-  if (lines.length > 2 && !out[1].endsWith("…")) out[1] = out[1].slice(0, width - 1) + "…";
-  return out;
+  const box = el(out, "div", "cw-chart-box");
+  box.setAttribute("aria-busy", "true");
+  charts ||= import(new URL("chart.js", import.meta.url).href);
+  const done = () => box.removeAttribute("aria-busy");
+  charts.then((m) => { m.chart(box, data, { el, svg, arr, str, label, amount, words, format, compact, percent }); done(); },
+    () => { charts = null; done(); });
 }
 
 function sources(out, items) {

@@ -23,7 +23,8 @@
 //! - [`theme`] — the merchant's colour, adjusted for WCAG AA;
 //! - [`i18n`] — Vietnamese and English strings;
 //! - [`options`] — what the loader passes in the URL fragment;
-//! - [`turn`] — one streamed answer's state machine.
+//! - [`turn`] — one streamed answer's state machine;
+//! - [`stored`] — how a stored message looks (history and the live stream).
 //!
 //! The SSE framing is decoded by the core's push decoder
 //! (`concierge_core::stream::sse::SseDecoder`); the panel reads the events' JSON with the
@@ -42,6 +43,7 @@
 
 pub(crate) mod i18n;
 pub(crate) mod options;
+pub(crate) mod stored;
 pub(crate) mod theme;
 pub(crate) mod turn;
 

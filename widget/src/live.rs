@@ -47,7 +47,7 @@ pub(crate) fn start(
     id: &str,
     site: &str,
     headers: [&str; 3],
-    words: [&str; 5],
+    words: [&str; 2],
     on: impl Fn(String, String, String, JsValue) + 'static,
 ) {
     let array = Array::new();

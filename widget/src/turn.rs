@@ -170,8 +170,9 @@ impl Turn {
                 self.kind = Some(kind);
                 self.activity = None;
             }
-            // The conversation's object was reset mid-answer: the answer was interrupted.
-            StreamEvent::Failed { code } if code == "turn_interrupted" => {
+            // The conversation's object was reset mid-answer, or the answer failed after
+            // it began (the model's stream was cut): the answer was interrupted.
+            StreamEvent::Failed { code } if code == "turn_interrupted" || !self.text.is_empty() => {
                 self.fail(Failure::Interrupted);
             }
             StreamEvent::Failed { .. } => self.fail(Failure::Failed),
@@ -244,11 +245,19 @@ mod tests {
     #[test]
     fn failures() {
         let mut turn = Turn::new();
-        turn.apply(chunk("partial"));
         turn.apply(StreamEvent::Failed {
-            code: "upstream_unavailable".into(),
+            code: "model_failed".into(),
         });
         assert_eq!(turn.phase, Phase::Failed(Failure::Failed));
+
+        // Failed after text arrived (the model's stream was cut): interrupted, the
+        // panel's own words for it, not the generic error.
+        let mut turn = Turn::new();
+        turn.apply(chunk("partial"));
+        turn.apply(StreamEvent::Failed {
+            code: "model_failed".into(),
+        });
+        assert_eq!(turn.phase, Phase::Failed(Failure::Interrupted));
         assert_eq!(turn.text, "partial", "what arrived stays visible");
 
         let mut turn = Turn::new();

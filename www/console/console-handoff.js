@@ -93,15 +93,16 @@ function drawPager() {
   }
 }
 
-/** One message in the open conversation. */
-function item(role, kind, content, author, at) {
+/** One message in the open conversation; a line a handoff change left in the log (`line`:
+ * the wait began, a person joined, the assistant is back) is a line, not the assistant's. */
+function item(role, kind, content, author, at, line) {
   const human = kind === "human";
   const who = human ? t("Staff") + (author ? " · " + author : "") : role === "user" ? t("Visitor") : t("Assistant");
   const body = el("div", { class: "body" });
-  if (role === "assistant") rich.markdown(body, content || "");
+  if (role === "assistant" && !line) rich.markdown(body, content || "");
   else body.textContent = content || "";
-  const li = el("li", { class: role + (human ? " human" : ""), "data-kind": kind || "" },
-    el("span", { class: "meta", text: who + (at ? " · " + when(at) : "") }), body);
+  const li = el("li", { class: line ? "line" : role + (human ? " human" : ""), "data-kind": kind || "" },
+    line ? null : el("span", { class: "meta", text: who + (at ? " · " + when(at) : "") }), body);
   $("handoff-messages").appendChild(li);
   return li;
 }
@@ -144,12 +145,15 @@ async function open(id, state, agent) {
   rich.setup(rich.WORDS[lang] || rich.WORDS.vi, lang, "");
   for (const m of view.messages || []) {
     mine.known.add(m.id);
-    item(m.role, m.kind, m.content, author(m), m.created_at);
+    item(m.role, m.kind, m.content, author(m), m.created_at, line(m));
   }
   follow(mine);
 }
 
 const author = (m) => (m.author && m.author.name) || (m.metadata && m.metadata.author && m.metadata.author.name) || "";
+/** Whether `m` is a line a handoff change left in the log (kind `handoff`, metadata
+ * `handoff` `requested`, `joined` or `released`). */
+const line = (m) => m.kind === "handoff" && ["requested", "joined", "released"].includes(m.metadata && m.metadata.handoff);
 
 /** Read the conversation's live events until another one is opened; reconnect after the
  * last event id seen. */
@@ -214,7 +218,7 @@ function event(mine, name, data) {
   } else if (name === "message" && d.role) {
     if (d.id && mine.known.has(d.id)) return;
     mine.known.add(d.id);
-    item(d.role, d.kind, d.content, author(d), d.created_at);
+    item(d.role, d.kind, d.content, author(d), d.created_at, line(d));
   } else if (name === "started") {
     mine.answer = { li: item("assistant", "answer", ""), text: "" };
   } else if (name === "message" && typeof d.chunk === "string") {

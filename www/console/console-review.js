@@ -115,8 +115,19 @@ async function openConversation(id) {
     // The visitor's words as typed; the assistant's as the panel drew them.
     if (m.role === "assistant") rich.markdown(body, m.content || "");
     else body.textContent = m.content || "";
-    const item = el("li", { class: m.role + (failed ? " failed" : "") + (incomplete ? " incomplete" : ""), "data-message": m.id },
-      el("span", { class: "meta", text: (m.role === "user" ? t("Visitor") : t("Assistant")) + " · " + m.kind + " · " + when(m.created_at) +
+    // A person's reply names them, as the visitor saw it (kind `human`, `author`).
+    const human = m.kind === "human";
+    const name = (m.author && m.author.name) || (m.metadata && m.metadata.author && m.metadata.author.name) || "";
+    const who = human ? t("Staff") + (name ? " · " + name : "") : m.role === "user" ? t("Visitor") : t("Assistant");
+    // A line a handoff change left in the log is not the assistant's.
+    const line = m.kind === "handoff" && ["requested", "joined", "released"].includes(m.metadata && m.metadata.handoff);
+    if (line) {
+      body.textContent = m.content || "";
+      out.appendChild(el("li", { class: "line", "data-message": m.id, "data-kind": m.kind }, el("span", { class: "meta", text: when(m.created_at) }), body));
+      return;
+    }
+    const item = el("li", { class: m.role + (human ? " human" : "") + (failed ? " failed" : "") + (incomplete ? " incomplete" : ""), "data-message": m.id, "data-kind": m.kind || "" },
+      el("span", { class: "meta", text: who + " · " + m.kind + " · " + when(m.created_at) +
         (failed ? " · " + t("no answer (the turn failed or is still running)") : "") + (incomplete ? " · " + t("incomplete answer") : "") }));
     if (m.role === "assistant") {
       // The widget's renderer: tool rows above the text, payloads below it.

@@ -86,6 +86,10 @@ pub enum Reopening {
     /// The last turn is still being answered (no reply stored, no failure mark): nothing
     /// was changed.
     InProgress,
+    /// The conversation's last message is a fixed text that is not the assistant's to
+    /// answer again ([`MessageKind::is_fixed`](crate::conversation::MessageKind::is_fixed):
+    /// a handoff notice, a person's reply): nothing was changed.
+    Fixed,
 }
 
 /// Conversations, their messages and summaries, every read and write scoped to one site
@@ -219,7 +223,8 @@ pub trait ConversationStore {
     /// (the visitor's message is never stored again). Only when that turn is settled (a
     /// reply is stored, or it is marked failed — otherwise [`Reopening::InProgress`]), it
     /// is the conversation's last, and `expected`, when given, names its reply or its
-    /// visitor's message (otherwise [`Reopening::NotLast`]). `None` when the conversation
+    /// visitor's message (otherwise [`Reopening::NotLast`]), and the conversation's last
+    /// message is not a fixed text (otherwise [`Reopening::Fixed`]). `None` when the conversation
     /// does not exist on this site.
     async fn reopen_last_turn(
         &self,

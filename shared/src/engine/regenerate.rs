@@ -69,6 +69,7 @@ async fn reopened<P: Platform, A: Assistant>(
         Reopening::Reopened { resume, .. } => *resume,
         Reopening::NotLast => return Err(Error::NotLastTurn),
         Reopening::InProgress => return Err(Error::TurnInProgress),
+        Reopening::Fixed => return Err(Error::FixedAnswer),
     };
     Started {
         conversation_id: input.conversation_id.clone(),

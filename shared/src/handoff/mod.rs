@@ -89,6 +89,12 @@ pub enum Notice {
     OutsideHours,
     /// Nobody took it within the site's wait; the assistant carries on.
     Timeout,
+    /// The conversation started waiting for a person (a line in the log, not an answer).
+    Requested,
+    /// A person took the conversation over (`{agent}`: their name).
+    Joined,
+    /// The person handed the conversation back to the assistant.
+    Released,
 }
 
 impl Notice {
@@ -99,7 +105,36 @@ impl Notice {
             Self::StillWaiting => "still_waiting",
             Self::OutsideHours => "outside_hours",
             Self::Timeout => "timeout",
+            Self::Requested => "requested",
+            Self::Joined => "joined",
+            Self::Released => "released",
         }
+    }
+
+    /// Whether this notice says how the conversation's handoff changed (a line in the log)
+    /// rather than answering the visitor's message.
+    pub fn is_state(self) -> bool {
+        matches!(self, Self::Requested | Self::Joined | Self::Released)
+    }
+
+    /// The notice whose [`key`](Self::key) is `key`.
+    pub fn parse(key: &str) -> Option<Self> {
+        [
+            Self::Waiting,
+            Self::StillWaiting,
+            Self::OutsideHours,
+            Self::Timeout,
+            Self::Requested,
+            Self::Joined,
+            Self::Released,
+        ]
+        .into_iter()
+        .find(|notice| notice.key() == key)
+    }
+
+    /// [`Joined`](Self::Joined)'s sentence in `language`, naming `agent`.
+    pub fn joined(language: Language, agent: &str) -> String {
+        Self::Joined.text(language, None).replace("{agent}", agent)
     }
 
     /// The sentence in `language`; `{hours}` is filled from `hours` (formatted with
@@ -120,5 +155,34 @@ impl Notice {
             }
             _ => text.replace(" ({hours})", ""),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_notice_has_a_sentence_in_both_languages_and_parses_back() {
+        for notice in [
+            Notice::Waiting,
+            Notice::StillWaiting,
+            Notice::OutsideHours,
+            Notice::Timeout,
+            Notice::Requested,
+            Notice::Joined,
+            Notice::Released,
+        ] {
+            assert_eq!(Notice::parse(notice.key()), Some(notice));
+            for language in [Language::Vi, Language::En] {
+                assert!(!notice.text(language, None).is_empty(), "{notice:?}");
+            }
+        }
+        assert_eq!(Notice::parse("nonsense"), None);
+        assert_eq!(
+            Notice::joined(Language::Vi, "Lan"),
+            "Lan đã tham gia cuộc trò chuyện."
+        );
+        assert!(Notice::Joined.is_state() && !Notice::Timeout.is_state());
     }
 }

@@ -301,7 +301,18 @@ impl ConversationStore for MemoryStore {
             .iter()
             .any(|m| m.seq > seq && Some(&m.id) != reply.as_ref());
         let named = expected.is_none_or(|e| e == message_id || Some(e) == reply.as_deref());
-        if later || !named {
+        if !named {
+            return Ok(Some(Reopening::NotLast));
+        }
+        if entry
+            .messages
+            .iter()
+            .max_by_key(|m| m.seq)
+            .is_some_and(|m| m.role == Role::Assistant && m.kind.is_fixed())
+        {
+            return Ok(Some(Reopening::Fixed));
+        }
+        if later {
             return Ok(Some(Reopening::NotLast));
         }
         if reply.is_none() && !failed {

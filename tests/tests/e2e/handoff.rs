@@ -1,8 +1,9 @@
 //! Human handoff over HTTP, against the real Worker under `wrangler dev` and a scripted
 //! upstream on loopback (which records every model request, so "no model call" is
 //! checked, not assumed): asking for a person, the console's list, taking over, a
-//! person's reply, handing back; the wait running out; office hours; handoff off; the
-//! settings' checks; site scoping.
+//! person's reply, handing back (each change a line in the log, issue 45); the wait
+//! running out; office hours; handoff off; the settings' checks; site scoping; no
+//! regenerate of a notice or a person's reply (409 `fixed_answer`).
 
 use std::sync::mpsc;
 use std::thread;
@@ -126,9 +127,27 @@ fn handoff_round_trip_request_take_reply_release_and_the_assistant_answers_again
         kinds(&stored)[1..],
         [
             ("user".into(), "text".into()),
+            ("assistant".into(), "handoff".into()),
             ("assistant".into(), "handoff".into())
         ]
     );
+    // The wait beginning is a line in the log too (issue 45): a reload shows it.
+    assert_eq!(stored[2]["metadata"]["handoff"], "waiting");
+    assert_eq!(stored[3]["metadata"]["handoff"], "requested");
+    assert_eq!(
+        stored[3]["content"],
+        fixed_sentence("handoff_fixed_vi.md", "requested").as_str()
+    );
+    // Neither notice is the assistant's to answer again: 409 with a sentence, nothing
+    // changes, no model call.
+    let (status, body) = regenerate(worker, key, &first);
+    assert_eq!(status, 409, "{body}");
+    assert_eq!(error_code(&body), "fixed_answer");
+    assert!(
+        error_message(&body).contains("cannot be regenerated"),
+        "{body}"
+    );
+    assert_eq!(history(worker, key, &first), stored);
 
     // Listed, newest request first (issue 39: a flood cannot hide a new one), with the
     // waiting count.
@@ -186,6 +205,20 @@ fn handoff_round_trip_request_take_reply_release_and_the_assistant_answers_again
     assert_eq!(
         (&held["state"], &held["agent"]),
         (&json!("held"), &json!("Lan"))
+    );
+    // The takeover is a line in the log, naming the person.
+    let stored = history(worker, key, &first);
+    let joined = stored.last().expect("the takeover's line");
+    assert_eq!(
+        (&joined["kind"], &joined["metadata"]["handoff"]),
+        (&json!("handoff"), &json!("joined"))
+    );
+    assert_eq!(joined["metadata"]["agent"], "Lan");
+    assert_eq!(
+        joined["content"],
+        fixed_sentence("handoff_fixed_vi.md", "joined")
+            .replace("{agent}", "Lan")
+            .as_str()
     );
     assert_eq!(console_view(&second)["state"], "waiting");
 
@@ -257,12 +290,44 @@ fn handoff_round_trip_request_take_reply_release_and_the_assistant_answers_again
         "the export shows the person's reply: {body}"
     );
 
+    // The person's reply is theirs: not regenerated either.
+    let (status, body) = regenerate(worker, key, &first);
+    assert_eq!(
+        (status, error_code(&body)),
+        (409, "held_by_person".into()),
+        "{body}"
+    );
+
     // Handed back: the assistant answers again, with the person's reply in its history
-    // and the handoff notice left out.
+    // and the handoff notices left out.
     let (status, body) = operate(worker, key, &first, json!({"action": "release"}));
     assert_eq!(status, 200, "{body}");
     let (_, list) = handoffs(worker, key);
     assert_eq!(listed_ids(&list), [(second.clone(), "waiting".into())]);
+    let stored = history(worker, key, &first);
+    let back = stored.last().expect("the hand back's line");
+    assert_eq!(back["metadata"]["handoff"], "released");
+    let (status, body) = regenerate(worker, key, &first);
+    assert_eq!(
+        (status, error_code(&body)),
+        (409, "fixed_answer".into()),
+        "{body}"
+    );
+    // The export shows who wrote what: the person by name, the lines as handoff.
+    let (_, body) = into_parts(
+        agent()
+            .get(&worker.url("/admin/conversations/export"))
+            .set("x-api-key", key)
+            .call(),
+    );
+    assert!(
+        body.contains("\"assistant\",\"human\"") && body.contains("\"Lan\"\r\n"),
+        "the CSV names the person: {body}"
+    );
+    assert!(
+        body.contains("\"Lan đã tham gia cuộc trò chuyện.\""),
+        "the CSV holds the takeover's line: {body}"
+    );
     upstream.push(Reply::text("Dạ, RTX 4060 giá 8.490.000 VND ạ."));
     let (_, events) = send(worker, key, &first, "card RTX 4060 giá bao nhiêu?");
     assert_eq!(terminal(&events).1["kind"], "answer");
@@ -278,6 +343,32 @@ fn handoff_round_trip_request_take_reply_release_and_the_assistant_answers_again
         !prompt.contains(&fixed_sentence("handoff_fixed_vi.md", "waiting")),
         "the notice is not"
     );
+    assert!(
+        !prompt.contains("đã tham gia") && !prompt.contains("Đang chờ nhân viên"),
+        "nor the handoff's lines: {prompt}"
+    );
+    // A new answer after the lines can be regenerated again.
+    upstream.push(Reply::text("Dạ, RTX 4060 giá 8.390.000 VND ạ."));
+    let (status, _) = regenerate(worker, key, &first);
+    assert_eq!(status, 200);
+}
+
+/// `POST …/regenerate` with `key`: the status and the body (an SSE stream or a JSON error).
+fn regenerate(worker: &Worker, key: &str, conversation: &str) -> (u16, String) {
+    into_parts(
+        agent()
+            .post(&worker.url(&format!("/conversations/{conversation}/regenerate")))
+            .set("x-api-key", key)
+            .send_json(json!({})),
+    )
+}
+
+/// The error's sentence (`{"error": {"message"}}`).
+fn error_message(body: &str) -> String {
+    serde_json::from_str::<Value>(body).unwrap_or_default()["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
 }
 
 #[test]
@@ -307,6 +398,15 @@ fn nobody_takes_it_within_the_wait_and_the_assistant_carries_on() {
     let (_, list) = handoffs(worker, key);
     assert_eq!(list["waiting"], 0);
     assert!(listed_ids(&list).is_empty());
+    // The answer before the timeout notice is no longer the last: the notice is not
+    // regenerated into a model answer.
+    let (status, body) = regenerate(worker, key, &conversation);
+    assert_eq!(
+        (status, error_code(&body)),
+        (409, "fixed_answer".into()),
+        "{body}"
+    );
+    assert_eq!(history(worker, key, &conversation), stored);
 }
 
 /// Today's weekday (1 = Monday … 7 = Sunday) in UTC.
@@ -358,6 +458,16 @@ fn outside_office_hours_the_visitor_is_told_the_hours_and_nothing_waits() {
     let (_, list) = handoffs(worker, key);
     assert_eq!(list["waiting"], 0);
     assert!(listed_ids(&list).is_empty(), "nothing waits outside hours");
+    // Nothing waits, so no line says so; the notice is not regenerated.
+    let stored = history(worker, key, &conversation);
+    assert_eq!(stored.last().expect("notice")["content"], expected.as_str());
+    let (status, body) = regenerate(worker, key, &conversation);
+    assert_eq!(
+        (status, error_code(&body)),
+        (409, "fixed_answer".into()),
+        "{body}"
+    );
+    assert!(upstream.chat_requests().is_empty(), "no model call");
 }
 
 #[test]
@@ -633,13 +743,27 @@ fn a_watcher_sees_the_request_the_takeover_the_persons_reply_and_the_release_liv
     // The state on attaching first (`none`), then the request as it happened.
     assert_eq!(
         names,
-        ["handoff", "message", "started", "", "handoff", "completed"],
+        [
+            "handoff",
+            "message",
+            "started",
+            "",
+            "handoff",
+            "message",
+            "completed"
+        ],
         "{seen:?}"
     );
     assert_eq!(seen[0].1["state"], "none");
     let (_, waiting) = &seen[4];
     assert_eq!(waiting["state"], "waiting");
     assert!(waiting["requested_at"].is_u64(), "{waiting}");
+    // The line the wait leaves in the log, as history shows it.
+    let (_, line) = &seen[5];
+    assert_eq!(
+        (&line["kind"], &line["metadata"]["handoff"]),
+        (&json!("handoff"), &json!("requested"))
+    );
 
     let (status, _) = operate(
         worker,
@@ -651,6 +775,12 @@ fn a_watcher_sees_the_request_the_takeover_the_persons_reply_and_the_release_liv
     let seen = until(&live, |name, _| name == "handoff");
     assert_eq!(seen.last().expect("handoff").1["state"], "held");
     assert_eq!(seen.last().expect("handoff").1["agent"], "Lan");
+    let seen = until(&live, |name, _| name == "message");
+    let (_, line) = seen.last().expect("the takeover's line");
+    assert_eq!(
+        (&line["metadata"]["handoff"], &line["metadata"]["agent"]),
+        (&json!("joined"), &json!("Lan"))
+    );
 
     // A visitor's message while held reaches the person live.
     let (_, events) = send(worker, key, &conversation, "em cần gấp ạ");
@@ -674,6 +804,11 @@ fn a_watcher_sees_the_request_the_takeover_the_persons_reply_and_the_release_liv
     assert_eq!(status, 200);
     let seen = until(&live, |name, _| name == "handoff");
     assert_eq!(seen.last().expect("handoff").1["state"], "none");
+    let seen = until(&live, |name, _| name == "message");
+    assert_eq!(
+        seen.last().expect("the hand back's line").1["metadata"]["handoff"],
+        "released"
+    );
 }
 
 #[test]

@@ -7,6 +7,7 @@ mod analyst;
 mod browser;
 mod browser_console;
 mod browser_console_ux;
+mod browser_handoff_ux;
 mod browser_rich;
 mod browser_ux_flow;
 mod browser_ux_render;

@@ -19,7 +19,7 @@ impl Chat {
     /// What the live stream brought (`js/live.js`): another client's turn to follow
     /// (`follow`, its first event id; `author` set when it surely is another tab's, which
     /// is followed even while the panel reads or waits for its own), a stored message
-    /// (`user`, `assistant`; a person's reply names its `author`) or a `notice`.
+    /// (`user`, `assistant`: drawn from `raw` as history draws it) or a `notice`.
     pub(super) fn arrived(self, kind: &str, text: String, author: String, raw: &JsValue) {
         let role = if kind == "user" {
             Role::User
@@ -34,23 +34,24 @@ impl Chat {
         }
         self.host
             .with_value(|h| h.message(role.as_str(), &text, None));
-        let mut entry = self.entry(role, text, Phase::Done);
-        if kind == "notice" {
+        let entry = if kind == "notice" {
+            let mut entry = self.entry(role, text, Phase::Done);
             entry.look = Look::Notice;
-        } else if !author.is_empty() {
-            entry.look = Look::Human;
-            entry.activity.set(Some(author));
-        } else if role == Role::Assistant {
-            rich::stored(entry.key, raw);
-        }
+            entry
+        } else {
+            // As history shows it after a reload (`Chat::stored`).
+            self.stored(role, text, raw)
+        };
         self.place(entry);
     }
 
     /// Add `entry` to the log: while the panel's own post waits in line (`live::queued`),
     /// before its message and answer, the last two entries (what happens meanwhile comes
-    /// first); else last.
+    /// first); else last. A notice always comes last: it tells what just happened (the
+    /// wait for a person the panel's own request began comes after that request, as in
+    /// history).
     fn place(self, entry: Entry) {
-        let before = 2 * usize::from(live::queued());
+        let before = 2 * usize::from(entry.look != Look::Notice && live::queued());
         self.entries
             .update(|e| e.insert(e.len().saturating_sub(before), entry));
     }

@@ -30,12 +30,16 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use web_sys::AbortController;
 
-use crate::api::{Api, ApiError, Role};
+use js_sys::Reflect;
+use wasm_bindgen::JsValue;
+
+use crate::api::{self, Api, ApiError, Role};
 use crate::host::Host;
 use crate::i18n::{Lang, Strings};
 use crate::live;
 use crate::options::Options;
 use crate::rich;
+use crate::stored::{self, Shown, StoredMessage};
 use crate::turn::Phase;
 
 mod follow;
@@ -78,6 +82,8 @@ pub(crate) struct Entry {
     /// What the assistant is doing before text arrives (`progress`); a person's name on
     /// their reply.
     pub activity: RwSignal<Option<String>>,
+    /// A fixed text (a handoff notice, a refusal): no regenerate, no votes.
+    pub fixed: RwSignal<bool>,
 }
 
 /// Whether the conversation is usable.
@@ -192,13 +198,13 @@ impl Chat {
                     let headers = api.headers();
                     let [api_key, embedder, token] = headers;
                     rich::conversation(&conversation.id, api_key, embedder, token);
-                    let words = self.strings.handoff;
+                    let answering = self.strings.handoff[3];
                     let site = self.options.with_value(|o| o.site_key.clone());
                     live::start(
                         &conversation.id,
                         &site,
                         headers,
-                        [self.strings.person, words[0], words[1], words[2], words[3]],
+                        [self.strings.person, answering],
                         move |kind, text, author, raw| self.arrived(&kind, text, author, &raw),
                     );
                     // The last message waits for its answer: follow the turn this panel
@@ -212,13 +218,7 @@ impl Chat {
                     let entries = conversation
                         .messages
                         .into_iter()
-                        .map(|m| {
-                            let entry = self.entry(m.role, m.content, Phase::Done);
-                            if m.role == Role::Assistant {
-                                rich::stored(entry.key, &m.raw);
-                            }
-                            entry
-                        })
+                        .map(|m| self.stored(m.role, m.content, &m.raw))
                         .collect();
                     self.entries.set(entries);
                     self.status.set(Status::Ready);
@@ -281,6 +281,7 @@ impl Chat {
     pub(crate) fn can_regenerate(&self, entry: &Entry) -> bool {
         entry.role == Role::Assistant
             && entry.look == Look::Plain
+            && !entry.fixed.get()
             && !self.busy.get()
             && matches!(entry.phase.get(), Phase::Done | Phase::Stopped)
             && self.is_last(entry)
@@ -295,6 +296,7 @@ impl Chat {
         if self.busy.get_untracked()
             || last.role != Role::Assistant
             || last.look != Look::Plain
+            || last.fixed.get_untracked()
             || !matches!(last.phase.get_untracked(), Phase::Done | Phase::Stopped)
         {
             return;
@@ -350,7 +352,53 @@ impl Chat {
             text: RwSignal::new(text),
             phase: RwSignal::new(phase),
             activity: RwSignal::new(None),
+            fixed: RwSignal::new(false),
         }
+    }
+
+    /// A stored message (from history or the live stream, `raw` as the API sent it) as
+    /// the live panel showed it (`crate::stored`): a handoff line as a notice in the
+    /// panel's words, a person's reply with their name, an answer as it ended.
+    fn stored(self, role: Role, text: String, raw: &JsValue) -> Entry {
+        let mut entry = self.entry(role, text, Phase::Done);
+        if role == Role::User {
+            return entry;
+        }
+        let text = |path: &[&str]| api::field(raw, path);
+        let flag = |key: &str| {
+            Reflect::get(raw, &"metadata".into())
+                .and_then(|m| Reflect::get(&m, &key.into()))
+                .ok()
+                .and_then(|v| v.as_bool())
+                .unwrap_or(false)
+        };
+        let (kind, handoff) = (text(&["kind"]), text(&["metadata", "handoff"]));
+        let name = text(&["metadata", "agent"])
+            .or_else(|| text(&["author", "name"]))
+            .or_else(|| text(&["metadata", "author", "name"]));
+        let message = StoredMessage {
+            kind: kind.as_deref().unwrap_or_default(),
+            handoff: handoff.as_deref(),
+            name: name.as_deref(),
+            stopped: flag("stopped"),
+            incomplete: flag("incomplete"),
+        };
+        match stored::shown(message, self.strings) {
+            Shown::Notice(words) => {
+                entry.look = Look::Notice;
+                entry.text.set(words);
+            }
+            Shown::Person(name) => {
+                entry.look = Look::Human;
+                entry.activity.set(Some(name));
+            }
+            Shown::Assistant { phase, fixed } => {
+                entry.phase.set(phase);
+                entry.fixed.set(fixed);
+                rich::stored(entry.key, raw);
+            }
+        }
+        entry
     }
 }
 

@@ -93,4 +93,9 @@ pub(super) fn mirror(turn: &Turn, entry: Entry) {
     if entry.activity.with_untracked(|a| *a != turn.activity) {
         entry.activity.set(turn.activity.clone());
     }
+    // A notice or a refusal: no regenerate (`rich.js` shows no votes under it either).
+    let fixed = turn.kind.as_deref().is_some_and(crate::stored::is_fixed);
+    if entry.fixed.get_untracked() != fixed {
+        entry.fixed.set(fixed);
+    }
 }

@@ -5,11 +5,11 @@
 use concierge_core::conversation::{Language, MessageKind, Metadata, Role, Scope, StoredMessage};
 use concierge_core::engine::{self, Received, TurnOutcome};
 use concierge_core::error::Error;
-use concierge_core::handoff::HandoffState;
+use concierge_core::handoff::{HandoffState, Notice};
 use concierge_core::language;
 use concierge_core::turn::{ReplyEnvelope, Started, TurnEvent, TurnSink};
 
-use super::{Gate, KEY_WAIT_UNTIL, load, log, save, state_json};
+use super::{Gate, KEY_WAIT_UNTIL, load, log, note, save, state_json};
 use crate::bindings::d1_handoff::HandoffRecord;
 use crate::error::ApiError;
 use crate::object::ObjectCtx;
@@ -55,7 +55,7 @@ pub(crate) async fn answer(
                 reply.kind = MessageKind::Handoff;
                 reply.metadata.insert("handoff".into(), notice.key().into());
                 if let Some(wait_ms) = *wait_ms {
-                    start_waiting(obj, obj.now_ms(), wait_ms).await;
+                    start_waiting(obj, obj.now_ms(), wait_ms, language).await;
                 }
             }
             return Ok(refused(input, user_message_id, reply, language, sink));
@@ -114,7 +114,7 @@ pub(crate) async fn answer(
                 }
             };
             if let Some(wait_ms) = wait_ms {
-                start_waiting(obj, now, wait_ms).await;
+                start_waiting(obj, now, wait_ms, language).await;
             }
             sink.emit(TurnEvent::Completed {
                 message_id: reply.id.clone(),
@@ -162,9 +162,10 @@ pub(crate) async fn answer(
     }
 }
 
-/// The conversation starts waiting for a person: recorded, published, and the alarm set
-/// for the end of the wait (best effort: a failure is logged, the notice stands).
-async fn start_waiting(obj: &ObjectCtx<'_>, now: u64, wait_ms: u64) {
+/// The conversation starts waiting for a person: recorded, published, the alarm set for
+/// the end of the wait, and the line "waiting for a person" left in the log, in
+/// `language` (best effort: a failure is logged, the notice stands).
+async fn start_waiting(obj: &ObjectCtx<'_>, now: u64, wait_ms: u64, language: Language) {
     // Taken (or asked for) since the gate looked: that stands.
     if load(obj).await.state != HandoffState::None {
         return;
@@ -188,7 +189,9 @@ async fn start_waiting(obj: &ObjectCtx<'_>, now: u64, wait_ms: u64) {
     .map_err(ApiError::from);
     if let Err(error) = save(obj, &record).await.and(alarm) {
         log(obj, "handoff not recorded", &error);
+        return;
     }
+    note(obj, Notice::Requested, None, Some(language), now).await;
 }
 
 /// A message the template refused: its refusal, as the engine answers one (neither is

@@ -4,11 +4,11 @@
 use concierge_core::conversation::{
     EmbedJob, EmbeddingStatus, MessageKind, Metadata, StoredMessage, embedding_policy,
 };
-use concierge_core::handoff::HandoffState;
+use concierge_core::handoff::{HandoffState, Notice};
 use serde::{Deserialize, Serialize};
 use worker::Response;
 
-use super::{load, log, none_since, save, state_json, store_and_publish};
+use super::{load, log, none_since, note, save, state_json, store_and_publish};
 use crate::bindings::d1_handoff::HandoffRecord;
 use crate::bindings::d1_store::D1Store;
 use crate::bindings::queue::{self, IndexJob, QueueMessage};
@@ -48,6 +48,9 @@ pub(crate) async fn handle(obj: &ObjectCtx<'_>, op: HandoffOp) -> Result<Respons
             // No timeout for a conversation a person holds.
             obj.state.storage().delete_alarm().await?;
             save(obj, &held).await?;
+            if record.state != HandoffState::Held {
+                note(obj, Notice::Joined, held.agent.as_deref(), None, now).await;
+            }
             respond(obj, &held, None, 200)
         }
         HandoffOp::Release => {
@@ -59,6 +62,10 @@ pub(crate) async fn handle(obj: &ObjectCtx<'_>, op: HandoffOp) -> Result<Respons
             obj.state.storage().delete_alarm().await?;
             let released = none_since(now);
             save(obj, &released).await?;
+            // A person handing back says so; a request dismissed leaves no line.
+            if record.state == HandoffState::Held {
+                note(obj, Notice::Released, None, None, now).await;
+            }
             respond(obj, &released, None, 200)
         }
         HandoffOp::Reply { content } => {

@@ -16,14 +16,17 @@
 //!
 //! Every change is published live: `handoff` `{"state", "since"?, "requested_at"?,
 //! "agent"?}` and, for a message stored outside a turn, `message` (as the history shows
-//! it, with `author` `{"name"}` on a person's reply).
+//! it, with `author` `{"name"}` on a person's reply). The wait beginning, a person taking
+//! over and handing back also leave a line in the log ([`note`]: kind `handoff`, metadata
+//! `handoff` `requested` | `joined` (with `agent`) | `released`), so a reloaded panel, the
+//! console and the export show them where they happened.
 //!
 //! Split by responsibility: this module keeps the state (load / save) and the gate;
 //! [`answer()`] (`answer.rs`) answers a turn the gate kept from the model, [`alarm()`]
 //! (`alarm.rs`) ends a wait nobody took, and [`handle`] (`console.rs`) runs the console's
 //! operations.
 
-use concierge_core::conversation::{MessageKind, Metadata, Role, Scope, StoredMessage};
+use concierge_core::conversation::{Language, MessageKind, Metadata, Role, Scope, StoredMessage};
 use concierge_core::error::Error;
 use concierge_core::handoff::{HandoffState, Notice, OfficeHours, asks_for_person};
 use concierge_core::turn::TurnInput;
@@ -216,6 +219,50 @@ async fn store_and_publish(
         .map_err(ApiError::store)?;
     obj.publish(LiveEvent::Message(message_json(&message)));
     Ok(message)
+}
+
+/// Leaves the line a handoff change writes in the conversation's log ([`Notice::is_state`]:
+/// the wait began, `agent` joined, the assistant is back): stored as a message of kind
+/// `handoff` (metadata `{"handoff": <key>, "agent"?}`, the sentence in the conversation's
+/// `language`, read from D1 when not given) and published, so history shows what the live
+/// panel showed. Best effort: a failure is logged; the change stands.
+async fn note(
+    obj: &ObjectCtx<'_>,
+    notice: Notice,
+    agent: Option<&str>,
+    language: Option<Language>,
+    now: u64,
+) {
+    let noted = async {
+        use concierge_core::boundary::ConversationStore;
+        let store = D1Store::new(obj.env.d1("DB")?);
+        let language = match language {
+            Some(language) => language,
+            None => {
+                let scope = Scope::new(obj.site_id, obj.conversation_id);
+                store
+                    .load_conversation(scope)
+                    .await
+                    .map_err(ApiError::store)?
+                    .ok_or(ApiError::NotFound)?
+                    .language
+            }
+        };
+        let mut metadata = Metadata::new();
+        metadata.insert("handoff".into(), notice.key().into());
+        let content = match agent {
+            Some(agent) => {
+                metadata.insert("agent".into(), agent.into());
+                Notice::joined(language, agent)
+            }
+            None => notice.text(language, None),
+        };
+        store_and_publish(obj, &store, MessageKind::Handoff, content, metadata, now).await
+    }
+    .await;
+    if let Err(error) = noted {
+        log(obj, "handoff notice not stored", &error);
+    }
 }
 
 fn new_id() -> String {

@@ -2,7 +2,7 @@
 //! marked failed.
 
 use concierge_core::boundary::{Reopening, TurnResume, TurnStart};
-use concierge_core::conversation::Scope;
+use concierge_core::conversation::{MessageKind, Scope};
 use concierge_core::error::{ServiceError, ServiceErrorKind};
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
@@ -97,6 +97,7 @@ impl D1Store {
             reply_id: Option<String>,
             failed: f64,
             replied: f64,
+            last_kind: Option<String>,
         }
         let scoped: [JsValue; 2] = [scope.conversation_id.into(), scope.site_id.into()];
         let read = vec![
@@ -131,6 +132,10 @@ impl D1Store {
         let reply = last.reply_id.as_deref().filter(|_| last.replied != 0.0);
         if expected.is_some_and(|e| e != last.message_id && Some(e) != reply) {
             return Ok(Some(Reopening::NotLast));
+        }
+        let fixed = last.last_kind.as_deref().and_then(MessageKind::parse);
+        if fixed.is_some_and(MessageKind::is_fixed) {
+            return Ok(Some(Reopening::Fixed));
         }
         if reply.is_none() && last.failed == 0.0 {
             return Ok(Some(Reopening::InProgress));

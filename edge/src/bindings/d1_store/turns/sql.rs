@@ -68,11 +68,14 @@ pub(super) const CLEAR_MARK_SQL: &str = concat!(
 
 /// The conversation's last visitor's message: its id, its reply id, whether it is marked
 /// failed (JSON path `?3`) and whether a message (complete or partial) is stored under its
-/// reply id.
+/// reply id; and the kind of the conversation's last message (a fixed text is not
+/// regenerated).
 pub(super) const LAST_TURN_SQL: &str = "SELECT u.id AS message_id, u.reply_id AS reply_id, \
      json_extract(u.metadata, ?3) IS NOT NULL AS failed, \
      EXISTS (SELECT 1 FROM messages AS r WHERE r.id = u.reply_id AND r.conversation_id = ?1 \
-     AND r.site_id = ?2) AS replied \
+     AND r.site_id = ?2) AS replied, \
+     (SELECT l.kind FROM messages AS l WHERE l.conversation_id = ?1 \
+     AND l.site_id = ?2 ORDER BY l.seq DESC LIMIT 1) AS last_kind \
      FROM messages AS u WHERE u.conversation_id = ?1 AND u.site_id = ?2 AND u.role = 'user' \
      ORDER BY u.seq DESC LIMIT 1";
 
