@@ -21,8 +21,11 @@ cd "$ROOT"
 # conversation's object and its debug view: the budget moved to 1,150,000 B. 1,161,461 B
 # with the rest of issue 39 (client keys, the merchant's budget, the handoff queue's caps
 # and pages, labels, no redirects) and issue 48 (the shop's question shapes, catalog
-# vocabulary and the model as a classifier): the budget moved to 1,175,000 B.
-GZIP_BUDGET=1175000
+# vocabulary and the model as a classifier): the budget moved to 1,175,000 B. 1,180,446 B
+# with issue 42's draft and live configurations (the draft routes, publish, versions and
+# restore, draft keys; +19 KB, the change's one save routine taking its plan as a
+# `dyn FnMut` rather than six monomorphized copies): the budget moved to 1,190,000 B.
+GZIP_BUDGET=1190000
 GZIP_TARGET=1200000
 # The SQL validator Worker (`concierge-sql`, sqlcheck/): the size reached (460,974 B on
 # 2026-11-27) plus ~2%. The main Worker calls it once per model-written statement.

@@ -29,6 +29,7 @@ use crate::site::{self, KeyKind, Site};
 
 mod admission;
 mod callers;
+pub(crate) mod draft;
 pub(crate) use admission::Admission;
 pub(crate) use callers::{Access, Admitted, AnyKeyCaller, Open, Operator, SecretCaller};
 
@@ -99,7 +100,7 @@ async fn admitted_caller(
     } else {
         return Err(ApiError::Unauthorized);
     };
-    let site = site_with_key(env, kind, &key).await?;
+    let (site, draft_key) = site_with_key(env, kind, &key).await?;
     if kind == KeyKind::Public {
         if keys == Keys::Secret {
             return Err(ApiError::Forbidden(
@@ -108,6 +109,13 @@ async fn admitted_caller(
         }
         check_origin(req, env, &site)?;
     }
+    // After the origin check: the live origins decide where a public key (a draft key
+    // too) may be used.
+    let site = if draft_key {
+        site.drafted()
+    } else {
+        draft::select(req, site, kind)?
+    };
     let admission = Admission::new(req, env, &site, kind)?;
     Ok((Caller { site, kind }, admission))
 }
@@ -119,8 +127,14 @@ async fn checked_caller(req: &Request, env: &Env, keys: Keys) -> Result<Caller, 
     Ok(caller)
 }
 
-/// The site whose `kind` key is `key`; `Unauthorized` when there is none.
-async fn site_with_key(env: &Env, kind: KeyKind, key: &str) -> Result<Site, ApiError> {
+/// The site whose `kind` key is `key`, and whether `key` is one of its draft keys
+/// (`draft`; the live site is returned); `Unauthorized` when there is none.
+async fn site_with_key(env: &Env, kind: KeyKind, key: &str) -> Result<(Site, bool), ApiError> {
+    if kind == KeyKind::Public
+        && let Some(site) = draft::site_for_key(env, key).await?
+    {
+        return Ok((site, true));
+    }
     let hash = sha256_hex(key);
     let site = d1_sites::find_by_key_hash(env, kind, &hash)
         .await?
@@ -132,7 +146,7 @@ async fn site_with_key(env: &Env, kind: KeyKind, key: &str) -> Result<Site, ApiE
     if !constant_time_eq(stored.as_bytes(), hash.as_bytes()) {
         return Err(ApiError::Unauthorized);
     }
-    Ok(site)
+    Ok((site, false))
 }
 
 /// The site whose public key the panel page is asked for (`/chat?site_key=pk_…`).
@@ -144,7 +158,9 @@ pub(crate) async fn panel_site(req: &Request, env: &Env) -> Result<Site, ApiErro
         .map(|(_, value)| value.trim().to_string())
         .filter(|key| key.starts_with("pk_"))
         .ok_or(ApiError::Unauthorized)?;
-    site_with_key(env, KeyKind::Public, &key).await
+    site_with_key(env, KeyKind::Public, &key)
+        .await
+        .map(|(site, _)| site)
 }
 
 /// The request header in which the panel names the origin of the page framing it.

@@ -105,6 +105,22 @@ routes! {
         SecretCaller => |req, rc, caller| admin::rotate_user_token_secret(rc.env, caller).await;
     AdminUsage "admin_usage" [GET] ["admin", "usage"], SecretCaller
         => |req, rc, caller| admin::usage(rc.env, caller).await;
+    AdminGetDraft "admin_get_draft" [GET] ["admin", "site", "draft"], SecretCaller
+        => |req, rc, caller| admin::get_draft(rc.env, caller).await;
+    AdminUpdateDraft "admin_update_draft" [PATCH] ["admin", "site", "draft"], SecretCaller
+        => |req, rc, caller| admin::update_draft(req, rc.env, caller).await;
+    AdminDiscardDraft "admin_discard_draft" [DELETE] ["admin", "site", "draft"], SecretCaller
+        => |req, rc, caller| admin::discard_draft(rc.env, caller).await;
+    AdminDraftKey "admin_draft_key" [POST] ["admin", "site", "draft", "key"], SecretCaller
+        => |req, rc, caller| admin::draft_key(caller).await;
+    AdminPublish "admin_publish" [POST] ["admin", "publish"], SecretCaller
+        => |req, rc, caller| admin::publish(req, rc.env, caller).await;
+    AdminVersions "admin_versions" [GET] ["admin", "versions"], SecretCaller
+        => |req, rc, caller| admin::versions(rc.env, caller).await;
+    AdminVersion "admin_version" [GET] ["admin", "versions", id], SecretCaller
+        => |req, rc, caller| admin::get_version(rc.env, caller, id).await;
+    AdminRestore "admin_restore" [POST] ["admin", "versions", id, "restore"], SecretCaller
+        => |req, rc, caller| admin::restore(req, rc.env, caller, id).await;
     AdminFeedback "admin_feedback" [GET] ["admin", "feedback"], SecretCaller
         => |req, rc, caller| feedback::list(req, rc.env, caller).await;
     AdminConversations "admin_conversations" [GET] ["admin", "conversations"], SecretCaller

@@ -234,9 +234,72 @@ pub(crate) struct Site {
     /// site's; `bindings::catalog`), for its classifier.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub catalog: Vec<String>,
+    /// The pending draft the merchant edits (`None`: the draft is the live configuration).
+    /// Never what a visitor gets: only a request that selects the draft runs it
+    /// ([`Site::drafted`], `auth::draft`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draft: Option<Box<Snapshot>>,
+    /// The number of the live configuration in the site's versions (0 in a copy cached
+    /// before versions existed).
+    #[serde(default)]
+    pub version: u64,
+    /// Whether this copy runs the draft (a request that selected it), not the live
+    /// configuration.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub drafted: bool,
+}
+
+/// A configuration as a draft or a published version holds it: what the merchant edits
+/// (the name, the template and the configuration), without the site's keys (its public
+/// key and sealed user-token secret, which are always the live row's).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub(crate) struct Snapshot {
+    pub name: String,
+    pub template: Template,
+    pub config: SiteConfig,
+}
+
+impl Snapshot {
+    /// `site`'s live configuration as a snapshot (its keys left out).
+    pub(crate) fn of(site: &Site) -> Self {
+        let mut config = site.config.clone();
+        config.public_key = None;
+        config.user_token_secret_sealed = None;
+        Self {
+            name: site.name.clone(),
+            template: site.template,
+            config,
+        }
+    }
+
+    /// This snapshot as `site`'s configuration, with `site`'s keys.
+    pub(crate) fn apply_to(&self, site: &mut Site) {
+        let public_key = site.config.public_key.take();
+        let user_token_secret = site.config.user_token_secret_sealed.take();
+        site.name = self.name.clone();
+        site.template = self.template;
+        site.config = self.config.clone();
+        site.config.public_key = public_key;
+        site.config.user_token_secret_sealed = user_token_secret;
+    }
 }
 
 impl Site {
+    /// This site running its draft (itself when no draft is pending): for a request that
+    /// selected the draft (the console's Try it, a secret-key call), never a visitor's.
+    pub(crate) fn drafted(mut self) -> Self {
+        if let Some(draft) = self.draft.take() {
+            draft.apply_to(&mut self);
+        }
+        self.drafted = true;
+        self
+    }
+
+    /// The draft as a site (the live configuration when no draft is pending).
+    pub(crate) fn draft_site(&self) -> Self {
+        self.clone().drafted()
+    }
+
     /// The site's own upstream key in the clear, if it has one that opens. A key that does
     /// not open (secret missing or changed) is logged and treated as absent: the site's
     /// calls then go without one, never with the operator's.

@@ -75,6 +75,10 @@ pub struct TurnJob {
     pub user_message_id: String,
     /// The id its reply is to be stored under (announced to the client).
     pub message_id: String,
+    /// Whether the site's draft answers it, not its live configuration (a request that
+    /// selected the draft: the merchant's, never a visitor's).
+    #[serde(default, skip_serializing_if = "core::ops::Not::not")]
+    pub draft: bool,
 }
 
 /// What kind of reply a template's reply is, for clients ([`Assistant::reply_envelope`](crate::engine::Assistant::reply_envelope)).

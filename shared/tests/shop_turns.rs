@@ -44,6 +44,7 @@ fn job(received: &Received, conversation_id: &str) -> TurnJob {
         conversation_id: conversation_id.into(),
         user_message_id: received.user_message_id().into(),
         message_id: received.reply_id().into(),
+        draft: false,
     }
 }
 

@@ -224,6 +224,27 @@ const scenarios = {
     }
     await page.setViewportSize(DESKTOP);
 
+    // Draft and live (issue 42): the greeting saved above is in the draft, not yet live.
+    await tab(page, "assistant");
+    await page.waitForFunction(() => /^Draft: not published/.test(document.querySelector("#draft-state").textContent));
+    assert.match(await page.textContent("#publish-card"), /shared by the draft and the live configuration/);
+    await page.fill("#publish-note", "New greeting");
+    await page.click("#publish");
+    await page.waitForFunction(() => /^Published: version \d+ is live\.$/.test(document.querySelector("#publish-result").textContent));
+    await page.waitForFunction(() => /^Live: version \d+/.test(document.querySelector("#draft-state").textContent));
+    assert.equal(await page.isDisabled("#publish"), true, "nothing left to publish");
+    await page.waitForFunction(() => document.querySelector("#versions li .status"));
+    const versions = await page.$$eval("#versions li", (lis) => lis.map((li) => li.dataset.version));
+    assert.ok(versions.length >= 2, `versions listed: ${versions}`);
+    assert.equal((await page.textContent("#versions li:first-child .status")).trim(), "Live");
+    assert.match(await page.textContent("#versions li:first-child"), /published · .* · New greeting/);
+    await shot(page, "versions");
+    // Restore the version before it: live again, as a new version; the form shows it.
+    await page.click(`#versions li[data-version="${versions[1]}"] button`);
+    await page.waitForFunction((n) => document.querySelector("#publish-result").textContent.startsWith(`Version ${n} restored`), versions[1]);
+    assert.notEqual(await page.inputValue("#f-greeting"), env.GREETING, "the earlier greeting is back");
+    await page.waitForFunction((n) => document.querySelector("#versions li:first-child").textContent.includes(`restored from version ${n}`), versions[1]);
+
     await noSecretLeaked(page, secret);
     const csp = await page.evaluate(() => window.__csp);
     assert.deepEqual(csp, [], "no CSP violation in the console");

@@ -294,6 +294,10 @@ const scenarios = {
     assert.deepEqual(refused, [], "the settings were accepted");
     assert.equal(await consolePage.textContent("#assistant-saved"), "Đã lưu.");
     assert.equal(await consolePage.inputValue("#f-handoff-wait"), "61", "the stored settings are shown");
+    // Saved to the draft (issue 42): publishing makes it what visitors get.
+    await consolePage.waitForFunction(() => !document.querySelector("#publish").disabled);
+    await consolePage.click("#publish");
+    await consolePage.waitForFunction(() => /đang được áp dụng/.test(document.querySelector("#publish-result").textContent));
 
     const shop = await openPage();
     const widget = await openPanel(shop.page);

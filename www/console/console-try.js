@@ -12,7 +12,7 @@
   function publicKey() {
     return (app.site && app.site.config.public_key) || sessionStorage.getItem(app.PK) || "";
   }
-  function setUpTry() {
+  async function setUpTry() {
     var origins = app.site.config.allowed_origins || [];
     var key = publicKey();
     var blocked = $("try-blocked");
@@ -32,8 +32,19 @@
     }
     blocked.hidden = true;
     if (window.Concierge || document.querySelector('script[data-console-embed]')) return;
-    var tag = el("script", { src: "/embed.js", "data-site-key": key, "data-inline": "#try-panel",
-      "data-lang": app.site.config.language || "vi", "data-console-embed": "" });
+    // Try it runs the draft: the panel gets a draft key (a public key for the draft, from
+    // the secret key; never the secret key itself). Visitors' panels have the public key.
+    var draftKey;
+    try {
+      draftKey = (await api("POST", "/admin/site/draft/key")).draft_key;
+    } catch (e) {
+      $("try-blocked-text").textContent = e.message;
+      blocked.hidden = false;
+      return;
+    }
+    if (window.Concierge || document.querySelector('script[data-console-embed]')) return;
+    var tag = el("script", { src: "/embed.js", "data-site-key": draftKey, "data-inline": "#try-panel",
+      "data-lang": (app.draft || app.site).config.language || "vi", "data-console-embed": "" });
     tag.async = true;
     document.body.appendChild(tag);
     window.addEventListener("concierge:message", onTryMessage);
@@ -41,9 +52,12 @@
   async function allowConsoleOrigin() {
     var origins = (app.site.config.allowed_origins || []).concat([location.origin]);
     try {
+      // The live origins (the panel needs them to run at all); a pending draft takes the
+      // same change.
       app.site = (await api("PATCH", "/admin/site", { allowed_origins: origins })).site;
+      await app.loadDraft();
       app.fillAssistant();
-      setUpTry();
+      await setUpTry();
     } catch (e) {
       $("try-blocked-text").textContent = e.message;
     }

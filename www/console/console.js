@@ -11,7 +11,9 @@
   var $ = function (id) { return document.getElementById(id); };
   var t = window.ConsoleI18n.t;
   /** What the other console scripts share: helpers, the signed-in site, tab loaders. */
-  var app = (window.ConciergeConsole = { site: null, loaders: {} });
+  // `site`: the live configuration (what visitors get); `draft`: the draft the Assistant tab
+  // edits (GET /admin/site/draft: the live configuration when none is pending).
+  var app = (window.ConciergeConsole = { site: null, draft: null, draftPending: false, loaders: {} });
 
   // ---- DOM helpers ---------------------------------------------------------------------
   function el(tag, attrs) {
@@ -82,6 +84,11 @@
       return false;
     }
     if (app.site.config.public_key) sessionStorage.setItem(PK, app.site.config.public_key);
+    try {
+      await loadDraft();
+    } catch (e) {
+      app.draft = null; // the form shows the live configuration
+    }
     $("signin").hidden = true;
     $("app").hidden = false;
     $("sign-out").hidden = false;
@@ -95,6 +102,7 @@
     sessionStorage.removeItem(KEY);
     sessionStorage.removeItem(PK);
     app.site = null;
+    app.draft = null;
     $("app").hidden = true;
     $("sign-out").hidden = true;
     $("site-line").hidden = true;
@@ -168,12 +176,25 @@
     return copy;
   }
 
+  /** The draft from the Worker; the form and the draft bar show it. */
+  async function loadDraft() {
+    useDraft(await api("GET", "/admin/site/draft"));
+  }
+  /** A draft view (`{site, draft_pending, live_version}`) as the one shown. */
+  function useDraft(view) {
+    app.draft = view.site;
+    app.draftPending = !!view.draft_pending;
+    if (view.live_version != null && app.site) app.site.version = view.live_version;
+    document.dispatchEvent(new CustomEvent("console:draft"));
+  }
+
   function fillAssistant() {
-    var c = app.site.config;
+    var shown = app.draft || app.site;
+    var c = shown.config;
     var llm = c.llm || {};
     var persona = splitPersona(c.persona);
     loaded = {
-      name: app.site.name, template: app.site.template, title: c.title || "", language: c.language || "vi",
+      name: shown.name, template: shown.template, title: c.title || "", language: c.language || "vi",
       greeting: persona.greeting, persona: persona.body,
       starters: (c.starter_prompts || []).join("\n"), origins: (c.allowed_origins || []).join("\n"),
       provider: llm.provider || "", model: llm.model || "", base_url: llm.base_url || "",
@@ -202,7 +223,7 @@
     $("f-ftt").value = loaded.ftt;
     $("f-api-key").value = "";
     $("f-clear-key").checked = false;
-    $("api-key-state").textContent = app.site.llm_api_key_set ? t("A key is stored (it is never shown).") : t("No key stored.");
+    $("api-key-state").textContent = shown.llm_api_key_set ? t("A key is stored (it is never shown).") : t("No key stored.");
     TEMPLATE_SETTINGS.forEach(function (t) { $("f-" + t).value = loaded[t]; });
     showTemplateSettings();
     if (app.handoffSettings) app.handoffSettings.fill(c.handoff);
@@ -275,9 +296,9 @@
     if (app.handoffSettings && !app.handoffSettings.patch(form, patch)) ok = false;
     if (!ok) return;
     try {
-      app.site = (await api("PATCH", "/admin/site", patch)).site;
+      // Saved to the draft: Try it runs it; visitors get it once it is published.
+      useDraft(await api("PATCH", "/admin/site/draft", patch));
       fillAssistant();
-      show($("site-line"), app.site.name + " · " + app.site.template + " · " + app.site.id);
       $("assistant-saved").textContent = t("Saved.");
     } catch (e) {
       serverError(form, e, $("assistant-error"));
@@ -307,7 +328,7 @@
 
   Object.assign(app, { t: t, $: $, el: el, show: show, when: when, lines: lines, api: api, button: button,
     clearErrors: clearErrors, fieldError: fieldError, serverError: serverError, fillAssistant: fillAssistant,
-    PK: PK });
+    loadDraft: loadDraft, useDraft: useDraft, PK: PK });
 
   // ---- Wiring (after every console script ran: they are deferred) ----------------------
   document.addEventListener("DOMContentLoaded", function () {
@@ -330,7 +351,7 @@
     // Another language: the open tab is drawn again in it.
     document.addEventListener("console:language", function () {
       if (!app.site) return;
-      $("api-key-state").textContent = app.site.llm_api_key_set ? t("A key is stored (it is never shown).") : t("No key stored.");
+      $("api-key-state").textContent = (app.draft || app.site).llm_api_key_set ? t("A key is stored (it is never shown).") : t("No key stored.");
       if (currentTab && app.loaders[currentTab]) app.loaders[currentTab]();
     });
     var key = sessionStorage.getItem(KEY);

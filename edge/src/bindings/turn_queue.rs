@@ -156,6 +156,8 @@ async fn answer<R: SiteAssistants, J: JobAnswerer>(
     let site = match super::d1_sites::find_by_id(env, &job.site_id).await {
         // A site deleted meanwhile ends its jobs.
         Ok(None) => return Ok(None),
+        // A draft's job (the merchant's, never a visitor's) runs the draft.
+        Ok(Some(site)) if job.draft => site.drafted(),
         Ok(Some(site)) => site,
         Err(error) => return Err(setup_failed(env, job, last, error).await),
     };

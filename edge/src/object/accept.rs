@@ -22,6 +22,7 @@ pub(crate) async fn accept(
     services: &Services,
     assistant: &SiteAssistant,
     input: &TurnInput,
+    draft: bool,
 ) -> Result<Response, ApiError> {
     let received = engine::receive(services, assistant, input).await?;
     if let Received::Refused { reply, .. } = &received {
@@ -42,6 +43,7 @@ pub(crate) async fn accept(
             conversation_id: input.conversation_id.clone(),
             user_message_id: pending.start.message.id.clone(),
             message_id: pending.reply_id.clone(),
+            draft,
         };
         if let Err(err) = turn_queue::send(env, job, 0, 0).await {
             // Stored but not queued: the message is marked, and a repeat with its key

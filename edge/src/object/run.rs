@@ -114,7 +114,8 @@ pub(super) async fn turn(
                 && !handoff::intercepts(&inner.ctx(&names), &site, &input).await
             {
                 let publish = |event| inner.publish(event);
-                let accepted = accept(&env, &publish, &services, &assistant, &input).await;
+                let accepted =
+                    accept(&env, &publish, &services, &assistant, &input, site.drafted).await;
                 drop(slot);
                 return accepted;
             }

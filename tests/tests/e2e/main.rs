@@ -46,6 +46,7 @@ mod mcp;
 mod mcp_transport;
 mod openai_api;
 mod platform;
+mod publish;
 mod real_model;
 mod regenerate;
 mod rental;

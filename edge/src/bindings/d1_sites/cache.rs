@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 use worker::{Env, kv::KvStore};
 
-use super::SiteRow;
+use super::{SITE_COLUMNS, SiteRow};
 use crate::error::ApiError;
 use crate::site::{KeyKind, Site};
 
@@ -50,9 +50,7 @@ pub(crate) async fn find_by_key_hash(
         KeyKind::Public => "public_key_hash",
         KeyKind::Secret => "secret_key_hash",
     };
-    let sql = format!(
-        "SELECT id, name, template, config, public_key_hash, secret_key_hash, created_at, catalog FROM sites WHERE {column} = ?1"
-    );
+    let sql = format!("SELECT {SITE_COLUMNS} FROM sites WHERE {column} = ?1");
     // Stamped before the read: a copy is never trusted past its data's age.
     let read_at = crate::runtime::now_ms();
     let row = env
@@ -92,7 +90,7 @@ pub(crate) async fn find_by_id(env: &Env, id: &str) -> Result<Option<Site>, ApiE
     let read_at = crate::runtime::now_ms();
     let row = env
         .d1("DB")?
-        .prepare("SELECT id, name, template, config, public_key_hash, secret_key_hash, created_at, catalog FROM sites WHERE id = ?1")
+        .prepare(format!("SELECT {SITE_COLUMNS} FROM sites WHERE id = ?1"))
         .bind(&[id.into()])?
         .first::<SiteRow>(None)
         .await?;

@@ -6,15 +6,18 @@ use wasm_bindgen::JsValue;
 use worker::{D1Database, Env};
 
 use crate::error::ApiError;
-use crate::site::Site;
+use crate::site::{Site, Snapshot};
 use concierge_core::template::Template;
 
 mod cache;
+pub(crate) mod versions;
 mod write;
 
 use cache::memo;
 pub(crate) use cache::{find_by_id, find_by_key_hash, uncache};
-pub(crate) use write::{read_for_update, replace_keys, save_config};
+pub(crate) use write::{
+    Change, VersionSource, Versions, read_for_update, replace_keys, save_config,
+};
 
 /// A `sites` row as D1 returns it.
 #[derive(Debug, Deserialize)]
@@ -30,7 +33,17 @@ pub(crate) struct SiteRow {
     /// The catalog vocabulary (a JSON array; `bindings::catalog`).
     #[serde(default)]
     pub(super) catalog: Option<String>,
+    /// The pending draft (`site::Snapshot` as JSON), if any.
+    #[serde(default)]
+    pub(super) draft: Option<String>,
+    /// The live configuration's version.
+    #[serde(default)]
+    pub(super) live_version: Option<f64>,
 }
+
+/// The columns a [`SiteRow`] is read from.
+pub(super) const SITE_COLUMNS: &str = "id, name, template, config, public_key_hash, \
+    secret_key_hash, created_at, catalog, draft, live_version";
 
 impl SiteRow {
     pub(super) fn into_site(self) -> Result<Site, ApiError> {
@@ -39,7 +52,17 @@ impl SiteRow {
         // The schema admits only template names (migration 0008).
         let template = Template::parse(&self.template)
             .ok_or_else(|| ApiError::Corrupt(format!("site template: {}", self.template)))?;
+        let draft = self
+            .draft
+            .as_deref()
+            .map(serde_json::from_str::<Snapshot>)
+            .transpose()
+            .map_err(|e| ApiError::Corrupt(format!("site draft: {e}")))?
+            .map(Box::new);
         Ok(Site {
+            draft,
+            version: self.live_version.unwrap_or(0.0) as u64,
+            drafted: false,
             id: self.id,
             name: self.name,
             template,
@@ -66,6 +89,15 @@ pub(crate) async fn insert(db: &D1Database, site: &Site, now_ms: u64) -> Result<
         .bind(&row_params(site, now_ms)?)?;
     let mut statements = vec![insert];
     statements.extend(origin_statements(db, site)?);
+    statements.push(write::version_insert(
+        db,
+        site,
+        1,
+        VersionSource::Created,
+        None,
+        None,
+        now_ms,
+    )?);
     db.batch(statements).await?;
     memo::forget_origins();
     Ok(())

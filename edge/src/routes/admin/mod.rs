@@ -7,16 +7,21 @@ use concierge_core::template::Template;
 use worker::{Env, Request, Response};
 
 use crate::auth::{self, Operator, SecretCaller};
-use crate::bindings::d1_sites;
+use crate::bindings::d1_sites::{self, Change, VersionSource, Versions};
 use crate::error::ApiError;
 use crate::http::body;
 use crate::runtime::now_ms;
-use crate::site::{self, Site, SiteConfig, sealed};
+use crate::site::{self, Site, SiteConfig, Snapshot, sealed};
 use crate::templates::{self, SettingsPatch};
 
+mod draft;
 mod llm;
 mod patch;
 mod usage;
+
+pub(crate) use draft::{
+    discard_draft, draft_key, get_draft, get_version, publish, restore, update_draft, versions,
+};
 
 use llm::{KeyChange, LlmChange, LlmPatch};
 pub(crate) use usage::usage;
@@ -125,7 +130,7 @@ impl SitePatch {
 
 /// The site as the admin API shows it: no key digests, no upstream key, no template's
 /// write-only secret (flags say which are set).
-fn public_view(site: &Site) -> serde_json::Value {
+pub(super) fn public_view(site: &Site) -> serde_json::Value {
     let mut config = site.config.clone();
     let legacy = config.llm.api_key.take().is_some();
     let has_key = config.llm.api_key_sealed.take().is_some() || legacy;
@@ -138,6 +143,8 @@ fn public_view(site: &Site) -> serde_json::Value {
         "config": config,
         "llm_api_key_set": has_key,
         "user_token_secret_set": has_token_secret,
+        "version": site.version,
+        "draft_pending": site.draft.is_some(),
     });
     for (flag, value) in flags {
         view[flag] = value;
@@ -167,6 +174,9 @@ pub(crate) async fn create_site(
         secret_key_hash: auth::sha256_hex(&secret_key),
         created_at: now,
         catalog: Vec::new(),
+        draft: None,
+        version: 1,
+        drafted: false,
     };
     let llm = patch
         .llm
@@ -190,23 +200,49 @@ pub(crate) async fn get_site(caller: SecretCaller) -> Result<Response, ApiError>
 /// How many times an update is re-applied when the site changed under it.
 const SAVE_ATTEMPTS: usize = 5;
 
-/// `PATCH /admin/site`: update the site's configuration. The body is applied to the row as
-/// read from D1 (not to a cached copy) and saved only if the row is unchanged meanwhile,
-/// else re-applied to the new row; when the presented key was rotated meanwhile, nothing
-/// is written (401).
-pub(crate) async fn update_site(
-    mut req: Request,
+/// What a change of a site is to write ([`save`]): the site as it is to be, its pending
+/// draft afterwards, and, when the live configuration changes, why (a new version).
+pub(super) struct Planned {
+    pub site: Site,
+    pub draft: Option<Snapshot>,
+    pub source: Option<VersionSource>,
+    pub note: Option<String>,
+    pub restored_from: Option<u64>,
+}
+
+impl Planned {
+    /// `site` with `draft` pending (none when it is `site`'s live configuration), the
+    /// live configuration recorded as a new version (`source`) when it differs from
+    /// `before`'s.
+    pub(super) fn new(
+        before: &Site,
+        site: Site,
+        draft: Option<Snapshot>,
+        source: VersionSource,
+    ) -> Self {
+        let live = Snapshot::of(&site);
+        let changed = live != Snapshot::of(before);
+        Self {
+            draft: draft.filter(|draft| *draft != live),
+            site,
+            source: changed.then_some(source),
+            note: None,
+            restored_from: None,
+        }
+    }
+}
+
+/// Apply `plan` to the site row as read from D1 (not to a cached copy) and save it only if
+/// the row is unchanged meanwhile, else plan again on the new row (a few times); when the
+/// presented key was rotated meanwhile, nothing is written (401). The site as saved (its
+/// draft and live version set); the caches that serve visitors forget the old one.
+pub(super) async fn save(
     env: &Env,
-    caller: SecretCaller,
-) -> Result<Response, ApiError> {
-    let patch: SitePatch = body::json(&mut req).await?;
+    caller: &SecretCaller,
+    plan: &mut dyn FnMut(&Site) -> Result<Planned, ApiError>,
+) -> Result<Site, ApiError> {
     let id = caller.site.id.as_str();
     let presented = caller.site.secret_key_hash.as_bytes();
-    let llm = patch
-        .llm
-        .as_ref()
-        .map(|llm| llm.check(env, id))
-        .transpose()?;
     let db = env.d1("DB")?;
     for _ in 0..SAVE_ATTEMPTS {
         let current = d1_sites::read_for_update(&db, id)
@@ -215,20 +251,63 @@ pub(crate) async fn update_site(
         if !auth::constant_time_eq(current.site.secret_key_hash.as_bytes(), presented) {
             return Err(ApiError::Unauthorized);
         }
-        let mut site = current.site.clone();
-        patch.apply(env, &mut site, llm.as_ref())?;
-        site.seal_legacy_key(env);
-        if d1_sites::save_config(&db, &current, &site, now_ms()).await? {
+        let planned = plan(&current.site)?;
+        let change = Change {
+            site: &planned.site,
+            draft: planned.draft.as_ref(),
+            version: planned.source.map(|source| Versions {
+                source,
+                note: planned.note.as_deref(),
+                restored_from: planned.restored_from,
+            }),
+        };
+        if let Some(version) = d1_sites::save_config(&db, &current, change, now_ms()).await? {
+            let mut site = planned.site;
             let hashes = [site.public_key_hash.as_str(), site.secret_key_hash.as_str()];
             d1_sites::uncache(&env.kv("CONFIG")?, id, &hashes).await;
-            return Ok(Response::from_json(
-                &serde_json::json!({"site": public_view(&site)}),
-            )?);
+            site.draft = planned.draft.map(Box::new);
+            site.version = version;
+            site.drafted = false;
+            return Ok(site);
         }
     }
     Err(ApiError::Conflict(
         "The site kept changing during this update; try again.",
     ))
+}
+
+/// `PATCH /admin/site`: update the live configuration at once (a new version when it
+/// changed). A pending draft takes the same change, so publishing it does not undo it.
+pub(crate) async fn update_site(
+    mut req: Request,
+    env: &Env,
+    caller: SecretCaller,
+) -> Result<Response, ApiError> {
+    let patch: SitePatch = body::json(&mut req).await?;
+    let llm = patch
+        .llm
+        .as_ref()
+        .map(|llm| llm.check(env, &caller.site.id))
+        .transpose()?;
+    let site = save(env, &caller, &mut |current| {
+        let mut site = current.clone();
+        patch.apply(env, &mut site, llm.as_ref())?;
+        site.seal_legacy_key(env);
+        let draft = match current.draft {
+            Some(_) => {
+                let mut draft = current.draft_site();
+                patch.apply(env, &mut draft, llm.as_ref())?;
+                draft.seal_legacy_key(env);
+                Some(Snapshot::of(&draft))
+            }
+            None => None,
+        };
+        Ok(Planned::new(current, site, draft, VersionSource::Edited))
+    })
+    .await?;
+    Ok(Response::from_json(
+        &serde_json::json!({"site": public_view(&site)}),
+    )?)
 }
 
 /// `POST /admin/site/rotate-keys`: new public and secret keys; the old ones stop working
@@ -264,30 +343,14 @@ pub(crate) async fn rotate_user_token_secret(
     env: &Env,
     caller: SecretCaller,
 ) -> Result<Response, ApiError> {
-    let id = caller.site.id.as_str();
-    let presented = caller.site.secret_key_hash.as_bytes();
     let secret = auth::new_key("uts_")?;
-    let sealed = sealed::seal_bound(env, &site::user_token_binding(id), &secret)?;
-    let db = env.d1("DB")?;
-    for _ in 0..SAVE_ATTEMPTS {
-        let current = d1_sites::read_for_update(&db, id)
-            .await?
-            .ok_or(ApiError::Unauthorized)?;
-        if !auth::constant_time_eq(current.site.secret_key_hash.as_bytes(), presented) {
-            return Err(ApiError::Unauthorized);
-        }
-        let mut site = current.site.clone();
+    let sealed = sealed::seal_bound(env, &site::user_token_binding(&caller.site.id), &secret)?;
+    save(env, &caller, &mut |current| {
+        let mut site = current.clone();
         site.config.user_token_secret_sealed = Some(sealed.clone());
-        if d1_sites::save_config(&db, &current, &site, now_ms()).await? {
-            let hashes = [site.public_key_hash.as_str(), site.secret_key_hash.as_str()];
-            d1_sites::uncache(&env.kv("CONFIG")?, id, &hashes).await;
-            return Ok(
-                Response::from_json(&serde_json::json!({"user_token_secret": secret}))?
-                    .with_status(201),
-            );
-        }
-    }
-    Err(ApiError::Conflict(
-        "The site kept changing during this update; try again.",
-    ))
+        let draft = current.draft.as_deref().cloned();
+        Ok(Planned::new(current, site, draft, VersionSource::Edited))
+    })
+    .await?;
+    Ok(Response::from_json(&serde_json::json!({"user_token_secret": secret}))?.with_status(201))
 }

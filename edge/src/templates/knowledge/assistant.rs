@@ -15,12 +15,19 @@ pub(crate) type Assistant = KnowledgeAssistant<WorkerKvCache, D1KnowledgeBase>;
 
 /// The site's `knowledge`.
 pub(crate) fn build(env: &Env, site: &Site) -> Result<Assistant, ApiError> {
+    // A draft's answers are cached apart from the live configuration's, under its whole
+    // configuration: a visitor is never served an answer the draft computed.
+    let digested = if site.drafted {
+        format!(
+            "draft:{}",
+            serde_json::to_string(&site.config).unwrap_or_default()
+        )
+    } else {
+        serde_json::to_string(&super::settings::of(site)).unwrap_or_default()
+    };
     let base = D1KnowledgeBase {
         db: env.d1("DB")?,
-        settings: crate::runtime::sha256_hex(
-            &serde_json::to_string(&super::settings::of(site)).unwrap_or_default(),
-        )[..16]
-            .to_string(),
+        settings: crate::runtime::sha256_hex(&digested)[..16].to_string(),
     };
     Ok(KnowledgeAssistant::new(
         config(site),

@@ -1,0 +1,265 @@
+//! The draft and the published versions of a site's configuration (issue 42; secret
+//! key):
+//! - `GET /admin/site/draft`: the draft (the live configuration when none is pending);
+//! - `PATCH /admin/site/draft`: change the draft (the body of `PATCH /admin/site`); the
+//!   live configuration, what visitors get, is unchanged;
+//! - `DELETE /admin/site/draft`: drop the pending draft;
+//! - `POST /admin/site/draft/key`: a draft key, a public key that runs the draft, for the
+//!   console's Try it (`auth::draft`);
+//! - `POST /admin/publish {"note"?}`: the draft goes live, atomically (one D1 batch), as
+//!   a new version;
+//! - `GET /admin/versions`, `GET /admin/versions/{n}`: the versions kept (the last 100),
+//!   newest first;
+//! - `POST /admin/versions/{n}/restore {"note"?}`: version `n` goes live again, recorded
+//!   as a new version (a pending draft stays pending).
+//!
+//! Every change that makes a configuration live makes the caches that serve visitors
+//! forget the old one, as `PATCH /admin/site` does (`super::save`).
+
+use serde::Deserialize;
+use worker::{Env, Request, Response};
+
+use super::{Planned, SitePatch, public_view, save};
+use crate::auth::{SecretCaller, draft};
+use crate::bindings::d1_sites::{VersionSource, versions};
+use crate::error::ApiError;
+use crate::http::body;
+use crate::runtime::now_ms;
+use crate::site::{Site, Snapshot};
+
+/// The longest note on a version, in characters.
+const MAX_NOTE_CHARS: usize = 500;
+
+/// The draft's view: the draft as a site (`site`), whether it differs from the live
+/// configuration, and the live version.
+fn draft_view(site: &Site) -> serde_json::Value {
+    let mut view = public_view(&site.draft_site());
+    view["draft_pending"] = site.draft.is_some().into();
+    serde_json::json!({
+        "site": view,
+        "draft_pending": site.draft.is_some(),
+        "live_version": site.version,
+    })
+}
+
+/// `GET /admin/site/draft`.
+pub(crate) async fn get_draft(env: &Env, caller: SecretCaller) -> Result<Response, ApiError> {
+    // Read from D1: the console shows what it just saved.
+    let site = fresh(env, &caller).await?;
+    Ok(Response::from_json(&draft_view(&site))?)
+}
+
+/// The caller's site as D1 holds it now.
+async fn fresh(env: &Env, caller: &SecretCaller) -> Result<Site, ApiError> {
+    let current = crate::bindings::d1_sites::read_for_update(&env.d1("DB")?, &caller.site.id)
+        .await?
+        .ok_or(ApiError::Unauthorized)?;
+    Ok(current.site)
+}
+
+/// `PATCH /admin/site/draft`: the body applied to the draft (the live configuration when
+/// none is pending); the live configuration is unchanged.
+pub(crate) async fn update_draft(
+    mut req: Request,
+    env: &Env,
+    caller: SecretCaller,
+) -> Result<Response, ApiError> {
+    let patch: SitePatch = body::json(&mut req).await?;
+    let llm = patch
+        .llm
+        .as_ref()
+        .map(|llm| llm.check(env, &caller.site.id))
+        .transpose()?;
+    let site = save(env, &caller, &mut |current| {
+        let mut draft = current.draft_site();
+        patch.apply(env, &mut draft, llm.as_ref())?;
+        draft.seal_legacy_key(env);
+        let draft = Snapshot::of(&draft);
+        Ok(Planned::new(
+            current,
+            current.clone(),
+            Some(draft),
+            VersionSource::Edited,
+        ))
+    })
+    .await?;
+    Ok(Response::from_json(&draft_view(&site))?)
+}
+
+/// `DELETE /admin/site/draft`: the pending draft dropped (the draft is then the live
+/// configuration again).
+pub(crate) async fn discard_draft(env: &Env, caller: SecretCaller) -> Result<Response, ApiError> {
+    let site = save(env, &caller, &mut |current| {
+        Ok(Planned::new(
+            current,
+            current.clone(),
+            None,
+            VersionSource::Edited,
+        ))
+    })
+    .await?;
+    Ok(Response::from_json(&draft_view(&site))?)
+}
+
+/// `POST /admin/site/draft/key`: a draft key, a public key that runs the draft (the
+/// console's Try it gives it to the panel).
+pub(crate) async fn draft_key(caller: SecretCaller) -> Result<Response, ApiError> {
+    let expires_at = now_ms() / 1000 + draft::KEY_SECS;
+    Ok(Response::from_json(&serde_json::json!({
+        "draft_key": draft::key(&caller.site, expires_at),
+        "expires_at": expires_at,
+    }))?)
+}
+
+/// Body of `POST /admin/publish` and of a restore.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoteBody {
+    #[serde(default)]
+    note: Option<String>,
+}
+
+impl NoteBody {
+    /// The note, checked: trimmed, at most [`MAX_NOTE_CHARS`], blank as none.
+    fn note(self) -> Result<Option<String>, ApiError> {
+        let note = self
+            .note
+            .map(|n| n.trim().to_string())
+            .filter(|n| !n.is_empty());
+        if note
+            .as_ref()
+            .is_some_and(|n| n.chars().count() > MAX_NOTE_CHARS)
+        {
+            return Err(ApiError::bad_request(format!(
+                "`note` must be at most {MAX_NOTE_CHARS} characters."
+            )));
+        }
+        Ok(note)
+    }
+}
+
+/// The answer to a change that made a configuration live.
+fn live_answer(site: &Site) -> Result<Response, ApiError> {
+    Ok(Response::from_json(&serde_json::json!({
+        "version": site.version,
+        "site": public_view(site),
+    }))?)
+}
+
+/// `POST /admin/publish`: the pending draft goes live, atomically, as a new version; 409
+/// when no draft is pending.
+pub(crate) async fn publish(
+    mut req: Request,
+    env: &Env,
+    caller: SecretCaller,
+) -> Result<Response, ApiError> {
+    let note = body::json::<NoteBody>(&mut req).await?.note()?;
+    let site = save(env, &caller, &mut |current| {
+        let Some(draft) = current.draft.as_deref() else {
+            return Err(ApiError::Conflict(
+                "Nothing to publish: the draft is the live configuration.",
+            ));
+        };
+        let mut site = current.clone();
+        draft.apply_to(&mut site);
+        Ok(Planned {
+            site,
+            draft: None,
+            source: Some(VersionSource::Published),
+            note: note.clone(),
+            restored_from: None,
+        })
+    })
+    .await?;
+    live_answer(&site)
+}
+
+/// A version as listed: its number, when and how it went live, its note.
+fn version_json(version: &versions::Version, live: u64) -> serde_json::Value {
+    serde_json::json!({
+        "version": version.number,
+        "published_at": version.published_at,
+        "source": version.source,
+        "note": version.note,
+        "restored_from": version.restored_from,
+        "regressions": version.regressions,
+        "live": version.number == live,
+    })
+}
+
+/// `GET /admin/versions`: the versions kept, newest first.
+pub(crate) async fn versions(env: &Env, caller: SecretCaller) -> Result<Response, ApiError> {
+    let site = fresh(env, &caller).await?;
+    let list = versions::list(&env.d1("DB")?, &site.id).await?;
+    let listed: Vec<_> = list.iter().map(|v| version_json(v, site.version)).collect();
+    Ok(Response::from_json(&serde_json::json!({
+        "live_version": site.version,
+        "draft_pending": site.draft.is_some(),
+        "versions": listed,
+    }))?)
+}
+
+/// Version `n` of the caller's site (404 when `n` is not a kept version's number).
+async fn version(
+    env: &Env,
+    caller: &SecretCaller,
+    number: &str,
+) -> Result<versions::Version, ApiError> {
+    let number = number
+        .parse::<u64>()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or(ApiError::NotFound)?;
+    versions::get(&env.d1("DB")?, &caller.site.id, number)
+        .await?
+        .ok_or(ApiError::NotFound)
+}
+
+/// `GET /admin/versions/{n}`: one version with its configuration (no secrets).
+pub(crate) async fn get_version(
+    env: &Env,
+    caller: SecretCaller,
+    number: &str,
+) -> Result<Response, ApiError> {
+    let found = version(env, &caller, number).await?;
+    let mut site = caller.site.clone();
+    found.snapshot.apply_to(&mut site);
+    // A version holds no keys: the view shows none.
+    site.config.public_key = None;
+    site.config.user_token_secret_sealed = None;
+    let mut body = version_json(&found, caller.site.version);
+    body["site"] = public_view(&site);
+    if let Some(view) = body["site"].as_object_mut() {
+        view.retain(|key, _| key != "version" && key != "draft_pending");
+    }
+    Ok(Response::from_json(&body)?)
+}
+
+/// `POST /admin/versions/{n}/restore`: version `n` goes live again, as a new version
+/// (404 when it is not kept; 409 when it is the live one).
+pub(crate) async fn restore(
+    mut req: Request,
+    env: &Env,
+    caller: SecretCaller,
+    number: &str,
+) -> Result<Response, ApiError> {
+    let found = version(env, &caller, number).await?;
+    let note = body::json::<NoteBody>(&mut req).await?.note()?;
+    let site = save(env, &caller, &mut |current| {
+        if current.version == found.number {
+            return Err(ApiError::Conflict(
+                "That version is the live configuration already.",
+            ));
+        }
+        let mut site = current.clone();
+        found.snapshot.apply_to(&mut site);
+        let draft = current.draft.as_deref().cloned();
+        let mut planned = Planned::new(current, site, draft, VersionSource::Restored);
+        planned.source = Some(VersionSource::Restored);
+        planned.note = note.clone();
+        planned.restored_from = Some(found.number);
+        Ok(planned)
+    })
+    .await?;
+    live_answer(&site)
+}
