@@ -25,7 +25,11 @@ cd "$ROOT"
 # with issue 42's draft and live configurations (the draft routes, publish, versions and
 # restore, draft keys; +19 KB, the change's one save routine taking its plan as a
 # `dyn FnMut` rather than six monomorphized copies): the budget moved to 1,190,000 B.
-GZIP_BUDGET=1190000
+# 1,193,052 B with those merged beside issue 47's per-site caps (the caps, their guards and
+# `GET /admin/usage`), the binding-call counters (off unless COUNT_BINDINGS) and issue 45's
+# handoff lines in history: the budget moved to 1,197,000 B, 3 KB under the target. The
+# next change that needs room profiles first (`sh scripts/worker-size.sh profile`).
+GZIP_BUDGET=1197000
 GZIP_TARGET=1200000
 # The SQL validator Worker (`concierge-sql`, sqlcheck/): the size reached (460,974 B on
 # 2026-11-27) plus ~2%. The main Worker calls it once per model-written statement.
