@@ -103,6 +103,10 @@
     show($("signin-error"), message || "");
     var panel = $("try-panel");
     while (panel.firstChild) panel.removeChild(panel.firstChild);
+    // The next sign-in starts on the first tab, not where this one left off.
+    currentTab = null;
+    history.replaceState(null, "", location.pathname + location.search);
+    document.dispatchEvent(new CustomEvent("console:signed-out"));
   }
 
   // ---- Tabs ----------------------------------------------------------------------------
@@ -307,7 +311,7 @@
 
   Object.assign(app, { t: t, $: $, el: el, show: show, when: when, lines: lines, api: api, button: button,
     clearErrors: clearErrors, fieldError: fieldError, serverError: serverError, fillAssistant: fillAssistant,
-    PK: PK });
+    PK: PK, openTab: openTab });
 
   // ---- Wiring (after every console script ran: they are deferred) ----------------------
   document.addEventListener("DOMContentLoaded", function () {

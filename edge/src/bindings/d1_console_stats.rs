@@ -139,6 +139,32 @@ pub(crate) struct TopQuestion {
     pub count: f64,
 }
 
+/// Since a time: the requests for a person that started a wait (a `requested` line), the
+/// waits a person took (`joined`), those nobody took (`timeout`), and the time each taken
+/// wait lasted (ms, at most [`MAX_TAKE_TIMES`] of the latest).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct HandoffFigures {
+    pub requested: u64,
+    pub taken: u64,
+    pub timed_out: u64,
+    pub take_ms: Vec<f64>,
+}
+
+/// The most taken waits whose duration the dashboard's median reads.
+pub(crate) const MAX_TAKE_TIMES: u32 = 500;
+
+#[derive(Debug, Deserialize)]
+struct HandoffCounts {
+    requested: f64,
+    taken: f64,
+    timed_out: f64,
+}
+
+#[derive(Debug, Deserialize)]
+struct TakeTime {
+    ms: Option<f64>,
+}
+
 impl D1Store {
     /// The export's rows: the messages of the `limit` most recently active conversations
     /// `filter` takes, oldest message first within each, at most `max_rows`.
@@ -261,5 +287,76 @@ impl D1Store {
             .map_err(service_error)?
             .results()
             .map_err(service_error)
+    }
+
+    /// [`HandoffFigures`] since `since_ms`, from the handoff lines the log keeps (kind
+    /// `handoff`, metadata `handoff`).
+    pub(crate) async fn handoff_figures(
+        &self,
+        site_id: &str,
+        since_ms: f64,
+    ) -> Result<HandoffFigures, ServiceError> {
+        let counts = self
+            .db()
+            .prepare(
+                "SELECT COUNT(CASE json_extract(metadata, '$.handoff') WHEN 'requested' THEN 1 END) \
+                   AS requested, \
+                 COUNT(CASE json_extract(metadata, '$.handoff') WHEN 'joined' THEN 1 END) AS taken, \
+                 COUNT(CASE json_extract(metadata, '$.handoff') WHEN 'timeout' THEN 1 END) \
+                   AS timed_out \
+                 FROM messages WHERE site_id = ?1 AND kind = 'handoff' AND created_at >= ?2",
+            )
+            .bind(&[site_id.into(), JsValue::from_f64(since_ms)])
+            .map_err(service_error)?;
+        let times = self
+            .db()
+            .prepare(
+                "SELECT j.created_at - (SELECT MAX(r.created_at) FROM messages r \
+                   WHERE r.site_id = ?1 AND r.conversation_id = j.conversation_id \
+                   AND r.kind = 'handoff' AND r.seq < j.seq \
+                   AND json_extract(r.metadata, '$.handoff') = 'requested') AS ms \
+                 FROM messages j WHERE j.site_id = ?1 AND j.kind = 'handoff' \
+                 AND j.created_at >= ?2 AND json_extract(j.metadata, '$.handoff') = 'joined' \
+                 ORDER BY j.created_at DESC LIMIT ?3",
+            )
+            .bind(&[
+                site_id.into(),
+                JsValue::from_f64(since_ms),
+                JsValue::from_f64(f64::from(MAX_TAKE_TIMES)),
+            ])
+            .map_err(service_error)?;
+        let mut results = self
+            .db()
+            .batch(vec![counts, times])
+            .await
+            .map_err(service_error)?
+            .into_iter();
+        let counts = results
+            .next()
+            .map(|r| r.results::<HandoffCounts>())
+            .transpose()
+            .map_err(service_error)?
+            .and_then(|rows| rows.into_iter().next());
+        let take_ms = results
+            .next()
+            .map(|r| r.results::<TakeTime>())
+            .transpose()
+            .map_err(service_error)?
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|t| t.ms.filter(|ms| *ms >= 0.0))
+            .collect();
+        Ok(counts.map_or_else(
+            || HandoffFigures {
+                take_ms: Vec::new(),
+                ..HandoffFigures::default()
+            },
+            |c| HandoffFigures {
+                requested: c.requested as u64,
+                taken: c.taken as u64,
+                timed_out: c.timed_out as u64,
+                take_ms,
+            },
+        ))
     }
 }

@@ -194,7 +194,10 @@ pub(crate) async fn conversation(
 }
 
 /// `GET /admin/stats?days=N` (1 to 90, default 14) `&tz=M` (minutes east of UTC the days
-/// are counted in, -840 to 840, default 0).
+/// are counted in, -840 to 840, default 0). Besides the activity, outcomes, votes and top
+/// questions (requests for a person left out), `handoff`: `{requested, taken, timed_out,
+/// median_take_ms}` over the period, read from the handoff lines the log keeps (the
+/// median over the latest 500 taken waits; `null` when none was taken).
 pub(crate) async fn stats(
     req: Request,
     env: &Env,
@@ -236,8 +239,16 @@ pub(crate) async fn stats(
         .await
         .map_err(ApiError::store)?;
     let outcomes = store.outcomes(site, since).await.map_err(ApiError::store)?;
-    let top = store
-        .top_questions(site, since, 5)
+    // A request for a person ("Gặp nhân viên", the panel's button) is not a question: a
+    // few more are read so that five questions remain without them.
+    let mut top = store
+        .top_questions(site, since, 10)
+        .await
+        .map_err(ApiError::store)?;
+    top.retain(|q| !concierge_core::handoff::asks_for_person(&q.question));
+    top.truncate(5);
+    let handoff = store
+        .handoff_figures(site, since)
         .await
         .map_err(ApiError::store)?;
     let body = serde_json::json!({
@@ -249,8 +260,26 @@ pub(crate) async fn stats(
         "down_votes": outcomes.down_votes,
         "up_votes": outcomes.up_votes,
         "top_questions": top,
+        "handoff": {
+            "requested": handoff.requested,
+            "taken": handoff.taken,
+            "timed_out": handoff.timed_out,
+            "median_take_ms": median(handoff.take_ms),
+        },
     });
     Ok(Response::from_json(&body)?)
+}
+
+/// The median of `values` (the mean of the middle two for an even count); `None` when
+/// empty.
+fn median(mut values: Vec<f64>) -> Option<f64> {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(values[n / 2]),
+        _ => Some((values[n / 2 - 1] + values[n / 2]) / 2.0),
+    }
 }
 
 /// Body of `POST /admin/try-token`.
