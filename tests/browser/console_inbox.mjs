@@ -6,6 +6,7 @@
 // Scenarios and their environment:
 //   inbox  SECRET_KEY; VERIFIED, LABELLED, ANONYMOUS (waiting conversations' ids) and
 //          VERIFIED_QUESTION, LABEL_QUESTION, ANON_QUESTION (what each one wants)
+//   rough  SECRET_KEY (a rental site)
 // Prints "ok <scenario>" on success; exits non-zero with the failed assertion otherwise.
 import { chromium } from "playwright-core";
 import assert from "node:assert/strict";
@@ -120,6 +121,84 @@ async function newWaiting(userId, question) {
 const row = (id) => `#handoff-list button[data-conversation="${id}"]`;
 
 const scenarios = {
+  // Item 9: the console's rough edges (a rental site).
+  async rough() {
+    const { page, errors } = await openConsole();
+    await signIn(page);
+    // The header and the template select use words, not keys.
+    const line = await page.textContent("#site-line");
+    assert.ok(line.endsWith(" · Cho thuê phòng"), line);
+    assert.ok(!/site_|rental/.test(line), line);
+    await tab(page, "assistant");
+    const options = await page.$$eval("#f-template option", (os) => os.map((o) => o.textContent));
+    assert.deepEqual(options, ["Cửa hàng", "Hỗ trợ có kiểm soát", "Cho thuê phòng", "Cơ sở tri thức", "Phân tích dữ liệu"]);
+    assert.equal(await page.inputValue("#f-template"), "rental");
+    assert.match(await page.textContent('label[for="f-rental"]'), /^Cho thuê phòng: /);
+
+    // Records: an example; a plain array accepted; Vietnamese errors; a readable success.
+    await tab(page, "knowledge");
+    await page.waitForFunction(() => document.querySelector("#r-entity").value !== "");
+    const example = await page.textContent("#r-example");
+    assert.match(example, /^Ví dụ: \[/, example);
+    assert.ok((await page.getAttribute("#r-body", "placeholder")).includes('"id": "p101"'));
+    assert.match(await page.textContent('#r-kind option[value="rental"]'), /Cho thuê phòng/);
+    const submit = () => page.click('#records-form button[type="submit"]');
+    const error = async () => { await page.waitForSelector("#records-error:not([hidden])"); return page.textContent("#records-error"); };
+    await page.fill("#r-body", "[{id: p1}]");
+    await submit();
+    assert.match(await error(), /^Đây không phải JSON hợp lệ \(.*\)\. Hãy dán một mảng JSON như ví dụ\.$/);
+    await page.fill("#r-body", '[{"title": "Phòng thiếu id"}]');
+    await submit();
+    assert.equal(await error(), "Hồ sơ thứ 1 không có id.");
+    await page.fill("#r-body", '[{"id": "p1", "no_such_column": 1}]');
+    await submit();
+    assert.match(await error(), /^Worker không nhận các hồ sơ: /);
+    await audit(page, "records error (desktop)");
+    const rows = [1, 2, 3].map((i) => ({ id: `p${i}`, title: `Phòng ${i}`, price: 2500000 + i, district: "Quận 3", city: "TP.HCM", status: "available" }));
+    await page.fill("#r-body", JSON.stringify(rows));
+    await submit();
+    await page.waitForFunction(() => document.querySelector("#records-done").textContent === "Đã tải lên 3 hồ sơ.");
+    assert.ok(await page.isHidden("#records-error"));
+    // The API's wrapped body still works.
+    await page.fill("#r-body", JSON.stringify({ rows: rows.slice(0, 1) }));
+    await submit();
+    await page.waitForFunction(() => document.querySelector("#records-done").textContent === "Đã tải lên 1 hồ sơ.");
+    await shot(page, "records-desktop");
+    await page.setViewportSize(PHONE);
+    await fitsPhone(page, "records");
+    await shot(page, "records-phone");
+    await audit(page, "records (phone)");
+    await page.setViewportSize(DESKTOP);
+
+    // Try it: the panel's "+" is the one "new conversation" control; retrieval's empty state.
+    await tab(page, "try");
+    assert.equal(await page.$$eval("#tab-try button", (bs) => bs.filter((b) => /hội thoại mới|new conversation/i.test(b.textContent)).length), 0);
+    await page.check("#show-retrieval");
+    assert.ok(await page.isVisible("#retrieval-empty"), "an empty state under the ticked box");
+    assert.match(await page.textContent("#retrieval-empty"), /Hãy đặt một câu hỏi trong khung chat/);
+    await audit(page, "try (desktop)");
+
+    // Keys: the new keys have copy buttons that copy them.
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin });
+    await tab(page, "keys");
+    await page.check("#rotate-confirm");
+    await page.click("#rotate");
+    await page.waitForSelector("#new-keys:not([hidden])");
+    for (const which of ["public", "secret"]) {
+      const button = `button[data-copy="new-${which}-key"]`;
+      assert.ok(await page.isVisible(button), `${which} key copy button`);
+      await page.click(button);
+      await page.waitForFunction((b) => document.querySelector(b).nextElementSibling.textContent === "Đã sao chép.", button);
+      const copied = await page.evaluate(() => navigator.clipboard.readText());
+      assert.equal(copied, await page.textContent(`#new-${which}-key`));
+      assert.match(copied, which === "public" ? /^pk_/ : /^sk_/);
+    }
+    await shot(page, "new-keys");
+    await audit(page, "new keys (desktop)");
+    await clean(page, errors);
+
+  },
+
   // Item 3: rows that can be triaged, the title, the notification, the dashboard.
   async inbox() {
     const { page, errors } = await openConsole();
@@ -199,6 +278,17 @@ const scenarios = {
     await shot(page, "waiting-phone");
     await audit(page, "waiting list (phone)");
     await page.setViewportSize(DESKTOP);
+
+    // Message kinds in words, as the Conversations filter words templates.
+    await tab(page, "conversations");
+    await page.click(`#conv-list button[data-conversation="${env.VERIFIED}"]`);
+    await page.waitForSelector('#conv-messages li.assistant[data-kind="handoff"]');
+    const metas = await page.$$eval("#conv-messages li > .meta", (ms) => ms.map((m) => m.textContent));
+    // The "a person will answer" notice (kind `handoff`) and the visitor's words (`text`).
+    assert.ok(metas.some((m) => m.startsWith("Trợ lý · Thông báo chuyển nhân viên · ")), metas.join(" | "));
+    assert.ok(metas.some((m) => /^Khách · \d/.test(m)), metas.join(" | "));
+    assert.ok(!metas.some((m) => / · (answer|text|greeting|handoff) · /.test(m)), metas.join(" | "));
+    await audit(page, "conversation with kinds in words (desktop)");
 
     // Signing out ends the count in the title; signing in again opens the first tab.
     await page.click("#sign-out");

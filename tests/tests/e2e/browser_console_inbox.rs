@@ -251,3 +251,36 @@ fn the_waiting_list_shows_question_visitor_and_wait_and_the_dashboard_counts_han
         ],
     );
 }
+
+#[test]
+fn console_rough_edges_records_words_copy_buttons_and_one_new_conversation_control() {
+    let worker = Worker::shared();
+    let site =
+        worker.create_site(json!({"name": "Phòng trọ (console test)", "template": "rental"}));
+    run("rough", worker, &[("SECRET_KEY", &site.secret_key)]);
+}
+
+/// The guarded demo (scripts/seed.sql) allows the demo origins: its public key opens a
+/// conversation from the Worker's own origin (it was refused: no allowed origin).
+#[test]
+fn the_guarded_demo_allows_the_demo_origin() {
+    let worker = Worker::shared();
+    let origin = worker.url("");
+    let origin = origin.trim_end_matches('/');
+    let (status, body) = into_parts(
+        agent()
+            .post(&worker.url("/conversations"))
+            .set("x-api-key", "pk_dental_demo")
+            .set("origin", origin)
+            .send_json(json!({})),
+    );
+    assert_eq!(status, 201, "{body}");
+    let (status, body) = into_parts(
+        agent()
+            .post(&worker.url("/conversations"))
+            .set("x-api-key", "pk_dental_demo")
+            .set("origin", "https://elsewhere.example")
+            .send_json(json!({})),
+    );
+    assert_eq!(status, 403, "another origin is still refused: {body}");
+}
