@@ -134,6 +134,18 @@ const scenarios = {
     assert.deepEqual(options, ["Cửa hàng", "Hỗ trợ có kiểm soát", "Cho thuê phòng", "Cơ sở tri thức", "Phân tích dữ liệu"]);
     assert.equal(await page.inputValue("#f-template"), "rental");
     assert.match(await page.textContent('label[for="f-rental"]'), /^Cho thuê phòng: /);
+    // The template's settings with their defaults: under the box, and as its placeholder.
+    await page.waitForSelector('details[data-defaults="rental"]:not([hidden])');
+    await page.click('details[data-defaults="rental"] summary');
+    const defaults = await page.textContent('details[data-defaults="rental"] pre');
+    assert.match(defaults, /"row_cap": 100/);
+    assert.match(defaults, /"show_role_label": true/);
+    assert.match(defaults, /"entity": "room"/);
+    assert.match(await page.textContent('details[data-defaults="rental"] summary'), /Giá trị mặc định/);
+    if (!(await page.inputValue("#f-rental"))) assert.match(await page.getAttribute("#f-rental", "placeholder"), /"row_cap": 100/);
+    assert.ok(await page.isHidden('details[data-defaults="analyst"]'), "only the site's template");
+    await shot(page, "template-defaults");
+    await audit(page, "assistant with the defaults (desktop)");
 
     // Records: an example; a plain array accepted; Vietnamese errors; a readable success.
     await tab(page, "knowledge");

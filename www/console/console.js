@@ -241,7 +241,27 @@
     $("api-key-state").textContent = app.site.llm_api_key_set ? t("A key is stored (it is never shown).") : t("No key stored.");
     TEMPLATE_SETTINGS.forEach(function (t) { $("f-" + t).value = loaded[t]; });
     showTemplateSettings();
+    showDefaults();
     if (app.handoffSettings) app.handoffSettings.fill(c.handoff);
+  }
+  // Each template's settings as a site without its own reads them
+  // (GET /admin/template-defaults, read once): under each JSON box, and its placeholder.
+  var defaults = null;
+  async function showDefaults() {
+    if (!defaults) {
+      try {
+        defaults = await api("GET", "/admin/template-defaults");
+      } catch (e) {
+        return; // the boxes work without them
+      }
+    }
+    TEMPLATE_SETTINGS.forEach(function (name) {
+      var text = defaults && defaults[name] ? JSON.stringify(defaults[name], null, 2) : "";
+      var box = document.querySelector('details[data-defaults="' + name + '"]');
+      box.querySelector("pre").textContent = text;
+      box.hidden = !text;
+      $("f-" + name).placeholder = text;
+    });
   }
   function showTemplateSettings() {
     var template = $("f-template").value;

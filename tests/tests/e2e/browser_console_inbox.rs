@@ -257,6 +257,28 @@ fn console_rough_edges_records_words_copy_buttons_and_one_new_conversation_contr
     let worker = Worker::shared();
     let site =
         worker.create_site(json!({"name": "Phòng trọ (console test)", "template": "rental"}));
+    // The templates' defaults the Assistant tab shows (secret key only).
+    let defaults = secret_get(worker, &site, "/admin/template-defaults");
+    assert_eq!(defaults["rental"]["row_cap"], 100, "{defaults}");
+    assert_eq!(defaults["rental"]["show_role_label"], true, "{defaults}");
+    assert_eq!(defaults["analyst"]["max_rows"], 50_000, "{defaults}");
+    assert_eq!(defaults["guarded"]["domain_vi"], "NHA KHOA", "{defaults}");
+    assert!(
+        defaults["knowledge"]["agents"]
+            .as_array()
+            .is_some_and(|a| !a.is_empty()),
+        "{defaults}"
+    );
+    let (status, body) = into_parts(
+        agent()
+            .get(&worker.url("/admin/template-defaults"))
+            .set("x-api-key", &site.public_key)
+            .call(),
+    );
+    assert!(
+        matches!(status, 401 | 403),
+        "the public key: {status} {body}"
+    );
     run("rough", worker, &[("SECRET_KEY", &site.secret_key)]);
 }
 
