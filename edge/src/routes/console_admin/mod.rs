@@ -247,10 +247,6 @@ pub(crate) async fn stats(
         .map_err(ApiError::store)?;
     top.retain(|q| !concierge_core::handoff::asks_for_person(&q.question));
     top.truncate(5);
-    let handoff = store
-        .handoff_figures(site, since)
-        .await
-        .map_err(ApiError::store)?;
     let body = serde_json::json!({
         "days": days,
         "since": since,
@@ -261,25 +257,13 @@ pub(crate) async fn stats(
         "up_votes": outcomes.up_votes,
         "top_questions": top,
         "handoff": {
-            "requested": handoff.requested,
-            "taken": handoff.taken,
-            "timed_out": handoff.timed_out,
-            "median_take_ms": median(handoff.take_ms),
+            "requested": outcomes.handoff_requested as u64,
+            "taken": outcomes.handoff_taken as u64,
+            "timed_out": outcomes.handoff_timed_out as u64,
+            "median_take_ms": outcomes.median_take_ms,
         },
     });
     Ok(Response::from_json(&body)?)
-}
-
-/// The median of `values` (the mean of the middle two for an even count); `None` when
-/// empty.
-fn median(mut values: Vec<f64>) -> Option<f64> {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    match n {
-        0 => None,
-        _ if n % 2 == 1 => Some(values[n / 2]),
-        _ => Some((values[n / 2 - 1] + values[n / 2]) / 2.0),
-    }
 }
 
 /// `GET /admin/template-defaults`: each template's settings as a site without any of its
