@@ -263,7 +263,8 @@ impl D1Store {
         Ok(row.unwrap_or_default())
     }
 
-    /// The `limit` questions asked most often since `since_ms`.
+    /// The `limit` questions asked most often since `since_ms`; a request for a person
+    /// answered with a handoff notice (the panel's "Gặp nhân viên") is not a question.
     pub(crate) async fn top_questions(
         &self,
         site_id: &str,
@@ -274,6 +275,10 @@ impl D1Store {
             .prepare(
                 "SELECT substr(min(trim(m.content)), 1, 200) AS question, COUNT(*) AS count \
                  FROM messages m WHERE m.site_id = ?1 AND m.role = 'user' AND m.created_at >= ?2 \
+                 AND NOT EXISTS (SELECT 1 FROM messages n WHERE n.site_id = ?1 \
+                   AND n.conversation_id = m.conversation_id AND n.kind = 'handoff' \
+                   AND n.seq = (SELECT MIN(x.seq) FROM messages x WHERE x.site_id = ?1 \
+                     AND x.conversation_id = m.conversation_id AND x.seq > m.seq)) \
                  GROUP BY lower(trim(m.content)) ORDER BY count DESC, max(m.created_at) DESC LIMIT ?3",
             )
             .bind(&[

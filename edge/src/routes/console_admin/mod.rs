@@ -239,14 +239,10 @@ pub(crate) async fn stats(
         .await
         .map_err(ApiError::store)?;
     let outcomes = store.outcomes(site, since).await.map_err(ApiError::store)?;
-    // A request for a person ("Gặp nhân viên", the panel's button) is not a question: a
-    // few more are read so that five questions remain without them.
-    let mut top = store
-        .top_questions(site, since, 10)
+    let top = store
+        .top_questions(site, since, 5)
         .await
         .map_err(ApiError::store)?;
-    top.retain(|q| !concierge_core::handoff::asks_for_person(&q.question));
-    top.truncate(5);
     let body = serde_json::json!({
         "days": days,
         "since": since,
