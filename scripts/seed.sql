@@ -53,11 +53,17 @@ ON CONFLICT (site_id, id) DO UPDATE SET title = excluded.title, content = exclud
 INSERT INTO sites (id, name, template, config, public_key_hash, secret_key_hash, created_at, updated_at)
 VALUES (
     'site_dental', 'Nha khoa Mẫu', 'guarded',
-    '{"language":"vi","title":"Tư vấn nha khoa","starter_prompts":["Làm sao để ngừa sâu răng?","Răng khôn mọc lệch có cần nhổ không?","Bao lâu nên cạo vôi răng một lần?"],"guarded":{"domain_vi":"NHA KHOA","domain_en":"DENTISTRY","assistant_id":"dental-duckduckgo","search":{"provider":"local"}}}',
+    '{"allowed_origins":["http://127.0.0.1:8787","http://localhost:8787"],"language":"vi","title":"Tư vấn nha khoa","starter_prompts":["Làm sao để ngừa sâu răng?","Răng khôn mọc lệch có cần nhổ không?","Bao lâu nên cạo vôi răng một lần?"],"guarded":{"domain_vi":"NHA KHOA","domain_en":"DENTISTRY","assistant_id":"dental-duckduckgo","search":{"provider":"local"}}}',
     '7c7716cb634d71dffba607570010cdab814d43f10dbb9447c65937d32b31264d',
     '548dce515f6133f05dcdf5d8d164916c8f64c517e59f84caaf281a8fe73d646b',
     0, 0)
 ON CONFLICT (id) DO NOTHING;
+-- A database seeded before the guarded demo allowed the demo origins: allow them, unless
+-- its origins were set since.
+UPDATE sites SET config = json_set(config, '$.allowed_origins',
+    json('["http://127.0.0.1:8787","http://localhost:8787"]'))
+WHERE id = 'site_dental'
+  AND json_array_length(coalesce(json_extract(config, '$.allowed_origins'), '[]')) = 0;
 
 INSERT INTO search_fixtures (site_id, position, query_pattern, title, content, url) VALUES
     ('site_dental', 0, 'sâu răng', 'Sâu răng: nguyên nhân, dấu hiệu và cách phòng ngừa',

@@ -131,6 +131,8 @@ routes! {
         => |req, rc, caller| console_admin::conversation(rc.env, caller, id).await;
     AdminStats "admin_stats" [GET] ["admin", "stats"], SecretCaller
         => |req, rc, caller| console_admin::stats(req, rc.env, caller).await;
+    AdminTemplateDefaults "admin_template_defaults" [GET] ["admin", "template-defaults"], SecretCaller
+        => |req, rc, caller| console_admin::template_defaults(caller);
     AdminTryToken "admin_try_token" [POST] ["admin", "try-token"], SecretCaller
         => |req, rc, caller| console_admin::try_token(req, rc.env, caller).await;
     AdminHandoffs "admin_handoffs" [GET] ["admin", "handoffs"], SecretCaller

@@ -149,7 +149,9 @@ const scenarios = {
     assert.match(await page.textContent("#api-key-state"), /A key is stored/);
     assert.ok(!(await page.content()).includes(env.LLM_KEY), "the stored key is not shown");
     await tab(page, "try");
-    await page.click("#try-reset");
+    // The panel's own "+" (the console has no second "new conversation" control).
+    assert.equal(await page.$$eval("#tab-try button", (bs) => bs.filter((b) => /new conversation/i.test(b.textContent)).length), 0);
+    await frame.click(".cw-new");
     await frame.waitForFunction((greeting) =>
       [...document.querySelectorAll(".cw-bot .cw-body")].some((el) => el.textContent.includes(greeting)), env.GREETING);
     await shot(page, "try-greeting");

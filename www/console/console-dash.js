@@ -1,5 +1,5 @@
 // Concierge console: the Overview tab — conversations and visitor messages per day,
-// answered vs unanswered, votes, top questions (GET /admin/stats), drawn as inline SVG
+// answered vs unanswered, votes, top questions, requests for a person (GET /admin/stats), drawn as inline SVG
 // charts sized to their box (one SVG unit = one CSS pixel, so text stays ≥ 12 px on a
 // phone), each with a text alternative that states its figures.
 (function () {
@@ -130,6 +130,19 @@
     bars($("dash-votes"), votes, votes.map(function (r) { return t("{label}: {value}", { label: r[0], value: num(r[1]) }); }).join("; "));
     var top = (stats.top_questions || []).map(function (q) { return [q.question, q.count, "dash-b"]; });
     bars($("dash-top"), top, top.map(function (r) { return r[0] + ": " + t("Asked {n} times", { n: num(r[1]) }); }).join("; "), true);
+    var h = stats.handoff || { requested: 0, taken: 0, timed_out: 0 };
+    var handoff = [[t("Asked for a person"), h.requested, "dash-b"], [t("Taken by a person"), h.taken, "dash-ok"], [t("Nobody took it in time"), h.timed_out, "dash-bad"]];
+    bars($("dash-handoff"), handoff, handoff.map(function (r) { return t("{label}: {value}", { label: r[0], value: num(r[1]) }); }).join("; "));
+    $("dash-handoff-median").textContent = h.median_take_ms == null ? "" : t("Median time before a person took over: {time}.", { time: duration(h.median_take_ms) });
+  }
+
+  /** A duration in words: "45 s", "3 min", "1 h 5 min". */
+  function duration(ms) {
+    var s = Math.round(ms / 1000);
+    if (s < 60) return t("{n} s", { n: s });
+    var m = Math.round(s / 60);
+    if (m < 60) return t("{n} min", { n: m });
+    return t("{h} h {m} min", { h: Math.floor(m / 60), m: m % 60 });
   }
 
   async function load() {

@@ -257,9 +257,49 @@
   function parseWarranty(text) {
     return lines(text).filter(function (l, i) { return !(i === 0 && /^serial\s*,/i.test(l)); }).map(function (l, i) {
       var cells = l.split(",").map(function (c) { return c.trim(); });
-      if (cells.length !== 3) throw new Error("Line " + (i + 1) + ": serial,product,warranty_until");
+      if (cells.length !== 3) throw new Error(t("Line {n}: write serial,product,warranty_until.", { n: i + 1 }));
       return { serial: cells[0], product: cells[1], warranty_until: cells[2] };
     });
+  }
+  /** The records as a JSON array: a plain array, or the API's body (`{"rows": […]}`,
+   * `{"pages": […]}`) as well; a Vietnamese-first message for anything else. */
+  function parseArray(text, wrapper, needsId) {
+    var value;
+    try {
+      value = JSON.parse(text);
+    } catch (e) {
+      throw new Error(t("This is not valid JSON ({detail}). Paste a JSON array like the example.", { detail: e.message }));
+    }
+    if (value && !Array.isArray(value) && Array.isArray(value[wrapper])) value = value[wrapper];
+    if (!Array.isArray(value)) throw new Error(t("Paste a JSON array of records, like the example."));
+    value.forEach(function (row, i) {
+      if (!row || typeof row !== "object" || Array.isArray(row)) throw new Error(t("Record {n} is not a JSON object.", { n: i + 1 }));
+      if (needsId && (row.id == null || row.id === "")) throw new Error(t("Record {n} has no id.", { n: i + 1 }));
+    });
+    return value;
+  }
+  function checkLogLines(text) {
+    lines(text).forEach(function (line, i) {
+      try { JSON.parse(line); } catch (e) { throw new Error(t("Line {n} is not JSON.", { n: i + 1 })); }
+    });
+  }
+  /** An example of what each kind takes (the rental one from the schema's columns). */
+  function recordsExample() {
+    var kind = $("r-kind").value;
+    if (kind === "warranty") return "serial,product,warranty_until\nSN-001,Laptop Dell XPS 13,2026-12-31";
+    if (kind === "pages") return JSON.stringify([{ title: "Giờ làm việc", url: "https://example.com/gio-lam-viec", content: "Phòng khám mở cửa 8:00–20:00 từ thứ Hai đến thứ Bảy." }], null, 1);
+    if (kind === "logs") return '{"ts": "2026-12-01T08:00:00Z", "level": "ERROR", "source": "vpn", "message": "login failed"}';
+    var row = { id: "p101" };
+    var entity = (schema || []).filter(function (e) { return e.entity === $("r-entity").value.trim(); })[0] || (schema || [])[0];
+    ((entity && entity.columns) || []).slice(0, 3).forEach(function (c) {
+      row[c.name] = /int|real|num|float|price|area/i.test((c.type || "") + " " + c.name) ? 1 : "…";
+    });
+    return JSON.stringify([row], null, 1);
+  }
+  function showExample() {
+    var example = recordsExample();
+    $("r-body").placeholder = example;
+    $("r-example").textContent = t("Example:") + " " + example.replace(/\n\s*/g, " ");
   }
   async function uploadRecords(event) {
     event.preventDefault();
@@ -267,29 +307,43 @@
     var text = $("r-body").value;
     show($("records-error"), "");
     $("records-done").textContent = "";
-    try {
-      var answer;
-      if (kind === "warranty") answer = await api("POST", "/admin/warranty", { records: parseWarranty(text) });
-      else if (kind === "rental") answer = await api("PUT", "/admin/rental/" + encodeURIComponent($("r-entity").value.trim()), JSON.parse(text));
-      else if (kind === "pages") answer = await api("PUT", "/admin/search-pages", JSON.parse(text));
-      else answer = await api("PUT", "/admin/logs", text, "application/x-ndjson");
-      $("records-done").textContent = t("Uploaded: {result}", { result: JSON.stringify(answer) });
-      loadUsage();
-    } catch (e) {
-      show($("records-error"), e.message);
+    if (!text.trim()) {
+      show($("records-error"), t("Nothing to upload: paste the records first."));
+      return;
     }
+    var answer;
+    try {
+      if (kind === "warranty") answer = await api("POST", "/admin/warranty", { records: parseWarranty(text) });
+      else if (kind === "rental") answer = await api("PUT", "/admin/rental/" + encodeURIComponent($("r-entity").value.trim()), { rows: parseArray(text, "rows", true) });
+      else if (kind === "pages") answer = await api("PUT", "/admin/search-pages", { pages: parseArray(text, "pages", false) });
+      else {
+        checkLogLines(text);
+        answer = await api("PUT", "/admin/logs", text, "application/x-ndjson");
+      }
+    } catch (e) {
+      // A message of the console's own is already in the console's language; the
+      // Worker's says what it refused.
+      show($("records-error"), e.status ? t("The Worker refused the records: {message}", { message: e.message }) : e.message);
+      return;
+    }
+    var n = Number((answer && (answer.upserted != null ? answer.upserted : answer.pages != null ? answer.pages : answer.lines)) || 0);
+    $("records-done").textContent = n === 1 ? t("Uploaded 1 record.") : t("Uploaded {n} records.", { n: n });
+    loadUsage();
   }
 
 
   // ---- Records: the rental entity defaults to the site's schema's first entity ---------
   var entities = null; // the schema's entity names, once read
+  var schema = null; // the schema's entities, once read
   async function showEntities() {
     var rental = $("r-kind").value === "rental";
     $("r-entity-field").hidden = !rental;
+    showExample();
     if (!rental) return;
     if (!entities) {
       try {
-        entities = ((await api("GET", "/admin/rental-schema")).schema.entities || []).map(function (e) { return e.entity; });
+        schema = (await api("GET", "/admin/rental-schema")).schema.entities || [];
+        entities = schema.map(function (e) { return e.entity; });
       } catch (e) {
         show($("records-error"), e.message);
         return;
@@ -300,6 +354,7 @@
     entities.forEach(function (name) { list.appendChild(el("option", { value: name })); });
     if (!$("r-entity").value.trim() || entities.indexOf($("r-entity").value.trim()) < 0) $("r-entity").value = entities[0] || "";
     $("r-entity-hint").textContent = t("The schema's entities: {names}.", { names: entities.join(", ") });
+    showExample();
   }
 
   var KIND_OF_TEMPLATE = { shop: "warranty", rental: "rental", guarded: "pages", knowledge: "logs" };
@@ -321,4 +376,5 @@
   $("learned-refresh").addEventListener("click", function () { loadLearned(false); });
   $("learned-more").addEventListener("click", function () { loadLearned(true); });
   $("r-kind").addEventListener("change", function () { kindChosen = true; showEntities(); });
+  $("r-entity").addEventListener("change", showExample);
 })();

@@ -1,8 +1,12 @@
 // Concierge console: visitors who asked for a person. The waiting count is a badge on the
 // tab (GET /admin/handoffs every few seconds while signed in: the true count, however many
 // wait); the tab lists the waiting conversations newest request first, then those a person
-// holds, a page of 50 at a time ("Older" / "Newer"). A user id no signed token proved is
-// marked "unverified label". Opening one shows its messages
+// holds, a page of 50 at a time ("Older" / "Newer"). Each row shows what the visitor
+// wants (their question, not the notice), who they are (a proven user id, a label no signed
+// token proved — marked "unverified label" —, or anonymous) and how long they have waited
+// (kept current). While someone waits the page title starts "(N)"; a visitor who starts
+// waiting is also announced by a desktop notification when the merchant turned them on
+// (the permission is asked only on their click). Opening one shows its messages
 // (GET /admin/conversations/{id}) and follows it live (GET /conversations/{id}/events, read
 // with fetch: the key goes in a header; its first event is who holds the conversation), with "Take over", a reply box (a person's
 // messages, POST /admin/conversations/{id}/messages/human) and "Hand back to the assistant"
@@ -46,7 +50,81 @@ async function poll() {
   badge.textContent = waiting ? String(waiting) : "";
   badge.hidden = waiting === 0;
   badge.setAttribute("aria-label", t("{n} waiting", { n: waiting }));
+  title(waiting);
+  if (offset === 0) announce(rows.filter((r) => r.state === "waiting"));
   if (!$("tab-handoff").hidden) drawList();
+}
+
+/** "(2) Concierge console" while two visitors wait. */
+function title(waiting) {
+  const base = document.title.replace(/^\(\d+\) /, "");
+  document.title = waiting ? "(" + waiting + ") " + base : base;
+}
+
+// The conversations seen waiting (null before the first list since signing in: those
+// already waiting then are not announced).
+let seenWaiting = null;
+const notifications = () => "Notification" in window;
+
+/** A desktop notification, when the merchant allowed them, for each visitor who started
+ * waiting since the last poll. */
+function announce(waitingRows) {
+  const ids = new Set(waitingRows.map((r) => r.id));
+  const fresh = seenWaiting ? waitingRows.filter((r) => !seenWaiting.has(r.id)) : [];
+  seenWaiting = ids;
+  if (!fresh.length || !notifications() || Notification.permission !== "granted") return;
+  const first = fresh[0];
+  try {
+    const note = new Notification(t("A visitor is waiting for a person"), {
+      body: (fresh.length > 1 ? t("{n} new visitors are waiting.", { n: fresh.length }) + " " : "") + (first.question || ""),
+      tag: "concierge-handoff",
+    });
+    note.onclick = () => {
+      window.focus();
+      app.openTab("handoff");
+      open(first.id, first.state, first.agent);
+    };
+  } catch (e) { /* not shown (some browsers only notify from a service worker) */ }
+}
+
+/** The "notify me" control: shown when the browser can notify; permission asked only on
+ * its click. */
+function drawNotify() {
+  const button = $("handoff-notify");
+  const status = $("handoff-notify-status");
+  if (!notifications()) {
+    button.hidden = true;
+    show(status, "");
+    return;
+  }
+  const permission = Notification.permission;
+  button.hidden = permission !== "default";
+  show(status, permission === "granted"
+    ? t("Desktop notifications are on: you are told when a visitor starts waiting.")
+    : permission === "denied" ? t("Desktop notifications are blocked in this browser's site settings.") : "");
+}
+
+/** How long since `ms`, in words: "3 minutes", "1 h 5 min". */
+function waited(ms) {
+  const minutes = Math.floor(Math.max(0, Date.now() - Number(ms)) / 60000);
+  if (minutes < 1) return t("under a minute");
+  if (minutes < 60) return t("{n} min", { n: minutes });
+  return t("{h} h {m} min", { h: Math.floor(minutes / 60), m: minutes % 60 });
+}
+
+/** Who the visitor is: a proven user id, a label their browser sent, or nobody said. */
+function visitor(row) {
+  if (!row.user_id) return { text: t("Anonymous visitor") };
+  return row.user_id_verified
+    ? { text: row.user_id, badge: el("span", { class: "badge ok", "data-verified": "", title: t("Proved by a signed user token or stated with the secret key."), text: t("verified") }) }
+    : { text: row.user_id, badge: el("span", { class: "badge", "data-unverified": "", title: t("A label the visitor's browser sent; no signed token proved it."), text: t("unverified label") }) };
+}
+
+/** Keep every "waiting N min" in the list current. */
+function tick() {
+  for (const span of document.querySelectorAll("#handoff-list [data-waited]")) {
+    span.textContent = t("waiting {time}", { time: waited(span.dataset.waited) });
+  }
 }
 
 function stateText(state, agent) {
@@ -65,11 +143,16 @@ function drawList() {
     + (listed.total > rows.length ? " " + t("Showing {from}–{to} of {total}.", { from: listed.offset + 1, to: listed.offset + rows.length, total: listed.total }) : "");
   drawPager();
   for (const row of rows) {
+    const who = visitor(row);
+    const start = row.requested_at || row.since;
+    const waitingRow = row.state === "waiting" && start;
     const button = el("button", { type: "button", "data-conversation": row.id, "data-state": row.state },
-      el("strong", { text: (row.last_message && row.last_message.content) || t("(no message)") }),
-      el("span", { class: "meta", text: " " + stateText(row.state, row.agent) + " · " + t("since {time}", { time: when(row.requested_at || row.since) }) + (row.user_id ? " · " + row.user_id : "") }),
-      row.user_id && !row.user_id_verified ? el("span", { class: "badge", "data-unverified": "", title: t("A label the visitor's browser sent; no signed token proved it."), text: t("unverified label") }) : null,
-      row.state === "waiting" ? el("span", { class: "badge bad", text: t("waiting") }) : null);
+      el("strong", { class: "question", "data-question": "", text: row.question || t("(no question written)") }),
+      el("span", { class: "who" }, el("span", { "data-visitor": "", text: who.text }), who.badge ? " " : null, who.badge || null),
+      el("span", { class: "meta" },
+        waitingRow
+          ? el("span", { class: "badge bad", "data-waited": String(start), title: t("since {time}", { time: when(start) }), text: t("waiting {time}", { time: waited(start) }) })
+          : el("span", { text: stateText(row.state, row.agent) + (start ? " · " + t("since {time}", { time: when(start) }) : "") })));
     button.addEventListener("click", () => open(row.id, row.state, row.agent));
     if (current && current.id === row.id) button.setAttribute("aria-current", "true");
     list.appendChild(el("li", {}, button));
@@ -122,7 +205,9 @@ async function open(id, state, agent) {
   const mine = current;
   document.querySelectorAll("#handoff-list button").forEach((b) => b.setAttribute("aria-current", String(b.dataset.conversation === id)));
   $("handoff-view").hidden = false;
-  $("handoff-title").textContent = t("Conversation {id}", { id });
+  const row = rows.find((r) => r.id === id);
+  $("handoff-title").textContent = row ? t("Conversation with {who}", { who: visitor(row).text }) : t("Conversation {id}", { id });
+  $("handoff-title").title = id;
   show($("handoff-reply-error"), "");
   const out = $("handoff-messages");
   out.textContent = "";
@@ -352,6 +437,7 @@ app.handoffSettings = {
 if (app.site) app.handoffSettings.fill(app.site.config.handoff);
 
 app.loaders.handoff = () => {
+  drawNotify();
   drawList();
   poll();
 };
@@ -368,5 +454,17 @@ $("handoff-text").addEventListener("keydown", (e) => {
     $("handoff-reply").requestSubmit();
   }
 });
+$("handoff-notify").addEventListener("click", async () => {
+  try {
+    await Notification.requestPermission();
+  } catch (e) { /* refused or not supported */ }
+  drawNotify();
+});
+document.addEventListener("console:signed-out", () => {
+  seenWaiting = null;
+  title(0);
+});
+drawNotify();
 setInterval(poll, POLL_MS);
+setInterval(tick, 15000);
 poll();

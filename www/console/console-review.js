@@ -16,6 +16,10 @@ const t = (text, values) => window.ConsoleI18n.t(text, values);
 // none recorded: created before templates were recorded.
 const TEMPLATES = { shop: "Shop", guarded: "Support with guardrails", rental: "Room rental", knowledge: "Knowledge base", analyst: "Data analyst" };
 const templateName = (name) => t(TEMPLATES[name] || "Not recorded (older conversations)");
+// A message's kind in words, after who wrote it (" · Answer"); nothing for a visitor's
+// text or a person's reply (who says it all).
+const KINDS = { greeting: "Greeting", clarify: "Clarifying question", warranty: "Warranty lookup", answer: "Answer", refusal: "Refusal", handoff: "Handoff notice" };
+const kindWord = (m) => (KINDS[m.kind] ? " · " + t(KINDS[m.kind]) : "");
 
 let feedback = []; // GET /admin/feedback's rows
 let current = null; // the conversation shown
@@ -127,7 +131,7 @@ async function openConversation(id) {
       return;
     }
     const item = el("li", { class: m.role + (human ? " human" : "") + (failed ? " failed" : "") + (incomplete ? " incomplete" : ""), "data-message": m.id, "data-kind": m.kind || "" },
-      el("span", { class: "meta", text: who + " · " + m.kind + " · " + when(m.created_at) +
+      el("span", { class: "meta", text: who + kindWord(m) + " · " + when(m.created_at) +
         (failed ? " · " + t("no answer (the turn failed or is still running)") : "") + (incomplete ? " · " + t("incomplete answer") : "") }));
     if (m.role === "assistant") {
       // The widget's renderer: tool rows above the text, payloads below it.

@@ -183,11 +183,12 @@
     var key = $("try-key").value.trim();
     if (/^pk_[0-9a-f]+$/.test(key)) { sessionStorage.setItem(app.PK, key); setUpTry(); }
   });
-  $("try-reset").addEventListener("click", function () {
-    if (window.Concierge) window.Concierge.reset();
-    var out = $("retrieval");
-    while (out.firstChild) out.removeChild(out.firstChild);
-  });
+  // Ticked with nothing found yet: say what will show there.
+  function retrievalEmpty() {
+    $("retrieval-empty").hidden = !$("show-retrieval").checked || $("retrieval").childNodes.length > 0;
+  }
+  $("show-retrieval").addEventListener("change", retrievalEmpty);
+  new MutationObserver(retrievalEmpty).observe($("retrieval"), { childList: true });
   $("copy-snippet").addEventListener("click", async function () {
     try {
       await navigator.clipboard.writeText(snippet());

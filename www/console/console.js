@@ -92,7 +92,8 @@
     $("signin").hidden = true;
     $("app").hidden = false;
     $("sign-out").hidden = false;
-    show($("site-line"), app.site.name + " · " + app.site.template + " · " + app.site.id);
+    show($("site-line"), app.site.name + " · " + templateName(app.site.template));
+    $("site-line").title = app.site.id;
     fillAssistant();
     openTab(location.hash.slice(1) || "overview");
     return true;
@@ -111,6 +112,10 @@
     show($("signin-error"), message || "");
     var panel = $("try-panel");
     while (panel.firstChild) panel.removeChild(panel.firstChild);
+    // The next sign-in starts on the first tab, not where this one left off.
+    currentTab = null;
+    history.replaceState(null, "", location.pathname + location.search);
+    document.dispatchEvent(new CustomEvent("console:signed-out"));
   }
 
   // ---- Tabs ----------------------------------------------------------------------------
@@ -151,6 +156,37 @@
     if (/^Not an origin/.test(e.message || "")) field = "allowed_origins";
     if (field && (fieldError(form, field, e.message) || fieldError(form, field.split(".")[0], e.message))) return;
     show(general, e.message);
+  }
+
+  // The templates in the console's words (the Conversations filter's).
+  var TEMPLATE_NAMES = { shop: "Shop", guarded: "Support with guardrails", rental: "Room rental", knowledge: "Knowledge base", analyst: "Data analyst" };
+  function templateName(name) {
+    return TEMPLATE_NAMES[name] ? t(TEMPLATE_NAMES[name]) : name;
+  }
+
+  /** The copy buttons (`data-copy`: the id of the element whose text they copy). */
+  async function copyText(button) {
+    var source = $(button.dataset.copy);
+    // What happened, beside the button (its name stays its label).
+    var status = button.nextElementSibling && button.nextElementSibling.hasAttribute("data-copied")
+      ? button.nextElementSibling : null;
+    if (!status) {
+      status = el("span", { class: "ok", role: "status", "data-copied": "" });
+      button.after(status);
+    }
+    try {
+      await navigator.clipboard.writeText(source.textContent);
+      status.textContent = t("Copied.");
+    } catch (e) {
+      // No clipboard (permission, insecure page): select it for the merchant to copy.
+      var range = document.createRange();
+      range.selectNodeContents(source);
+      var selection = window.getSelection();
+      selection.removeAllRanges();
+      selection.addRange(range);
+      status.textContent = t("Selected: press Ctrl+C.");
+    }
+    setTimeout(function () { status.textContent = ""; }, 4000);
   }
 
   // ---- Assistant -----------------------------------------------------------------------
@@ -226,7 +262,27 @@
     $("api-key-state").textContent = shown.llm_api_key_set ? t("A key is stored (it is never shown).") : t("No key stored.");
     TEMPLATE_SETTINGS.forEach(function (t) { $("f-" + t).value = loaded[t]; });
     showTemplateSettings();
+    showDefaults();
     if (app.handoffSettings) app.handoffSettings.fill(c.handoff);
+  }
+  // Each template's settings as a site without its own reads them
+  // (GET /admin/template-defaults, read once): under each JSON box, and its placeholder.
+  var defaults = null;
+  async function showDefaults() {
+    if (!defaults) {
+      try {
+        defaults = await api("GET", "/admin/template-defaults");
+      } catch (e) {
+        return; // the boxes work without them
+      }
+    }
+    TEMPLATE_SETTINGS.forEach(function (name) {
+      var text = defaults && defaults[name] ? JSON.stringify(defaults[name], null, 2) : "";
+      var box = document.querySelector('details[data-defaults="' + name + '"]');
+      box.querySelector("pre").textContent = text;
+      box.hidden = !text;
+      $("f-" + name).placeholder = text;
+    });
   }
   function showTemplateSettings() {
     var template = $("f-template").value;
@@ -328,7 +384,7 @@
 
   Object.assign(app, { t: t, $: $, el: el, show: show, when: when, lines: lines, api: api, button: button,
     clearErrors: clearErrors, fieldError: fieldError, serverError: serverError, fillAssistant: fillAssistant,
-    loadDraft: loadDraft, useDraft: useDraft, PK: PK });
+    loadDraft: loadDraft, useDraft: useDraft, PK: PK, openTab: openTab, templateName: templateName });
 
   // ---- Wiring (after every console script ran: they are deferred) ----------------------
   document.addEventListener("DOMContentLoaded", function () {
@@ -341,6 +397,9 @@
       signIn(key);
     });
     $("sign-out").addEventListener("click", function () { signOut(""); });
+    document.querySelectorAll("button[data-copy]").forEach(function (b) {
+      b.addEventListener("click", function () { copyText(b); });
+    });
     document.querySelectorAll(".tabs button").forEach(function (b) {
       b.addEventListener("click", function () { openTab(b.dataset.tab); });
     });

@@ -123,13 +123,21 @@ pub(crate) struct DayRow {
     pub messages: f64,
 }
 
-/// Visitor messages of the period by outcome, and votes.
-#[derive(Debug, Serialize, Deserialize)]
+/// Visitor messages of the period by outcome, votes, and requests for a person: those
+/// that started a wait (a `requested` line in the log), the waits a person took
+/// (`joined`), those nobody took (`timeout`), and the median time from a request to its
+/// take-over (ms, over the latest [`MAX_TAKE_TIMES`] taken waits; `None` when none was
+/// taken; the middle one, or the mean of the middle two).
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub(crate) struct Outcomes {
     pub answered: f64,
     pub unanswered: f64,
     pub down_votes: f64,
     pub up_votes: f64,
+    pub handoff_requested: f64,
+    pub handoff_taken: f64,
+    pub handoff_timed_out: f64,
+    pub median_take_ms: Option<f64>,
 }
 
 /// A question visitors asked, and how often (same text, letter case and spaces aside).
@@ -138,6 +146,9 @@ pub(crate) struct TopQuestion {
     pub question: String,
     pub count: f64,
 }
+
+/// The most taken waits whose duration the dashboard's median reads.
+pub(crate) const MAX_TAKE_TIMES: u32 = 500;
 
 impl D1Store {
     /// The export's rows: the messages of the `limit` most recently active conversations
@@ -206,7 +217,8 @@ impl D1Store {
     }
 
     /// Since `since_ms`: visitor messages whose next message is a complete answer, those
-    /// without one, and votes down and up.
+    /// without one, votes down and up, and the handoff figures (from the handoff lines
+    /// the log keeps: kind `handoff`, metadata `handoff`).
     pub(crate) async fn outcomes(
         &self,
         site_id: &str,
@@ -218,26 +230,41 @@ impl D1Store {
                 "WITH asked AS (SELECT m.id, (SELECT n.role || CASE WHEN json_extract(n.metadata, '$.incomplete') = 1 \
                     THEN '!' ELSE '' END FROM messages n WHERE n.conversation_id = m.conversation_id \
                     AND n.site_id = ?1 AND n.seq > m.seq ORDER BY n.seq LIMIT 1) AS next \
-                  FROM messages m WHERE m.site_id = ?1 AND m.role = 'user' AND m.created_at >= ?2) \
+                  FROM messages m WHERE m.site_id = ?1 AND m.role = 'user' AND m.created_at >= ?2), \
+                 h AS (SELECT json_extract(metadata, '$.handoff') AS step FROM messages \
+                  WHERE site_id = ?1 AND kind = 'handoff' AND created_at >= ?2), \
+                 t AS (SELECT j.created_at - (SELECT MAX(r.created_at) FROM messages r \
+                  WHERE r.site_id = ?1 AND r.conversation_id = j.conversation_id \
+                  AND r.kind = 'handoff' AND r.seq < j.seq \
+                  AND json_extract(r.metadata, '$.handoff') = 'requested') AS ms \
+                  FROM messages j WHERE j.site_id = ?1 AND j.kind = 'handoff' \
+                  AND j.created_at >= ?2 AND json_extract(j.metadata, '$.handoff') = 'joined' \
+                  ORDER BY j.created_at DESC LIMIT ?3), \
+                 k AS (SELECT ms FROM t WHERE ms >= 0), n AS (SELECT COUNT(*) AS n FROM k) \
                  SELECT (SELECT COUNT(*) FROM asked WHERE next = 'assistant') AS answered, \
                  (SELECT COUNT(*) FROM asked WHERE next IS NULL OR next <> 'assistant') AS unanswered, \
                  (SELECT COUNT(*) FROM message_feedback f WHERE f.site_id = ?1 AND f.rating < 0 AND f.updated_at >= ?2) AS down_votes, \
-                 (SELECT COUNT(*) FROM message_feedback f WHERE f.site_id = ?1 AND f.rating > 0 AND f.updated_at >= ?2) AS up_votes",
+                 (SELECT COUNT(*) FROM message_feedback f WHERE f.site_id = ?1 AND f.rating > 0 AND f.updated_at >= ?2) AS up_votes, \
+                 (SELECT COUNT(*) FROM h WHERE step = 'requested') AS handoff_requested, \
+                 (SELECT COUNT(*) FROM h WHERE step = 'joined') AS handoff_taken, \
+                 (SELECT COUNT(*) FROM h WHERE step = 'timeout') AS handoff_timed_out, \
+                 (SELECT AVG(ms) FROM (SELECT ms FROM k ORDER BY ms \
+                   LIMIT 2 - (SELECT n FROM n) % 2 OFFSET ((SELECT n FROM n) - 1) / 2)) AS median_take_ms",
             )
-            .bind(&[site_id.into(), JsValue::from_f64(since_ms)])
+            .bind(&[
+                site_id.into(),
+                JsValue::from_f64(since_ms),
+                JsValue::from_f64(f64::from(MAX_TAKE_TIMES)),
+            ])
             .map_err(service_error)?
             .first::<Outcomes>(None)
             .await
             .map_err(service_error)?;
-        Ok(row.unwrap_or(Outcomes {
-            answered: 0.0,
-            unanswered: 0.0,
-            down_votes: 0.0,
-            up_votes: 0.0,
-        }))
+        Ok(row.unwrap_or_default())
     }
 
-    /// The `limit` questions asked most often since `since_ms`.
+    /// The `limit` questions asked most often since `since_ms`; a request for a person
+    /// answered with a handoff notice (the panel's "Gặp nhân viên") is not a question.
     pub(crate) async fn top_questions(
         &self,
         site_id: &str,
@@ -248,6 +275,10 @@ impl D1Store {
             .prepare(
                 "SELECT substr(min(trim(m.content)), 1, 200) AS question, COUNT(*) AS count \
                  FROM messages m WHERE m.site_id = ?1 AND m.role = 'user' AND m.created_at >= ?2 \
+                 AND NOT EXISTS (SELECT 1 FROM messages n WHERE n.site_id = ?1 \
+                   AND n.conversation_id = m.conversation_id AND n.kind = 'handoff' \
+                   AND n.seq = (SELECT MIN(x.seq) FROM messages x WHERE x.site_id = ?1 \
+                     AND x.conversation_id = m.conversation_id AND x.seq > m.seq)) \
                  GROUP BY lower(trim(m.content)) ORDER BY count DESC, max(m.created_at) DESC LIMIT ?3",
             )
             .bind(&[

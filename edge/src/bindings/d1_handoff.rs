@@ -116,6 +116,10 @@ pub(crate) struct HandoffRow {
     /// The last message's first 200 characters.
     pub last_content: Option<String>,
     pub last_created_at: Option<f64>,
+    /// The visitor's last own message (first 200 characters).
+    pub visitor_last: Option<String>,
+    /// The visitor's message before that one (first 200 characters).
+    pub visitor_before: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -146,7 +150,13 @@ pub(crate) async fn list(
             "SELECT c.id, c.user_id, c.identity IS NOT NULL AS verified, c.handoff_state, \
              c.handoff_requested_at, c.handoff_since, \
              c.handoff_agent, m.role AS last_role, m.kind AS last_kind, \
-             substr(m.content, 1, 200) AS last_content, m.created_at AS last_created_at \
+             substr(m.content, 1, 200) AS last_content, m.created_at AS last_created_at, \
+             (SELECT substr(u.content, 1, 200) FROM messages u WHERE u.site_id = c.site_id \
+               AND u.conversation_id = c.id AND u.role = 'user' ORDER BY u.seq DESC LIMIT 1) \
+               AS visitor_last, \
+             (SELECT substr(u.content, 1, 200) FROM messages u WHERE u.site_id = c.site_id \
+               AND u.conversation_id = c.id AND u.role = 'user' ORDER BY u.seq DESC \
+               LIMIT 1 OFFSET 1) AS visitor_before \
              FROM conversations c LEFT JOIN messages m ON m.site_id = c.site_id \
                AND m.conversation_id = c.id \
                AND m.seq = (SELECT MAX(seq) FROM messages l WHERE l.site_id = c.site_id \

@@ -6,6 +6,7 @@ mod ai_sdk;
 mod analyst;
 mod browser;
 mod browser_console;
+mod browser_console_inbox;
 mod browser_console_ux;
 mod browser_handoff_ux;
 mod browser_rich;

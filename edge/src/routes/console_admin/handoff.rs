@@ -1,11 +1,14 @@
 //! The console's handoff routes (secret key; each acts on the caller's site only):
 //! - `GET /admin/handoffs?limit=&offset=`: `{"waiting": N, "held": M, "total": N + M,
 //!   "limit", "offset", "next_offset", "conversations": [{id, user_id, user_id_verified,
-//!   state, requested_at, since, agent, last_message}]}` — the conversations waiting for a
+//!   state, requested_at, since, agent, last_message, question}]}` — the conversations
+//!   waiting for a
 //!   person, newest request first (a flood of requests cannot hide a new one), then those
 //!   a person holds, newest first; one page of `limit` (1 to 200, default 200) from
 //!   `offset` (default 0); `next_offset` is the next page's, `null` after the last. The
-//!   counts are the true ones, whatever the page;
+//!   counts are the true ones, whatever the page. `question` is what the visitor wants:
+//!   their last own message, or the one before it when the last only asks for a person
+//!   ("Gặp nhân viên": [`question`]); `null` when they wrote nothing;
 //! - `POST /admin/conversations/{id}/handoff` `{"action": "take", "agent": "Lan"}` or
 //!   `{"action": "release"}`: a person takes the conversation over (the assistant stops
 //!   answering it) or hands it back (a waiting request is dismissed the same way);
@@ -18,6 +21,7 @@
 
 use concierge_core::boundary::ConversationStore;
 use concierge_core::conversation::Scope;
+use concierge_core::handoff::asks_for_person;
 use serde::Deserialize;
 use worker::{Env, Request, Response};
 
@@ -90,6 +94,7 @@ pub(crate) async fn list(
                 "since": ms(row.handoff_since),
                 "agent": row.handoff_agent,
                 "last_message": last_message,
+                "question": question(row.visitor_last, row.visitor_before),
             })
         })
         .collect();
@@ -105,6 +110,21 @@ pub(crate) async fn list(
         "next_offset": next_offset,
         "conversations": conversations,
     }))?)
+}
+
+/// The most words a message has that is only a request for a person ("cho mình gặp nhân
+/// viên với ạ"), not a question with it.
+const BARE_REQUEST_WORDS: usize = 7;
+
+/// What the visitor wants, from their last own message and the one before it: the last,
+/// unless it is only a short request for a person and there is an earlier one.
+fn question(last: Option<String>, before: Option<String>) -> Option<String> {
+    let last = last?;
+    let bare = last.split_whitespace().count() <= BARE_REQUEST_WORDS && asks_for_person(&last);
+    match before {
+        Some(before) if bare && !before.trim().is_empty() => Some(before),
+        _ => Some(last),
+    }
 }
 
 /// Body of `POST /admin/conversations/{id}/handoff`.

@@ -194,7 +194,10 @@ pub(crate) async fn conversation(
 }
 
 /// `GET /admin/stats?days=N` (1 to 90, default 14) `&tz=M` (minutes east of UTC the days
-/// are counted in, -840 to 840, default 0).
+/// are counted in, -840 to 840, default 0). Besides the activity, outcomes, votes and top
+/// questions (requests for a person left out), `handoff`: `{requested, taken, timed_out,
+/// median_take_ms}` over the period, read from the handoff lines the log keeps (the
+/// median over the latest 500 taken waits; `null` when none was taken).
 pub(crate) async fn stats(
     req: Request,
     env: &Env,
@@ -249,6 +252,57 @@ pub(crate) async fn stats(
         "down_votes": outcomes.down_votes,
         "up_votes": outcomes.up_votes,
         "top_questions": top,
+        "handoff": {
+            "requested": outcomes.handoff_requested as u64,
+            "taken": outcomes.handoff_taken as u64,
+            "timed_out": outcomes.handoff_timed_out as u64,
+            "median_take_ms": outcomes.median_take_ms,
+        },
+    });
+    Ok(Response::from_json(&body)?)
+}
+
+/// `GET /admin/template-defaults`: each template's settings as a site without any of its
+/// own reads them (`{"guarded": {…}, "knowledge": {…}, "rental": {…}, "analyst": {…}}`,
+/// the keys `PATCH /admin/site` takes under the template's name), for the console to show
+/// beside the settings a site sets. The same for every site (the caller's key only admits).
+pub(crate) fn template_defaults(_caller: SecretCaller) -> Result<Response, ApiError> {
+    use concierge_core::flows::{
+        analyst::AnalystConfig, guarded::GuardedConfig, knowledge::KnowledgeConfig,
+        rental::RentalConfig,
+    };
+    let guarded = GuardedConfig::default();
+    let knowledge = KnowledgeConfig::default();
+    let rental = RentalConfig::default();
+    let analyst = AnalystConfig::default();
+    let body = serde_json::json!({
+        "guarded": {
+            "domain_vi": guarded.domain_vi,
+            "domain_en": guarded.domain_en,
+            "refusal_vi": guarded.vi.refusal,
+            "refusal_en": guarded.en.refusal,
+            "auto_compress": guarded.auto_compress,
+            "compression_deletes": guarded.compression_deletes,
+            "debug_log": guarded.debug_log,
+            "guardrail_with_context": guarded.guardrail_with_context,
+            "search": {"provider": "local", "timeout_ms": 5000},
+        },
+        "knowledge": {
+            "agents": knowledge.agents,
+            "workflow": knowledge.workflow,
+            "rules": knowledge.rules,
+            "permissions": knowledge.permissions,
+        },
+        "rental": {
+            "schema": rental.schema,
+            "show_role_label": rental.show_role_label,
+            "row_cap": rental.row_cap,
+        },
+        "analyst": {
+            "formatter_llm": analyst.formatter_llm,
+            "max_rows": analyst.max_rows,
+            "json_tool_calls": false,
+        },
     });
     Ok(Response::from_json(&body)?)
 }
