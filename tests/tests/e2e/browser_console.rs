@@ -24,16 +24,29 @@ const VOTE_COMMENT: &str = "Thiếu giờ mở cửa cuối tuần";
 
 /// Run one scenario of `console.mjs`; its stdout, or a panic with its output.
 pub(crate) fn run(scenario: &str, worker: &Worker, env: &[(&str, &str)]) -> String {
+    run_script("console", scenario, worker, env)
+}
+
+/// Run one scenario of the console's browser script `tests/browser/{script}.mjs` against
+/// `worker`'s console (one browser at a time); its stdout, or a panic with its output.
+pub(crate) fn run_script(
+    script: &str,
+    scenario: &str,
+    worker: &Worker,
+    env: &[(&str, &str)],
+) -> String {
     let _serial = BROWSER
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let artifacts = repo_root().join("target/test-artifacts");
     std::fs::create_dir_all(&artifacts).expect("artifact dir");
-    let profile = scratch_dir("chromium-console");
+    let profile = scratch_dir(&format!("chromium-{}", script.replace('_', "-")));
     let mut command = Command::new("sh");
     command
         .arg("-c")
-        .arg(". \"$CONCIERGE_ROOT/scripts/env.sh\"; exec node tests/browser/console.mjs \"$@\"")
+        .arg(format!(
+            ". \"$CONCIERGE_ROOT/scripts/env.sh\"; exec node tests/browser/{script}.mjs \"$@\""
+        ))
         .arg("node")
         .arg(scenario)
         .arg(worker.url("/console"))
@@ -50,7 +63,7 @@ pub(crate) fn run(scenario: &str, worker: &Worker, env: &[(&str, &str)]) -> Stri
     eprintln!("{stdout}{stderr}");
     assert!(
         output.status.success() && stdout.contains(&format!("ok {scenario}")),
-        "console scenario {scenario} failed:\n{stdout}\n{stderr}"
+        "{script} scenario {scenario} failed:\n{stdout}\n{stderr}"
     );
     stdout
 }

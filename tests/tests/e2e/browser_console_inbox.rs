@@ -7,15 +7,12 @@
 //! the handoff figures. axe-core finds nothing critical or serious (desktop and phone).
 //! Screenshots: `target/test-artifacts/console-inbox-*.png`.
 
-use std::process::Command;
 use std::time::Duration;
 
 use concierge_e2e::api::{create_conversation, eventually, send, site_with_upstream};
 use concierge_e2e::upstream::{Reply, ScriptedUpstream};
-use concierge_e2e::{TestSite, Worker, agent, into_parts, repo_root, scratch_dir};
+use concierge_e2e::{TestSite, Worker, agent, into_parts};
 use serde_json::{Value, json};
-
-use crate::browser::BROWSER;
 
 const ORIGIN: &str = "https://shop.example";
 /// The verified visitor's question, asked before "Gặp nhân viên".
@@ -27,35 +24,9 @@ const ANON_QUESTION: &str = "Có giao hàng COD ở Đà Nẵng không?";
 /// The panel's button text.
 const BUTTON: &str = "Gặp nhân viên";
 
+/// Run one scenario of `console_inbox.mjs`; a panic with its output on failure.
 fn run(scenario: &str, worker: &Worker, env: &[(&str, &str)]) {
-    let _serial = BROWSER
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let artifacts = repo_root().join("target/test-artifacts");
-    std::fs::create_dir_all(&artifacts).expect("artifact dir");
-    let profile = scratch_dir("chromium-console-inbox");
-    let mut command = Command::new("sh");
-    command
-        .arg("-c")
-        .arg(". \"$CONCIERGE_ROOT/scripts/env.sh\"; exec node tests/browser/console_inbox.mjs \"$@\"")
-        .arg("node")
-        .arg(scenario)
-        .arg(worker.url("/console"))
-        .arg(&artifacts)
-        .arg(&profile)
-        .current_dir(repo_root())
-        .env("CONCIERGE_ROOT", repo_root());
-    for (name, value) in env {
-        command.env(name, value);
-    }
-    let output = command.output().expect("run node");
-    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    eprintln!("{stdout}{stderr}");
-    assert!(
-        output.status.success() && stdout.contains(&format!("ok {scenario}")),
-        "console inbox scenario {scenario} failed:\n{stdout}\n{stderr}"
-    );
+    crate::browser_console::run_script("console_inbox", scenario, worker, env);
 }
 
 fn secret_get(worker: &Worker, site: &TestSite, path: &str) -> Value {

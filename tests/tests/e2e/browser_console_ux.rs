@@ -10,43 +10,14 @@ use std::process::Command;
 
 use concierge_e2e::api::{fixed_sentence, send, site_with_upstream};
 use concierge_e2e::upstream::{Reply, ScriptedUpstream};
-use concierge_e2e::{TestSite, Worker, agent, into_parts, repo_root, scratch_dir};
+use concierge_e2e::{TestSite, Worker, agent, into_parts, repo_root};
 use serde_json::{Value, json};
 
-use crate::browser::BROWSER;
 use crate::scripted_turns::stage;
 
 /// Run one scenario of `console_ux.mjs`; its stdout, or a panic with its output.
 fn run(scenario: &str, worker: &Worker, env: &[(&str, &str)]) -> String {
-    let _serial = BROWSER
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let artifacts = repo_root().join("target/test-artifacts");
-    std::fs::create_dir_all(&artifacts).expect("artifact dir");
-    let profile = scratch_dir("chromium-console-ux");
-    let mut command = Command::new("sh");
-    command
-        .arg("-c")
-        .arg(". \"$CONCIERGE_ROOT/scripts/env.sh\"; exec node tests/browser/console_ux.mjs \"$@\"")
-        .arg("node")
-        .arg(scenario)
-        .arg(worker.url("/console"))
-        .arg(&artifacts)
-        .arg(&profile)
-        .current_dir(repo_root())
-        .env("CONCIERGE_ROOT", repo_root());
-    for (name, value) in env {
-        command.env(name, value);
-    }
-    let output = command.output().expect("run node");
-    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    eprintln!("{stdout}{stderr}");
-    assert!(
-        output.status.success() && stdout.contains(&format!("ok {scenario}")),
-        "console scenario {scenario} failed:\n{stdout}\n{stderr}"
-    );
-    stdout
+    crate::browser_console::run_script("console_ux", scenario, worker, env)
 }
 
 /// A shop site whose model always fails (so a turn without a staged script is left

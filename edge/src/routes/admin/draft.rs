@@ -64,17 +64,9 @@ pub(crate) async fn update_draft(
     env: &Env,
     caller: SecretCaller,
 ) -> Result<Response, ApiError> {
-    let patch: SitePatch = body::json(&mut req).await?;
-    let llm = patch
-        .llm
-        .as_ref()
-        .map(|llm| llm.check(env, &caller.site.id))
-        .transpose()?;
+    let (patch, llm) = SitePatch::read(&mut req, env, &caller).await?;
     let site = save(env, &caller, &mut |current| {
-        let mut draft = current.draft_site();
-        patch.apply(env, &mut draft, llm.as_ref())?;
-        draft.seal_legacy_key(env);
-        let draft = Snapshot::of(&draft);
+        let draft = Snapshot::of(&patch.applied(env, current.draft_site(), llm.as_ref())?);
         Ok(Planned::new(
             current,
             current.clone(),

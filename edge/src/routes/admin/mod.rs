@@ -47,6 +47,33 @@ pub(crate) struct SitePatch {
 }
 
 impl SitePatch {
+    /// A `PATCH` body for the caller's site, with its `llm` checked.
+    async fn read(
+        req: &mut Request,
+        env: &Env,
+        caller: &SecretCaller,
+    ) -> Result<(Self, Option<LlmChange>), ApiError> {
+        let patch: Self = body::json(req).await?;
+        let llm = patch
+            .llm
+            .as_ref()
+            .map(|llm| llm.check(env, &caller.site.id))
+            .transpose()?;
+        Ok((patch, llm))
+    }
+
+    /// `site` with this body applied ([`Self::apply`]) and a legacy key sealed.
+    fn applied(
+        &self,
+        env: &Env,
+        mut site: Site,
+        llm: Option<&LlmChange>,
+    ) -> Result<Site, ApiError> {
+        self.apply(env, &mut site, llm)?;
+        site.seal_legacy_key(env);
+        Ok(site)
+    }
+
     /// Validate and apply onto `site`; `llm` is this body's checked `llm`; each
     /// template's settings last (they may seal a key for `site`).
     fn apply(&self, env: &Env, site: &mut Site, llm: Option<&LlmChange>) -> Result<(), ApiError> {
@@ -283,23 +310,15 @@ pub(crate) async fn update_site(
     env: &Env,
     caller: SecretCaller,
 ) -> Result<Response, ApiError> {
-    let patch: SitePatch = body::json(&mut req).await?;
-    let llm = patch
-        .llm
-        .as_ref()
-        .map(|llm| llm.check(env, &caller.site.id))
-        .transpose()?;
+    let (patch, llm) = SitePatch::read(&mut req, env, &caller).await?;
     let site = save(env, &caller, &mut |current| {
-        let mut site = current.clone();
-        patch.apply(env, &mut site, llm.as_ref())?;
-        site.seal_legacy_key(env);
+        let site = patch.applied(env, current.clone(), llm.as_ref())?;
         let draft = match current.draft {
-            Some(_) => {
-                let mut draft = current.draft_site();
-                patch.apply(env, &mut draft, llm.as_ref())?;
-                draft.seal_legacy_key(env);
-                Some(Snapshot::of(&draft))
-            }
+            Some(_) => Some(Snapshot::of(&patch.applied(
+                env,
+                current.draft_site(),
+                llm.as_ref(),
+            )?)),
             None => None,
         };
         Ok(Planned::new(current, site, draft, VersionSource::Edited))
