@@ -26,7 +26,8 @@ pub(crate) fn development(env: &Env) -> bool {
 
 /// `url` parsed and checked against the outbound rule, or why not.
 pub(crate) fn target(url: &str, development: bool) -> Result<Url, &'static str> {
-    let parsed = Url::parse(url.trim()).map_err(|_| "must be an absolute URL")?;
+    let parsed =
+        Url::parse(&super::ascii_host(url.trim())).map_err(|_| "must be an absolute URL")?;
     allowed(&parsed, development)?;
     Ok(parsed)
 }

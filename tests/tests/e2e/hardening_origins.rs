@@ -283,3 +283,56 @@ fn origins_compare_exactly() {
         assert_eq!(status, 201, "{origin}: {body}");
     }
 }
+
+/// A merchant's Unicode domain (`https://Cửa-Hàng.vn`) is kept in the ASCII form browsers
+/// send in `Origin` (lowercase, Punycode labels), so its visitors are let in; the same for
+/// a model endpoint on a Unicode host. The expected names are Python's `punycode` codec's.
+#[test]
+fn a_unicode_domain_is_kept_as_browsers_send_it() {
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    upstream.set_default(Reply::text("Dạ, em chào anh chị."));
+    let site = worker.create_site(json!({
+        "name": "Cửa hàng",
+        "allowed_origins": ["https://Cửa-Hàng.vn", "https://bánhmì.vn:8443", "https://shop.example"],
+        "llm": {"provider": "openai", "base_url": format!("{}/v1", upstream.base_url), "model": "scripted"},
+    }));
+    let (status, body) = into_parts(
+        agent()
+            .get(&worker.url("/admin/site"))
+            .set("authorization", &format!("Bearer {}", site.secret_key))
+            .call(),
+    );
+    assert_eq!(status, 200, "{body}");
+    let config: serde_json::Value = serde_json::from_str(&body).expect("JSON");
+    assert_eq!(
+        config["site"]["config"]["allowed_origins"],
+        json!([
+            "https://xn--ca-hng-lta4562d.vn",
+            "https://xn--bnhm-5na3e.vn:8443",
+            "https://shop.example"
+        ]),
+        "{body}"
+    );
+    for origin in [
+        "https://xn--ca-hng-lta4562d.vn",
+        "https://xn--bnhm-5na3e.vn:8443",
+    ] {
+        let (status, body) = create_with(worker, &site, &[("origin", origin)]);
+        assert_eq!(status, 201, "{origin}: {body}");
+    }
+    let (status, body) = create_with(worker, &site, &[("origin", "https://xn--bnhm-5na3e.vn")]);
+    assert_eq!((status, code(&body).as_str()), (403, "forbidden"), "{body}");
+    // A model endpoint on a Unicode host is judged and kept by its ASCII name.
+    let (status, body) = into_parts(
+        agent()
+            .patch(&worker.url("/admin/site"))
+            .set("authorization", &format!("Bearer {}", site.secret_key))
+            .send_json(json!({"llm": {"provider": "openai", "base_url": "https://Việt.example/v1", "model": "m"}})),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body.contains("https://xn--vit-5kz.example/v1"),
+        "the endpoint in its ASCII form: {body}"
+    );
+}
