@@ -140,8 +140,10 @@ INSERT INTO kb_logs (site_id, id, ts, level, source, message) VALUES
     ('site_kb_demo', '5', '2026-11-20T10:30:00Z', 'ERROR', 'hr-portal', 'Timesheet sync failed: upstream timeout')
 ON CONFLICT (site_id, id) DO NOTHING;
 
-INSERT INTO kb_versions (site_id, version) VALUES ('site_kb_demo', 1)
-ON CONFLICT (site_id) DO UPDATE SET version = version + 1;
+-- The logs above are written where an older version kept them: the site's object
+-- (SiteObject) imports them on its first call (README, "Upgrading to site objects").
+INSERT INTO kb_versions (site_id, version, has_logs) VALUES ('site_kb_demo', 1, 1)
+ON CONFLICT (site_id) DO UPDATE SET version = version + 1, has_logs = 1;
 
 INSERT INTO site_origins (origin, site_id) VALUES
     ('http://127.0.0.1:8787', 'site_kb_demo'),

@@ -20,6 +20,7 @@ mod router;
 mod routes;
 mod runtime;
 mod site;
+mod site_object;
 mod templates;
 
 use runtime::random_bytes;

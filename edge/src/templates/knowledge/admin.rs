@@ -345,9 +345,8 @@ pub(crate) async fn put_logs(
             "At most {MAX_LOG_LINES} log lines per upload."
         )));
     }
-    let db = env.d1("DB")?;
-    crate::bindings::kb::replace_logs(&db, &caller.site.id, &entries).await?;
-    Ok(Response::from_json(
-        &serde_json::json!({"lines": entries.len()}),
-    )?)
+    let lines = entries.len();
+    crate::site_object::replace_logs(env, &caller.site.id, entries).await?;
+    crate::bindings::kb::logs_replaced(&env.d1("DB")?, &caller.site.id, lines > 0).await?;
+    Ok(Response::from_json(&serde_json::json!({"lines": lines}))?)
 }

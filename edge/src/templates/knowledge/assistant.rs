@@ -27,6 +27,7 @@ pub(crate) fn build(env: &Env, site: &Site) -> Result<Assistant, ApiError> {
     };
     let base = D1KnowledgeBase {
         db: env.d1("DB")?,
+        env: env.clone(),
         settings: crate::runtime::sha256_hex(&digested)[..16].to_string(),
     };
     Ok(KnowledgeAssistant::new(
@@ -40,6 +41,8 @@ pub(crate) fn build(env: &Env, site: &Site) -> Result<Assistant, ApiError> {
 #[derive(Debug)]
 pub(crate) struct D1KnowledgeBase {
     db: D1Database,
+    /// For the site's object, which holds its logs.
+    env: Env,
     /// A digest of the site's knowledge settings, part of the knowledge version in every
     /// knowledge cache key: an answer computed under other settings is never served.
     settings: String,
@@ -51,7 +54,14 @@ impl KnowledgeBase for D1KnowledgeBase {
         site_id: &str,
         query: &LogQuery,
     ) -> Result<Vec<LogEntry>, ServiceError> {
-        crate::bindings::kb::search(&self.db, site_id, query).await
+        crate::site_object::search_logs(&self.env, site_id, query)
+            .await
+            .map_err(|e| {
+                ServiceError::new(
+                    concierge_core::error::ServiceErrorKind::Unavailable,
+                    e.to_string(),
+                )
+            })
     }
     async fn knowledge_state(&self, site_id: &str) -> Result<KnowledgeState, ServiceError> {
         let mut state = crate::bindings::kb::state(&self.db, site_id).await?;

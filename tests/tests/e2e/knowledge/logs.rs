@@ -1,4 +1,5 @@
-//! `knowledge`'s log search over FTS5 in local D1, and the stage wall-time benchmark.
+//! `knowledge`'s log search over FTS5 in the site's own object (`SiteObject`), the import of
+//! logs an older version kept in the shared D1, and the stage wall-time benchmark.
 #![allow(clippy::unwrap_used)]
 
 use concierge_e2e::api::terminal;
@@ -32,13 +33,37 @@ fn log_search_runs_over_uploaded_logs_with_full_text_search() {
             .send_string("not json\n"),
     );
     assert_eq!(status, 400);
+    let (conversation, prompt) = ask_logs(worker, &upstream, &site, "VPN login failed");
+    assert!(
+        prompt.contains("VPN login failed for user an.nguyen"),
+        "{prompt}"
+    );
+    assert!(!prompt.contains("mailbox"), "{prompt}");
+    let reply = last_reply(worker, &site, &conversation);
+    assert_eq!(reply["metadata"]["evidence"][0]["source_type"], "log");
+    // The lines live in the site's object, not in the shared D1.
+    let rows = worker.d1_rows(&format!(
+        "SELECT COUNT(*) AS n FROM kb_logs WHERE site_id = '{}'",
+        site.id
+    ));
+    assert_eq!(rows[0]["n"], 0, "no log line in the shared D1");
+}
+
+/// Asks `site` (through `log_tool`, words `keywords`) as an internal user; the
+/// conversation and the final prompt the model was given.
+fn ask_logs(
+    worker: &Worker,
+    upstream: &ScriptedUpstream,
+    site: &concierge_e2e::TestSite,
+    keywords: &str,
+) -> (String, String) {
     upstream.push_for(
         ROUTER,
-        Reply::text(&one_task_plan("it", "log_tool", "VPN login failed")),
+        Reply::text(&one_task_plan("it", "log_tool", keywords)),
     );
     upstream.push_for(FINAL, Reply::text("Có lỗi đăng nhập VPN."));
     let identity = json!({"user_id": "u-it", "permissions": ["internal"]});
-    let (conversation, events) = ask(worker, &site, Some(identity), "VPN login failed?");
+    let (conversation, events) = ask(worker, site, Some(identity), &format!("{keywords}?"));
     assert_eq!(terminal(&events).0, "completed");
     let output = payload(&events, "final").expect("final");
     assert_eq!(node_ids(&output)[2], "it#log");
@@ -57,13 +82,36 @@ fn log_search_runs_over_uploaded_logs_with_full_text_search() {
         .as_str()
         .unwrap()
         .to_string();
+    (conversation, prompt)
+}
+
+/// Logs an older version kept in the shared D1 (`kb_logs`, as migration 0026 leaves a
+/// site that had some: `kb_versions.has_logs` set) are found after the upgrade: the site's
+/// object imports them on its first call and deletes them from D1.
+#[test]
+fn logs_kept_in_d1_by_an_older_version_are_imported_by_the_site_object() {
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    let site = knowledge_site(worker, &upstream, json!({}));
+    worker.d1_rows(&format!(
+        "INSERT INTO kb_logs (site_id, id, ts, level, source, message) VALUES \
+         ('{id}', '1', '2026-11-19T08:00:00Z', 'ERROR', 'printer-3', 'Printer jam on tầng 3: paper tray empty'), \
+         ('{id}', '2', '2026-11-19T09:00:00Z', 'INFO', 'mail', 'mailbox quota ok'); \
+         INSERT INTO kb_versions (site_id, version, has_logs) VALUES ('{id}', 1, 1) \
+         ON CONFLICT (site_id) DO UPDATE SET has_logs = 1",
+        id = site.id
+    ));
+    let (_, prompt) = ask_logs(worker, &upstream, &site, "printer jam");
     assert!(
-        prompt.contains("VPN login failed for user an.nguyen"),
-        "{prompt}"
+        prompt.contains("Printer jam on tầng 3: paper tray empty"),
+        "the older line is found: {prompt}"
     );
     assert!(!prompt.contains("mailbox"), "{prompt}");
-    let reply = last_reply(worker, &site, &conversation);
-    assert_eq!(reply["metadata"]["evidence"][0]["source_type"], "log");
+    let rows = worker.d1_rows(&format!(
+        "SELECT COUNT(*) AS n FROM kb_logs WHERE site_id = '{}'",
+        site.id
+    ));
+    assert_eq!(rows[0]["n"], 0, "imported, then deleted from the shared D1");
 }
 
 /// Benchmark (printed): a three-task stage's wall time under `wrangler dev` with a
