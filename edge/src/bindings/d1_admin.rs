@@ -1,16 +1,12 @@
 //! The store's writes for admin routes: deleting a conversation (and which vector ids its
-//! messages own), and bulk warranty uploads.
+//! messages own).
 
-use concierge_core::boundary::WarrantyRecord;
 use concierge_core::conversation::Scope;
 use concierge_core::error::ServiceError;
 use concierge_core::retrieval;
 use serde::Deserialize;
-use wasm_bindgen::JsValue;
 
-use super::d1_caps::{self, CapError};
 use super::d1_store::{D1Store, service_error};
-use crate::site::caps::Caps;
 
 #[derive(Debug, Deserialize)]
 struct MessageChunks {
@@ -94,41 +90,6 @@ impl D1Store {
             .is_empty();
         let ids = vector_ids(messages.results::<MessageChunks>().map_err(service_error)?);
         Ok(existed.then_some(ids))
-    }
-
-    /// Insert or replace warranty records of a site, all in one transaction. Serials are
-    /// unique per site whatever their letter case (the column collates `NOCASE`): a record
-    /// replaces the one with the same serial in any case, taking its spelling.
-    ///
-    /// Refused whole ([`CapError::Over`]) when the site would hold more records than its cap.
-    pub(crate) async fn upsert_warranty(
-        &self,
-        site_id: &str,
-        records: &[WarrantyRecord],
-        caps: &Caps,
-    ) -> Result<(), CapError> {
-        let db = self.db();
-        let mut statements = records
-            .iter()
-            .map(|record| {
-                db.prepare(
-                    "INSERT INTO warranty_records (site_id, serial, product, warranty_until) \
-                     VALUES (?1, ?2, ?3, ?4) \
-                     ON CONFLICT (site_id, serial) DO UPDATE SET serial = excluded.serial, \
-                     product = excluded.product, warranty_until = excluded.warranty_until",
-                )
-                .bind(&[
-                    site_id.into(),
-                    record.serial.as_str().into(),
-                    record.product.as_str().into(),
-                    JsValue::from(record.warranty_until.iso()),
-                ])
-                .map_err(service_error)
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        statements.push(d1_caps::warranty_guard(db, site_id, caps)?);
-        db.batch(statements).await.map_err(CapError::from_batch)?;
-        Ok(())
     }
 }
 

@@ -101,19 +101,6 @@ pub(crate) fn documents_guard(
     )
 }
 
-/// The warranty records' guard: their count.
-pub(crate) fn warranty_guard(
-    db: &D1Database,
-    site_id: &str,
-    caps: &Caps,
-) -> Result<D1PreparedStatement, ServiceError> {
-    guard(
-        db,
-        "(SELECT count(*) > ?2 FROM warranty_records WHERE site_id = ?1)",
-        &[site_id.into(), num(caps.warranty_records)],
-    )
-}
-
 /// What a site holds in the shared database, against its caps.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Usage {
@@ -144,7 +131,7 @@ impl Counted {
     }
 }
 
-/// The site's usage, in one D1 batch (three aggregate reads over the site's index ranges).
+/// The site's usage in D1, in one batch (two aggregate reads over the site's index ranges).
 pub(crate) async fn usage(db: &D1Database, site_id: &str) -> Result<Usage, ServiceError> {
     let site = [JsValue::from(site_id)];
     let read = |sql: &str| db.prepare(sql).bind(&site).map_err(service_error);
@@ -158,7 +145,6 @@ pub(crate) async fn usage(db: &D1Database, site_id: &str) -> Result<Usage, Servi
                 "SELECT count(*) AS n, coalesce(sum(bytes), 0) AS bytes \
                  FROM knowledge_documents WHERE site_id = ?1",
             )?,
-            read("SELECT count(*) AS n FROM warranty_records WHERE site_id = ?1")?,
         ])
         .await
         .map_err(service_error)?;
@@ -168,8 +154,7 @@ pub(crate) async fn usage(db: &D1Database, site_id: &str) -> Result<Usage, Servi
             .and_then(|rows| rows.into_iter().next())
             .unwrap_or_default()
     });
-    let (data, documents, warranty) = (
-        counted.next().unwrap_or_default(),
+    let (data, documents) = (
         counted.next().unwrap_or_default(),
         counted.next().unwrap_or_default(),
     );
@@ -179,6 +164,7 @@ pub(crate) async fn usage(db: &D1Database, site_id: &str) -> Result<Usage, Servi
         data_bytes: data.bytes(),
         documents: documents.n(),
         document_bytes: documents.bytes(),
-        warranty_records: warranty.n(),
+        // In the site's object (`crate::site_object::warranty`): the caller asks it.
+        warranty_records: 0,
     })
 }

@@ -106,8 +106,7 @@ async fn outcome(cx: &ToolContext<'_>, call: ToolCall) -> Result<Value, ApiError
             conversation_id,
         } => send(cx, &services, message, conversation_id).await,
         ToolCall::LookupWarranty { serial } => {
-            let record = services
-                .store
+            let record = crate::site_object::warranty::SiteWarranty::new(&services.env)
                 .find_warranty(site_id, &serial)
                 .await
                 .map_err(|e| ApiError::from(Error::Records(e)))?;

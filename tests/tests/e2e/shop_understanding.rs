@@ -275,6 +275,51 @@ fn labelled_serials_answer_the_serial_request_in_the_background() {
     labelled_serials_get_the_lookup(Path::Background, "Serial labels shop (background)");
 }
 
+/// Warranty records an older version kept in the shared D1 (`warranty_records`) are found
+/// after the upgrade: the site's object imports them on its first call, deletes them from
+/// D1, and counts them in `GET /admin/usage`.
+#[test]
+fn warranty_records_kept_in_d1_by_an_older_version_are_imported_by_the_site_object() {
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    let site = site_with_upstream(worker, "Older warranty shop", &upstream.base_url, false);
+    let values: Vec<String> = RECORDS
+        .iter()
+        .map(|(serial, product, until)| {
+            format!("('{}', '{serial}', '{product}', '{until}')", site.id)
+        })
+        .collect();
+    worker.d1_rows(&format!(
+        "INSERT INTO warranty_records (site_id, serial, product, warranty_until) VALUES {}",
+        values.join(", ")
+    ));
+    let mut chat = Chat::open(worker, &site, Path::Widget);
+    assert_eq!(
+        chat.say("Máy giặt nhà em bị lỗi, bảo hành thế nào?"),
+        vi("warranty.ask_serial")
+    );
+    assert_eq!(chat.say("số máy: f2lxk9p0q1"), found_vi("F2LXK9P0Q1"));
+    let rows = worker.d1_rows(&format!(
+        "SELECT COUNT(*) AS n FROM warranty_records WHERE site_id = '{}'",
+        site.id
+    ));
+    assert_eq!(rows[0]["n"], 0, "imported, then deleted from the shared D1");
+    let (status, body) = into_parts(
+        agent()
+            .get(&worker.url("/admin/usage"))
+            .set("x-api-key", &site.secret_key)
+            .call(),
+    );
+    assert_eq!(status, 200, "{body}");
+    let usage: Value = serde_json::from_str(&body).expect("JSON");
+    let warranty = usage["usage"]
+        .as_array()
+        .and_then(|items| items.iter().find(|i| i["kind"] == "warranty_records"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(warranty["used"], RECORDS.len(), "{body}");
+}
+
 /// After the rule reminder a serial is still awaited: a labelled serial then is looked
 /// up, and an unknown one gets the seed's "not in our system" answer, not the rule again.
 #[test]

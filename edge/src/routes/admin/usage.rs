@@ -1,4 +1,4 @@
-//! `GET /admin/usage`: what the site holds in the shared store against its caps
+//! `GET /admin/usage`: what the site holds (in the shared D1 and its own object) against its caps
 //! ([`Caps`]), for the console's Storage card and a merchant's own checks.
 
 use concierge_core::flows::rental::schema::MAX_ROWS_PER_TABLE;
@@ -10,6 +10,7 @@ use crate::auth::SecretCaller;
 use crate::bindings::d1_caps;
 use crate::error::ApiError;
 use crate::site::caps::Caps;
+use crate::site_object::warranty::SiteWarranty;
 use crate::templates::rental::{d1_listings, settings::RentalSettings};
 
 fn item(kind: &str, used: u64, cap: u64) -> Value {
@@ -23,9 +24,10 @@ fn item(kind: &str, used: u64, cap: u64) -> Value {
 pub(crate) async fn usage(env: &Env, caller: SecretCaller) -> Result<Response, ApiError> {
     let site = &caller.site;
     let caps = Caps::of(env);
-    let used = d1_caps::usage(&env.d1("DB")?, &site.id)
+    let mut used = d1_caps::usage(&env.d1("DB")?, &site.id)
         .await
         .map_err(ApiError::store)?;
+    used.warranty_records = SiteWarranty::new(env).count(&site.id).await?;
     let template = site.template;
     let mut items = Vec::new();
     if template == Template::Analyst || used.data_sets > 0 {

@@ -346,7 +346,7 @@ pub(crate) async fn put_logs(
         )));
     }
     let lines = entries.len();
-    crate::site_object::replace_logs(env, &caller.site.id, entries).await?;
+    crate::site_object::logs::replace_logs(env, &caller.site.id, entries).await?;
     crate::bindings::kb::logs_replaced(&env.d1("DB")?, &caller.site.id, lines > 0).await?;
     Ok(Response::from_json(&serde_json::json!({"lines": lines}))?)
 }

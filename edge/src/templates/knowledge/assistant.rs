@@ -54,7 +54,7 @@ impl KnowledgeBase for D1KnowledgeBase {
         site_id: &str,
         query: &LogQuery,
     ) -> Result<Vec<LogEntry>, ServiceError> {
-        crate::site_object::search_logs(&self.env, site_id, query)
+        crate::site_object::logs::search_logs(&self.env, site_id, query)
             .await
             .map_err(|e| {
                 ServiceError::new(

@@ -1,24 +1,21 @@
 //! `shop` on the Worker: the site's settings as a [`ShopConfig`], over the site's warranty
-//! records in D1.
+//! records in its own object.
 
 use concierge_core::conversation::Language;
 use concierge_core::flows::shop::{ShopAssistant, ShopConfig};
 use concierge_core::prompt::Persona;
 use worker::Env;
 
-use crate::bindings::d1_store::D1Store;
 use crate::error::ApiError;
 use crate::site::{DEFAULT_MAX_TOKENS, Site};
+use crate::site_object::warranty::SiteWarranty;
 
 /// `shop` with its dependencies.
-pub(crate) type Assistant = ShopAssistant<D1Store>;
+pub(crate) type Assistant = ShopAssistant<SiteWarranty>;
 
 /// The site's `shop`.
 pub(crate) fn build(env: &Env, site: &Site) -> Result<Assistant, ApiError> {
-    Ok(ShopAssistant::new(
-        config(site),
-        D1Store::new(env.d1("DB")?),
-    ))
+    Ok(ShopAssistant::new(config(site), SiteWarranty::new(env)))
 }
 
 /// `shop`'s settings: the template's defaults, the site's answer token cap, the site's

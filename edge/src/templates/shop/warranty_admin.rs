@@ -6,11 +6,10 @@ use serde::Deserialize;
 use worker::{Env, Request, Response};
 
 use crate::auth::SecretCaller;
-use crate::bindings::d1_caps::CapError;
-use crate::bindings::d1_store::D1Store;
 use crate::error::ApiError;
 use crate::http::body;
 use crate::site::caps::Caps;
+use crate::site_object::warranty::SiteWarranty;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -67,14 +66,14 @@ pub(crate) async fn upsert_warranty(
         });
     }
     let caps = Caps::of(env);
-    D1Store::new(env.d1("DB")?)
-        .upsert_warranty(&caller.site.id, &records, &caps)
-        .await
-        .map_err(|e| match e {
-            CapError::Over => caps.warranty_full(),
-            CapError::Store(e) => ApiError::store(e),
-        })?;
+    let upserted = records.len();
+    let written = SiteWarranty::new(env)
+        .upsert(&caller.site.id, records, caps.warranty_records)
+        .await?;
+    if !written {
+        return Err(caps.warranty_full());
+    }
     Ok(Response::from_json(
-        &serde_json::json!({"upserted": records.len()}),
+        &serde_json::json!({"upserted": upserted}),
     )?)
 }

@@ -1,0 +1,248 @@
+//! The site's own Durable Object, [`SiteObject`] (binding `SITES`, named by the site id,
+//! SQLite-backed): the home of what belongs to one site and to no other, so that one
+//! merchant's data work runs in its own database, beside nobody's (issue 47; the rest of
+//! the site's data follows it there).
+//!
+//! It holds today the merchant's uploaded logs (`knowledge`'s `log_tool`, [`logs`]: FTS5)
+//! and warranty records (`shop`'s serial lookup, [`warranty`]). Before this object they
+//! lived in the shared D1 (`kb_logs`, `warranty_records`): the first call to a site's
+//! object imports that site's rows from D1 once, then deletes them there, so a deployment
+//! that upgrades keeps every line and record ([`SiteObject::import`]).
+//!
+//! The Worker calls it with one typed [`SiteCall`] (JSON, `POST https://site/call`) and
+//! gets JSON back; the object is reachable only through the binding, so it trusts what it
+//! is sent (the Worker has authenticated the merchant and validated the upload).
+
+use std::cell::Cell;
+
+use concierge_core::boundary::{LogEntry, WarrantyRecord};
+use serde::{Deserialize, Serialize};
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::{JsCast, JsValue};
+use worker::worker_sys::DurableObjectState;
+use worker::{
+    DurableObject, Env, Method, Request, RequestInit, Response, SqlStorage, State, durable_object,
+};
+
+use crate::error::ApiError;
+
+pub(crate) mod logs;
+pub(crate) mod warranty;
+
+/// The binding of the site objects' namespace (`wrangler.toml`).
+const BINDING: &str = "SITES";
+
+/// What the Worker asks a site's object (externally tagged: `{"search_logs": {…}}`, the
+/// lightest shape to decode).
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum SiteCall {
+    /// Replace the site's logs with these (an upload); answers `{"lines": n}`.
+    ReplaceLogs { entries: Vec<LogEntry> },
+    /// Full-text search over the logs (any of the words), best first; answers the entries.
+    SearchLogs {
+        fts: String,
+        since: Option<String>,
+        until: Option<String>,
+        limit: u32,
+    },
+    /// Insert or replace warranty records, refused whole past `cap` records; answers
+    /// `{"over": bool}`.
+    UpsertWarranty {
+        records: Vec<WarrantyRecord>,
+        cap: u64,
+    },
+    /// The record of `serial` (any letter case), or `null`.
+    FindWarranty { serial: String },
+    /// How many warranty records the site holds: `{"n": count}`.
+    CountWarranty,
+}
+
+/// The site's object (see the module's documentation).
+#[durable_object]
+pub struct SiteObject {
+    state: State,
+    /// The state's `storage`, for `transactionSync` (which workers-rs does not wrap).
+    storage: JsValue,
+    env: Env,
+    /// Whether this instance has run [`SCHEMA`] and the import.
+    ready: Cell<bool>,
+}
+
+impl std::fmt::Debug for SiteObject {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SiteObject").finish_non_exhaustive()
+    }
+}
+
+/// The object's own table; each part adds its own (`logs::SCHEMA`, `warranty::SCHEMA`),
+/// all `IF NOT EXISTS`, run once per instance.
+const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);";
+
+/// The `meta` key set once the site's rows of the shared D1 are imported.
+const IMPORTED: &str = "imported_d1";
+
+impl DurableObject for SiteObject {
+    fn new(state: State, env: Env) -> Self {
+        let env = crate::bindings::count::env(env, "site");
+        let inner: JsValue = state._inner().into();
+        let storage = js_sys::Reflect::get(&inner, &"storage".into()).unwrap_or(JsValue::UNDEFINED);
+        let state = State::from(inner.unchecked_into::<DurableObjectState>());
+        Self {
+            state,
+            storage,
+            env,
+            ready: Cell::new(false),
+        }
+    }
+
+    async fn fetch(&self, mut req: Request) -> worker::Result<Response> {
+        let site_id = req.headers().get(SITE_HEADER)?.unwrap_or_default();
+        let call: SiteCall = match req.json().await {
+            Ok(call) => call,
+            Err(_) => return ApiError::bad_request("Not a site call.").into_response(),
+        };
+        match self.serve(&site_id, call).await {
+            Ok(response) => Ok(response),
+            Err(error) => error.into_response(),
+        }
+    }
+}
+
+impl SiteObject {
+    fn sql(&self) -> SqlStorage {
+        self.state.storage().sql()
+    }
+
+    /// Runs `body` as one transaction (`storage.transactionSync`): all of it, or nothing
+    /// when it fails.
+    fn transaction(
+        &self,
+        body: impl FnOnce() -> worker::Result<()> + 'static,
+    ) -> worker::Result<()> {
+        let run = Closure::once(move || body().map_err(JsValue::from));
+        let sync: js_sys::Function =
+            js_sys::Reflect::get(&self.storage, &"transactionSync".into())?.dyn_into()?;
+        sync.call1(&self.storage, run.as_ref())?;
+        Ok(())
+    }
+
+    async fn serve(&self, site_id: &str, call: SiteCall) -> Result<Response, ApiError> {
+        if !self.ready.get() {
+            let sql = self.sql();
+            for schema in [SCHEMA, logs::SCHEMA, warranty::SCHEMA] {
+                sql.exec(schema, None)?;
+            }
+            self.import(site_id).await?;
+            self.ready.set(true);
+        }
+        let sql = self.sql();
+        let answer = match call {
+            SiteCall::ReplaceLogs { entries } => {
+                let lines = entries.len();
+                self.transaction(move || logs::replace(&sql, &entries))?;
+                serde_json::json!({ "lines": lines })
+            }
+            SiteCall::SearchLogs {
+                fts,
+                since,
+                until,
+                limit,
+            } => serde_json::to_value(logs::search(&sql, fts, since, until, limit)?)
+                .map_err(worker::Error::from)?,
+            SiteCall::UpsertWarranty { records, cap } => {
+                let over = std::rc::Rc::new(Cell::new(false));
+                let flag = over.clone();
+                let written = self.transaction(move || {
+                    warranty::upsert(&sql, &records)?;
+                    if warranty::count(&sql)? > cap {
+                        flag.set(true);
+                        return Err(worker::Error::RustError("over the cap".into()));
+                    }
+                    Ok(())
+                });
+                if !over.get() {
+                    written?;
+                }
+                serde_json::json!({ "over": over.get() })
+            }
+            SiteCall::FindWarranty { serial } => {
+                serde_json::to_value(warranty::find(&sql, &serial)?).map_err(worker::Error::from)?
+            }
+            SiteCall::CountWarranty => serde_json::json!({ "n": warranty::count(&sql)? }),
+        };
+        Ok(Response::from_json(&answer)?)
+    }
+
+    /// Once per site: its rows of the shared D1 (where its logs and warranty records lived
+    /// before this object) copied here, each part in one transaction, then deleted there.
+    /// A failed copy leaves the flag unset and is tried again by the next call (copies
+    /// replace by key, so a repeat is harmless); a failed delete only leaves rows nobody
+    /// reads.
+    async fn import(&self, site_id: &str) -> Result<(), ApiError> {
+        let sql = self.sql();
+        let done = sql
+            .exec(
+                "SELECT value FROM meta WHERE key = ?1",
+                vec![IMPORTED.into()],
+            )?
+            .raw()
+            .next()
+            .is_some();
+        if done || site_id.is_empty() {
+            return Ok(());
+        }
+        let db = self.env.d1("DB")?;
+        let imported =
+            logs::import(self, &db, site_id).await? + warranty::import(self, &db, site_id).await?;
+        sql.exec(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
+            vec![IMPORTED.into(), imported.to_string().into()],
+        )?;
+        Ok(())
+    }
+}
+
+/// Runs `delete` (a D1 statement removing rows this object has imported), logging a
+/// failure: the rows are no longer read, so leaving them loses nothing.
+async fn forget_imported(db: &worker::D1Database, site_id: &str, delete: &str) {
+    let deleted = match db.prepare(delete).bind(&[site_id.into()]) {
+        Ok(statement) => statement.run().await.map(|_| ()),
+        Err(err) => Err(err),
+    };
+    if let Err(err) = deleted {
+        let line = serde_json::json!({
+            "level": "warn", "msg": "imported rows not deleted from D1", "site": site_id,
+            "detail": err.to_string(),
+        });
+        worker::console_warn!("{line}");
+    }
+}
+
+/// Header of every call: which site the object is (it learns it from its calls).
+const SITE_HEADER: &str = "x-concierge-site";
+
+/// Sends `call` to `site_id`'s object; its JSON answer.
+pub(crate) async fn call<T: serde::de::DeserializeOwned>(
+    env: &Env,
+    site_id: &str,
+    call: &SiteCall,
+) -> Result<T, ApiError> {
+    let stub = env
+        .durable_object(BINDING)?
+        .id_from_name(site_id)?
+        .get_stub()?;
+    let body = serde_json::to_string(call).map_err(|e| ApiError::Internal(e.into()))?;
+    let mut init = RequestInit::new();
+    init.with_method(Method::Post).with_body(Some(body.into()));
+    let req = Request::new_with_init("https://site/call", &init)?;
+    req.headers().set(SITE_HEADER, site_id)?;
+    let mut response = stub.fetch_with_request(req).await?;
+    if response.status_code() != 200 {
+        let text = response.text().await.unwrap_or_default();
+        return Err(ApiError::Internal(
+            format!("site object {}: {text}", response.status_code()).into(),
+        ));
+    }
+    Ok(response.json().await?)
+}
