@@ -282,6 +282,23 @@ fn log_internal(detail: &str) {
 
 impl From<worker::Error> for ApiError {
     fn from(err: worker::Error) -> Self {
+        Self::of_worker(err)
+    }
+}
+
+impl ApiError {
+    /// A binding's error: 503 when it is a store still failing after its retries, else
+    /// internal. Out of line: every `?` on a binding call converts through it.
+    #[inline(never)]
+    fn of_worker(err: worker::Error) -> Self {
+        let detail = err.to_string();
+        if crate::bindings::retry::is_transient(&detail) {
+            // The store stayed busy or unreachable through every retry: down, not broken.
+            let line =
+                serde_json::json!({"level": "error", "msg": "store unavailable", "detail": detail});
+            worker::console_error!("{line}");
+            return Self::Unavailable;
+        }
         Self::Internal(err)
     }
 }

@@ -29,7 +29,7 @@ use runtime::random_bytes;
 /// origins, tag with a request id, log one JSON line.
 #[event(fetch)]
 async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response> {
-    let env = bindings::count::env(env, "fetch");
+    let env = bindings::retry::env(bindings::count::env(env, "fetch"));
     let started = Date::now().as_millis();
     let mut id = [0u8; 16];
     let request_id = match random_bytes(&mut id) {
@@ -77,7 +77,10 @@ async fn queue(
     _ctx: Context,
 ) -> worker::Result<()> {
     use bindings::turn_queue;
-    let env = bindings::count::env(env, &format!("queue.{}", batch.queue()));
+    let env = bindings::retry::env(bindings::count::env(
+        env,
+        &format!("queue.{}", batch.queue()),
+    ));
     if bindings::count::on(&env) {
         bindings::count::delivered(&batch.queue(), batch.raw_iter().count());
     }
@@ -98,6 +101,6 @@ async fn queue(
 /// seed-endpoint sessions, over 30 minutes, are deleted with their conversations).
 #[event(scheduled)]
 async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
-    let env = bindings::count::env(env, "scheduled");
+    let env = bindings::retry::env(bindings::count::env(env, "scheduled"));
     templates::scheduled(&env).await;
 }

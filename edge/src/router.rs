@@ -82,6 +82,9 @@ routes! {
         => |req, rc, _| health::get(rc.env);
     DebugBindings "debug_bindings" [GET] ["debug", "bindings"], Open
         => |req, rc, _| stream::bindings(rc.env);
+    // Open: 404 unless the debug flag is on.
+    DebugD1Faults "debug_d1_faults" [POST] ["debug", "d1-faults"], Open
+        => |req, rc, _| stream::d1_faults(req, rc.env).await;
     DebugStream "debug_stream" [GET] ["debug", "stream"], Open
         => |req, rc, _| stream::get(&req, rc.env);
     // Open: 404 unless the debug flag is on; then the handler takes an `AnyKeyCaller`.

@@ -145,7 +145,7 @@ impl ObjectCtx<'_> {
 
 impl DurableObject for ConversationObject {
     fn new(state: State, env: Env) -> Self {
-        let env = crate::bindings::count::env(env, "object");
+        let env = crate::bindings::retry::env(crate::bindings::count::env(env, "object"));
         let state = crate::bindings::count::state(state, &env);
         let inner = Rc::new(Inner {
             state,

@@ -11,6 +11,10 @@
 //!
 //! `GET /debug/bindings`: the binding-call counters, while the var `COUNT_BINDINGS` is on.
 //!
+//! `POST /debug/d1-faults` `{"count": n}`: the next `n` D1 calls of this isolate fail as
+//! busy before they reach D1 (`bindings::retry`); answers `{"retried": m}`, the calls
+//! retried so far. The busy-store tests run a Worker of their own with it.
+//!
 //! A diagnostic, not a feature: it exists only while the var `DEBUG_ROUTES` is on (`make
 //! dev` and the tests); in production (`wrangler.toml` has it off) it is a 404 like any
 //! unknown path, so anonymous callers cannot hold streams open.
@@ -39,6 +43,25 @@ pub(crate) fn bindings(env: &Env) -> Result<Response, ApiError> {
     response.headers_mut().set("cache-control", "no-store")?;
     Ok(response)
 }
+/// `POST /debug/d1-faults` (see the module's documentation); 404 unless `DEBUG_ROUTES`.
+pub(crate) async fn d1_faults(mut req: Request, env: &Env) -> Result<Response, ApiError> {
+    if !crate::runtime::var_on(env, FLAG) {
+        return Err(ApiError::NotFound);
+    }
+    #[derive(serde::Deserialize)]
+    struct Faults {
+        count: u32,
+    }
+    let faults: Faults = req
+        .json()
+        .await
+        .map_err(|_| ApiError::bad_request("Send {\"count\": n}."))?;
+    let retried = crate::bindings::retry::inject_faults(faults.count.min(1000));
+    Ok(Response::from_json(
+        &serde_json::json!({ "retried": retried }),
+    )?)
+}
+
 const MAX_INTERVAL_MS: u64 = 2_000;
 
 /// The var that turns the debug routes on.

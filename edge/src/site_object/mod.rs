@@ -84,7 +84,7 @@ const IMPORTED: &str = "imported_d1";
 
 impl DurableObject for SiteObject {
     fn new(state: State, env: Env) -> Self {
-        let env = crate::bindings::count::env(env, "site");
+        let env = crate::bindings::retry::env(crate::bindings::count::env(env, "site"));
         let inner: JsValue = state._inner().into();
         let storage = js_sys::Reflect::get(&inner, &"storage".into()).unwrap_or(JsValue::UNDEFINED);
         let state = State::from(inner.unchecked_into::<DurableObjectState>());

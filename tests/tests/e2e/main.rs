@@ -12,6 +12,7 @@ mod browser_handoff_ux;
 mod browser_rich;
 mod browser_ux_flow;
 mod browser_ux_render;
+mod busy_store;
 mod conformance_analyst;
 mod conformance_edges;
 mod conformance_guarded;
