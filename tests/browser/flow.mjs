@@ -345,6 +345,7 @@ const scenarios = {
       const first = `Câu hỏi đầu tiên (${tag})`;
       await send(frame, first);
       await answered(frame, 2);
+      const answer = (await frame.locator(".cw-bot .cw-body").last().textContent()).slice(0, 120);
       await frame.click(".cw-new");
       await frame.waitForFunction(() => document.querySelectorAll(".cw-msg").length === 1 &&
         document.querySelector(".cw-panel").dataset.status === "ready");
@@ -354,8 +355,32 @@ const scenarios = {
       await list.click();
       const item = frame.locator(".cw-item", { hasText: first });
       await item.waitFor({ state: "visible" });
+      // Issue 45, item 10: each item has its first question, last message and date
+      // (Vietnamese format), and the message box stays in view and usable.
+      const shown = await item.evaluate((b) => ({
+        q: b.querySelector(".cw-item-q")?.textContent, last: b.querySelector("small")?.textContent,
+        time: b.querySelector("time")?.textContent, iso: b.querySelector("time")?.dateTime,
+      }));
+      assert.equal(shown.q, first);
+      assert.equal(shown.last, answer, "the last message");
+      const today = new Intl.DateTimeFormat("vi-VN", { day: "2-digit", month: "2-digit", year: "numeric" }).format(new Date());
+      assert.ok(shown.time.includes(today), `a Vietnamese date: ${shown.time} (${today})`);
+      assert.ok(Math.abs(Date.parse(shown.iso) - Date.now()) < 10 * 60000, shown.iso);
+      const composer = await frame.evaluate(() => {
+        const input = document.querySelector("#cw-input").getBoundingClientRect();
+        const hit = document.elementFromPoint(input.left + input.width / 2, input.top + input.height / 2);
+        return { bottom: input.bottom, height: innerHeight, free: hit?.id === "cw-input" };
+      });
+      assert.ok(composer.free && composer.bottom <= composer.height, `the list leaves the message box in view: ${JSON.stringify(composer)}`);
       await shot(page, "list", tag);
       await axe(frame, `conversation list ${tag}`);
+      await page.emulateMedia({ colorScheme: "dark" });
+      await frame.waitForFunction(() => [...document.styleSheets].some((s) => s.href && s.href.endsWith("dark.css")));
+      const bg = await frame.evaluate(() => getComputedStyle(document.querySelector(".cw-history")).backgroundColor);
+      assert.equal(bg, "rgb(20, 23, 28)", "the list follows dark mode");
+      await shot(page, "list-dark", tag);
+      await axe(frame, `conversation list dark ${tag}`);
+      await page.emulateMedia({ colorScheme: "light" });
       assert.equal(await list.getAttribute("aria-expanded"), "true");
       await Promise.all([frame.waitForNavigation(), item.click()]);
       await frame.waitForFunction((q) => document.querySelector(".cw-panel")?.dataset.status === "ready" &&
