@@ -215,10 +215,35 @@ const scenarios = {
         assert.match(text, new RegExp(c.card), `${c.name}: ${text}`);
         assert.equal(await page.locator("[data-concierge] iframe").isVisible(), false, `${c.name}: no error page in a frame`);
         assert.equal(await card.getAttribute("role"), "alert");
+        // Issue 45, item 10: the card follows dark mode and offers "Thử lại".
+        const retry = card.locator("button");
+        assert.equal((await retry.textContent()).trim(), "Thử lại");
+        const shade = () => card.evaluate((el) => /rgba?\((\d+), (\d+), (\d+)/.exec(getComputedStyle(el).backgroundColor)
+          .slice(1).reduce((a, b) => a + Number(b), 0));
+        assert.ok((await shade()) > 600, `${c.name}: a light card in light mode`);
         await shot(page, c.name, tag);
+        await page.emulateMedia({ colorScheme: "dark" });
+        assert.ok((await shade()) < 150, `${c.name}: a dark card in dark mode`);
+        await shot(page, `${c.name}-dark`, tag);
+        await axe(page, `${c.name} dark ${tag}`);
+        await page.emulateMedia({ colorScheme: "light" });
         if (c.offline) await context.setOffline(false);
         await axe(page, `${c.name} ${tag}`);
         assert.ok(warnings.some((w) => new RegExp(c.warning).test(w)), `${c.name}: console warning ${JSON.stringify(warnings)}`);
+        if (c.offline) {
+          // Back online, "Thử lại" loads the panel in place.
+          await retry.click();
+          const handle = await page.waitForSelector("[data-concierge] iframe", { state: "visible" });
+          const frame = await handle.contentFrame();
+          await frame.waitForSelector('.cw-panel[data-status="ready"]');
+          assert.equal(await card.count(), 0, "the card is gone");
+          await shot(page, `${c.name}-retried`, tag);
+          await page.close();
+          continue;
+        }
+        // Still refused: trying again shows the card again.
+        await retry.click();
+        await card.waitFor({ state: "visible" });
         // The launcher closes the card like a panel, and Escape too.
         await page.locator("[data-concierge] button").first().click();
         assert.equal(await card.isVisible(), false, `${c.name}: the launcher closes the card`);
