@@ -439,7 +439,26 @@ const scenarios = {
         continue;
       }
       await button.waitFor({ state: "visible" });
-      assert.equal(await button.getAttribute("aria-label"), "Gặp nhân viên");
+      // Issue 45, item 4: labelled with words, outside the title bar, so the title keeps
+      // its room on a 360 px phone; light and dark.
+      assert.equal((await button.innerText()).trim(), "Gặp nhân viên");
+      assert.equal(await frame.locator(".cw-header .cw-handoff").count(), 0, "not in the title bar");
+      if (tag === "phone") await page.setViewportSize({ width: 360, height: 740 });
+      const room = await frame.evaluate(() => {
+        const title = document.querySelector(".cw-title").getBoundingClientRect();
+        const b = document.querySelector(".cw-handoff").getBoundingClientRect();
+        const input = document.querySelector("#cw-input").getBoundingClientRect();
+        return { title: title.width, width: innerWidth, inside: b.left >= 0 && b.right <= innerWidth && b.bottom <= input.top };
+      });
+      assert.ok(room.title >= room.width - 3 * 48 - 32, `the title keeps its room: ${JSON.stringify(room)}`);
+      assert.ok(room.inside, `the button shows in full above the message box: ${JSON.stringify(room)}`);
+      await shot(page, "entry", tag);
+      await axe(frame, `handoff entry ${tag}`);
+      await page.emulateMedia({ colorScheme: "dark" });
+      await frame.waitForFunction(() => [...document.styleSheets].some((s) => s.href && s.href.endsWith("dark.css")));
+      await shot(page, "entry-dark", tag);
+      await axe(frame, `handoff entry dark ${tag}`);
+      await page.emulateMedia({ colorScheme: "light" });
       await button.click();
       await frame.waitForFunction(() => document.querySelectorAll(".cw-user").length === 1);
       assert.match(await frame.locator(".cw-user").textContent(), /nhân viên/);

@@ -13,8 +13,9 @@
 //   questions, last messages and when, in localStorage), listed behind a header button by
 //   history.js (loaded on demand); choosing one makes it the stored conversation and
 //   reloads the panel, which resumes it from history;
-// - "talk to a person", when the site turns handoff on: it sends the visitor's request as
-//   a message through the message box.
+// - "talk to a person" (a labelled button above the message box, so the title keeps its
+//   room on a phone), when the site turns handoff on: it sends the visitor's request as a
+//   message through the message box.
 
 const LIMIT = 4000;
 const WARN_AT = 3500;
@@ -110,7 +111,7 @@ function start(handoff) {
     else input.removeAttribute("aria-invalid");
   };
   input.addEventListener("input", count);
-  // Earlier conversations and handoff, in the header before "new conversation".
+  // Earlier conversations, in the header before "new conversation".
   const button = (cls, label, d, onclick) => {
     const b = el("button", "cw-icon " + cls);
     b.setAttribute("aria-label", label);
@@ -121,13 +122,18 @@ function start(handoff) {
   };
   const earlier = button("cw-earlier", words[4], "M3 12a9 9 0 1 0 3-6.7L3 8M3 3v5h5M12 7v5l3 2", toggle);
   earlier.setAttribute("aria-expanded", false);
+  // "Talk to a person": labelled, above the message box (the title keeps the header).
   if (handoff) {
-    button("cw-handoff", words[5], "M12 12a4 4 0 1 0 0-8 4 4 0 0 0 0 8zM4 21a8 8 0 0 1 16 0", () => {
+    const person = el("button", "cw-handoff");
+    person.innerHTML = '<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M12 12a4 4 0 1 0 0-8 4 4 0 0 0 0 8zM4 21a8 8 0 0 1 16 0"/></svg>';
+    person.append(words[5]);
+    person.onclick = () => {
       if ($(".cw-stop")) return; // an answer is streaming
       input.value = words[6];
       input.dispatchEvent(new Event("input", { bubbles: true }));
       $(".cw-send").click();
-    });
+    };
+    $(".cw-composer").before(person);
   }
   // The list itself is drawn by history.js, loaded the first time it is opened.
   let opened = false;
