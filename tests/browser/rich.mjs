@@ -368,6 +368,7 @@ scenarios.feedback = async function feedback(frame, { page, conversation }) {
   await last(frame, ".cw-vote").nth(1).click();
   await frame.waitForFunction(() => [...document.querySelectorAll(".cw-bot")].pop().querySelectorAll(".cw-vote")[1].getAttribute("aria-pressed") === "true");
   assert.equal(await last(frame, ".cw-vote").nth(0).getAttribute("aria-pressed"), "false");
+  assert.ok(await frame.evaluate(() => document.activeElement?.classList.contains("cw-down")), "focus stays on the vote");
   await compactActions(frame, page, "voted");
   // The comment box only when asked for.
   assert.equal(await last(frame, ".cw-comment").count(), 0, "no comment box before it is asked for");

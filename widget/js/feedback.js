@@ -1,8 +1,8 @@
 // Feedback on an answer, loaded on demand by rich.js on the visitor's first vote or comment
 // (most visitors never vote, so it is not part of the panel's first download,
 // scripts/sizes.sh): storing a vote (and comment) through the API, and the comment box,
-// shown only when the visitor asks for it. `c`: what rich.js shares (its turns, the
-// conversation's API headers, its footer and element helpers, the panel's words).
+// shown only when the visitor asks for it. `c`: what rich.js shares (its turns and views,
+// the conversation's API headers, its footer and element helpers, the panel's words).
 
 /** Store the visitor's vote (and comment) through the API; show it once stored. */
 export async function vote(c, key, rating, comment) {
@@ -18,6 +18,8 @@ export async function vote(c, key, rating, comment) {
     turn.thanked = comment != null;
     turn.asking = false;
     c.footer(key);
+    // The row is drawn anew: keyboard focus goes back to the vote.
+    c.views.get(key)[2].querySelector(`.cw-${rating}`)?.focus();
   } catch (_) {
     // Offline: the vote is not shown as stored.
   }

@@ -241,7 +241,7 @@ function icon(parent, cls, name, d) {
 let feedbackModule;
 function more(f) {
   feedbackModule ||= import(new URL("feedback.js", import.meta.url).href);
-  feedbackModule.then((m) => f(m, { turns, session, footer, el, button, words }), () => { feedbackModule = null; });
+  feedbackModule.then((m) => f(m, { turns, views, session, footer, el, button, words }), () => { feedbackModule = null; });
 }
 
 function button(parent, cls, text, label) {
