@@ -32,6 +32,12 @@ rm -rf "$OUT/snippets"
 # panel's first download.
 "$ESBUILD_BIN" widget/js/chart.js --minify --format=esm --target=es2020 \
     --log-level=warning --outfile="$OUT/chart.js"
+# Loaded on demand too: the earlier conversations (by flow.js, the first time the list is
+# opened) and storing feedback with the comment box (by rich.js, on the first vote).
+for lazy in history feedback; do
+    "$ESBUILD_BIN" "widget/js/$lazy.js" --minify --format=esm --target=es2020 \
+        --log-level=warning --outfile="$OUT/$lazy.js"
+done
 "$ESBUILD_BIN" widget/style/widget.css --minify --log-level=warning \
     --outfile="$ROOT/www/widget/widget.css"
 # The widget's rich-turn renderer on its own for the merchant console's conversation view

@@ -1,8 +1,8 @@
 #!/bin/sh
 # Prints the widget's transfer sizes (gzip -9), as a merchant's visitors pay them, and
 # fails when over budget: the loader at most 3 KB, everything (loader, wasm, JS glue,
-# boot script, CSS) at most 125 KB (KB = 1000 bytes). What loads on demand (charts) is
-# printed, not counted.
+# boot script, CSS) at most 125 KB (KB = 1000 bytes). What loads on demand (charts, the
+# earlier-conversations list, feedback) is printed, not counted.
 set -eu
 . "$(dirname "$0")/env.sh"
 cd "$ROOT/www"
@@ -21,8 +21,11 @@ done
 total=$((loader + wasm + glue + snippets + css + boot))
 printf 'widget size (gzip -9): loader %s B, wasm %s B, JS glue %s B, JS snippets %s B, boot %s B, CSS %s B, total %s B (%s.%s KB)\n' \
     "$loader" "$wasm" "$glue" "$snippets" "$boot" "$css" "$total" "$((total / 1000))" "$((total % 1000 / 100))"
-# Loaded on demand (the first answer with a chart), not counted: widget/js/chart.js.
-printf 'on demand: charts %s B\n' "$(gz widget/pkg/chart.js)"
+# Loaded on demand, not counted: widget/js/chart.js (the first answer with a chart) and
+# widget/js/history.js (the first time the earlier-conversations list is opened) and
+# widget/js/feedback.js (the first vote or comment).
+printf 'on demand: charts %s B, earlier conversations %s B, feedback %s B\n' \
+    "$(gz widget/pkg/chart.js)" "$(gz widget/pkg/history.js)" "$(gz widget/pkg/feedback.js)"
 printf 'budget: loader %s B <= %s B, total %s B <= %s B\n' "$loader" "$LOADER_BUDGET" "$total" "$TOTAL_BUDGET"
 if [ "$loader" -gt "$LOADER_BUDGET" ] || [ "$total" -gt "$TOTAL_BUDGET" ]; then
     echo "sizes: over budget" >&2

@@ -6,7 +6,7 @@ use concierge_core::conversation::{
     EmbeddingStatus, Language, MessageKind, StoredMessage, embedding_policy,
 };
 use concierge_core::handoff::{
-    ClockTime, HandoffState, HoursError, Notice, OfficeHours, SENTENCES_EN, SENTENCES_VI,
+    ClockTime, HandoffState, HoursError, Notice, OfficeHours, Register, SENTENCES_EN, SENTENCES_VI,
     asks_for_person, check_hours, format_hours, open_at,
 };
 
@@ -295,7 +295,7 @@ fn notices_are_in_the_conversation_language_with_the_hours() {
         Notice::Timeout,
     ] {
         for (language, file) in [(Language::Vi, SENTENCES_VI), (Language::En, SENTENCES_EN)] {
-            let text = notice.text(language, Some(&hours));
+            let text = notice.text(language, Register::Friendly, Some(&hours));
             let written = line(file, notice.key());
             assert!(!text.is_empty());
             assert!(!text.contains("{hours}"), "{text}");
@@ -305,16 +305,16 @@ fn notices_are_in_the_conversation_language_with_the_hours() {
             );
         }
         assert_ne!(
-            notice.text(Language::Vi, None),
-            notice.text(Language::En, None)
+            notice.text(Language::Vi, Register::Friendly, None),
+            notice.text(Language::En, Register::Friendly, None)
         );
     }
-    let outside = Notice::OutsideHours.text(Language::Vi, Some(&hours));
+    let outside = Notice::OutsideHours.text(Language::Vi, Register::Friendly, Some(&hours));
     assert!(
         outside.contains("8:00–17:30, thứ Hai – thứ Sáu"),
         "{outside}"
     );
-    let english = Notice::OutsideHours.text(Language::En, Some(&hours));
+    let english = Notice::OutsideHours.text(Language::En, Register::Friendly, Some(&hours));
     assert!(english.contains("8:00–17:30, Monday – Friday"), "{english}");
 }
 
@@ -497,4 +497,49 @@ mod prompt_history {
             Some("cảm ơn, còn hàng không?")
         );
     }
+}
+
+#[test]
+fn notices_speak_in_the_personas_register() {
+    let hours = [span(&[1, 2, 3, 4, 5], "08:00", "17:30")];
+    let shop = Register::of("Greeting: Xin chào Quý khách! Em là trợ lý ảo của cửa hàng.");
+    assert_eq!(shop, Register::Polite);
+    assert_eq!(
+        Register::of("Chào bạn! Mình là trợ lý tìm phòng."),
+        Register::Friendly
+    );
+    for notice in [
+        Notice::Waiting,
+        Notice::StillWaiting,
+        Notice::OutsideHours,
+        Notice::Timeout,
+    ] {
+        let polite = notice.text(Language::Vi, Register::Polite, Some(&hours));
+        let written = line(SENTENCES_VI, &format!("{}.em", notice.key()));
+        assert_eq!(
+            polite,
+            written.replace("{hours}", &format_hours(Language::Vi, &hours))
+        );
+        assert!(polite.contains("quý khách"), "{polite}");
+        let lower = polite.to_lowercase();
+        assert!(
+            !lower.contains("mình") && !lower.contains(" bạn"),
+            "{polite}"
+        );
+        let friendly = notice.text(Language::Vi, Register::Friendly, Some(&hours));
+        assert!(
+            friendly.contains("bạn") && !friendly.contains("quý khách"),
+            "{friendly}"
+        );
+        // English has one register.
+        assert_eq!(
+            notice.text(Language::En, Register::Polite, None),
+            notice.text(Language::En, Register::Friendly, None)
+        );
+    }
+    // The lines in the log have one wording.
+    assert_eq!(
+        Notice::Requested.text(Language::Vi, Register::Polite, None),
+        Notice::Requested.text(Language::Vi, Register::Friendly, None)
+    );
 }

@@ -215,10 +215,35 @@ const scenarios = {
         assert.match(text, new RegExp(c.card), `${c.name}: ${text}`);
         assert.equal(await page.locator("[data-concierge] iframe").isVisible(), false, `${c.name}: no error page in a frame`);
         assert.equal(await card.getAttribute("role"), "alert");
+        // Issue 45, item 10: the card follows dark mode and offers "Thử lại".
+        const retry = card.locator("button");
+        assert.equal((await retry.textContent()).trim(), "Thử lại");
+        const shade = () => card.evaluate((el) => /rgba?\((\d+), (\d+), (\d+)/.exec(getComputedStyle(el).backgroundColor)
+          .slice(1).reduce((a, b) => a + Number(b), 0));
+        assert.ok((await shade()) > 600, `${c.name}: a light card in light mode`);
         await shot(page, c.name, tag);
+        await page.emulateMedia({ colorScheme: "dark" });
+        assert.ok((await shade()) < 150, `${c.name}: a dark card in dark mode`);
+        await shot(page, `${c.name}-dark`, tag);
+        await axe(page, `${c.name} dark ${tag}`);
+        await page.emulateMedia({ colorScheme: "light" });
         if (c.offline) await context.setOffline(false);
         await axe(page, `${c.name} ${tag}`);
         assert.ok(warnings.some((w) => new RegExp(c.warning).test(w)), `${c.name}: console warning ${JSON.stringify(warnings)}`);
+        if (c.offline) {
+          // Back online, "Thử lại" loads the panel in place.
+          await retry.click();
+          const handle = await page.waitForSelector("[data-concierge] iframe", { state: "visible" });
+          const frame = await handle.contentFrame();
+          await frame.waitForSelector('.cw-panel[data-status="ready"]');
+          assert.equal(await card.count(), 0, "the card is gone");
+          await shot(page, `${c.name}-retried`, tag);
+          await page.close();
+          continue;
+        }
+        // Still refused: trying again shows the card again.
+        await retry.click();
+        await card.waitFor({ state: "visible" });
         // The launcher closes the card like a panel, and Escape too.
         await page.locator("[data-concierge] button").first().click();
         assert.equal(await card.isVisible(), false, `${c.name}: the launcher closes the card`);
@@ -345,6 +370,7 @@ const scenarios = {
       const first = `Câu hỏi đầu tiên (${tag})`;
       await send(frame, first);
       await answered(frame, 2);
+      const answer = (await frame.locator(".cw-bot .cw-body").last().textContent()).slice(0, 120);
       await frame.click(".cw-new");
       await frame.waitForFunction(() => document.querySelectorAll(".cw-msg").length === 1 &&
         document.querySelector(".cw-panel").dataset.status === "ready");
@@ -354,8 +380,32 @@ const scenarios = {
       await list.click();
       const item = frame.locator(".cw-item", { hasText: first });
       await item.waitFor({ state: "visible" });
+      // Issue 45, item 10: each item has its first question, last message and date
+      // (Vietnamese format), and the message box stays in view and usable.
+      const shown = await item.evaluate((b) => ({
+        q: b.querySelector(".cw-item-q")?.textContent, last: b.querySelector("small")?.textContent,
+        time: b.querySelector("time")?.textContent, iso: b.querySelector("time")?.dateTime,
+      }));
+      assert.equal(shown.q, first);
+      assert.equal(shown.last, answer, "the last message");
+      const today = new Intl.DateTimeFormat("vi-VN", { day: "2-digit", month: "2-digit", year: "numeric" }).format(new Date());
+      assert.ok(shown.time.includes(today), `a Vietnamese date: ${shown.time} (${today})`);
+      assert.ok(Math.abs(Date.parse(shown.iso) - Date.now()) < 10 * 60000, shown.iso);
+      const composer = await frame.evaluate(() => {
+        const input = document.querySelector("#cw-input").getBoundingClientRect();
+        const hit = document.elementFromPoint(input.left + input.width / 2, input.top + input.height / 2);
+        return { bottom: input.bottom, height: innerHeight, free: hit?.id === "cw-input" };
+      });
+      assert.ok(composer.free && composer.bottom <= composer.height, `the list leaves the message box in view: ${JSON.stringify(composer)}`);
       await shot(page, "list", tag);
       await axe(frame, `conversation list ${tag}`);
+      await page.emulateMedia({ colorScheme: "dark" });
+      await frame.waitForFunction(() => [...document.styleSheets].some((s) => s.href && s.href.endsWith("dark.css")));
+      const bg = await frame.evaluate(() => getComputedStyle(document.querySelector(".cw-history")).backgroundColor);
+      assert.equal(bg, "rgb(20, 23, 28)", "the list follows dark mode");
+      await shot(page, "list-dark", tag);
+      await axe(frame, `conversation list dark ${tag}`);
+      await page.emulateMedia({ colorScheme: "light" });
       assert.equal(await list.getAttribute("aria-expanded"), "true");
       await Promise.all([frame.waitForNavigation(), item.click()]);
       await frame.waitForFunction((q) => document.querySelector(".cw-panel")?.dataset.status === "ready" &&
@@ -389,7 +439,26 @@ const scenarios = {
         continue;
       }
       await button.waitFor({ state: "visible" });
-      assert.equal(await button.getAttribute("aria-label"), "Gặp nhân viên");
+      // Issue 45, item 4: labelled with words, outside the title bar, so the title keeps
+      // its room on a 360 px phone; light and dark.
+      assert.equal((await button.innerText()).trim(), "Gặp nhân viên");
+      assert.equal(await frame.locator(".cw-header .cw-handoff").count(), 0, "not in the title bar");
+      if (tag === "phone") await page.setViewportSize({ width: 360, height: 740 });
+      const room = await frame.evaluate(() => {
+        const title = document.querySelector(".cw-title").getBoundingClientRect();
+        const b = document.querySelector(".cw-handoff").getBoundingClientRect();
+        const input = document.querySelector("#cw-input").getBoundingClientRect();
+        return { title: title.width, width: innerWidth, inside: b.left >= 0 && b.right <= innerWidth && b.bottom <= input.top };
+      });
+      assert.ok(room.title >= room.width - 3 * 48 - 32, `the title keeps its room: ${JSON.stringify(room)}`);
+      assert.ok(room.inside, `the button shows in full above the message box: ${JSON.stringify(room)}`);
+      await shot(page, "entry", tag);
+      await axe(frame, `handoff entry ${tag}`);
+      await page.emulateMedia({ colorScheme: "dark" });
+      await frame.waitForFunction(() => [...document.styleSheets].some((s) => s.href && s.href.endsWith("dark.css")));
+      await shot(page, "entry-dark", tag);
+      await axe(frame, `handoff entry dark ${tag}`);
+      await page.emulateMedia({ colorScheme: "light" });
       await button.click();
       await frame.waitForFunction(() => document.querySelectorAll(".cw-user").length === 1);
       assert.match(await frame.locator(".cw-user").textContent(), /nhân viên/);

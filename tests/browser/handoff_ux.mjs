@@ -9,7 +9,8 @@
 //             with no votes, copy or regenerate under it). Then the console's conversation
 //             view names the person and shows the handoff's lines as lines. Desktop light,
 //             then phone dark (VIEWPORT, SCHEME).
-//   notices   no regenerate and no votes under the handoff notice, the timeout notice (a
+//   notices   the notices follow the visitor's request and speak as the shop's persona
+//             (em / quý khách); no regenerate and no votes under the handoff notice, the timeout notice (a
 //             10-second wait runs out) and the outside-hours notice, live and after a
 //             reload; the API refuses the regenerate too (409 `fixed_answer`).
 //   refusal   guarded's fixed refusal: no regenerate, no votes.
@@ -201,15 +202,22 @@ const scenarios = {
     const bare = (m) => m && m.kind === "bot" && m.votes === 0 && m.copy === 0 && m.regenerate === 0;
     // 1. The notice that a person will answer.
     await widget.locator(".cw-handoff").click();
-    let l = await until(widget, "the handoff notice", (l) => settled(l) && l.some((m) => m.text.startsWith("Mình đã báo nhân viên")));
-    const waiting = l.find((m) => m.text.startsWith("Mình đã báo nhân viên"));
+    let l = await until(widget, "the handoff notice", (l) => settled(l) && l.some((m) => m.text.startsWith("Em đã báo nhân viên")));
+    const waiting = l.find((m) => m.text.startsWith("Em đã báo nhân viên"));
     assert.ok(bare(waiting), `no votes or regenerate under the handoff notice: ${JSON.stringify(waiting)}`);
+    // Issue 45, item 4: after the visitor's own request, and in the shop persona's register
+    // (em / quý khách, as its greeting), never mình / bạn.
+    const asked = l.findIndex((m) => m.kind === "user" && m.text === "Gặp nhân viên");
+    assert.ok(asked > 0 && asked < l.indexOf(waiting), `the notice follows the request: ${JSON.stringify(l)}`);
+    const polite = (m) => /quý khách/.test(m.text) && !/\b(mình|bạn)\b/i.test(m.text.replace(/[^\p{L}\s]/gu, " "));
+    assert.ok(polite(waiting), waiting.text);
     assert.equal(l.filter((m) => m.regenerate).length, 0, JSON.stringify(l));
     await shot(page, "waiting");
     // 2. Nobody takes it within 10 s: the timeout notice, live.
-    l = await until(widget, "the timeout notice", (l) => l.some((m) => m.text.startsWith("Xin lỗi, hiện chưa có nhân viên")));
+    l = await until(widget, "the timeout notice", (l) => l.some((m) => m.text.startsWith("Xin lỗi quý khách, hiện chưa có nhân viên")));
     const timeout = l[l.length - 1];
-    assert.ok(timeout.text.startsWith("Xin lỗi, hiện chưa có nhân viên") && bare(timeout), JSON.stringify(l));
+    assert.ok(timeout.text.startsWith("Xin lỗi quý khách, hiện chưa có nhân viên") && bare(timeout), JSON.stringify(l));
+    assert.ok(polite(timeout), timeout.text);
     assert.equal(l.filter((m) => m.regenerate).length, 0, JSON.stringify(l));
     await shot(page, "timeout");
     // 3. Outside office hours (open only the day after tomorrow, UTC).
@@ -220,6 +228,7 @@ const scenarios = {
     l = await until(widget, "the outside-hours notice", (l) => settled(l) && l.some((m) => m.text.startsWith("Hiện đang ngoài giờ")));
     const outside = l[l.length - 1];
     assert.ok(outside.text.startsWith("Hiện đang ngoài giờ") && bare(outside), JSON.stringify(l));
+    assert.ok(polite(outside), outside.text);
     assert.equal(l.filter((m) => m.regenerate).length, 0, JSON.stringify(l));
     await shot(page, "outside-hours");
     // 4. After a reload: the same, and the API refuses a regenerate of the last notice.

@@ -20,6 +20,18 @@ const TURNS = JSON.parse(readFileSync(env.SCRIPT_FILE, "utf8")).turns;
 const VIEWPORTS = { desktop: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } };
 const TIMEOUT = 30000;
 const ASK = "Cho em xem kết quả";
+const AXE = readFileSync(new URL("../../node_modules/axe-core/axe.min.js", import.meta.url), "utf8");
+
+/** axe-core over the panel: no critical or serious violation. */
+async function axe(frame, what) {
+  await frame.evaluate(AXE + ";0");
+  const found = await frame.evaluate(async () => {
+    const result = await window.axe.run(document.querySelector(".cw-panel"), { resultTypes: ["violations"] });
+    return result.violations.filter((v) => v.impact === "critical" || v.impact === "serious")
+      .map((v) => `${v.impact} ${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+  });
+  assert.deepEqual(found, [], `axe (${what})`);
+}
 
 const context = await chromium.launchPersistentContext(profile, {
   executablePath: env.CHROMIUM_BIN || "/usr/bin/chromium",
@@ -116,9 +128,9 @@ async function accessible(frame) {
         if (a.rel !== "noopener noreferrer" || a.target !== "_blank") out.push(`link without rel/target: ${a.outerHTML}`);
         if (!a.textContent.trim()) out.push("a link without a name");
       }
-      for (const b of root.querySelectorAll("button")) if (!b.textContent.trim()) out.push("a button without a name");
+      for (const b of root.querySelectorAll("button")) if (!b.textContent.trim() && !b.getAttribute("aria-label")) out.push("a button without a name");
       for (const t of root.querySelectorAll("textarea")) if (!t.getAttribute("aria-label")) out.push("an unlabelled text box");
-      for (const s of root.querySelectorAll("svg")) {
+      for (const s of root.querySelectorAll("svg:not([aria-hidden=true])")) {
         if (s.getAttribute("role") !== "img" || !s.getAttribute("aria-label")) out.push("a chart without role=img and a name");
       }
       for (const t of root.querySelectorAll("table")) {
@@ -307,6 +319,42 @@ const scenarios = {
   },
 };
 
+/** The last answer's actions (issue 45, item 6): one row of icon buttons with names for
+ * screen readers (votes, copy, comment, regenerate), the pressed vote filled with the
+ * site's colour, in light and in dark mode; a screenshot of each. */
+async function compactActions(frame, page, state) {
+  const bot = frame.locator(".cw-bot").last();
+  const buttons = await bot.locator(".cw-act, .cw-regen").evaluateAll((bs) => bs.filter((b) => !b.hidden).map((b) => {
+    const r = b.getBoundingClientRect();
+    const style = getComputedStyle(b);
+    return { name: b.getAttribute("aria-label") || b.textContent.trim(), top: r.top, height: r.height, width: r.width,
+      pressed: b.getAttribute("aria-pressed"), bg: style.backgroundColor, text: parseFloat(style.fontSize) > 0 ? b.innerText.trim() : "" };
+  }));
+  const names = buttons.map((b) => b.name);
+  assert.deepEqual(names, ["Câu trả lời hữu ích", "Câu trả lời chưa hữu ích", "Sao chép", "Góp ý thêm (không bắt buộc)", "Tạo lại câu trả lời"], state);
+  for (const b of buttons) {
+    assert.ok(Math.abs(b.top - buttons[0].top) < 2, `one row: ${JSON.stringify(buttons)}`);
+    assert.ok(b.height <= 44 && b.width <= 44 && b.height >= 24, `an icon button: ${JSON.stringify(b)}`);
+    assert.ok(!/[a-zà-ỹ]{3}/i.test(b.text), `no visible words: ${JSON.stringify(b)}`);
+  }
+  const [up, down] = buttons;
+  assert.equal(down.pressed, "true");
+  assert.notEqual(down.bg, up.bg, "the pressed vote looks pressed");
+  await axe(frame, `actions ${state} light`);
+  await page.screenshot({ path: `${artifacts}/rich-actions-${state}-light-${page.viewportSize().width}.png` });
+  // Dark mode: still one row, the pressed vote still apart, axe clean.
+  await page.emulateMedia({ colorScheme: "dark" });
+  await frame.waitForFunction(() => document.documentElement.dataset.theme === "dark" &&
+    [...document.styleSheets].some((s) => s.href && s.href.endsWith("dark.css")));
+  const dark = await bot.locator(".cw-vote").evaluateAll((bs) => bs.map((b) => getComputedStyle(b).backgroundColor));
+  assert.notEqual(dark[0], dark[1], "the pressed vote looks pressed in dark mode");
+  await accessible(frame);
+  await axe(frame, `actions ${state} dark`);
+  await page.screenshot({ path: `${artifacts}/rich-actions-${state}-dark-${page.viewportSize().width}.png` });
+  await page.emulateMedia({ colorScheme: "light" });
+  await frame.waitForFunction(() => document.documentElement.dataset.theme === "light");
+}
+
 /** Thumbs, an optional comment, copy; the vote is stored and shown after a reload; an
  * answer completing while the panel is closed badges the launcher. */
 scenarios.feedback = async function feedback(frame, { page, conversation }) {
@@ -320,8 +368,21 @@ scenarios.feedback = async function feedback(frame, { page, conversation }) {
   await last(frame, ".cw-vote").nth(1).click();
   await frame.waitForFunction(() => [...document.querySelectorAll(".cw-bot")].pop().querySelectorAll(".cw-vote")[1].getAttribute("aria-pressed") === "true");
   assert.equal(await last(frame, ".cw-vote").nth(0).getAttribute("aria-pressed"), "false");
+  assert.ok(await frame.evaluate(() => document.activeElement?.classList.contains("cw-down")), "focus stays on the vote");
+  await compactActions(frame, page, "voted");
+  // The comment box only when asked for.
+  assert.equal(await last(frame, ".cw-comment").count(), 0, "no comment box before it is asked for");
+  const ask = last(frame, ".cw-ask");
+  assert.equal(await ask.getAttribute("aria-label"), "Góp ý thêm (không bắt buộc)");
+  assert.equal(await ask.getAttribute("aria-expanded"), "false");
+  await ask.click();
   const box = last(frame, ".cw-comment");
+  await box.waitFor();
+  assert.equal(await last(frame, ".cw-ask").getAttribute("aria-expanded"), "true");
   assert.equal(await box.getAttribute("aria-label"), "Góp ý thêm (không bắt buộc)");
+  assert.ok(await box.evaluate((b) => b === document.activeElement), "the box has focus");
+  await accessible(frame);
+  await axe(frame, "comment box");
   await box.fill("Thiếu giờ mở cửa Chủ nhật");
   await last(frame, ".cw-send-comment").click();
   await last(frame, '.cw-foot [role="status"]').waitFor();
@@ -330,7 +391,7 @@ scenarios.feedback = async function feedback(frame, { page, conversation }) {
   // Copy the answer.
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: env.WORKER });
   await last(frame, ".cw-copy").click();
-  await frame.waitForFunction(() => [...document.querySelectorAll(".cw-bot")].pop().querySelector(".cw-copy").textContent === "Đã sao chép");
+  await frame.waitForFunction(() => [...document.querySelectorAll(".cw-bot")].pop().querySelector(".cw-copy").getAttribute("aria-label") === "Đã sao chép");
   // Read it back from a top-level page of the panel's origin (the frame may only write).
   const reader = await context.newPage();
   await reader.goto(`${env.WORKER}/health`);
@@ -355,6 +416,10 @@ scenarios.feedback.reloaded = async function (frame) {
   const first = frame.locator(".cw-bot").nth(1);
   await first.locator(".cw-vote").first().waitFor();
   assert.deepEqual(await first.locator(".cw-vote").evaluateAll((bs) => bs.map((b) => b.getAttribute("aria-pressed"))), ["false", "true"]);
+  // The stored comment is in the box once asked for.
+  assert.equal(await first.locator(".cw-comment").count(), 0);
+  await first.locator(".cw-ask").click();
+  await first.locator(".cw-comment").waitFor();
   assert.equal(await first.locator(".cw-comment").inputValue(), "Thiếu giờ mở cửa Chủ nhật");
   // "New conversation" starts over: a new id, the greeting alone, nothing of the old turns.
   await freshConversation(frame);

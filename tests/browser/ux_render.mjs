@@ -5,7 +5,7 @@
 // axe-core over the panel in every state (0 critical, 0 serious), again after a reload.
 //
 // Usage: node ux_render.mjs <scenario> <page_url> <artifact_dir> <profile_dir>
-// Scenarios: md-table, labels, chart, role. Environment: WORKER, SECRET_KEY, SCRIPT_FILE
+// Scenarios: md-table, labels, chart, role, wide. Environment: WORKER, SECRET_KEY, SCRIPT_FILE
 // (JSON {"turns": [script, …]}), LANG (vi or en: the embed tag's data-lang).
 // Screenshots: <artifact_dir>/ux-render-<scenario>-<lang>-{desktop,phone}[-reloaded].png, and
 // each chart alone: ux-render-chart-<lang>-<viewport>-<n>.png.
@@ -231,6 +231,35 @@ const scenarios = {
   },
 
   /** The rental role label is not shown; the answer's words are. */
+  /** A wide table on a phone (issue 45, item 8): its first column (a rental's title,
+   * linked to the room's page) stays in view while the rest scrolls sideways, and the
+   * region shows a shadow at the edge it scrolls towards. */
+  async wide(frame, { viewport }) {
+    const expect = JSON.parse(env.EXPECT);
+    const region = last(frame, ".cw-table");
+    const links = await region.locator("a").evaluateAll((as) => as.map((a) => [a.textContent, new URL(a.href).pathname, a.closest("td").cellIndex]));
+    assert.deepEqual(links, expect.links, "the title links to the room, not the id");
+    const before = await region.evaluate((r) => ({ scroll: r.scrollWidth - r.clientWidth, hint: getComputedStyle(r).backgroundImage }));
+    assert.match(before.hint, /radial-gradient/, "a shadow says the table scrolls");
+    if (viewport === "phone") assert.ok(before.scroll > 40, `the table is wider than a phone: ${before.scroll}`);
+    const after = await region.evaluate(async (r) => {
+      r.scrollLeft = r.scrollWidth;
+      await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+      const box = r.getBoundingClientRect();
+      const first = [...r.querySelectorAll("tr > :first-child")].map((c) => c.getBoundingClientRect());
+      const price = r.querySelector("tbody tr td:nth-child(3)").getBoundingClientRect();
+      return { left: box.left, right: box.right, first: first.map((c) => [c.left, c.right]), price: [price.left, price.right], scrolled: r.scrollLeft };
+    });
+    for (const [left, right] of after.first) {
+      assert.ok(Math.abs(left - after.left) < 2 && right > left + 40, `the first column stays in view: ${JSON.stringify(after)}`);
+    }
+    if (viewport === "phone") {
+      assert.ok(after.scrolled > 0, "scrolled sideways");
+      assert.ok(after.price[0] >= after.first[0][1] - 1 || after.price[1] <= after.first[0][1], "the price is not drawn over the title");
+      await frame.page().screenshot({ path: `${artifacts}/ux-render-wide-${LANG}-${viewport}-scrolled.png` });
+    }
+  },
+
   async role(frame) {
     const expect = JSON.parse(env.EXPECT);
     const bodies = await frame.locator(".cw-bot .cw-body").evaluateAll((els) => els.map((el) => el.innerText));

@@ -23,8 +23,9 @@
 // also dispatched on window as `concierge:opened`, `concierge:closed`, `concierge:message`.
 // The launcher shows an unread badge when an answer completes while the panel is closed.
 // When the panel cannot load (the key is unknown or was rotated, this page's origin is not
-// allowed, the Worker cannot be reached), a card in the panel's place says so to the
-// visitor and a console warning names the cause for the merchant. The loader asks the
+// allowed, the Worker cannot be reached), a card in the panel's place (light or dark, as
+// the panel would be) says so to the visitor, with "Thử lại" to load it again (popup
+// panels), and a console warning names the cause for the merchant. The loader asks the
 // Worker with a script beside the panel, GET /widget/check?site_key=&origin= (a script,
 // not fetch: a strict CSP's script-src <worker> already allows it), which warns and calls
 // back only on a problem; a script that does not load means the Worker is unreachable.
@@ -65,11 +66,11 @@
 
   var css =
     ":host{all:initial}" +
-    "button{position:fixed;bottom:20px;" + side + ":20px;width:56px;height:56px;padding:0;" +
+    ".l{position:fixed;bottom:20px;" + side + ":20px;width:56px;height:56px;padding:0;" +
     "border:0;border-radius:50%;background:" + primary + ";color:" + onPrimary + ";cursor:pointer;" +
     "z-index:2147483000;box-shadow:0 4px 14px rgba(0,0,0,.3);display:grid;place-items:center}" +
-    "button:focus-visible{outline:0;box-shadow:0 0 0 3px #fff,0 0 0 6px #1f2328}" +
-    "button.unread::after{content:'';position:absolute;top:2px;right:2px;width:14px;height:14px;" +
+    ".l:focus-visible{outline:0;box-shadow:0 0 0 3px #fff,0 0 0 6px #1f2328}" +
+    ".unread::after{content:'';position:absolute;top:2px;right:2px;width:14px;height:14px;" +
     "border-radius:50%;background:#d1242f;border:2px solid #fff}" +
     "svg{width:28px;height:28px;fill:none;stroke:currentColor;stroke-width:2;" +
     "stroke-linecap:round;stroke-linejoin:round}" +
@@ -77,7 +78,10 @@
     "max-width:calc(100% - 40px);max-height:calc(100% - 108px);border:0;border-radius:12px;" +
     "box-shadow:0 8px 32px rgba(0,0,0,.28);z-index:2147483001;background:#fff;color-scheme:normal}" +
     "[hidden]{display:none}" +
-    "div{box-sizing:border-box;height:auto;padding:24px;font:16px/1.5 sans-serif;color:#1f2328}" +
+    // The card: light or dark as the tag's data-theme says, else as the visitor's scheme.
+    "div{box-sizing:border-box;height:auto;padding:24px;font:16px/1.5 sans-serif;" +
+    "color-scheme:light dark;background:Canvas;color:CanvasText}.dark{color-scheme:dark}.light{color-scheme:light}" +
+    "div button{display:block;margin-top:16px;padding:8px 20px;font:inherit}" +
     "@media (max-width:480px){iframe{top:0;left:0;bottom:auto;width:100%;height:100%;" +
     "max-width:none;max-height:none;border-radius:0}}" +
     ".inline{position:static;width:100%;height:100%;min-height:480px;max-width:none;" +
@@ -150,11 +154,21 @@
     card = document.createElement("div");
     card.id = "concierge-panel"; // the launcher's aria-controls
     card.setAttribute("role", "alert");
-    card.className = inline ? "card inline" : "card";
+    card.className = (inline ? "card inline " : "card ") + data("theme");
     card.hidden = !isOpen;
     card.textContent = en
-      ? "Chat is unavailable. Please try again later."
-      : "Trợ lý tạm thời không khả dụng. Quý khách vui lòng thử lại sau.";
+      ? "Chat is unavailable."
+      : "Trợ lý tạm thời không khả dụng.";
+    // Try again in place (a popup panel; an inline one tries again with the page).
+    if (!inline) {
+      card.appendChild(document.createElement("button")).textContent = en ? "Try again" : "Thử lại";
+      card.onclick = function (event) {
+        if (event.target != card) {
+          isOpen = false;
+          open();
+        }
+      };
+    }
     root.appendChild(card);
   }
 
@@ -244,6 +258,7 @@
       createFrame();
     } else {
       button = document.createElement("button");
+      button.className = "l";
       button.type = "button";
       button.setAttribute("aria-label", label);
       button.setAttribute("aria-controls", "concierge-panel");

@@ -9,11 +9,13 @@
 //   that jumps down;
 // - the length limit: a counter from WARN_AT characters, and over LIMIT (the Worker's
 //   limit; the panel then sends nothing, widget/src/chat.rs) a message saying so;
-// - earlier conversations: this browser's conversations on this site (ids and first
-//   questions, in localStorage), listed behind a header button; choosing one makes it the
-//   stored conversation and reloads the panel, which resumes it from history;
-// - "talk to a person", when the site turns handoff on: it sends the visitor's request as
-//   a message through the message box.
+// - earlier conversations: this browser's conversations on this site (ids, first
+//   questions, last messages and when, in localStorage), listed behind a header button by
+//   history.js (loaded on demand); choosing one makes it the stored conversation and
+//   reloads the panel, which resumes it from history;
+// - "talk to a person" (a labelled button above the message box, so the title keeps its
+//   room on a phone), when the site turns handoff on: it sends the visitor's request as a
+//   message through the message box.
 
 const LIMIT = 4000;
 const WARN_AT = 3500;
@@ -26,6 +28,7 @@ let numbers;
 let key; // the panel's stored conversation id (widget/src/options.rs)
 let list; // this browser's conversations on the site
 let current;
+let lang;
 const $ = (selector) => document.querySelector(selector);
 const el = (tag, cls, text) => {
   const e = document.createElement(tag);
@@ -37,9 +40,10 @@ const length = (text) => [...text.trim()].length;
 
 /** Start once the panel is mounted: its words and language, the site's key, whether the
  * site turns handoff on. */
-export function setup(panelWords, lang, siteKey, handoff) {
+export function setup(panelWords, code, siteKey, handoff) {
   words = panelWords;
-  numbers = new Intl.NumberFormat(lang == "en" ? "en-US" : "vi-VN");
+  lang = code;
+  numbers = new Intl.NumberFormat(code == "en" ? "en-US" : "vi-VN");
   key = "concierge.conversation." + siteKey;
   list = "concierge.conversations." + siteKey;
   const wanted = new URLSearchParams(location.hash.slice(1)).get("theme");
@@ -107,7 +111,7 @@ function start(handoff) {
     else input.removeAttribute("aria-invalid");
   };
   input.addEventListener("input", count);
-  // Earlier conversations and handoff, in the header before "new conversation".
+  // Earlier conversations, in the header before "new conversation".
   const button = (cls, label, d, onclick) => {
     const b = el("button", "cw-icon " + cls);
     b.setAttribute("aria-label", label);
@@ -118,43 +122,27 @@ function start(handoff) {
   };
   const earlier = button("cw-earlier", words[4], "M3 12a9 9 0 1 0 3-6.7L3 8M3 3v5h5M12 7v5l3 2", toggle);
   earlier.setAttribute("aria-expanded", false);
+  // "Talk to a person": labelled, above the message box (the title keeps the header).
   if (handoff) {
-    button("cw-handoff", words[5], "M12 12a4 4 0 1 0 0-8 4 4 0 0 0 0 8zM4 21a8 8 0 0 1 16 0", () => {
+    const person = el("button", "cw-handoff");
+    person.innerHTML = '<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M12 12a4 4 0 1 0 0-8 4 4 0 0 0 0 8zM4 21a8 8 0 0 1 16 0"/></svg>';
+    person.append(words[5]);
+    person.onclick = () => {
       if ($(".cw-stop")) return; // an answer is streaming
       input.value = words[6];
       input.dispatchEvent(new Event("input", { bubbles: true }));
       $(".cw-send").click();
-    });
+    };
+    $(".cw-composer").before(person);
   }
-  let panel;
+  // The list itself is drawn by history.js, loaded the first time it is opened.
+  let opened = false;
+  let drawer;
   function toggle() {
-    if (panel) {
-      panel.remove();
-      panel = null;
-    } else {
-      panel = el("div", "cw-history");
-      panel.append(el("h2", "", words[4]));
-      for (const item of others()) {
-        const b = el("button", "cw-starter cw-item", item.q);
-        b.onclick = () => {
-          localStorage.setItem(key, item.id);
-          sessionStorage.setItem("cw.focus", "1");
-          location.hash = location.hash.replace(/&?reset=1/, "");
-          location.reload();
-        };
-        panel.append(b);
-      }
-      panel.onkeydown = (e) => {
-        if (e.key == "Escape") {
-          e.stopPropagation();
-          toggle();
-          earlier.focus();
-        }
-      };
-      $(".cw-header").after(panel);
-      panel.querySelector("button")?.focus();
-    }
-    earlier.setAttribute("aria-expanded", !!panel);
+    drawer ||= import(new URL("history.js", import.meta.url).href);
+    drawer.then((m) => {
+      opened = m.toggle({ words, lang, key, button: earlier, items: others(), el });
+    }, () => (drawer = null));
   }
   const read = () => {
     try {
@@ -164,20 +152,27 @@ function start(handoff) {
     }
   };
   const others = () => read().filter((i) => i.id != current && i.q);
-  // Keep the conversation on screen at the top of the list, named by its first question.
+  // Keep the conversation on screen at the top of the list, named by its first question,
+  // with its last finished message and when that came (`t`, ms).
   function remember() {
     const id = localStorage.getItem(key);
     const first = $(".cw-user .cw-body");
+    const msgs = document.querySelectorAll(".cw-msg:not([data-state=waiting]):not([data-state=streaming]) .cw-body");
+    const last = first && msgs.length && msgs[msgs.length - 1].textContent.slice(0, 120);
     if (!id) return;
     const items = read();
     const item = items.find((i) => i.id == id) || { id };
-    if (id != current || (!item.q && first)) {
+    if (id != current || (!item.q && first) || (last && last != item.l)) {
+      if (opened && id != current) toggle();
       current = id;
       item.q = item.q || (first && first.textContent.slice(0, 120));
+      if (last && last != item.l) {
+        item.l = last;
+        item.t = Date.now();
+      }
       try {
         localStorage.setItem(list, JSON.stringify([item, ...items.filter((i) => i.id != id)].slice(0, KEEP)));
       } catch (_) {}
-      if (panel) toggle();
     }
     earlier.hidden = !others().length;
   }

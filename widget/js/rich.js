@@ -1,7 +1,7 @@
 // Rich turns in the chat panel: the answer's safe markdown (bottom of this file), tool rows,
 // a plan's progress bar, a turn's payloads — lists, tables, charts (inline SVG), sources,
 // evidence, and follow-up and control questions as chips — and feedback (thumbs, optional
-// comment) and copy on each answer, drawn with DOM calls only from the answer's text and
+// comment: feedback.js, on demand) and copy on each answer, drawn with DOM calls only from the answer's text and
 // events or its stored message (widget/src/rich.rs forwards them). Everything is in the
 // panel's language: names from the payloads (`area_m2`, `check_stock`) through a
 // vocabulary, numbers, prices and dates in the language's format, a plan's stages in the
@@ -188,8 +188,10 @@ function paint(out, payload) {
 
 // ---- feedback and copy ------------------------------------------------------------------
 
-/** Once the answer is stored: thumbs up/down (pressed: the visitor's vote), copy, and
- * after a vote an optional comment. */
+/** Once the answer is stored, one row of icon buttons named for screen readers: thumbs
+ * up/down (the visitor's vote pressed: `aria-pressed` and filled), copy, and after a vote
+ * "comment", which opens the comment box. Storing a vote and the comment box are in
+ * feedback.js, loaded on the first vote or comment (scripts/sizes.sh). */
 function footer(key) {
   const foot = views.get(key)[2];
   const turn = turns.get(key);
@@ -197,26 +199,49 @@ function footer(key) {
   if (!turn.id) return;
   const rating = turn.feedback && turn.feedback.rating;
   ["up", "down"].forEach((r, i) => {
-    const b = button(foot, "cw-vote", words[13 + i], words[11 + i]);
+    const b = icon(foot, "cw-vote cw-" + r, words[11 + i], THUMB);
     b.setAttribute("aria-pressed", String(rating === r));
-    b.onclick = () => vote(key, r);
+    b.onclick = () => more((m, c) => m.vote(c, key, r));
   });
-  const copy = button(foot, "cw-copy", words[15]);
+  const copy = icon(foot, "cw-copy", words[15], COPY);
   copy.onclick = () => {
     const body = foot.closest(".cw-msg").querySelector(".cw-body");
-    navigator.clipboard.writeText(body.textContent).then(() => { copy.textContent = words[16]; }, () => {});
+    navigator.clipboard.writeText(body.textContent).then(() => {
+      copy.setAttribute("aria-label", words[16]);
+      copy.title = words[16];
+      copy.classList.add("cw-copied");
+    }, () => {});
   };
   if (turn.thanked) {
     el(foot, "p", "cw-note", words[19]).setAttribute("role", "status");
   } else if (rating) {
-    const box = el(foot, "textarea", "cw-comment");
-    box.rows = 1;
-    box.maxLength = 1000;
-    box.setAttribute("aria-label", words[17]);
-    box.placeholder = words[17];
-    box.value = (turn.feedback && turn.feedback.comment) || "";
-    button(foot, "cw-send-comment", words[18]).onclick = () => vote(key, rating, box.value);
+    const ask = icon(foot, "cw-ask", words[17], BUBBLE);
+    ask.setAttribute("aria-expanded", String(!!turn.asking));
+    ask.onclick = () => {
+      turn.asking = !turn.asking;
+      footer(key);
+      if (!turn.asking) foot.querySelector(".cw-ask").focus();
+    };
+    if (turn.asking) more((m, c) => m.comment(c, key, foot));
   }
+}
+
+const THUMB = "M7 11v10H3V11zm0 0l4-9a3 3 0 0 1 3 3v4h5.5a2 2 0 0 1 2 2.3l-1.3 7.5a2 2 0 0 1-2 1.7H7";
+const COPY = "M9 9h11v11H9zM5 15H4V4h11v1";
+const BUBBLE = "M21 15a2 2 0 0 1-2 2H7l-4 4V5a2 2 0 0 1 2-2h14a2 2 0 0 1 2 2z";
+
+/** An icon button named `name` (its aria-label and tooltip). */
+function icon(parent, cls, name, d) {
+  const b = button(parent, "cw-act " + cls, null, name);
+  b.innerHTML = `<svg viewBox="0 0 24 24" aria-hidden="true"><path d="${d}"/></svg>`;
+  return b;
+}
+
+/** feedback.js, asked for once, then `f(module, what it needs from here)`. */
+let feedbackModule;
+function more(f) {
+  feedbackModule ||= import(new URL("feedback.js", import.meta.url).href);
+  feedbackModule.then((m) => f(m, { turns, views, session, footer, el, button, words }), () => { feedbackModule = null; });
 }
 
 function button(parent, cls, text, label) {
@@ -227,23 +252,6 @@ function button(parent, cls, text, label) {
     b.title = label;
   }
   return b;
-}
-
-/** Store the visitor's vote (and comment) through the API; show it once stored. */
-async function vote(key, rating, comment) {
-  const turn = turns.get(key);
-  const headers = { "content-type": "application/json", "x-api-key": session.key, "x-embedder-origin": session.embedder };
-  if (session.token) headers["x-user-token"] = session.token;
-  const path = `/conversations/${encodeURIComponent(session.id)}/messages/${encodeURIComponent(turn.id)}/feedback`;
-  try {
-    const response = await fetch(path, { method: "POST", headers, body: JSON.stringify(comment == null ? { rating } : { rating, comment }) });
-    if (!response.ok) return;
-    turn.feedback = (await response.json()).feedback;
-    turn.thanked = comment != null;
-    footer(key);
-  } catch (_) {
-    // Offline: the vote is not shown as stored.
-  }
 }
 
 // ---- helpers --------------------------------------------------------------------------

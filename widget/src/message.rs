@@ -1,7 +1,8 @@
 //! One message: the visitor's and a notice as plain text, the assistant's as safe markdown (drawn by
 //! `js/rich.js`, without rental's role label), with the
 //! typing indicator while it waits, the retry control when it failed, and regenerate on
-//! the last finished answer. A person's reply is marked "Nhân viên" and their name and
+//! the last finished answer (drawn as an icon on the row of the answer's actions; its text
+//! stays its name for screen readers, `style/widget.css`). A person's reply is marked "Nhân viên" and their name and
 //! looks apart (`cw-human`); a notice about the conversation (the handoff's state) is a
 //! centred line (`cw-notice`, not a `cw-msg`).
 

@@ -7,12 +7,13 @@
 //!
 //! ```
 //! use concierge_core::conversation::Language;
-//! use concierge_core::handoff::{asks_for_person, Notice};
+//! use concierge_core::handoff::{asks_for_person, Notice, Register};
 //!
 //! assert!(asks_for_person("Cho em gặp nhân viên tư vấn với"));
 //! assert!(asks_for_person("can I talk to a real person?"));
 //! assert!(!asks_for_person("nhân viên giao hàng chưa tới"));
-//! assert!(!Notice::Timeout.text(Language::Vi, None).is_empty());
+//! let register = Register::of("Xin chào quý khách! Em là trợ lý ảo của cửa hàng.");
+//! assert!(Notice::Timeout.text(Language::Vi, register, None).contains("quý khách"));
 //! ```
 
 use alloc::string::String;
@@ -69,6 +70,29 @@ impl HandoffState {
             "held" => Self::Held,
             _ => return None,
         })
+    }
+}
+
+/// How the assistant addresses the visitor in Vietnamese, as the site's persona does: the
+/// notices speak the same way as the answers around them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Register {
+    /// "mình" and "bạn" (the sentences' plain keys).
+    #[default]
+    Friendly,
+    /// "em" and "quý khách", as a shop's persona speaks (the `.em` keys).
+    Polite,
+}
+
+impl Register {
+    /// The register of `persona` (a persona, or the greeting it opens with): polite when it
+    /// calls the visitor "quý khách", friendly otherwise.
+    pub fn of(persona: &str) -> Self {
+        if persona.to_lowercase().contains("quý khách") {
+            Self::Polite
+        } else {
+            Self::Friendly
+        }
     }
 }
 
@@ -134,21 +158,34 @@ impl Notice {
 
     /// [`Joined`](Self::Joined)'s sentence in `language`, naming `agent`.
     pub fn joined(language: Language, agent: &str) -> String {
-        Self::Joined.text(language, None).replace("{agent}", agent)
+        Self::Joined
+            .text(language, Register::Friendly, None)
+            .replace("{agent}", agent)
     }
 
-    /// The sentence in `language`; `{hours}` is filled from `hours` (formatted with
+    /// The sentence in `language`, in Vietnamese in `register` (its `.em` line when polite
+    /// and the file has one); `{hours}` is filled from `hours` (formatted with
     /// [`format_hours`]).
-    pub fn text(self, language: Language, hours: Option<&[OfficeHours]>) -> String {
+    pub fn text(
+        self,
+        language: Language,
+        register: Register,
+        hours: Option<&[OfficeHours]>,
+    ) -> String {
         let sentences = match language {
             Language::Vi => SENTENCES_VI,
             Language::En => SENTENCES_EN,
         };
-        let key = self.key();
-        let text = sentences
-            .lines()
-            .find_map(|line| line.strip_prefix(key)?.strip_prefix(": "))
-            .map_or("", str::trim);
+        let line = |key: &str| {
+            sentences
+                .lines()
+                .find_map(|line| line.strip_prefix(key)?.strip_prefix(": "))
+                .map(str::trim)
+        };
+        let polite = (register == Register::Polite)
+            .then(|| line(&alloc::format!("{}.em", self.key())))
+            .flatten();
+        let text = polite.or_else(|| line(self.key())).unwrap_or("");
         match hours {
             Some(hours) if text.contains("{hours}") => {
                 text.replace("{hours}", &format_hours(language, hours))
@@ -175,7 +212,10 @@ mod tests {
         ] {
             assert_eq!(Notice::parse(notice.key()), Some(notice));
             for language in [Language::Vi, Language::En] {
-                assert!(!notice.text(language, None).is_empty(), "{notice:?}");
+                assert!(
+                    !notice.text(language, Register::Friendly, None).is_empty(),
+                    "{notice:?}"
+                );
             }
         }
         assert_eq!(Notice::parse("nonsense"), None);

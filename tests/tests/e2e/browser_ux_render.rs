@@ -305,6 +305,67 @@ fn charts_have_a_title_values_a_legend_and_readable_text() {
 }
 
 #[test]
+fn a_wide_table_keeps_its_linked_title_column_in_view_on_a_phone() {
+    // As the rental template builds it (shared/src/flows/rental/build.rs): the title first,
+    // linked to the room's page, the id as text.
+    let rows: Vec<Value> = [
+        (
+            "r-101",
+            "Phòng gần chợ Bến Thành, có gác",
+            2_500_000,
+            25,
+            "Quận 1",
+        ),
+        (
+            "r-102",
+            "Căn hộ mini full nội thất",
+            4_200_000,
+            32,
+            "Bình Thạnh",
+        ),
+        (
+            "r-103",
+            "Phòng trọ giá rẻ cho sinh viên",
+            1_600_000,
+            18,
+            "Gò Vấp",
+        ),
+    ]
+    .iter()
+    .map(|(id, title, price, area, ward)| {
+        json!({"title": {"text": title, "href": format!("/rooms/{id}")}, "id": id, "price": price,
+               "area_m2": area, "ward": ward, "created_at": "2025-08-01T09:00:00Z"})
+    })
+    .collect();
+    let table = payload(
+        "table",
+        json!({
+            "columns": [
+                {"key": "title", "label": "title", "type": "link"},
+                {"key": "id", "label": "id", "type": "string"},
+                {"key": "price", "label": "price", "type": "number"},
+                {"key": "area_m2", "label": "area_m2", "type": "number"},
+                {"key": "ward", "label": "ward", "type": "string"},
+                {"key": "created_at", "label": "created_at", "type": "date"},
+            ],
+            "rows": rows,
+        }),
+    );
+    let expect = json!({"links": [
+        ["Phòng gần chợ Bến Thành, có gác", "/rooms/r-101", 0],
+        ["Căn hộ mini full nội thất", "/rooms/r-102", 0],
+        ["Phòng trọ giá rẻ cho sinh viên", "/rooms/r-103", 0],
+    ]});
+    run(
+        "wide",
+        "vi",
+        json!([{ "steps": [chunk("Dạ, đây là các phòng:"), table] }]),
+        &expect,
+        &[],
+    );
+}
+
+#[test]
 fn the_rental_role_label_is_not_shown() {
     for (lang, pieces, text) in [
         (

@@ -109,7 +109,7 @@ fn handoff_round_trip_request_take_reply_release_and_the_assistant_answers_again
     assert_eq!(done["kind"], "handoff");
     assert_eq!(
         streamed_text(&events),
-        fixed_sentence("handoff_fixed_vi.md", "waiting")
+        fixed_sentence("handoff_fixed_vi.md", "waiting.em")
     );
     std::thread::sleep(Duration::from_millis(20));
     let (_, events) = send(worker, key, &second, "I want to talk to a human, please");
@@ -340,7 +340,7 @@ fn handoff_round_trip_request_take_reply_release_and_the_assistant_answers_again
         "the person's reply is in the prompt"
     );
     assert!(
-        !prompt.contains(&fixed_sentence("handoff_fixed_vi.md", "waiting")),
+        !prompt.contains(&fixed_sentence("handoff_fixed_vi.md", "waiting.em")),
         "the notice is not"
     );
     assert!(
@@ -386,7 +386,7 @@ fn nobody_takes_it_within_the_wait_and_the_assistant_carries_on() {
     let (_, events) = send(worker, key, &conversation, "card RTX 4060 còn hàng không?");
     assert_eq!(terminal(&events).1["kind"], "answer");
     assert_eq!(handoffs(worker, key).1["waiting"], 1);
-    let timeout = fixed_sentence("handoff_fixed_vi.md", "timeout");
+    let timeout = fixed_sentence("handoff_fixed_vi.md", "timeout.em");
     let stored = eventually(Duration::from_secs(30), "the timeout notice", || {
         let stored = history(worker, key, &conversation);
         stored
@@ -451,7 +451,7 @@ fn outside_office_hours_the_visitor_is_told_the_hours_and_nothing_waits() {
         "thứ Bảy",
         "Chủ nhật",
     ][usize::from(open_day - 1)];
-    let expected = fixed_sentence("handoff_fixed_vi.md", "outside_hours")
+    let expected = fixed_sentence("handoff_fixed_vi.md", "outside_hours.em")
         .replace("{hours}", &format!("9:00–17:00, {day}"));
     assert_eq!(streamed_text(&events), expected);
     assert!(upstream.chat_requests().is_empty());
@@ -874,7 +874,7 @@ fn while_held_a_regenerate_is_refused_and_an_async_post_is_not_queued_for_the_mo
     assert_eq!(answered["kind"], "handoff");
     assert_eq!(
         answered["message"],
-        fixed_sentence("handoff_fixed_vi.md", "waiting").as_str()
+        fixed_sentence("handoff_fixed_vi.md", "waiting.em").as_str()
     );
     assert_eq!(upstream.chat_requests().len(), 1);
 }

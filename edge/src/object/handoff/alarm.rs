@@ -2,9 +2,9 @@
 //! it goes back to the assistant (state `none`) with a notice saying so.
 
 use concierge_core::conversation::{MessageKind, Metadata, Scope};
-use concierge_core::handoff::{HandoffState, Notice};
+use concierge_core::handoff::{HandoffState, Notice, Register};
 
-use super::{KEY_WAIT_UNTIL, load, log, none_since, save, store_and_publish};
+use super::{KEY_POLITE, KEY_WAIT_UNTIL, load, log, none_since, save, store_and_publish};
 use crate::bindings::d1_store::D1Store;
 use crate::error::ApiError;
 use crate::object::ObjectCtx;
@@ -46,7 +46,20 @@ async fn time_out(obj: &ObjectCtx<'_>) -> Result<(), ApiError> {
         .ok_or(ApiError::NotFound)?;
     let mut metadata = Metadata::new();
     metadata.insert("handoff".into(), Notice::Timeout.key().into());
-    let content = Notice::Timeout.text(conversation.language, None);
+    // In the register the wait began in (answer.rs).
+    let polite = obj
+        .state
+        .storage()
+        .get::<bool>(KEY_POLITE)
+        .await
+        .ok()
+        .flatten();
+    let register = if polite == Some(true) {
+        Register::Polite
+    } else {
+        Register::Friendly
+    };
+    let content = Notice::Timeout.text(conversation.language, register, None);
     store_and_publish(obj, &store, MessageKind::Handoff, content, metadata, now).await?;
     Ok(())
 }

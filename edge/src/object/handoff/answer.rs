@@ -3,13 +3,13 @@
 //! conversation, nobody's answer; a repeated message gets its stored answer again.
 
 use concierge_core::conversation::{Language, MessageKind, Metadata, Role, Scope, StoredMessage};
-use concierge_core::engine::{self, Received, TurnOutcome};
+use concierge_core::engine::{self, Assistant, Received, TurnOutcome};
 use concierge_core::error::Error;
-use concierge_core::handoff::{HandoffState, Notice};
+use concierge_core::handoff::{HandoffState, Notice, Register};
 use concierge_core::language;
 use concierge_core::turn::{ReplyEnvelope, Started, TurnEvent, TurnSink};
 
-use super::{Gate, KEY_WAIT_UNTIL, load, log, note, save, state_json};
+use super::{Gate, KEY_POLITE, KEY_WAIT_UNTIL, load, log, note, save, state_json};
 use crate::bindings::d1_handoff::HandoffRecord;
 use crate::error::ApiError;
 use crate::object::ObjectCtx;
@@ -28,6 +28,8 @@ pub(crate) async fn answer(
     };
     let (assistant, services) =
         turn_context(obj.env, site).map_err(|_| Error::ConversationNotFound)?;
+    // The notices speak as the site's persona does (its Vietnamese greeting says how).
+    let register = Register::of(assistant.greeting(Language::Vi));
     // Screened as any visitor's message (`guarded`'s guardrail): what the template refuses
     // is answered with its refusal and never stored, so it reaches no later model request.
     let received = engine::receive(&services, &assistant, input).await?;
@@ -51,11 +53,11 @@ pub(crate) async fn answer(
                 ..
             } = &gate
             {
-                reply.content = notice.text(language, hours.as_deref());
+                reply.content = notice.text(language, register, hours.as_deref());
                 reply.kind = MessageKind::Handoff;
                 reply.metadata.insert("handoff".into(), notice.key().into());
                 if let Some(wait_ms) = *wait_ms {
-                    start_waiting(obj, obj.now_ms(), wait_ms, language).await;
+                    start_waiting(obj, obj.now_ms(), wait_ms, language, register).await;
                 }
             }
             return Ok(refused(input, user_message_id, reply, language, sink));
@@ -83,7 +85,7 @@ pub(crate) async fn answer(
             if language != conversation.language {
                 let _ = services.store.set_language(scope, language).await;
             }
-            let text = notice.text(language, hours.as_deref());
+            let text = notice.text(language, register, hours.as_deref());
             sink.emit(TurnEvent::Chunk { text: text.clone() });
             let mut metadata = Metadata::new();
             metadata.insert("handoff".into(), notice.key().into());
@@ -114,7 +116,7 @@ pub(crate) async fn answer(
                 }
             };
             if let Some(wait_ms) = wait_ms {
-                start_waiting(obj, now, wait_ms, language).await;
+                start_waiting(obj, now, wait_ms, language, register).await;
             }
             sink.emit(TurnEvent::Completed {
                 message_id: reply.id.clone(),
@@ -163,9 +165,16 @@ pub(crate) async fn answer(
 }
 
 /// The conversation starts waiting for a person: recorded, published, the alarm set for
-/// the end of the wait, and the line "waiting for a person" left in the log, in
-/// `language` (best effort: a failure is logged, the notice stands).
-async fn start_waiting(obj: &ObjectCtx<'_>, now: u64, wait_ms: u64, language: Language) {
+/// the end of the wait (with the `register` its notice will speak in), and the line
+/// "waiting for a person" left in the log, in `language` (best effort: a failure is
+/// logged, the notice stands).
+async fn start_waiting(
+    obj: &ObjectCtx<'_>,
+    now: u64,
+    wait_ms: u64,
+    language: Language,
+    register: Register,
+) {
     // Taken (or asked for) since the gate looked: that stands.
     if load(obj).await.state != HandoffState::None {
         return;
@@ -180,6 +189,9 @@ async fn start_waiting(obj: &ObjectCtx<'_>, now: u64, wait_ms: u64, language: La
     let alarm = async {
         storage
             .put(KEY_WAIT_UNTIL, (now + wait_ms).to_string())
+            .await?;
+        storage
+            .put(KEY_POLITE, register == Register::Polite)
             .await?;
         storage
             .set_alarm(std::time::Duration::from_millis(wait_ms))

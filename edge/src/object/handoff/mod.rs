@@ -28,7 +28,7 @@
 
 use concierge_core::conversation::{Language, MessageKind, Metadata, Role, Scope, StoredMessage};
 use concierge_core::error::Error;
-use concierge_core::handoff::{HandoffState, Notice, OfficeHours, asks_for_person};
+use concierge_core::handoff::{HandoffState, Notice, OfficeHours, Register, asks_for_person};
 use concierge_core::turn::TurnInput;
 
 use super::{LiveEvent, ObjectCtx};
@@ -50,6 +50,8 @@ pub(crate) use console::{HandoffOp, handle};
 pub(super) const KEY_HANDOFF: &str = "handoff";
 /// The object's storage key of the end of the current wait for a person (Unix ms).
 const KEY_WAIT_UNTIL: &str = "handoff_wait_until";
+/// Whether the wait's timeout notice speaks as "em" to "quý khách" (`Register::Polite`).
+const KEY_POLITE: &str = "handoff_polite";
 
 /// What the object does with a visitor's message before the model step.
 #[derive(Debug)]
@@ -255,7 +257,7 @@ async fn note(
                 metadata.insert("agent".into(), agent.into());
                 Notice::joined(language, agent)
             }
-            None => notice.text(language, None),
+            None => notice.text(language, Register::Friendly, None),
         };
         store_and_publish(obj, &store, MessageKind::Handoff, content, metadata, now).await
     }

@@ -196,15 +196,22 @@ fn list(
     }))
 }
 
+/// A table of the rows. With an entity and a title column (`title`, else `name`) beside the
+/// id, the title comes first and links to the row's page (the column a visitor reads and
+/// the one kept in view on a phone); the id is plain text. Without a title, the id links.
 fn table(rows: &SqlRows, entity: Option<&EntitySchema>) -> Payload {
-    let columns: Vec<TableColumn> = rows
-        .columns
-        .iter()
-        .enumerate()
-        .map(|(i, name)| TableColumn {
-            key: name.clone(),
-            label: name.clone(),
-            column_type: if name.eq_ignore_ascii_case("id") && entity.is_some() {
+    let titled = title_column(rows).filter(|_| entity.is_some());
+    let link = titled.map_or_else(|| column(rows, "id"), |(_, title)| Some(title));
+    let mut order: Vec<usize> = (0..rows.columns.len()).collect();
+    if let Some((_, title)) = titled {
+        order.retain(|i| *i != title);
+        order.insert(0, title);
+    }
+    let columns: Vec<(usize, TableColumn)> = order
+        .into_iter()
+        .map(|i| {
+            let name = &rows.columns[i];
+            let column_type = if entity.is_some() && Some(i) == link {
                 ColumnKind::Link
             } else if is_numeric(rows, i) {
                 ColumnKind::Number
@@ -212,20 +219,30 @@ fn table(rows: &SqlRows, entity: Option<&EntitySchema>) -> Payload {
                 ColumnKind::Date
             } else {
                 ColumnKind::String
-            },
+            };
+            let column = TableColumn {
+                key: name.clone(),
+                label: name.clone(),
+                column_type,
+            };
+            (i, column)
         })
         .collect();
+    let id_column = column(rows, "id");
     let table_rows = rows
         .rows
         .iter()
         .map(|row| {
             let mut cells = Map::new();
-            for (i, column) in columns.iter().enumerate() {
-                let value = row.get(i).cloned().unwrap_or(Value::Null);
+            for (i, column) in &columns {
+                let value = row.get(*i).cloned().unwrap_or(Value::Null);
                 let cell = match (column.column_type, entity) {
                     (ColumnKind::Link, Some(entity)) => {
-                        let id = text(&value);
-                        serde_json::json!({"text": id, "href": entity.path_for(&id)})
+                        let id = id_column
+                            .and_then(|c| row.get(c))
+                            .map(text)
+                            .unwrap_or_default();
+                        serde_json::json!({"text": text(&value), "href": entity.path_for(&id)})
                     }
                     (_, _) => match value {
                         Value::Bool(b) => Value::from(i64::from(b)),
@@ -239,7 +256,7 @@ fn table(rows: &SqlRows, entity: Option<&EntitySchema>) -> Payload {
         })
         .collect();
     Payload::Table(TablePayload {
-        columns,
+        columns: columns.into_iter().map(|(_, c)| c).collect(),
         rows: table_rows,
         preview_limit: Some(PREVIEW_LIMIT),
     })
@@ -277,4 +294,82 @@ fn chart(rows: &SqlRows, hint: Option<&Value>, language: Language) -> Option<Pay
             values,
         }],
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec;
+    use serde_json::json;
+
+    fn rooms() -> EntitySchema {
+        EntitySchema {
+            entity: "room".into(),
+            path: "/rooms/{id}".into(),
+            description: String::new(),
+            columns: Vec::new(),
+        }
+    }
+
+    fn rows(columns: &[&str], rows: Vec<Vec<Value>>) -> SqlRows {
+        SqlRows {
+            columns: columns.iter().map(|c| (*c).into()).collect(),
+            rows,
+            ..SqlRows::default()
+        }
+    }
+
+    fn table_of(payload: Payload) -> TablePayload {
+        match payload {
+            Payload::Table(table) => table,
+            other => panic!("not a table: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_table_with_a_title_leads_with_the_title_linked_and_keeps_the_id_as_text() {
+        let result = rows(
+            &["id", "price", "title"],
+            vec![vec![
+                json!("r-101"),
+                json!(2_500_000),
+                json!("Phòng gần chợ"),
+            ]],
+        );
+        let linked = table_of(table(&result, Some(&rooms())));
+        let keys: Vec<&str> = linked.columns.iter().map(|c| c.key.as_str()).collect();
+        assert_eq!(keys, ["title", "id", "price"]);
+        assert_eq!(linked.columns[0].column_type, ColumnKind::Link);
+        assert_eq!(linked.columns[1].column_type, ColumnKind::String);
+        let row = &linked.rows[0];
+        assert_eq!(
+            row["title"],
+            json!({"text": "Phòng gần chợ", "href": "/rooms/r-101"})
+        );
+        assert_eq!(row["id"], json!("r-101"));
+        assert_eq!(row["price"], json!(2_500_000));
+    }
+
+    #[test]
+    fn without_a_title_the_id_links_and_without_an_entity_nothing_does() {
+        let result = rows(&["id", "price"], vec![vec![json!("r-7"), json!(1_800_000)]]);
+        let linked = table_of(table(&result, Some(&rooms())));
+        assert_eq!(linked.columns[0].column_type, ColumnKind::Link);
+        assert_eq!(
+            linked.rows[0]["id"],
+            json!({"text": "r-7", "href": "/rooms/r-7"})
+        );
+        let titled = rows(
+            &["id", "title"],
+            vec![vec![json!("r-7"), json!("Phòng đẹp")]],
+        );
+        let plain = table_of(table(&titled, None));
+        assert!(
+            plain
+                .columns
+                .iter()
+                .all(|c| c.column_type != ColumnKind::Link)
+        );
+        assert_eq!(plain.rows[0]["title"], json!("Phòng đẹp"));
+    }
 }
