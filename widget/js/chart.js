@@ -44,7 +44,14 @@ export function chart(out, data, h) {
     "aria-label": `${words[25 + kind]}: ${title}. ${alt.join("; ")}${labels.length > 30 ? "; …" : ""}`,
   });
   const colour = (k) => "cw-s" + (k % MAX_SERIES);
-  const text = (x, y, t, cls) => { svg(canvas, "text", { x: Math.round(x), y: Math.round(y), class: cls || "" }).textContent = t; };
+  // Text's look as presentation attributes (the stylesheets may still override them, as
+  // dark mode does): drawn here, not in the panel's first-load stylesheet.
+  const text = (x, y, t, cls) => {
+    svg(canvas, "text", {
+      x: Math.round(x), y: Math.round(y), class: cls || "", "font-size": FONT, stroke: "none",
+      fill: cls === "cw-value" ? "#1f2328" : "#57606a", "text-anchor": cls === "cw-axis" ? "end" : "middle",
+    }).textContent = t;
+  };
   const legend = [];
   if (pie) {
     const v = values[0];
@@ -77,7 +84,7 @@ export function chart(out, data, h) {
     const y = (v) => lower - (v / top) * (lower - upper);
     const n = labels.length;
     const slot = (right - left) / n;
-    svg(canvas, "path", { class: "cw-grid", d: ticks.map((v) => `M${Math.round(left)},${Math.round(y(v))}H${right}`).join("") });
+    svg(canvas, "path", { class: "cw-grid", fill: "none", stroke: "#d0d7de", "stroke-width": 1, d: ticks.map((v) => `M${Math.round(left)},${Math.round(y(v))}H${right}`).join("") });
     for (const v of ticks) text(left - 4, y(v) + FONT * 0.35, tick(v), "cw-axis");
     // Value labels where each fits over its bar (or point): one series, or bars wide enough.
     const fits = (v, width) => compact.format(v).length * GLYPH <= width;
