@@ -121,6 +121,12 @@ routes! {
         => |req, rc, caller| admin::get_version(rc.env, caller, id).await;
     AdminRestore "admin_restore" [POST] ["admin", "versions", id, "restore"], SecretCaller
         => |req, rc, caller| admin::restore(req, rc.env, caller, id).await;
+    AdminTestCreate "admin_test_create" [POST] ["admin", "tests"], SecretCaller
+        => |req, rc, caller| admin::test_cases::create(req, rc.env, caller).await;
+    AdminTests "admin_tests" [GET] ["admin", "tests"], SecretCaller
+        => |req, rc, caller| admin::test_cases::list(rc.env, caller).await;
+    AdminTestDelete "admin_test_delete" [DELETE] ["admin", "tests", id], SecretCaller
+        => |req, rc, caller| admin::test_cases::delete(rc.env, caller, id).await;
     AdminFeedback "admin_feedback" [GET] ["admin", "feedback"], SecretCaller
         => |req, rc, caller| feedback::list(req, rc.env, caller).await;
     AdminConversations "admin_conversations" [GET] ["admin", "conversations"], SecretCaller

@@ -18,6 +18,7 @@ mod draft;
 mod llm;
 mod patch;
 mod usage;
+pub(crate) mod test_cases;
 
 pub(crate) use draft::{
     discard_draft, draft_key, get_draft, get_version, publish, restore, update_draft, versions,

@@ -1,0 +1,328 @@
+//! A site's test cases (issue 42, item 2): questions a merchant writes, each with the
+//! checks its answer must pass, kept per site (at most [`MAX_CASES`]) to run against the
+//! draft or the live configuration before publishing. This module holds their shape and
+//! their bounds ([`TestCase::checked`]); the Worker stores them (`/admin/tests`).
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use serde::{Deserialize, Serialize};
+
+/// Test cases a site keeps at most.
+pub const MAX_CASES: usize = 100;
+/// The longest question or conversation message, in characters.
+pub const MAX_TEXT_CHARS: usize = 4000;
+/// Messages a case's conversation before its question has at most.
+pub const MAX_TURNS: usize = 20;
+/// Texts one text check lists at most.
+pub const MAX_TEXTS: usize = 20;
+/// The longest text a check looks for, in characters.
+pub const MAX_CHECK_CHARS: usize = 500;
+/// The longest rubric, in characters.
+pub const MAX_RUBRIC_CHARS: usize = 2000;
+/// The longest name, in characters.
+pub const MAX_NAME_CHARS: usize = 200;
+/// The highest latency ceiling, in milliseconds.
+pub const MAX_LATENCY_MS: u64 = 300_000;
+/// The highest token ceiling.
+pub const MAX_TOKENS: u64 = 1_000_000;
+
+/// A test case: a question (optionally after a short conversation, and as a user of the
+/// site) and the checks its answer must pass.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TestCase {
+    /// A short name for the console (default: the question).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The question the case asks.
+    pub question: String,
+    /// The conversation before the question, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conversation: Vec<Turn>,
+    /// The user of the site the case runs as (anonymous when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<CaseUser>,
+    /// What the answer must do.
+    pub checks: Checks,
+}
+
+/// One message of a case's conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Turn {
+    /// `user` or `assistant`.
+    pub role: String,
+    pub content: String,
+}
+
+/// The user a case runs as (the fields of a user token's claims).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaseUser {
+    pub user_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub permissions: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub department: Option<String>,
+}
+
+/// The checks of a case; every one given must pass (at least one is given).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Checks {
+    /// The answer contains every one of these texts (ignoring case).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contains: Vec<String>,
+    /// The answer contains at least one of these texts (ignoring case).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contains_any: Vec<String>,
+    /// The answer contains none of these texts (ignoring case).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_contains: Vec<String>,
+    /// Tools the turn used, every one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools_used: Vec<String>,
+    /// Tools the turn did not use, any of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools_not_used: Vec<String>,
+    /// Whether the answer cites sources (`true`) or cites none (`false`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sources_cited: Option<bool>,
+    /// The answer's language: `vi` or `en`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
+    /// A payload of this kind comes with the answer: `list`, `table` or `chart`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<String>,
+    /// The answer completes within this many milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_latency_ms: Option<u64>,
+    /// The turn uses at most this many tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
+    /// A rubric the model judges the answer by (its verdict is shown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rubric: Option<String>,
+}
+
+/// A case outside its bounds: the message names the field and the bound.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaseError(pub String);
+
+fn chars(text: &str) -> usize {
+    text.chars().count()
+}
+
+/// `text` trimmed, 1 to `max` characters, else an error naming `field`.
+fn text(field: &str, text: &str, max: usize) -> Result<String, CaseError> {
+    let trimmed = text.trim();
+    if trimmed.is_empty() || chars(trimmed) > max {
+        return Err(CaseError(format!(
+            "`{field}` must be 1 to {max} characters."
+        )));
+    }
+    Ok(String::from(trimmed))
+}
+
+fn texts(field: &str, list: &[String], max: usize) -> Result<Vec<String>, CaseError> {
+    if list.len() > MAX_TEXTS {
+        return Err(CaseError(format!(
+            "`{field}` lists at most {MAX_TEXTS} texts."
+        )));
+    }
+    list.iter().map(|t| text(field, t, max)).collect()
+}
+
+fn ceiling(field: &str, value: Option<u64>, max: u64) -> Result<Option<u64>, CaseError> {
+    match value {
+        Some(n) if n == 0 || n > max => Err(CaseError(format!("`{field}` must be 1 to {max}."))),
+        other => Ok(other),
+    }
+}
+
+impl TestCase {
+    /// This case within its bounds (texts trimmed), or why not.
+    pub fn checked(self) -> Result<Self, CaseError> {
+        let name = self
+            .name
+            .as_deref()
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .map(|n| text("name", n, MAX_NAME_CHARS))
+            .transpose()?;
+        let question = text("question", &self.question, MAX_TEXT_CHARS)?;
+        if self.conversation.len() > MAX_TURNS {
+            return Err(CaseError(format!(
+                "`conversation` has at most {MAX_TURNS} messages."
+            )));
+        }
+        let conversation = self
+            .conversation
+            .into_iter()
+            .map(|turn| {
+                if !matches!(turn.role.as_str(), "user" | "assistant") {
+                    return Err(CaseError(String::from(
+                        "`conversation[].role` must be \"user\" or \"assistant\".",
+                    )));
+                }
+                Ok(Turn {
+                    content: text("conversation[].content", &turn.content, MAX_TEXT_CHARS)?,
+                    role: turn.role,
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let user = self
+            .user
+            .map(|user| {
+                crate::identity::UserIdentity::new(
+                    user.user_id.clone(),
+                    user.role.clone(),
+                    user.permissions.clone(),
+                    user.department.clone(),
+                )
+                .map(|_| user)
+                .map_err(|err| CaseError(format!("`user`: {}", err.message())))
+            })
+            .transpose()?;
+        let c = self.checks;
+        let checks = Checks {
+            contains: texts("checks.contains", &c.contains, MAX_CHECK_CHARS)?,
+            contains_any: texts("checks.contains_any", &c.contains_any, MAX_CHECK_CHARS)?,
+            not_contains: texts("checks.not_contains", &c.not_contains, MAX_CHECK_CHARS)?,
+            tools_used: texts("checks.tools_used", &c.tools_used, 100)?,
+            tools_not_used: texts("checks.tools_not_used", &c.tools_not_used, 100)?,
+            sources_cited: c.sources_cited,
+            language: match c.language.as_deref() {
+                None | Some("vi" | "en") => c.language,
+                Some(_) => {
+                    return Err(CaseError(String::from(
+                        "`checks.language` must be \"vi\" or \"en\".",
+                    )));
+                }
+            },
+            payload: match c.payload.as_deref() {
+                None | Some("list" | "table" | "chart") => c.payload,
+                Some(_) => {
+                    return Err(CaseError(String::from(
+                        "`checks.payload` must be \"list\", \"table\" or \"chart\".",
+                    )));
+                }
+            },
+            max_latency_ms: ceiling("checks.max_latency_ms", c.max_latency_ms, MAX_LATENCY_MS)?,
+            max_tokens: ceiling("checks.max_tokens", c.max_tokens, MAX_TOKENS)?,
+            rubric: c
+                .rubric
+                .map(|r| text("checks.rubric", &r, MAX_RUBRIC_CHARS))
+                .transpose()?,
+        };
+        if checks == Checks::default() {
+            return Err(CaseError(String::from(
+                "`checks` needs at least one check (contains, contains_any, not_contains, \
+                 tools_used, tools_not_used, sources_cited, language, payload, \
+                 max_latency_ms, max_tokens, rubric).",
+            )));
+        }
+        Ok(Self {
+            name,
+            question,
+            conversation,
+            user,
+            checks,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::ToString;
+    use alloc::vec;
+
+    fn case(checks: Checks) -> TestCase {
+        TestCase {
+            name: None,
+            question: " Giao hàng mất mấy ngày? ".to_string(),
+            conversation: Vec::new(),
+            user: None,
+            checks,
+        }
+    }
+
+    #[test]
+    fn a_case_is_trimmed_and_needs_a_check() {
+        let checks = Checks {
+            contains: vec![" 3 ngày ".to_string()],
+            ..Checks::default()
+        };
+        let checked = case(checks).checked().expect("valid");
+        assert_eq!(checked.question, "Giao hàng mất mấy ngày?");
+        assert_eq!(checked.checks.contains, ["3 ngày"]);
+        let none = case(Checks::default()).checked().expect_err("refused");
+        assert!(none.0.contains("at least one check"), "{none:?}");
+    }
+
+    #[test]
+    fn bounds_are_named() {
+        let bad = |checks: Checks, field: &str| {
+            let err = case(checks).checked().expect_err("refused");
+            assert!(err.0.contains(field), "{field}: {err:?}");
+        };
+        bad(
+            Checks {
+                language: Some("fr".into()),
+                ..Checks::default()
+            },
+            "checks.language",
+        );
+        bad(
+            Checks {
+                payload: Some("map".into()),
+                ..Checks::default()
+            },
+            "checks.payload",
+        );
+        bad(
+            Checks {
+                max_latency_ms: Some(0),
+                ..Checks::default()
+            },
+            "checks.max_latency_ms",
+        );
+        bad(
+            Checks {
+                contains: vec!["x".to_string(); MAX_TEXTS + 1],
+                ..Checks::default()
+            },
+            "checks.contains",
+        );
+        let mut long = case(Checks {
+            sources_cited: Some(true),
+            ..Checks::default()
+        });
+        long.question = "x".repeat(MAX_TEXT_CHARS + 1);
+        assert!(
+            long.checked()
+                .expect_err("refused")
+                .0
+                .contains("`question`")
+        );
+        let mut who = case(Checks {
+            sources_cited: Some(true),
+            ..Checks::default()
+        });
+        who.conversation = vec![Turn {
+            role: "system".into(),
+            content: "x".into(),
+        }];
+        assert!(
+            who.checked()
+                .expect_err("refused")
+                .0
+                .contains("conversation[].role")
+        );
+    }
+}
