@@ -127,6 +127,14 @@ routes! {
         => |req, rc, caller| admin::test_cases::list(rc.env, caller).await;
     AdminTestDelete "admin_test_delete" [DELETE] ["admin", "tests", id], SecretCaller
         => |req, rc, caller| admin::test_cases::delete(rc.env, caller, id).await;
+    AdminTestRunCreate "admin_test_run_create" [POST] ["admin", "tests", "runs"], SecretCaller
+        => |req, rc, caller| admin::test_runs::create(req, rc.env, caller).await;
+    AdminTestRun "admin_test_run" [GET] ["admin", "tests", "runs", id], SecretCaller
+        => |req, rc, caller| admin::test_runs::get(rc.env, caller, id).await;
+    AdminTestCompare "admin_test_compare" [GET] ["admin", "tests", "compare"], SecretCaller
+        => |req, rc, caller| admin::test_runs::get_compare(req, rc.env, caller).await;
+    AdminPublishCheck "admin_publish_check" [POST] ["admin", "publish", "check"], SecretCaller
+        => |req, rc, caller| admin::test_runs::check(rc.env, caller).await;
     AdminFeedback "admin_feedback" [GET] ["admin", "feedback"], SecretCaller
         => |req, rc, caller| feedback::list(req, rc.env, caller).await;
     AdminConversations "admin_conversations" [GET] ["admin", "conversations"], SecretCaller

@@ -236,6 +236,85 @@ impl TestCase {
     }
 }
 
+/// What a run saw of a case's turn: the answer and what came with it.
+#[derive(Debug, Clone, Copy)]
+pub struct Observed<'a> {
+    /// The answer's text.
+    pub answer: &'a str,
+    /// The tools the turn called, by name.
+    pub tools: &'a [String],
+    /// The kinds of the payloads that came with the answer (`list`, `sources`, …).
+    pub payloads: &'a [String],
+    /// From the question sent to the answer complete, in milliseconds.
+    pub latency_ms: u64,
+    /// The tokens the turn used, when the model reported them.
+    pub tokens: Option<u64>,
+}
+
+/// `vi` when `text` has a letter with a Vietnamese diacritic (`à`, `ơ`, `ệ`, `đ`, …),
+/// else `en`.
+pub fn language_of(text: &str) -> &'static str {
+    let vietnamese = text.chars().any(|c| {
+        ('\u{1EA0}'..='\u{1EF9}').contains(&c)
+            || "àáâãèéêìíòóôõùúýăđĩũơưÀÁÂÃÈÉÊÌÍÒÓÔÕÙÚÝĂĐĨŨƠƯ".contains(c)
+    });
+    if vietnamese { "vi" } else { "en" }
+}
+
+fn has(haystack: &str, needle: &str) -> bool {
+    haystack.contains(&needle.to_lowercase())
+}
+
+impl Checks {
+    /// The first check `seen` fails, named with what it wanted (e.g. `contains "giao
+    /// hàng"`); `None` when every check passes. The rubric is not judged here (the model
+    /// judges it).
+    pub fn first_failure(&self, seen: &Observed<'_>) -> Option<String> {
+        let answer = seen.answer.to_lowercase();
+        if let Some(text) = self.contains.iter().find(|t| !has(&answer, t)) {
+            return Some(format!("contains \"{text}\""));
+        }
+        if !self.contains_any.is_empty() && !self.contains_any.iter().any(|t| has(&answer, t)) {
+            return Some(format!(
+                "contains_any \"{}\"",
+                self.contains_any.join("\" | \"")
+            ));
+        }
+        if let Some(text) = self.not_contains.iter().find(|t| has(&answer, t)) {
+            return Some(format!("not_contains \"{text}\""));
+        }
+        if let Some(tool) = self.tools_used.iter().find(|t| !seen.tools.contains(t)) {
+            return Some(format!("tools_used {tool}"));
+        }
+        if let Some(tool) = self.tools_not_used.iter().find(|t| seen.tools.contains(t)) {
+            return Some(format!("tools_not_used {tool}"));
+        }
+        let cited = seen.payloads.iter().any(|k| k == "sources");
+        if self.sources_cited.is_some_and(|wanted| wanted != cited) {
+            return Some(format!("sources_cited {}", !cited));
+        }
+        if let Some(language) = self.language.as_deref()
+            && language != language_of(seen.answer)
+        {
+            return Some(format!("language {language}"));
+        }
+        if let Some(kind) = self.payload.as_deref()
+            && !seen.payloads.iter().any(|k| k == kind)
+        {
+            return Some(format!("payload {kind}"));
+        }
+        if let Some(max) = self.max_latency_ms.filter(|max| seen.latency_ms > *max) {
+            return Some(format!("max_latency_ms {max} ({} ms)", seen.latency_ms));
+        }
+        if let Some(max) = self.max_tokens
+            && seen.tokens.is_some_and(|used| used > max)
+        {
+            return Some(format!("max_tokens {max} ({})", seen.tokens.unwrap_or(0)));
+        }
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -324,5 +403,52 @@ mod tests {
                 .0
                 .contains("conversation[].role")
         );
+    }
+
+    #[test]
+    fn the_first_failing_check_is_named() {
+        let checks = Checks {
+            contains: vec!["3 ngày".to_string()],
+            not_contains: vec!["xin lỗi".to_string()],
+            tools_used: vec!["search".to_string()],
+            language: Some("vi".to_string()),
+            payload: Some("list".to_string()),
+            max_tokens: Some(100),
+            ..Checks::default()
+        };
+        let tools = ["search".to_string()];
+        let payloads = ["list".to_string()];
+        let seen = |answer| Observed {
+            answer,
+            tools: &tools,
+            payloads: &payloads,
+            latency_ms: 10,
+            tokens: Some(50),
+        };
+        assert_eq!(checks.first_failure(&seen("Giao trong 3 NGÀY ạ.")), None);
+        assert_eq!(
+            checks.first_failure(&seen("Giao nhanh ạ.")).as_deref(),
+            Some("contains \"3 ngày\"")
+        );
+        assert_eq!(
+            checks.first_failure(&seen("Xin lỗi, 3 ngày ạ.")).as_deref(),
+            Some("not_contains \"xin lỗi\"")
+        );
+        assert_eq!(
+            checks.first_failure(&seen("It takes 3 ngay")).as_deref(),
+            Some("contains \"3 ngày\"")
+        );
+        let english = Checks {
+            language: Some("vi".to_string()),
+            ..Checks::default()
+        };
+        assert_eq!(
+            english
+                .first_failure(&seen("Delivery takes 3 days."))
+                .as_deref(),
+            Some("language vi")
+        );
+        assert_eq!(language_of("Giao hàng"), "vi");
+        assert_eq!(language_of("Delivery"), "en");
     }
 }
