@@ -125,8 +125,6 @@ routes! {
         => |req, rc, caller| admin::test_cases::create(req, rc.env, caller).await;
     AdminTests "admin_tests" [GET] ["admin", "tests"], SecretCaller
         => |req, rc, caller| admin::test_cases::list(rc.env, caller).await;
-    AdminTestDelete "admin_test_delete" [DELETE] ["admin", "tests", id], SecretCaller
-        => |req, rc, caller| admin::test_cases::delete(rc.env, caller, id).await;
     AdminTestRunCreate "admin_test_run_create" [POST] ["admin", "tests", "runs"], SecretCaller
         => |req, rc, caller| admin::test_runs::create(req, rc.env, caller).await;
     AdminTestRun "admin_test_run" [GET] ["admin", "tests", "runs", id], SecretCaller
@@ -135,6 +133,8 @@ routes! {
         => |req, rc, caller| admin::test_runs::get_compare(req, rc.env, caller).await;
     AdminPublishCheck "admin_publish_check" [POST] ["admin", "publish", "check"], SecretCaller
         => |req, rc, caller| admin::test_runs::check(rc.env, caller).await;
+    AdminTestDelete "admin_test_delete" [DELETE] ["admin", "tests", id], SecretCaller
+        => |req, rc, caller| admin::test_cases::delete(rc.env, caller, id).await;
     AdminFeedback "admin_feedback" [GET] ["admin", "feedback"], SecretCaller
         => |req, rc, caller| feedback::list(req, rc.env, caller).await;
     AdminConversations "admin_conversations" [GET] ["admin", "conversations"], SecretCaller

@@ -61,4 +61,5 @@ mod site_caps;
 mod sites;
 mod storage_budget;
 mod template_settings;
+mod test_runs;
 mod workers_ai;

@@ -101,7 +101,7 @@ pub(crate) async fn start(env: &Env, site: &Site, draft: bool) -> Result<String,
             ])?,
         );
         let job = json!({"site": site_id, "run": run, "case": id, "draft": draft});
-        jobs.push(MessageBuilder::new(job).build());
+        jobs.push(MessageBuilder::new(job.to_string()).build());
     }
     db.batch(statements).await?;
     env.queue("TEST_QUEUE")?.send_batch(jobs).await?;
@@ -186,18 +186,31 @@ pub(crate) async fn view(env: &Env, site_id: &str, id: &str) -> Result<Option<Va
 /// The test queue's consumer: a batch's cases run in parallel; a case refused by the rate
 /// limit is sent again, later (and kept as an error on its last attempt).
 pub(crate) async fn consume<T>(batch: &MessageBatch<T>, env: &Env) {
-    let messages: Vec<Message<Value>> = batch
+    // A job is sent as its JSON text (a `Value` would cross as a JS `Map`).
+    let messages: Vec<(Message<String>, Value)> = batch
         .raw_iter()
-        .filter_map(|raw| Message::try_from(raw).ok())
+        .filter_map(|raw| match Message::<String>::try_from(raw) {
+            Ok(message) => {
+                let job = serde_json::from_str(message.body()).unwrap_or_default();
+                Some((message, job))
+            }
+            Err(err) => {
+                let line = json!({"level": "error", "msg": "malformed test job", "detail": err.to_string()});
+                worker::console_error!("{line}");
+                None
+            }
+        })
         .collect();
-    let runs = messages.iter().map(|message| async move {
-        let attempt = message.body()["attempt"].as_u64().unwrap_or(0);
+    let runs = messages.iter().map(|(message, job)| async move {
+        let attempt = job["attempt"].as_u64().unwrap_or(0);
         let last = attempt + 1 >= ATTEMPTS;
-        match run_case(env, message.body(), last).await {
+        match run_case(env, job, last).await {
             Err(ApiError::RateLimited) if !last => {
-                let mut job = message.body().clone();
+                let mut job = job.clone();
                 job["attempt"] = (attempt + 1).into();
-                let later = MessageBuilder::new(job).delay_seconds(2 << attempt).build();
+                let later = MessageBuilder::new(job.to_string())
+                    .delay_seconds(2 << attempt)
+                    .build();
                 match env.queue("TEST_QUEUE") {
                     Ok(queue) if queue.send(later).await.is_ok() => message.ack(),
                     // Not sent again: the platform delivers this one again.
@@ -206,7 +219,7 @@ pub(crate) async fn consume<T>(batch: &MessageBatch<T>, env: &Env) {
             }
             Err(error) => {
                 let line = json!({"level": "error", "msg": "test case not run",
-                    "job": message.body(), "error": error.chain()});
+                    "job": job, "error": error.chain()});
                 worker::console_error!("{line}");
                 message.ack();
             }
