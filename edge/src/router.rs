@@ -125,6 +125,8 @@ routes! {
         => |req, rc, caller| admin::test_cases::create(req, rc.env, caller).await;
     AdminTests "admin_tests" [GET] ["admin", "tests"], SecretCaller
         => |req, rc, caller| admin::test_cases::list(rc.env, caller).await;
+    AdminTestPropose "admin_test_propose" [POST] ["admin", "tests", "propose"], SecretCaller
+        => |req, rc, caller| admin::test_cases::propose(req, rc.env, caller).await;
     AdminTestRunCreate "admin_test_run_create" [POST] ["admin", "tests", "runs"], SecretCaller
         => |req, rc, caller| admin::test_runs::create(req, rc.env, caller).await;
     AdminTestRun "admin_test_run" [GET] ["admin", "tests", "runs", id], SecretCaller

@@ -315,6 +315,49 @@ impl Checks {
     }
 }
 
+/// Checks proposed for a case made from a real turn (the console shows them to edit before
+/// saving): the answer's salient words (its numbers first, then its longest words; at most
+/// 3), the tools the turn used, its language, and its payload's kind (list, table, chart)
+/// or its sources.
+pub fn propose(answer: &str, tools: &[String], payloads: &[String]) -> Checks {
+    let mut words: Vec<&str> = answer
+        .split(|c: char| c.is_whitespace() || ",;:!?()\"“”'".contains(c))
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+        .filter(|w| w.chars().any(char::is_numeric) || w.chars().count() >= 6)
+        .collect();
+    // Numbers first, then the longest words; ties keep the answer's order.
+    words.sort_by_key(|w| {
+        (
+            !w.chars().any(char::is_numeric),
+            core::cmp::Reverse(w.chars().count()),
+        )
+    });
+    let mut contains: Vec<String> = Vec::new();
+    for word in words {
+        if contains.len() < 3 && !contains.iter().any(|c| c.eq_ignore_ascii_case(word)) {
+            contains.push(String::from(word));
+        }
+    }
+    let mut tools_used: Vec<String> = Vec::new();
+    for tool in tools {
+        if !tools_used.contains(tool) {
+            tools_used.push(tool.clone());
+        }
+    }
+    let payload = payloads
+        .iter()
+        .find(|k| matches!(k.as_str(), "list" | "table" | "chart"))
+        .cloned();
+    Checks {
+        contains,
+        tools_used,
+        sources_cited: payloads.iter().any(|k| k == "sources").then_some(true),
+        language: Some(String::from(language_of(answer))),
+        payload,
+        ..Checks::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -450,5 +493,25 @@ mod tests {
         );
         assert_eq!(language_of("Giao hàng"), "vi");
         assert_eq!(language_of("Delivery"), "en");
+    }
+
+    #[test]
+    fn checks_are_proposed_from_an_answer() {
+        let tools = ["search_products".to_string(), "search_products".to_string()];
+        let payloads = ["table".to_string()];
+        let proposed = propose(
+            "Dạ, mẫu Ultrabook X1 giá 21.990.000đ, bảo hành 24 tháng ạ.",
+            &tools,
+            &payloads,
+        );
+        assert_eq!(proposed.contains, ["21.990.000đ", "X1", "24"]);
+        assert_eq!(proposed.tools_used, ["search_products"]);
+        assert_eq!(proposed.language.as_deref(), Some("vi"));
+        assert_eq!(proposed.payload.as_deref(), Some("table"));
+        assert_eq!(proposed.sources_cited, None);
+        let english = propose("We ship everywhere.", &[], &["sources".to_string()]);
+        assert_eq!(english.contains, ["everywhere"]);
+        assert_eq!(english.language.as_deref(), Some("en"));
+        assert_eq!(english.sources_cited, Some(true));
     }
 }

@@ -268,3 +268,68 @@ fn twenty_cases_run_a_regression_is_named_refused_confirmed_recorded_and_restore
     );
     assert_eq!(status, 403);
 }
+
+#[test]
+fn a_test_case_is_proposed_from_a_real_conversation_and_saved() {
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    upstream.set_default(Reply::text(
+        "Dạ, đơn CASE-07 giao trong 3 ngày, phí 30.000đ ạ.",
+    ));
+    let site = concierge_e2e::api::site_with_upstream(worker, "Propose", &upstream.base_url, false);
+    let secret = site.secret_key.as_str();
+    let (id, _) = concierge_e2e::api::create_conversation(worker, &site, json!({}));
+    let (status, earlier) = call(
+        worker,
+        "POST",
+        &format!("/conversations/{id}/messages"),
+        secret,
+        Some(json!({"content": "Chào shop, shop có giao hàng không?"})),
+    );
+    assert_eq!(status, 200, "{earlier}");
+    let (status, answered) = call(
+        worker,
+        "POST",
+        &format!("/conversations/{id}/messages"),
+        secret,
+        Some(json!({"content": "Shop giao hàng đơn CASE-07 mất mấy ngày?"})),
+    );
+    assert_eq!(status, 200, "{answered}");
+
+    let (status, proposal) = call(
+        worker,
+        "POST",
+        "/admin/tests/propose",
+        secret,
+        Some(json!({"conversation_id": id})),
+    );
+    assert_eq!(status, 200, "{proposal}");
+    let case = &proposal["case"];
+    assert_eq!(case["question"], "Shop giao hàng đơn CASE-07 mất mấy ngày?");
+    assert_eq!(
+        proposal["answer"],
+        "Dạ, đơn CASE-07 giao trong 3 ngày, phí 30.000đ ạ."
+    );
+    assert_eq!(case["conversation"][0]["role"], "user", "{case}");
+    assert_eq!(case["conversation"][1]["role"], "assistant", "{case}");
+    assert_eq!(
+        case["checks"]["contains"],
+        json!(["30.000đ", "CASE-07", "3"]),
+        "{case}"
+    );
+    assert_eq!(case["checks"]["language"], "vi");
+    // Saved as proposed (the console lets the merchant edit it first).
+    let (status, saved) = call(worker, "POST", "/admin/tests", secret, Some(case.clone()));
+    assert_eq!(status, 201, "{saved}");
+    // Another site cannot read this conversation: 404.
+    let other =
+        concierge_e2e::api::site_with_upstream(worker, "Propose 2", &upstream.base_url, false);
+    let (status, _) = call(
+        worker,
+        "POST",
+        "/admin/tests/propose",
+        &other.secret_key,
+        Some(json!({"conversation_id": id})),
+    );
+    assert_eq!(status, 404);
+}

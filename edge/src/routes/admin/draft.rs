@@ -139,23 +139,8 @@ fn live_answer(site: &Site) -> Result<Response, ApiError> {
     }))?)
 }
 
-/// Body of `POST /admin/publish`: the note, and, for a site with test cases, the publish
-/// gate's two finished runs (`POST /admin/publish/check`) and whether to publish over the
-/// cases the draft fails that pass on live.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PublishBody {
-    #[serde(default)]
-    note: Option<String>,
-    #[serde(default)]
-    draft_run: Option<String>,
-    #[serde(default)]
-    live_run: Option<String>,
-    #[serde(default)]
-    confirm_regressions: bool,
-}
-
-/// `POST /admin/publish`: the pending draft goes live, atomically, as a new version; 409
+/// `POST /admin/publish {"note"?, "draft_run"?, "live_run"?, "confirm_regressions"?}`:
+/// the pending draft goes live, atomically, as a new version; 409
 /// when no draft is pending. A site with test cases passes the publish gate first: its
 /// two runs (`draft_run`, `live_run`) finished on the draft and the live configuration
 /// as they are, and, when the draft fails cases that pass on live, `confirm_regressions`
@@ -166,13 +151,33 @@ pub(crate) async fn publish(
     env: &Env,
     caller: SecretCaller,
 ) -> Result<Response, ApiError> {
-    let body = body::json::<PublishBody>(&mut req).await?;
-    let note = NoteBody { note: body.note }.note()?;
+    // Read through a JSON value (the Worker's size: no deserializer of its own).
+    let body: serde_json::Value = body::json(&mut req).await?;
+    let fields = ["note", "draft_run", "live_run", "confirm_regressions"];
+    let text = |name: &str| match &body[name] {
+        serde_json::Value::Null => Ok(None),
+        serde_json::Value::String(text) => Ok(Some(text.clone())),
+        _ => Err(ApiError::bad_request(format!("`{name}` must be a string."))),
+    };
+    if let Some(unknown) = body
+        .as_object()
+        .ok_or_else(|| ApiError::bad_request("The body must be a JSON object."))?
+        .keys()
+        .find(|key| !fields.contains(&key.as_str()))
+    {
+        return Err(ApiError::bad_request(format!("Unknown field `{unknown}`.")));
+    }
+    let note = NoteBody {
+        note: text("note")?,
+    }
+    .note()?;
+    let (draft_run, live_run) = (text("draft_run")?, text("live_run")?);
+    let confirmed = body["confirm_regressions"] == true;
     let mut record = None;
     let mut mark = None;
     if test_runs::case_count(env, &caller.site.id).await? > 0 {
         let site = fresh(env, &caller).await?;
-        let (Some(draft_run), Some(live_run)) = (&body.draft_run, &body.live_run) else {
+        let (Some(draft_run), Some(live_run)) = (&draft_run, &live_run) else {
             return Err(ApiError::Conflict(
                 "Trang này có ca kiểm thử: hãy chạy chúng với bản nháp và bản đang chạy \
                  (POST /admin/publish/check) rồi xuất bản kèm `draft_run` và `live_run`. \
@@ -189,7 +194,7 @@ pub(crate) async fn publish(
             .filter_map(|case| case["name"].as_str())
             .collect();
         if !names.is_empty() {
-            if !body.confirm_regressions {
+            if !confirmed {
                 let (count, list) = (names.len(), names.join("; "));
                 return Err(ApiError::Regressions(format!(
                     "Bản nháp trượt {count} ca đang đạt trên bản đang chạy: {list}. Gửi lại \

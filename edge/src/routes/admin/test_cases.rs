@@ -1,10 +1,11 @@
 //! A site's test cases (issue 42, item 2; secret key): the questions with checks a
 //! merchant keeps to run against the draft or the live configuration before publishing
-//! (the runs are a later step):
+//! (the runs: `super::test_runs`):
 //! - `POST /admin/tests` (a `concierge_core::test_cases::TestCase`): 201 with the stored
 //!   case and its id; 409 `limit_reached` at 100 cases;
 //! - `GET /admin/tests`: the cases, oldest first;
-//! - `DELETE /admin/tests/{id}`: 404 for an unknown id.
+//! - `DELETE /admin/tests/{id}`: 404 for an unknown id;
+//! - `POST /admin/tests/propose`: a case proposed from a real conversation's answer.
 
 use concierge_core::test_cases::{MAX_CASES, TestCase};
 use serde::Deserialize;
@@ -120,4 +121,86 @@ pub(crate) async fn delete(
         return Err(ApiError::NotFound);
     }
     Ok(Response::from_json(&serde_json::json!({"deleted": id}))?)
+}
+
+/// Messages of a conversation a proposal reads at most (the answer and what came before).
+const PROPOSAL_WINDOW: usize = 100;
+
+/// Messages before the question a proposed case keeps at most.
+const PROPOSAL_CONTEXT: usize = 6;
+
+/// `POST /admin/tests/propose {"conversation_id", "message_id"?}`: a test case proposed
+/// from a real turn of the site — the question the visitor asked, the messages before it
+/// (at most 6), and checks proposed from the stored answer
+/// (`concierge_core::test_cases::propose`) — for the console to show, edited, before it
+/// is saved with `POST /admin/tests`. The answer is `message_id` (an assistant message) or
+/// the conversation's last answer; 404 when there is none.
+pub(crate) async fn propose(
+    mut req: Request,
+    env: &Env,
+    caller: SecretCaller,
+) -> Result<Response, ApiError> {
+    use concierge_core::boundary::ConversationStore;
+    use concierge_core::chat::Role;
+    use concierge_core::conversation::Scope;
+    let body: serde_json::Value = body::json(&mut req).await?;
+    let Some(conversation_id) = body["conversation_id"].as_str() else {
+        return Err(ApiError::bad_request("`conversation_id` is required."));
+    };
+    let wanted = body["message_id"].as_str();
+    let services = crate::bindings::services::Services::new(env, &caller.site)?;
+    let scope = Scope::new(&caller.site.id, conversation_id);
+    let messages = services
+        .store
+        .load_recent_messages(scope, PROPOSAL_WINDOW)
+        .await
+        .map_err(ApiError::store)?;
+    let spoken = |m: &&concierge_core::conversation::StoredMessage| {
+        !m.content.trim().is_empty() && matches!(m.role, Role::User | Role::Assistant)
+    };
+    let answer_at = messages
+        .iter()
+        .rposition(|m| {
+            m.role == Role::Assistant && wanted.is_none_or(|id| m.id == id) && spoken(&m)
+        })
+        .ok_or(ApiError::NotFound)?;
+    let question_at = messages[..answer_at]
+        .iter()
+        .rposition(|m| m.role == Role::User)
+        .ok_or(ApiError::NotFound)?;
+    let answer = &messages[answer_at];
+    let tools: Vec<String> = answer
+        .tool_steps
+        .iter()
+        .flat_map(|step| step.calls.iter().map(|call| call.name.clone()))
+        .collect();
+    let payloads: Vec<String> = answer
+        .payloads
+        .iter()
+        .map(|p| p.kind().to_string())
+        .collect();
+    let before: Vec<_> = messages[..question_at].iter().filter(spoken).collect();
+    let conversation: Vec<serde_json::Value> = before
+        [before.len().saturating_sub(PROPOSAL_CONTEXT)..]
+        .iter()
+        .map(|m| {
+            let role = if m.role == Role::User {
+                "user"
+            } else {
+                "assistant"
+            };
+            serde_json::json!({"role": role, "content": m.content})
+        })
+        .collect();
+    let checks = concierge_core::test_cases::propose(&answer.content, &tools, &payloads);
+    let checks = serde_json::to_value(&checks).map_err(|e| ApiError::Corrupt(e.to_string()))?;
+    let mut case = serde_json::json!({
+        "question": messages[question_at].content,
+        "checks": checks,
+    });
+    if !conversation.is_empty() {
+        case["conversation"] = conversation.into();
+    }
+    let proposal = serde_json::json!({"case": case, "answer": answer.content});
+    Ok(Response::from_json(&proposal)?)
 }
