@@ -104,6 +104,17 @@
     "Note for this version (optional)": "Ghi chú cho phiên bản này (không bắt buộc)",
     "Publish": "Xuất bản",
     "Discard the draft": "Bỏ bản nháp",
+    "When the site has test cases, Publish first runs them against the draft and against the live configuration, and names every case that passes on live and fails on the draft.":
+      "Khi trang có ca kiểm thử, Xuất bản sẽ chạy chúng với bản nháp và với bản đang áp dụng trước, rồi nêu tên mọi ca đạt trên bản đang áp dụng nhưng trượt trên bản nháp.",
+    "Test runs": "Lượt kiểm thử",
+    "Running the tests: {done} of {total}": "Đang chạy kiểm thử: {done}/{total}",
+    "Draft passes {d} of {n}; live passes {l} of {m}.": "Bản nháp đạt {d}/{n} ca; bản đang áp dụng đạt {l}/{m} ca.",
+    "The draft fails cases that pass on live": "Bản nháp trượt những ca đang đạt trên bản đang áp dụng",
+    "Publishing now makes these answers worse for visitors. The confirmation is recorded with the version.":
+      "Xuất bản lúc này sẽ làm các câu trả lời này kém đi với khách. Xác nhận của bạn được ghi cùng phiên bản.",
+    "Publish anyway": "Vẫn xuất bản",
+    "Cancel": "Huỷ",
+    "published over {n} failing cases": "xuất bản dù {n} ca trượt",
     "Versions": "Các phiên bản",
     "Every configuration that went live, newest first. Restore makes an earlier one live again (as a new version).":
       "Mọi cấu hình đã được áp dụng, mới nhất trước. Khôi phục đưa một phiên bản cũ vào áp dụng lại (thành một phiên bản mới).",

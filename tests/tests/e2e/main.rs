@@ -7,6 +7,7 @@ mod analyst;
 mod browser;
 mod browser_console;
 mod browser_console_inbox;
+mod browser_console_tests;
 mod browser_console_ux;
 mod browser_handoff_ux;
 mod browser_rich;

@@ -310,11 +310,17 @@ fn a_test_case_is_proposed_from_a_real_conversation_and_saved() {
         proposal["answer"],
         "Dạ, đơn CASE-07 giao trong 3 ngày, phí 30.000đ ạ."
     );
-    assert_eq!(case["conversation"][0]["role"], "user", "{case}");
-    assert_eq!(case["conversation"][1]["role"], "assistant", "{case}");
+    assert_eq!(
+        case["conversation"],
+        json!([
+            {"role": "user", "content": "Chào shop, shop có giao hàng không?"},
+            {"role": "assistant", "content": "Dạ, đơn CASE-07 giao trong 3 ngày, phí 30.000đ ạ."},
+        ]),
+        "the greeting left out: {case}"
+    );
     assert_eq!(
         case["checks"]["contains"],
-        json!(["30.000đ", "CASE-07", "3"]),
+        json!(["CASE-07", "30.000đ", "3"]),
         "{case}"
     );
     assert_eq!(case["checks"]["language"], "vi");

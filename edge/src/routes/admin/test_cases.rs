@@ -131,7 +131,7 @@ const PROPOSAL_CONTEXT: usize = 6;
 
 /// `POST /admin/tests/propose {"conversation_id", "message_id"?}`: a test case proposed
 /// from a real turn of the site — the question the visitor asked, the messages before it
-/// (at most 6), and checks proposed from the stored answer
+/// (at most 6, the greeting left out), and checks proposed from the stored answer
 /// (`concierge_core::test_cases::propose`) — for the console to show, edited, before it
 /// is saved with `POST /admin/tests`. The answer is `message_id` (an assistant message) or
 /// the conversation's last answer; 404 when there is none.
@@ -155,8 +155,12 @@ pub(crate) async fn propose(
         .load_recent_messages(scope, PROPOSAL_WINDOW)
         .await
         .map_err(ApiError::store)?;
+    // What the visitor and the assistant said (the greeting, which every conversation
+    // starts with, left out).
     let spoken = |m: &&concierge_core::conversation::StoredMessage| {
-        !m.content.trim().is_empty() && matches!(m.role, Role::User | Role::Assistant)
+        !m.content.trim().is_empty()
+            && matches!(m.role, Role::User | Role::Assistant)
+            && m.kind != concierge_core::conversation::MessageKind::Greeting
     };
     let answer_at = messages
         .iter()

@@ -1,0 +1,93 @@
+//! The console's publish gate in headless Chromium (issue 42, `tests/browser/console_tests.mjs`):
+//! Publish on a site with test cases runs them against the draft and live with progress,
+//! names the cases that regress in a dialog, publishes when confirmed and lists the version
+//! as published over them; axe-core finds nothing critical or serious; in English and in
+//! Vietnamese.
+
+use concierge_e2e::upstream::{Reply, ScriptedUpstream};
+use concierge_e2e::{Worker, agent, into_parts};
+use serde_json::{Value, json};
+
+const BREAK: &str = "BREAK-CASES:";
+
+fn call(worker: &Worker, method: &str, path: &str, key: &str, body: Value) -> u16 {
+    let (status, text) = into_parts(
+        agent()
+            .request(method, &worker.url(path))
+            .set("x-api-key", key)
+            .send_json(body),
+    );
+    assert!(status < 300, "{method} {path}: {status} {text}");
+    status
+}
+
+/// A site with 4 cases that pass live, and a draft that breaks cases 2 and 4.
+fn gated_site(worker: &Worker, upstream: &ScriptedUpstream, name: &str) -> String {
+    let site = concierge_e2e::api::site_with_upstream(worker, name, &upstream.base_url, false);
+    let key = site.secret_key;
+    call(
+        worker,
+        "PATCH",
+        "/admin/site",
+        &key,
+        json!({"persona": "Bạn là trợ lý."}),
+    );
+    for n in 1..=4 {
+        call(
+            worker,
+            "POST",
+            "/admin/tests",
+            &key,
+            json!({"name": format!("Giao hàng {n}"),
+                   "question": format!("Xin chào, shop có giao hàng CASE-0{n} không?"),
+                   "checks": {"contains": [format!("CODE-0{n}")]}}),
+        );
+    }
+    call(
+        worker,
+        "PATCH",
+        "/admin/site/draft",
+        &key,
+        json!({"persona": format!("Bạn là trợ lý. {BREAK} 02 04")}),
+    );
+    key
+}
+
+#[test]
+fn the_publish_dialog_runs_the_tests_names_the_regressions_and_publishes_when_confirmed() {
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    upstream.set_responder(|body| {
+        let messages = body["messages"].as_array()?;
+        let system = messages.first()?["content"].as_str().unwrap_or("");
+        let question = messages.iter().rev().find(|m| m["role"] == "user")?;
+        let question = question["content"].as_str()?;
+        let at = question.find("CASE-")?;
+        let n = question.get(at + 5..at + 7)?;
+        let broken = system
+            .split(BREAK)
+            .nth(1)
+            .is_some_and(|list| list.split_whitespace().take(2).any(|b| b == n));
+        Some(Reply::text(&if broken {
+            "Dạ, em chưa rõ ạ.".to_string()
+        } else {
+            format!("Dạ, mã của anh là CODE-{n} ạ.")
+        }))
+    });
+    for locale in ["en-US", "vi-VN"] {
+        let key = gated_site(worker, &upstream, &format!("Gate {locale}"));
+        let out = crate::browser_console::run_script(
+            "console_tests",
+            "publish_gate",
+            worker,
+            &[
+                ("SECRET_KEY", key.as_str()),
+                ("LOCALE", locale),
+                ("REGRESSED", "Giao hàng 2|Giao hàng 4"),
+                ("PASSED_DRAFT", "2"),
+                ("TOTAL", "4"),
+            ],
+        );
+        assert!(out.contains("ok publish_gate"), "{locale}: {out}");
+    }
+}
