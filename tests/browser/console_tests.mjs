@@ -56,6 +56,7 @@ const scenarios = {
     await page.click("#publish");
     // Progress while the runs go, then both finished.
     await page.waitForSelector("#gate:not([hidden])");
+    await page.waitForFunction(() => document.querySelector("#gate-status").textContent.length > 0);
     const progress = await page.textContent("#gate-status");
     assert.match(progress, vi ? /Đang chạy kiểm thử: \d+\/\d+/ : /Running the tests: \d+ of \d+/, progress);
     await page.waitForSelector("#gate-regressions:not([hidden])");

@@ -73,7 +73,7 @@
   // then the comparison (pass rates, the cases that regress).
   async function runGate() {
     var gate = await api("POST", "/admin/publish/check");
-    $("gate").hidden = false;
+    $("gate-rates").textContent = "";
     var bar = $("gate-progress");
     for (;;) {
       var runs = await Promise.all([
@@ -84,6 +84,7 @@
       bar.max = total;
       bar.value = done;
       $("gate-status").textContent = t("Running the tests: {done} of {total}", { done: done, total: total });
+      $("gate").hidden = false;
       if (runs[0].finished && runs[1].finished) break;
       await sleep(500);
     }
