@@ -1,10 +1,13 @@
-// The console's publish gate in real headless Chromium (issue 42): Publish on a site with
+// The console's test tools in real headless Chromium (issue 42): a test case made from a
+// real conversation in one click; and the publish gate: Publish on a site with
 // test cases runs them against the draft and the live configuration with visible progress,
 // shows the pass rates, names every case that passes on live and fails on the draft in a
 // dialog, publishes only when confirmed, and lists the version as published over them;
 // audited with axe-core (0 critical, 0 serious).
 //
 // Usage: node console_tests.mjs <scenario> <console_url> <artifact_dir> <profile_dir>
+// Scenario `from_conversation`, environment: SECRET_KEY, LOCALE, QUESTION (the visitor's
+// question of the site's one conversation), CONTAINS (the proposed texts, `|`-separated).
 // Scenario `publish_gate`, environment: SECRET_KEY, LOCALE (`en-US` or `vi-VN`),
 // REGRESSED (the names of the cases the draft breaks, `|`-separated), PASSED_DRAFT,
 // TOTAL (the draft's passes and the number of cases).
@@ -40,7 +43,40 @@ async function audit(page, name) {
   assert.deepEqual(bad, [], `axe on ${name}: ${JSON.stringify(bad)}`);
 }
 
+async function signIn() {
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await page.goto(consoleUrl, { waitUntil: "load" });
+  await page.fill("#signin-key", env.SECRET_KEY);
+  await page.click('#signin-form button[type="submit"]');
+  await page.waitForSelector("#app:not([hidden])");
+  return { page, errors };
+}
+
 const scenarios = {
+  // A test case from a real conversation in one click: its checks proposed, edited, saved.
+  async from_conversation() {
+    const { page, errors } = await signIn();
+    await page.click('.tabs button[data-tab="conversations"]');
+    await page.waitForSelector("#tab-conversations:not([hidden])");
+    await page.locator("#conv-list button", { hasText: env.QUESTION }).first().click();
+    await page.click("#conv-messages [data-make-test]");
+    await page.waitForSelector("#test-form:not([hidden])");
+    await page.waitForFunction(() => document.querySelector("#tf-question").value.length > 0);
+    assert.equal(await page.inputValue("#tf-question"), env.QUESTION);
+    assert.equal(await page.inputValue("#tf-contains"), env.CONTAINS.split("|").join("\n"));
+    assert.equal(await page.inputValue("#tf-language"), "vi");
+    assert.equal(await page.textContent("#test-form-title"), vi ? "Ca kiểm thử mới từ câu trả lời này" : "New test case from this answer");
+    await audit(page, "test from a conversation");
+    await page.fill("#tf-not-contains", "xin lỗi");
+    await page.click('#test-form button[type="submit"]');
+    await page.waitForFunction(() => document.querySelector("#tf-result").textContent.length > 0);
+    assert.equal(await page.textContent("#tf-result"), vi ? "Đã lưu ca kiểm thử: trang có 1/100 ca." : "Test saved: the site has 1 of 100.");
+    await page.screenshot({ path: path.join(artifacts, `console-test-from-conversation-${vi ? "vi" : "en"}.png`), fullPage: true });
+    assert.deepEqual(errors, [], "no page error");
+  },
+
   async publish_gate() {
     const page = await context.newPage();
     const errors = [];

@@ -1,8 +1,9 @@
-//! The console's publish gate in headless Chromium (issue 42, `tests/browser/console_tests.mjs`):
-//! Publish on a site with test cases runs them against the draft and live with progress,
-//! names the cases that regress in a dialog, publishes when confirmed and lists the version
-//! as published over them; axe-core finds nothing critical or serious; in English and in
-//! Vietnamese.
+//! The console's test tools in headless Chromium (issue 42, `tests/browser/console_tests.mjs`):
+//! a test case made from a real conversation in one click (its checks proposed, edited,
+//! saved); Publish on a site with test cases runs them against the draft and live with
+//! progress, names the cases that regress in a dialog, publishes when confirmed and lists
+//! the version as published over them; axe-core finds nothing critical or serious; in
+//! English and in Vietnamese.
 
 use concierge_e2e::upstream::{Reply, ScriptedUpstream};
 use concierge_e2e::{Worker, agent, into_parts};
@@ -89,5 +90,58 @@ fn the_publish_dialog_runs_the_tests_names_the_regressions_and_publishes_when_co
             ],
         );
         assert!(out.contains("ok publish_gate"), "{locale}: {out}");
+    }
+}
+
+#[test]
+fn a_test_case_is_made_from_a_conversation_in_one_click_edited_and_saved() {
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    upstream.set_default(Reply::text("Dạ, đơn CASE-07 giao trong 3 ngày ạ."));
+    for locale in ["en-US", "vi-VN"] {
+        let site = concierge_e2e::api::site_with_upstream(
+            worker,
+            &format!("From {locale}"),
+            &upstream.base_url,
+            false,
+        );
+        let (id, _) = concierge_e2e::api::create_conversation(worker, &site, json!({}));
+        let question = "Shop giao hàng đơn CASE-07 mất mấy ngày?";
+        call(
+            worker,
+            "POST",
+            &format!("/conversations/{id}/messages"),
+            &site.secret_key,
+            json!({"content": question}),
+        );
+        let out = crate::browser_console::run_script(
+            "console_tests",
+            "from_conversation",
+            worker,
+            &[
+                ("SECRET_KEY", site.secret_key.as_str()),
+                ("LOCALE", locale),
+                ("QUESTION", question),
+                ("CONTAINS", "CASE-07|3"),
+            ],
+        );
+        assert!(out.contains("ok from_conversation"), "{locale}: {out}");
+        // Saved as edited.
+        let (status, text) = into_parts(
+            agent()
+                .get(&worker.url("/admin/tests"))
+                .set("x-api-key", &site.secret_key)
+                .call(),
+        );
+        assert_eq!(status, 200, "{text}");
+        let list: Value = serde_json::from_str(&text).expect("JSON");
+        let case = &list["cases"][0];
+        assert_eq!(case["question"], question, "{case}");
+        assert_eq!(
+            case["checks"]["contains"],
+            json!(["CASE-07", "3"]),
+            "{case}"
+        );
+        assert_eq!(case["checks"]["not_contains"], json!(["xin lỗi"]), "{case}");
     }
 }
