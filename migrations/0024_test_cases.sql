@@ -27,7 +27,8 @@ CREATE TABLE test_runs (
 );
 
 -- One case's result in a run: `status` pending | passed | failed | error; `failed` names
--- the check that failed (or the error's code); `answer` is the answer's text.
+-- the check that failed (or the error's code); `answer` is the answer's text; `verdict`
+-- is the model's judgement of the case's rubric, when it has one.
 CREATE TABLE test_results (
     site_id     TEXT NOT NULL,
     run_id      TEXT NOT NULL,
@@ -39,5 +40,6 @@ CREATE TABLE test_results (
     latency_ms  INTEGER,
     tokens      INTEGER,
     finished_at INTEGER,
+    verdict     TEXT,
     PRIMARY KEY (site_id, run_id, case_id)
 );

@@ -315,6 +315,39 @@ impl Checks {
     }
 }
 
+/// The system prompt of the model that judges an answer against a case's rubric.
+pub const JUDGE_PROMPT: &str = "You judge one answer of an assistant against a rubric. \
+Reply with PASS or FAIL first, then one short sentence saying why, in the rubric's language.";
+
+/// The longest verdict kept, in characters.
+pub const MAX_VERDICT_CHARS: usize = 500;
+
+/// The request that asks the site's model to judge `answer` to `question` by `rubric`.
+pub fn judge_request(question: &str, answer: &str, rubric: &str) -> crate::boundary::ChatRequest {
+    use crate::chat::ChatMessage;
+    crate::boundary::ChatRequest {
+        messages: alloc::vec![
+            ChatMessage::system(JUDGE_PROMPT),
+            ChatMessage::user(format!(
+                "Rubric: {rubric}\n\nQuestion: {question}\n\nAnswer: {answer}"
+            )),
+        ],
+        tools: Vec::new(),
+        temperature: Some(0.0),
+        max_tokens: Some(200),
+    }
+}
+
+/// The judge's reply read: whether it passed (`PASS` first) and its verdict (the reply,
+/// trimmed, at most [`MAX_VERDICT_CHARS`]).
+pub fn verdict(reply: &str) -> (bool, String) {
+    let reply = reply.trim();
+    let passed = reply
+        .get(..4)
+        .is_some_and(|first| first.eq_ignore_ascii_case("pass"));
+    (passed, reply.chars().take(MAX_VERDICT_CHARS).collect())
+}
+
 /// Checks proposed for a case made from a real turn (the console shows them to edit before
 /// saving): the answer's salient words (its numbers first, then its longest words; at most
 /// 3), the tools the turn used, its language, and its payload's kind (list, table, chart)
@@ -513,5 +546,18 @@ mod tests {
         assert_eq!(english.contains, ["everywhere"]);
         assert_eq!(english.language.as_deref(), Some("en"));
         assert_eq!(english.sources_cited, Some(true));
+    }
+
+    #[test]
+    fn the_judges_verdict_is_read() {
+        assert_eq!(
+            verdict(" PASS: lịch sự ạ "),
+            (true, "PASS: lịch sự ạ".to_string())
+        );
+        assert!(!verdict("FAIL: no greeting").0);
+        assert!(!verdict("").0);
+        let request = judge_request("q", "a", "be polite");
+        assert_eq!(request.messages.len(), 2);
+        assert!(request.messages[1].content.contains("Rubric: be polite"));
     }
 }

@@ -339,3 +339,62 @@ fn a_test_case_is_proposed_from_a_real_conversation_and_saved() {
     );
     assert_eq!(status, 404);
 }
+
+#[test]
+fn a_rubric_is_judged_by_the_model_and_its_verdict_kept() {
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    upstream.set_responder(|body| {
+        let messages = body["messages"].as_array()?;
+        let system = messages.first()?["content"].as_str().unwrap_or("");
+        let last = messages.last()?["content"].as_str().unwrap_or("");
+        Some(Reply::text(if system.starts_with("You judge one answer") {
+            // The judge sees the rubric, the question and the answer.
+            if !last.contains("Rubric: Trả lời lịch sự") || !last.contains("toàn quốc") {
+                "FAIL: the judge was not given the rubric and the answer."
+            } else if last.contains("CASE-02") {
+                "FAIL: thiếu lời chào."
+            } else {
+                "PASS: lịch sự."
+            }
+        } else {
+            "Dạ, shop giao hàng toàn quốc ạ."
+        }))
+    });
+    let site = concierge_e2e::api::site_with_upstream(worker, "Rubric", &upstream.base_url, false);
+    let secret = site.secret_key.as_str();
+    for n in 1..=2 {
+        let (status, body) = call(
+            worker,
+            "POST",
+            "/admin/tests",
+            secret,
+            Some(json!({
+                "name": format!("Lịch sự {n}"),
+                "question": format!("Xin chào, shop có giao hàng CASE-0{n} không?"),
+                "checks": {"contains": ["giao hàng"], "rubric": "Trả lời lịch sự"}
+            })),
+        );
+        assert_eq!(status, 201, "{body}");
+    }
+    let started = Instant::now();
+    let (status, run) = call(
+        worker,
+        "POST",
+        "/admin/tests/runs",
+        secret,
+        Some(json!({"target": "live"})),
+    );
+    assert_eq!(status, 202, "{run}");
+    let id = run["id"].as_str().expect("id");
+    let run = finished(worker, secret, id, started + Duration::from_secs(60));
+    let results = run["results"].as_array().expect("results");
+    assert_eq!(results[0]["status"], "passed", "{run}");
+    assert_eq!(results[0]["verdict"], "PASS: lịch sự.", "{run}");
+    assert_eq!(results[1]["status"], "failed", "{run}");
+    assert_eq!(results[1]["verdict"], "FAIL: thiếu lời chào.", "{run}");
+    assert_eq!(
+        results[1]["failed"], "rubric: FAIL: thiếu lời chào.",
+        "{run}"
+    );
+}

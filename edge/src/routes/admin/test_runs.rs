@@ -4,19 +4,20 @@
 //!   sent to the test queue (`TEST_QUEUE`), whose consumer ([`consume`]) answers a batch's
 //!   cases in parallel through the same turn as any conversation (the conversation's
 //!   object, `Accept: application/json`), each counted against the site's secret-key rate
-//!   limit (a refused case is delivered again later), checks the answer
-//!   (`concierge_core::test_cases::Checks::first_failure`) and keeps the result;
+//!   limit (a refused case is tried again later), checks the answer
+//!   (`concierge_core::test_cases::Checks::first_failure`; a rubric judged by the site's
+//!   model, its verdict kept) and keeps the result;
 //! - `GET /admin/tests/runs/{id}`: the run's progress and its results per case.
 //!
 //! A case's conversation is deleted once its result is kept: test turns never show in the
 //! site's conversations or statistics.
 
-use concierge_core::boundary::ConversationStore;
+use concierge_core::boundary::{ConversationStore, ModelCall};
 use concierge_core::chat::Role;
 use concierge_core::conversation::{MessageKind, Scope, StoredMessage};
 use concierge_core::engine::{self, NewConversation, Platform};
 use concierge_core::identity::UserIdentity;
-use concierge_core::test_cases::{Observed, TestCase};
+use concierge_core::test_cases::{self, Observed, TestCase};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use wasm_bindgen::JsValue;
@@ -145,7 +146,7 @@ pub(crate) async fn get(env: &Env, caller: SecretCaller, id: &str) -> Result<Res
 /// A run with its progress and results (`None`: no such run on this site):
 /// `{id, target, live_version, draft_mark, created_at, total, done, passed, failed,
 /// errors, finished, results: [{case_id, name, status, answer, failed, latency_ms,
-/// tokens}]}`.
+/// tokens, verdict}]}`.
 pub(crate) async fn view(env: &Env, site_id: &str, id: &str) -> Result<Option<Value>, ApiError> {
     let db = env.d1("DB")?;
     let Some(mut run) = db
@@ -161,7 +162,8 @@ pub(crate) async fn view(env: &Env, site_id: &str, id: &str) -> Result<Option<Va
     };
     let results = db
         .prepare(
-            "SELECT case_id, name, status, answer, failed, latency_ms, tokens FROM test_results \
+            "SELECT case_id, name, status, answer, failed, latency_ms, tokens, verdict \
+             FROM test_results \
              WHERE site_id = ?1 AND run_id = ?2 ORDER BY rowid",
         )
         .bind(&[site_id.into(), id.into()])?
@@ -227,8 +229,15 @@ pub(crate) async fn consume<T>(batch: &MessageBatch<T>, env: &Env) {
 }
 
 /// What a case's turn gave: `(status, answer, failed check or error code, latency,
-/// tokens)`.
-type Outcome = (&'static str, String, Option<String>, u64, Option<u64>);
+/// tokens, the rubric's verdict)`.
+type Outcome = (
+    &'static str,
+    String,
+    Option<String>,
+    u64,
+    Option<u64>,
+    Option<String>,
+);
 
 /// Run one case of a run and keep its result.
 async fn run_case(env: &Env, job: &Value, last: bool) -> Result<(), ApiError> {
@@ -249,7 +258,14 @@ async fn run_case(env: &Env, job: &Value, last: bool) -> Result<(), ApiError> {
         .first::<Value>(None)
         .await?;
     let outcome = match body.as_ref().and_then(|b| b["body"].as_str()) {
-        None => ("error", String::new(), Some("case_deleted".into()), 0, None),
+        None => (
+            "error",
+            String::new(),
+            Some("case_deleted".into()),
+            0,
+            None,
+            None,
+        ),
         Some(text) => {
             let value: Value =
                 serde_json::from_str(text).map_err(|e| ApiError::Corrupt(e.to_string()))?;
@@ -258,20 +274,18 @@ async fn run_case(env: &Env, job: &Value, last: bool) -> Result<(), ApiError> {
             match ask(env, site, &case, &run).await {
                 Ok(outcome) => outcome,
                 Err(ApiError::RateLimited) if !last => return Err(ApiError::RateLimited),
-                Err(error) => (
-                    "error",
-                    String::new(),
-                    Some(error.parts().1.into()),
-                    0,
-                    None,
-                ),
+                Err(error) => {
+                    let code = error.parts().1.into();
+                    ("error", String::new(), Some(code), 0, None, None)
+                }
             }
         }
     };
-    let (status, answer, failed, latency, tokens) = outcome;
+    let (status, answer, failed, latency, tokens, verdict) = outcome;
     db.prepare(
         "UPDATE test_results SET status = ?4, answer = ?5, failed = ?6, latency_ms = ?7, \
-         tokens = ?8, finished_at = ?9 WHERE site_id = ?1 AND run_id = ?2 AND case_id = ?3",
+         tokens = ?8, finished_at = ?9, verdict = ?10 \
+         WHERE site_id = ?1 AND run_id = ?2 AND case_id = ?3",
     )
     .bind(&[
         site_id.as_str().into(),
@@ -283,6 +297,7 @@ async fn run_case(env: &Env, job: &Value, last: bool) -> Result<(), ApiError> {
         JsValue::from_f64(latency as f64),
         tokens.map_or(JsValue::NULL, |t| JsValue::from_f64(t as f64)),
         JsValue::from_f64(now_ms() as f64),
+        verdict.map_or(JsValue::NULL, JsValue::from),
     ])?
     .run()
     .await?;
@@ -373,7 +388,14 @@ async fn ask(env: &Env, site: Site, case: &TestCase, run: &str) -> Result<Outcom
         (429, _) => return Err(ApiError::RateLimited),
         (_, error) => {
             let code = error["error"]["code"].as_str().unwrap_or("internal");
-            return Ok(("error", String::new(), Some(code.into()), latency, None));
+            return Ok((
+                "error",
+                String::new(),
+                Some(code.into()),
+                latency,
+                None,
+                None,
+            ));
         }
     };
     let names = |list: &Value, key: &str| -> Vec<String> {
@@ -397,9 +419,24 @@ async fn ask(env: &Env, site: Site, case: &TestCase, run: &str) -> Result<Outcom
         latency_ms: latency,
         tokens,
     };
-    let failed = case.checks.first_failure(&seen);
+    let mut failed = case.checks.first_failure(&seen);
+    // The rubric, judged by the site's model (the draft's for a run of the draft) once
+    // every other check passed; its verdict kept.
+    let mut verdict = None;
+    if let (None, Some(rubric)) = (&failed, &case.checks.rubric) {
+        let request = test_cases::judge_request(&case.question, &text, rubric);
+        let Ok(reply) = engine::complete(services.model(), &ModelCall::new(&request)).await else {
+            let code = Some("rubric_not_judged".into());
+            return Ok(("error", text, code, latency, tokens, None));
+        };
+        let (passed, why) = test_cases::verdict(&reply);
+        if !passed {
+            failed = Some(format!("rubric: {why}"));
+        }
+        verdict = Some(why);
+    }
     let status = if failed.is_some() { "failed" } else { "passed" };
-    Ok((status, text, failed, latency, tokens))
+    Ok((status, text, failed, latency, tokens, verdict))
 }
 
 /// A run's counts for the comparison: `{passed, total}`.
