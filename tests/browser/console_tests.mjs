@@ -8,7 +8,8 @@
 // Usage: node console_tests.mjs <scenario> <console_url> <artifact_dir> <profile_dir>
 // Scenario `from_conversation`, environment: SECRET_KEY, LOCALE, QUESTION (the visitor's
 // question of the site's one conversation), CONTAINS (the proposed texts, `|`-separated).
-// Scenario `publish_gate`, environment: SECRET_KEY, LOCALE (`en-US` or `vi-VN`),
+// Scenario `run_tests` (a run against the draft with its progress and results) and
+// scenario `publish_gate`, environment: SECRET_KEY, LOCALE (`en-US` or `vi-VN`),
 // REGRESSED (the names of the cases the draft breaks, `|`-separated), PASSED_DRAFT,
 // TOTAL (the draft's passes and the number of cases).
 // Prints "ok <scenario>" on success; exits non-zero with the failed assertion otherwise.
@@ -74,6 +75,30 @@ const scenarios = {
     await page.waitForFunction(() => document.querySelector("#tf-result").textContent.length > 0);
     assert.equal(await page.textContent("#tf-result"), vi ? "Đã lưu ca kiểm thử: trang có 1/100 ca." : "Test saved: the site has 1 of 100.");
     await page.screenshot({ path: path.join(artifacts, `console-test-from-conversation-${vi ? "vi" : "en"}.png`), fullPage: true });
+    assert.deepEqual(errors, [], "no page error");
+  },
+
+  // A run against the draft from the Assistant tab: its progress, then each case's result.
+  async run_tests() {
+    const { page, errors } = await signIn();
+    await page.click('.tabs button[data-tab="assistant"]');
+    await page.waitForSelector("#tab-assistant:not([hidden])");
+    await page.waitForFunction(() => document.querySelector("#tests-count").textContent.length > 0);
+    assert.ok((await page.textContent("#tests-count")).startsWith(vi ? `${env.TOTAL} ca kiểm thử` : `${env.TOTAL} test cases`));
+    await page.click("#run-draft");
+    await page.waitForSelector("#run-line:not([hidden])");
+    const total = Number(env.TOTAL);
+    const done = vi ? `Xong ${total}/${total}: ${env.PASSED_DRAFT} ca đạt` : `${total} of ${total} done: ${env.PASSED_DRAFT} passed`;
+    await page.waitForFunction((text) => document.querySelector("#run-status").textContent === text, done);
+    assert.deepEqual(await page.$eval("#run-progress", (p) => [p.value, p.max]), [total, total]);
+    const failed = await page.$$eval('#run-results li[data-status="failed"]', (items) => items.map((i) => i.textContent).sort());
+    const regressed = env.REGRESSED.split("|").sort();
+    assert.equal(failed.length, regressed.length, `failed: ${failed}`);
+    failed.forEach((text, i) => {
+      assert.ok(text.startsWith(regressed[i] + (vi ? " · Trượt · contains" : " · Failed · contains")), text);
+    });
+    assert.equal(await page.$$eval('#run-results li[data-status="passed"]', (items) => items.length), total - regressed.length);
+    await audit(page, "test run");
     assert.deepEqual(errors, [], "no page error");
   },
 

@@ -159,12 +159,55 @@
     }
   }
 
+  // The test cases: how many, and a run against the draft or live with its progress and
+  // each case's result (the failed check, the rubric's verdict).
+  async function countTests() {
+    try {
+      var list = await api("GET", "/admin/tests");
+      $("tests-count").textContent = t("{n} test cases (at most 100). Make one from any answer in Conversations.", { n: list.count });
+      $("run-draft").disabled = $("run-live").disabled = list.count === 0;
+    } catch (e) {
+      show($("tests-error"), e.message);
+    }
+  }
+
+  async function runTests(target) {
+    show($("tests-error"), "");
+    var results = $("run-results");
+    $("run-draft").disabled = $("run-live").disabled = true;
+    try {
+      var run = await api("POST", "/admin/tests/runs", { target: target });
+      for (;;) {
+        $("run-progress").max = run.total;
+        $("run-progress").value = run.done;
+        $("run-status").textContent = t("{done} of {total} done: {passed} passed", run);
+        $("run-line").hidden = false;
+        while (results.firstChild) results.removeChild(results.firstChild);
+        run.results.forEach(function (r) {
+          if (r.status === "pending") return;
+          var status = { passed: "Passed", failed: "Failed" }[r.status] || "Not run (error)";
+          var text = r.name + " · " + t(status) + (r.failed ? " · " + r.failed : "") + (r.verdict ? " · " + r.verdict : "");
+          results.appendChild(el("li", { "data-status": r.status, text: text }));
+        });
+        if (run.finished) break;
+        await sleep(500);
+        run = await api("GET", "/admin/tests/runs/" + run.id);
+      }
+    } catch (e) {
+      show($("tests-error"), e.message);
+    }
+    $("run-draft").disabled = $("run-live").disabled = false;
+  }
+
   var fillAssistantTab = app.loaders.assistant;
   app.loaders.assistant = function () {
     if (fillAssistantTab) fillAssistantTab();
     fillState();
     loadVersions();
+    countTests();
   };
+  $("run-draft").addEventListener("click", function () { runTests("draft"); });
+  $("run-live").addEventListener("click", function () { runTests("live"); });
   document.addEventListener("console:draft", fillState);
   $("publish").addEventListener("click", function () { publish(false); });
   $("gate-confirm").addEventListener("click", function () { publish(true); });

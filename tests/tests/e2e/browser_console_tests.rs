@@ -1,6 +1,6 @@
 //! The console's test tools in headless Chromium (issue 42, `tests/browser/console_tests.mjs`):
 //! a test case made from a real conversation in one click (its checks proposed, edited,
-//! saved); Publish on a site with test cases runs them against the draft and live with
+//! saved); a run against the draft with its progress and each case's result; Publish on a site with test cases runs them against the draft and live with
 //! progress, names the cases that regress in a dialog, publishes when confirmed and lists
 //! the version as published over them; axe-core finds nothing critical or serious; in
 //! English and in Vietnamese.
@@ -55,7 +55,7 @@ fn gated_site(worker: &Worker, upstream: &ScriptedUpstream, name: &str) -> Strin
 }
 
 #[test]
-fn the_publish_dialog_runs_the_tests_names_the_regressions_and_publishes_when_confirmed() {
+fn a_run_shows_its_progress_and_the_publish_dialog_names_the_regressions() {
     let worker = Worker::shared();
     let upstream = ScriptedUpstream::start();
     upstream.set_responder(|body| {
@@ -77,19 +77,21 @@ fn the_publish_dialog_runs_the_tests_names_the_regressions_and_publishes_when_co
     });
     for locale in ["en-US", "vi-VN"] {
         let key = gated_site(worker, &upstream, &format!("Gate {locale}"));
-        let out = crate::browser_console::run_script(
-            "console_tests",
-            "publish_gate",
-            worker,
-            &[
-                ("SECRET_KEY", key.as_str()),
-                ("LOCALE", locale),
-                ("REGRESSED", "Giao hàng 2|Giao hàng 4"),
-                ("PASSED_DRAFT", "2"),
-                ("TOTAL", "4"),
-            ],
-        );
-        assert!(out.contains("ok publish_gate"), "{locale}: {out}");
+        for scenario in ["run_tests", "publish_gate"] {
+            let out = crate::browser_console::run_script(
+                "console_tests",
+                scenario,
+                worker,
+                &[
+                    ("SECRET_KEY", key.as_str()),
+                    ("LOCALE", locale),
+                    ("REGRESSED", "Giao hàng 2|Giao hàng 4"),
+                    ("PASSED_DRAFT", "2"),
+                    ("TOTAL", "4"),
+                ],
+            );
+            assert!(out.contains(&format!("ok {scenario}")), "{locale}: {out}");
+        }
     }
 }
 
