@@ -58,6 +58,9 @@ pub(crate) enum ApiError {
     /// The request would take the site past a bound it cannot exceed; the message says
     /// which and what to do.
     LimitReached(String),
+    /// A publish over cases the draft fails that pass on live, unconfirmed; the message
+    /// names them.
+    Regressions(String),
     /// A platform dependency that must not be skipped (the rate limiter) failed.
     Unavailable,
     /// A background turn could not be queued (its message is stored and marked).
@@ -113,6 +116,7 @@ impl ApiError {
             ),
             Self::Conflict(message) => (409, "conflict", message),
             Self::LimitReached(message) => (409, "limit_reached", message),
+            Self::Regressions(message) => (409, "regressions", message),
             Self::Unavailable => (
                 503,
                 "unavailable",

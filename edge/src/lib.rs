@@ -68,7 +68,7 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
     Ok(response)
 }
 
-/// The queue consumers: background turns (and their dead letters), and background
+/// The queue consumers: background turns (and their dead letters), test runs' cases, and background
 /// indexing of messages and knowledge documents (every other queue).
 #[event(queue)]
 async fn queue(
@@ -92,6 +92,7 @@ async fn queue(
             .await
         }
         turn_queue::DEAD_LETTER_QUEUE => turn_queue::consume_dead_letters(&batch, &env).await,
+        routes::admin::test_runs::QUEUE => routes::admin::test_runs::consume(&batch, &env).await,
         _ => return bindings::queue::consume(batch, &env).await,
     }
     Ok(())

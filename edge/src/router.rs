@@ -124,6 +124,22 @@ routes! {
         => |req, rc, caller| admin::get_version(rc.env, caller, id).await;
     AdminRestore "admin_restore" [POST] ["admin", "versions", id, "restore"], SecretCaller
         => |req, rc, caller| admin::restore(req, rc.env, caller, id).await;
+    AdminTestCreate "admin_test_create" [POST] ["admin", "tests"], SecretCaller
+        => |req, rc, caller| admin::test_cases::create(req, rc.env, caller).await;
+    AdminTests "admin_tests" [GET] ["admin", "tests"], SecretCaller
+        => |req, rc, caller| admin::test_cases::list(rc.env, caller).await;
+    AdminTestPropose "admin_test_propose" [POST] ["admin", "tests", "propose"], SecretCaller
+        => |req, rc, caller| admin::test_cases::propose(req, rc.env, caller).await;
+    AdminTestRunCreate "admin_test_run_create" [POST] ["admin", "tests", "runs"], SecretCaller
+        => |req, rc, caller| admin::test_runs::create(req, rc.env, caller).await;
+    AdminTestRun "admin_test_run" [GET] ["admin", "tests", "runs", id], SecretCaller
+        => |req, rc, caller| admin::test_runs::get(rc.env, caller, id).await;
+    AdminTestCompare "admin_test_compare" [GET] ["admin", "tests", "compare"], SecretCaller
+        => |req, rc, caller| admin::test_runs::get_compare(req, rc.env, caller).await;
+    AdminPublishCheck "admin_publish_check" [POST] ["admin", "publish", "check"], SecretCaller
+        => |req, rc, caller| admin::test_runs::check(rc.env, caller).await;
+    AdminTestDelete "admin_test_delete" [DELETE] ["admin", "tests", id], SecretCaller
+        => |req, rc, caller| admin::test_cases::delete(rc.env, caller, id).await;
     AdminFeedback "admin_feedback" [GET] ["admin", "feedback"], SecretCaller
         => |req, rc, caller| feedback::list(req, rc.env, caller).await;
     AdminConversations "admin_conversations" [GET] ["admin", "conversations"], SecretCaller

@@ -78,6 +78,7 @@ pub mod retrieval;
 /// Streaming-protocol codecs: SSE, OpenAI chunks, Ollama NDJSON, Concierge's own streams.
 pub mod stream;
 pub mod template;
+pub mod test_cases;
 pub mod turn;
 
 /// The crate version, as built.

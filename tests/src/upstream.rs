@@ -105,9 +105,24 @@ struct State {
     embed_failures: bool,
     /// Embedding requests with an input containing this text are answered this late.
     embed_delay: Option<(String, Duration)>,
+    /// Computes the reply to a chat request from its body, before the queue.
+    responder: Option<Responder>,
     /// Streamed chat replies ([`Reply::Tokens`]) whose client went away before the end:
     /// how many pieces had been written when a write failed.
     abandoned: Vec<usize>,
+}
+
+/// A function from a chat request's JSON body to its reply (`None`: the queue's).
+#[derive(Clone)]
+struct Responder(Arc<RespondFn>);
+
+/// What [`ScriptedUpstream::set_responder`] takes.
+type RespondFn = dyn Fn(&Value) -> Option<Reply> + Send + Sync;
+
+impl std::fmt::Debug for Responder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Responder")
+    }
 }
 
 /// A scripted upstream listening on `127.0.0.1:<port>` until dropped with the process.
@@ -156,6 +171,17 @@ impl ScriptedUpstream {
                 .routed
                 .push((marker.to_string(), VecDeque::from([reply]))),
         }
+        self
+    }
+
+    /// Answer chat requests with `respond(body)` when it gives a reply (before the queue,
+    /// after replies routed by marker): replies that depend on the request, for
+    /// concurrent requests whose order varies.
+    pub fn set_responder(
+        &self,
+        respond: impl Fn(&Value) -> Option<Reply> + Send + Sync + 'static,
+    ) -> &Self {
+        self.lock().responder = Some(Responder(Arc::new(respond)));
         self
     }
 
@@ -273,6 +299,7 @@ fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
         let reply = match path.as_str() {
             "/v1/chat/completions" | "/api/chat" => Some(
                 routed
+                    .or_else(|| state.responder.as_ref().and_then(|r| (r.0)(&body)))
                     .or_else(|| state.replies.pop_front())
                     .or_else(|| state.default_reply.clone())
                     .unwrap_or_else(|| Reply::text("OK.")),

@@ -92,6 +92,8 @@ async function loadConversations(event) {
 
 async function openConversation(id) {
   current = id;
+  proposed = null;
+  $("test-form").hidden = true;
   document.querySelectorAll("#conv-list button").forEach((b) => b.setAttribute("aria-current", String(b.dataset.conversation === id)));
   const out = $("conv-messages");
   out.textContent = "";
@@ -152,12 +154,75 @@ async function openConversation(id) {
     } else {
       item.appendChild(body);
     }
+    // A test case from any answer, in one click (issue 42): its checks proposed, to edit.
+    if (m.role === "assistant" && !human && m.kind !== "greeting" && m.content) {
+      const make = app.button(t("Make a test"), () => proposeTest(m.id), "small quiet");
+      make.setAttribute("aria-label", t("Make a test from this answer"));
+      make.dataset.makeTest = m.id;
+      item.appendChild(make);
+    }
     for (const v of votes) {
       item.appendChild(el("span", { class: "vote", "data-vote": v.rating,
         text: t(v.rating === "up" ? "Voted up by {voter}" : "Voted down by {voter}", { voter: v.voter }) + (v.comment ? ": “" + v.comment + "”" : "") }));
     }
     out.appendChild(item);
   });
+}
+
+let proposed = null; // the case proposed by POST /admin/tests/propose, being edited
+
+const lines = (id) => $(id).value.split("\n").map((x) => x.trim()).filter(Boolean);
+
+/** The proposal for answer `messageId` of the conversation shown, in the form to edit. */
+async function proposeTest(messageId) {
+  const form = $("test-form");
+  show($("tf-error"), "");
+  $("tf-result").textContent = "";
+  try {
+    const answer = await api("POST", "/admin/tests/propose", { conversation_id: current, message_id: messageId });
+    proposed = answer.case;
+  } catch (e) {
+    form.hidden = false;
+    show($("tf-error"), e.message);
+    return;
+  }
+  const checks = proposed.checks || {};
+  $("tf-question").value = proposed.question;
+  $("tf-contains").value = (checks.contains || []).join("\n");
+  $("tf-not-contains").value = (checks.not_contains || []).join("\n");
+  $("tf-tools").value = (checks.tools_used || []).join(", ");
+  $("tf-language").value = checks.language || "";
+  $("tf-payload").value = checks.payload || "";
+  form.hidden = false;
+  $("tf-question").focus();
+}
+
+/** Save the edited proposal with `POST /admin/tests`. */
+async function saveTest(event) {
+  event.preventDefault();
+  show($("tf-error"), "");
+  $("tf-result").textContent = "";
+  if (!proposed) return;
+  const checks = Object.assign({}, proposed.checks);
+  delete checks.contains;
+  delete checks.not_contains;
+  delete checks.tools_used;
+  delete checks.language;
+  delete checks.payload;
+  if (lines("tf-contains").length) checks.contains = lines("tf-contains");
+  if (lines("tf-not-contains").length) checks.not_contains = lines("tf-not-contains");
+  const tools = $("tf-tools").value.split(",").map((x) => x.trim()).filter(Boolean);
+  if (tools.length) checks.tools_used = tools;
+  if ($("tf-language").value) checks.language = $("tf-language").value;
+  if ($("tf-payload").value) checks.payload = $("tf-payload").value;
+  const body = Object.assign({}, proposed, { question: $("tf-question").value, checks });
+  try {
+    await api("POST", "/admin/tests", body);
+    const list = await api("GET", "/admin/tests");
+    $("tf-result").textContent = t("Test saved: the site has {n} of {max}.", { n: list.count, max: list.max });
+  } catch (e) {
+    show($("tf-error"), e.message);
+  }
 }
 
 async function deleteConversation() {
@@ -211,6 +276,11 @@ app.loaders.conversations = loadConversations;
 $("conv-filter").addEventListener("submit", loadConversations);
 $("conv-refresh").addEventListener("click", () => loadConversations());
 $("conv-delete").addEventListener("click", deleteConversation);
+$("test-form").addEventListener("submit", saveTest);
+$("tf-cancel").addEventListener("click", () => {
+  proposed = null;
+  $("test-form").hidden = true;
+});
 $("conv-export-csv").addEventListener("click", () => exportAs("csv"));
 $("conv-export-json").addEventListener("click", () => exportAs("json"));
 // Signed in before this module ran, on the Conversations tab: draw it now.

@@ -70,6 +70,9 @@ impl Collected {
         body.insert("kind".into(), outcome.reply.kind.as_str().into());
         body.insert("message".into(), self.text.into());
         body.insert("payloads".into(), Value::Array(self.payloads));
+        if !self.tools.is_empty() {
+            body.insert("tools".into(), self.tools.into());
+        }
         if let Some(intent) = outcome.intent {
             body.insert("intent".into(), intent.into());
         }
@@ -98,6 +101,8 @@ struct Collected {
     started: Option<Started>,
     text: String,
     payloads: Vec<Value>,
+    /// The tools called, by name, in order.
+    tools: Vec<String>,
     envelope: Option<concierge_core::turn::ReplyEnvelope>,
 }
 
@@ -113,6 +118,7 @@ impl TurnSink for Collected {
                 self.payloads.push(json!({"kind": kind, "data": data}));
             }
             TurnEvent::Completed { reply, .. } => self.envelope = reply,
+            TurnEvent::ToolStart { name, .. } => self.tools.push(name),
             _ => {}
         }
     }

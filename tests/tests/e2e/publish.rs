@@ -451,3 +451,141 @@ fn a_draft_is_invisible_to_visitors_until_published_and_an_earlier_version_resto
         "{body}"
     );
 }
+
+/// `POST /admin/tests` with `key` and `body`.
+fn create_case(worker: &Worker, key: &str, body: Value) -> (u16, String) {
+    call(worker, "POST", "/admin/tests", key, &[], Some(body))
+}
+
+#[test]
+fn test_cases_are_checked_kept_per_site_up_to_100_listed_and_deleted() {
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    let site = concierge_e2e::api::site_with_upstream(worker, "Cases", &upstream.base_url, false);
+    let other =
+        concierge_e2e::api::site_with_upstream(worker, "Cases 2", &upstream.base_url, false);
+    let secret = site.secret_key.as_str();
+
+    let (status, body) = create_case(
+        worker,
+        secret,
+        json!({
+            "name": " Giao hàng ",
+            "question": " Shop giao hàng mất mấy ngày? ",
+            "conversation": [{"role": "user", "content": "Chào shop"}, {"role": "assistant", "content": "Dạ chào anh"}],
+            "user": {"user_id": "khach-1", "role": "GUEST"},
+            "checks": {"contains_any": ["2 ngày", "3 ngày"], "not_contains": ["không biết"],
+                       "language": "vi", "max_latency_ms": 5000, "rubric": "Trả lời lịch sự."}
+        }),
+    );
+    assert_eq!(status, 201, "{body}");
+    let created = json_of(&body)["case"].clone();
+    let id = created["id"].as_str().expect("id").to_string();
+    assert!(id.starts_with("tc_"), "{id}");
+    assert_eq!(created["question"], "Shop giao hàng mất mấy ngày?");
+    assert_eq!(created["name"], "Giao hàng");
+    assert_eq!(
+        created["checks"]["contains_any"],
+        json!(["2 ngày", "3 ngày"])
+    );
+
+    // Checked: a 400 naming the field; the public key may not.
+    for (case, part) in [
+        (json!({"question": "q", "checks": {}}), "at least one check"),
+        (
+            json!({"question": "q", "checks": {"language": "fr"}}),
+            "checks.language",
+        ),
+        (
+            json!({"question": "q", "checks": {"payload": "map"}}),
+            "checks.payload",
+        ),
+        (
+            json!({"question": "", "checks": {"sources_cited": true}}),
+            "`question`",
+        ),
+        (
+            json!({"question": "q", "checks": {"sources_cited": true}, "extra": 1}),
+            "unknown field `extra`",
+        ),
+        (
+            json!({"question": "q", "checks": {"contains": ["x"]}, "user": {"user_id": ""}}),
+            "`user`",
+        ),
+    ] {
+        let (status, body) = create_case(worker, secret, case.clone());
+        assert_eq!(
+            (status, error_code(&body).as_str()),
+            (400, "bad_request"),
+            "{case}: {body}"
+        );
+        assert!(body.contains(part), "{part} not in {body}");
+    }
+    forbidden(create_case(
+        worker,
+        &site.public_key,
+        json!({"question": "q", "checks": {"contains": ["x"]}}),
+    ));
+    forbidden(call(
+        worker,
+        "GET",
+        "/admin/tests",
+        &site.public_key,
+        &[],
+        None,
+    ));
+
+    // Up to 100 per site; another site's are its own.
+    for n in 1..100 {
+        let (status, body) = create_case(
+            worker,
+            secret,
+            json!({"question": format!("Câu hỏi {n}"), "checks": {"contains": ["x"]}}),
+        );
+        assert_eq!(status, 201, "case {n}: {body}");
+    }
+    let (status, body) = create_case(
+        worker,
+        secret,
+        json!({"question": "one too many", "checks": {"contains": ["x"]}}),
+    );
+    assert_eq!(
+        (status, error_code(&body).as_str()),
+        (409, "limit_reached"),
+        "{body}"
+    );
+    let (status, body) = call(worker, "GET", "/admin/tests", secret, &[], None);
+    assert_eq!(status, 200, "{body}");
+    let listed = json_of(&body);
+    assert_eq!(
+        (&listed["count"], &listed["max"]),
+        (&json!(100), &json!(100))
+    );
+    assert_eq!(listed["cases"][0], created, "oldest first, as created");
+    let (status, body) = call(worker, "GET", "/admin/tests", &other.secret_key, &[], None);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(json_of(&body)["count"], 0, "{body}");
+    let path = format!("/admin/tests/{id}");
+    let (status, body) = call(worker, "DELETE", &path, &other.secret_key, &[], None);
+    assert_eq!(
+        (status, error_code(&body).as_str()),
+        (404, "not_found"),
+        "{body}"
+    );
+
+    // Deleted: a place frees up; deleting again is a 404.
+    let (status, body) = call(worker, "DELETE", &path, secret, &[], None);
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = call(worker, "DELETE", &path, secret, &[], None);
+    assert_eq!(
+        (status, error_code(&body).as_str()),
+        (404, "not_found"),
+        "{body}"
+    );
+    let (status, body) = create_case(
+        worker,
+        secret,
+        json!({"question": "in its place", "checks": {"sources_cited": false}}),
+    );
+    assert_eq!(status, 201, "{body}");
+}

@@ -93,9 +93,7 @@ pub(crate) async fn insert(db: &D1Database, site: &Site, now_ms: u64) -> Result<
         db,
         site,
         1,
-        VersionSource::Created,
-        None,
-        None,
+        Versions::of(VersionSource::Created),
         now_ms,
     )?);
     db.batch(statements).await?;

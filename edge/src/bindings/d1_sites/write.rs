@@ -78,6 +78,20 @@ pub(crate) struct Versions<'a> {
     pub note: Option<&'a str>,
     /// The version restored.
     pub restored_from: Option<u64>,
+    /// The publish gate's record when a publish was confirmed over regressions (JSON).
+    pub regressions: Option<&'a str>,
+}
+
+impl Versions<'_> {
+    /// A version recorded for `source`, without a note.
+    pub(crate) fn of(source: VersionSource) -> Self {
+        Self {
+            source,
+            note: None,
+            restored_from: None,
+            regressions: None,
+        }
+    }
 }
 
 /// What a change writes: the site as it is to be (name, template, live configuration,
@@ -157,15 +171,7 @@ pub(crate) async fn save_config(
         );
     }
     if let Some(versions) = change.version {
-        statements.push(version_insert(
-            db,
-            site,
-            new_version,
-            versions.source,
-            versions.note,
-            versions.restored_from,
-            now_ms,
-        )?);
+        statements.push(version_insert(db, site, new_version, versions, now_ms)?);
         // The oldest beyond the kept number go (only when this change applied).
         statements.push(
             db.prepare(
@@ -194,9 +200,7 @@ pub(super) fn version_insert(
     db: &D1Database,
     site: &Site,
     version: u64,
-    source: VersionSource,
-    note: Option<&str>,
-    restored_from: Option<u64>,
+    versions: Versions<'_>,
     now_ms: u64,
 ) -> Result<worker::D1PreparedStatement, ApiError> {
     let config =
@@ -206,8 +210,8 @@ pub(super) fn version_insert(
     Ok(db
         .prepare(
             "INSERT OR IGNORE INTO site_config_versions \
-             (site_id, version, snapshot, published_at, source, note, restored_from) \
-             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 \
+             (site_id, version, snapshot, published_at, source, note, restored_from, regressions) \
+             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?9 \
              WHERE EXISTS (SELECT 1 FROM sites WHERE id = ?1 AND live_version = ?2 AND config = ?8)",
         )
         .bind(&[
@@ -215,10 +219,13 @@ pub(super) fn version_insert(
             JsValue::from_f64(version as f64),
             snapshot.into(),
             JsValue::from_f64(now_ms as f64),
-            source.as_str().into(),
-            note.map_or(JsValue::NULL, JsValue::from),
-            restored_from.map_or(JsValue::NULL, |n| JsValue::from_f64(n as f64)),
+            versions.source.as_str().into(),
+            versions.note.map_or(JsValue::NULL, JsValue::from),
+            versions
+                .restored_from
+                .map_or(JsValue::NULL, |n| JsValue::from_f64(n as f64)),
             config.into(),
+            versions.regressions.map_or(JsValue::NULL, JsValue::from),
         ])?)
 }
 

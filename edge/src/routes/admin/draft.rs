@@ -6,8 +6,9 @@
 //! - `DELETE /admin/site/draft`: drop the pending draft;
 //! - `POST /admin/site/draft/key`: a draft key, a public key that runs the draft, for the
 //!   console's Try it (`auth::draft`);
-//! - `POST /admin/publish {"note"?}`: the draft goes live, atomically (one D1 batch), as
-//!   a new version;
+//! - `POST /admin/publish {"note"?, "draft_run"?, "live_run"?, "confirm_regressions"?}`:
+//!   the draft goes live, atomically (one D1 batch), as a new version, past the publish
+//!   gate when the site has test cases (`super::test_runs`);
 //! - `GET /admin/versions`, `GET /admin/versions/{n}`: the versions kept (the last 100),
 //!   newest first;
 //! - `POST /admin/versions/{n}/restore {"note"?}`: version `n` goes live again, recorded
@@ -19,7 +20,7 @@
 use serde::Deserialize;
 use worker::{Env, Request, Response};
 
-use super::{Planned, SitePatch, public_view, save};
+use super::{Planned, SitePatch, public_view, save, test_runs};
 use crate::auth::{SecretCaller, draft};
 use crate::bindings::d1_sites::{VersionSource, versions};
 use crate::error::ApiError;
@@ -50,7 +51,7 @@ pub(crate) async fn get_draft(env: &Env, caller: SecretCaller) -> Result<Respons
 }
 
 /// The caller's site as D1 holds it now.
-async fn fresh(env: &Env, caller: &SecretCaller) -> Result<Site, ApiError> {
+pub(super) async fn fresh(env: &Env, caller: &SecretCaller) -> Result<Site, ApiError> {
     let current = crate::bindings::d1_sites::read_for_update(&env.d1("DB")?, &caller.site.id)
         .await?
         .ok_or(ApiError::Unauthorized)?;
@@ -103,7 +104,7 @@ pub(crate) async fn draft_key(caller: SecretCaller) -> Result<Response, ApiError
     }))?)
 }
 
-/// Body of `POST /admin/publish` and of a restore.
+/// Body of a restore (and the note of a publish).
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct NoteBody {
@@ -138,20 +139,90 @@ fn live_answer(site: &Site) -> Result<Response, ApiError> {
     }))?)
 }
 
-/// `POST /admin/publish`: the pending draft goes live, atomically, as a new version; 409
-/// when no draft is pending.
+/// `POST /admin/publish {"note"?, "draft_run"?, "live_run"?, "confirm_regressions"?}`:
+/// the pending draft goes live, atomically, as a new version; 409
+/// when no draft is pending. A site with test cases passes the publish gate first: its
+/// two runs (`draft_run`, `live_run`) finished on the draft and the live configuration
+/// as they are, and, when the draft fails cases that pass on live, `confirm_regressions`
+/// (else 409 `regressions`, naming them); the confirmation and those cases are recorded
+/// with the version (`regressions`).
 pub(crate) async fn publish(
     mut req: Request,
     env: &Env,
     caller: SecretCaller,
 ) -> Result<Response, ApiError> {
-    let note = body::json::<NoteBody>(&mut req).await?.note()?;
+    // Read through a JSON value (the Worker's size: no deserializer of its own).
+    let body: serde_json::Value = body::json(&mut req).await?;
+    let fields = ["note", "draft_run", "live_run", "confirm_regressions"];
+    let text = |name: &str| match &body[name] {
+        serde_json::Value::Null => Ok(None),
+        serde_json::Value::String(text) => Ok(Some(text.clone())),
+        _ => Err(ApiError::bad_request(format!("`{name}` must be a string."))),
+    };
+    if let Some(unknown) = body
+        .as_object()
+        .ok_or_else(|| ApiError::bad_request("The body must be a JSON object."))?
+        .keys()
+        .find(|key| !fields.contains(&key.as_str()))
+    {
+        return Err(ApiError::bad_request(format!("Unknown field `{unknown}`.")));
+    }
+    let note = NoteBody {
+        note: text("note")?,
+    }
+    .note()?;
+    let (draft_run, live_run) = (text("draft_run")?, text("live_run")?);
+    let confirmed = body["confirm_regressions"] == true;
+    let mut record = None;
+    let mut mark = None;
+    if test_runs::case_count(env, &caller.site.id).await? > 0 {
+        let site = fresh(env, &caller).await?;
+        let (Some(draft_run), Some(live_run)) = (&draft_run, &live_run) else {
+            return Err(ApiError::Conflict(
+                "Trang này có ca kiểm thử: hãy chạy chúng với bản nháp và bản đang chạy \
+                 (POST /admin/publish/check) rồi xuất bản kèm `draft_run` và `live_run`. \
+                 (This site has test cases: run them against the draft and the live \
+                 configuration (POST /admin/publish/check), then publish with `draft_run` \
+                 and `live_run`.)",
+            ));
+        };
+        let mut comparison = test_runs::compare(env, &site, draft_run, live_run).await?;
+        let names: Vec<&str> = comparison["regressions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|case| case["name"].as_str())
+            .collect();
+        if !names.is_empty() {
+            if !confirmed {
+                let (count, list) = (names.len(), names.join("; "));
+                return Err(ApiError::Regressions(format!(
+                    "Bản nháp trượt {count} ca đang đạt trên bản đang chạy: {list}. Gửi lại \
+                     với \"confirm_regressions\": true để vẫn xuất bản. (The draft fails \
+                     {count} cases that pass on the live configuration: {list}. Send again \
+                     with \"confirm_regressions\": true to publish anyway.)"
+                )));
+            }
+            comparison["confirmed"] = true.into();
+            record = Some(comparison.to_string());
+        }
+        mark = Some(test_runs::draft_mark(&site));
+    }
     let site = save(env, &caller, &mut |current| {
         let Some(draft) = current.draft.as_deref() else {
             return Err(ApiError::Conflict(
                 "Nothing to publish: the draft is the live configuration.",
             ));
         };
+        if mark
+            .as_ref()
+            .is_some_and(|mark| *mark != test_runs::draft_mark(current))
+        {
+            return Err(ApiError::Conflict(
+                "Bản nháp đã thay đổi sau lượt kiểm thử; hãy chạy lại. (The draft changed \
+                 after the test runs; run them again.)",
+            ));
+        }
         let mut site = current.clone();
         draft.apply_to(&mut site);
         Ok(Planned {
@@ -160,6 +231,7 @@ pub(crate) async fn publish(
             source: Some(VersionSource::Published),
             note: note.clone(),
             restored_from: None,
+            regressions: record.clone(),
         })
     })
     .await?;

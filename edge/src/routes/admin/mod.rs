@@ -17,6 +17,8 @@ use crate::templates::{self, SettingsPatch};
 mod draft;
 mod llm;
 mod patch;
+pub(crate) mod test_cases;
+pub(crate) mod test_runs;
 mod usage;
 
 pub(crate) use draft::{
@@ -235,6 +237,8 @@ pub(super) struct Planned {
     pub source: Option<VersionSource>,
     pub note: Option<String>,
     pub restored_from: Option<u64>,
+    /// The publish gate's record of the regressions a publish was confirmed over (JSON).
+    pub regressions: Option<String>,
 }
 
 impl Planned {
@@ -255,6 +259,7 @@ impl Planned {
             source: changed.then_some(source),
             note: None,
             restored_from: None,
+            regressions: None,
         }
     }
 }
@@ -286,6 +291,7 @@ pub(super) async fn save(
                 source,
                 note: planned.note.as_deref(),
                 restored_from: planned.restored_from,
+                regressions: planned.regressions.as_deref(),
             }),
         };
         if let Some(version) = d1_sites::save_config(&db, &current, change, now_ms()).await? {

@@ -33,7 +33,7 @@ use crate::http::body;
 use crate::object::client::{self, Watch};
 use crate::object::streams::{self, Closing, Grant};
 use crate::routes::feedback;
-use crate::site::KeyKind;
+use crate::site::{KeyKind, Site};
 use crate::templates::turn_context;
 
 pub(crate) mod handoff_queue;
@@ -363,13 +363,23 @@ pub(crate) async fn delete(
     caller: SecretCaller,
     conversation_id: &str,
 ) -> Result<Response, ApiError> {
-    use concierge_core::boundary::VectorIndex;
     let visitor = auth::visitor(&req, env, &caller)?;
-    let services = Services::new(env, &caller.site)?;
-    let scope = Scope::new(&caller.site.id, conversation_id);
     if !matches!(visitor, Visitor::Site) {
+        let services = Services::new(env, &caller.site)?;
         auth::reachable(&services, &caller.site.id, conversation_id, &visitor).await?;
     }
+    erase(env, &caller.site, conversation_id).await?;
+    Ok(Response::empty()?.with_status(204))
+}
+
+/// Delete conversation `conversation_id` of `site`: its vectors first (if the index fails,
+/// the conversation stays whole, 503, and can be deleted again), then its object's memory,
+/// then its rows (vectors an indexing job wrote in between after them). 404 when it does
+/// not exist.
+pub(crate) async fn erase(env: &Env, site: &Site, conversation_id: &str) -> Result<(), ApiError> {
+    use concierge_core::boundary::VectorIndex;
+    let services = Services::new(env, site)?;
+    let scope = Scope::new(&site.id, conversation_id);
     let ids = services
         .store
         .conversation_vector_ids(scope)
@@ -385,10 +395,10 @@ pub(crate) async fn delete(
     // then on): a later post to its id, in any isolate, is 404 — never the deleted
     // history sent to the model. Should that fail, nothing more is deleted (503) and the
     // delete can be sent again; the object's forgetting is idempotent.
-    if let Err(err) = client::forget(env, &caller.site.id, conversation_id).await {
+    if let Err(err) = client::forget(env, &site.id, conversation_id).await {
         let line = serde_json::json!({
             "level": "error", "msg": "conversation object not cleared; delete stopped",
-            "site": caller.site.id, "conversation_id": conversation_id,
+            "site": site.id, "conversation_id": conversation_id,
             "detail": format!("{err:?}"),
         });
         worker::console_error!("{line}");
@@ -405,10 +415,10 @@ pub(crate) async fn delete(
         // The messages are gone; retrieval never returns vectors of a missing message.
         let line = serde_json::json!({
             "level": "warn", "msg": "message vectors left after delete",
-            "site": caller.site.id, "conversation_id": conversation_id,
+            "site": site.id, "conversation_id": conversation_id,
             "detail": err.to_string(),
         });
         worker::console_warn!("{line}");
     }
-    Ok(Response::empty()?.with_status(204))
+    Ok(())
 }
