@@ -23,8 +23,8 @@ use super::contract::{Assistant, Platform, TurnMode, TurnOutcome};
 use super::gate::{Gate, Gated, Held, HeldSink};
 use super::join::{alongside, both, first};
 use super::steps::{
-    PendingTurn, answer, mark_failed, queue_embedding, refusal_answered, refusal_reply, valid_text,
-    visitor_message,
+    PendingTurn, answer, answer_gated, mark_failed, queue_embedding, refusal_answered,
+    refusal_reply, valid_text, visitor_message,
 };
 use crate::boundary::{ConversationStore, NewTurn, Timer, TurnContext, TurnStart};
 use crate::conversation::{Scope, StoredMessage};
@@ -172,7 +172,8 @@ pub(super) async fn streamed_at_once<P: Platform, A: Assistant>(
     let gated = Gated::new(platform, &gate);
     let mut events = Held(&held);
     let answering = async {
-        let answered = answer(&gated, assistant, pending, TurnMode::Streamed, &mut events).await;
+        let answered =
+            answer_gated(&gated, assistant, pending, TurnMode::Streamed, &mut events).await;
         gate.reach();
         answered
     };

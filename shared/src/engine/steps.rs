@@ -7,6 +7,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::contract::{Answer, Assistant, Platform, Turn, TurnMode, TurnOutcome};
+use super::gate::{Gate, Gated};
 use crate::boundary::{ConversationStore, LogRecord, TurnStart};
 use crate::chat::Role;
 use crate::conversation::ToolStep;
@@ -62,10 +63,25 @@ pub(super) fn refusal_answered(
     }
 }
 
-/// The template's answer for a received visitor's message, with the language decided and
-/// remembered around it.
+/// The template's answer for a received visitor's message whose message is already stored,
+/// with the language decided and remembered around it (through an open [`Gate`]: see
+/// [`answer_gated`]).
 pub(super) async fn answer<P: Platform, A: Assistant>(
     platform: &P,
+    assistant: &A,
+    pending: PendingTurn,
+    mode: TurnMode,
+    sink: &mut dyn TurnSink,
+) -> Result<TurnOutcome, Error> {
+    let gate = Gate::open();
+    answer_gated(&Gated::new(platform, &gate), assistant, pending, mode, sink).await
+}
+
+/// [`answer`] over a [`Gated`] platform: the only platform type a template's answer runs
+/// on, so the Worker holds one copy of each template's answer (the at-once turn gates its
+/// store; every other path passes an open gate).
+pub(super) async fn answer_gated<P: Platform, A: Assistant>(
+    platform: &Gated<'_, P>,
     assistant: &A,
     pending: PendingTurn,
     mode: TurnMode,

@@ -40,6 +40,19 @@ struct GateState {
 }
 
 impl Gate {
+    /// A gate already open: the visitor's message is stored before the answer starts.
+    /// Every answer runs over [`Gated`] (an open gate lets every call straight through),
+    /// so each template's answer is compiled once, not once per platform type.
+    pub(super) fn open() -> Self {
+        Self {
+            state: RefCell::new(GateState {
+                stored: Some(true),
+                reached: true,
+                waiting: Vec::new(),
+            }),
+        }
+    }
+
     fn change(&self, change: impl FnOnce(&mut GateState)) {
         let waiting = {
             let mut state = self.state.borrow_mut();
