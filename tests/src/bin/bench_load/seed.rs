@@ -123,12 +123,17 @@ fn strip(value: &mut Value, site: &TestSite) {
     }
 }
 
-/// The columns of `table` (from the database itself, so new migrations are followed).
-fn columns(worker: &Worker, table: &str) -> Vec<String> {
+/// The columns of the copied tables (from the database itself, so new migrations are
+/// followed), in one `wrangler d1 execute`.
+fn columns(worker: &Worker) -> Vec<(String, String)> {
     worker
-        .d1_rows(&format!("SELECT name FROM pragma_table_info('{table}')"))
+        .d1_rows(
+            "SELECT m.name AS t, c.name AS c FROM sqlite_master m, pragma_table_info(m.name) c \
+             WHERE m.type = 'table' AND m.name IN ('sites', 'site_origins', 'site_config_versions') \
+             ORDER BY m.name, c.cid",
+        )
         .iter()
-        .filter_map(|r| r["name"].as_str().map(String::from))
+        .filter_map(|r| Some((r["t"].as_str()?.to_string(), r["c"].as_str()?.to_string())))
         .collect()
 }
 
@@ -214,19 +219,27 @@ fn copy_by_sql(worker: &Worker, map: &str, count: usize) {
              ELSE t.{col} END"
         )
     };
+    let all = columns(worker);
     for (table, key) in [
         ("sites", "id"),
         ("site_origins", "site_id"),
         ("site_config_versions", "site_id"),
     ] {
-        let cols = columns(worker, table);
+        let cols: Vec<&String> = all
+            .iter()
+            .filter(|(t, _)| t == table)
+            .map(|(_, c)| c)
+            .collect();
         assert!(!cols.is_empty(), "table {table} has columns");
         let exprs: Vec<String> = cols.iter().map(|c| swap(c)).collect();
         let _ = writeln!(
             sql,
             "INSERT INTO {table} ({}) SELECT {} FROM bench_load_map m \
              JOIN sites p ON p.id = m.proto JOIN {table} t ON t.{key} = m.proto;",
-            cols.join(", "),
+            cols.iter()
+                .map(|c| c.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
             exprs.join(", ")
         );
     }
