@@ -957,6 +957,38 @@ fn check_histories(shared: &Shared, visits: &[Visit]) -> (usize, Vec<String>) {
     (checked, failures)
 }
 
+/// Every chat request the upstream received: the nonces in it belong to visits of one site.
+/// Returns (prompts read, failures).
+fn check_prompts(
+    shared: &Shared,
+    visits: &[Visit],
+    upstream: &ScriptedUpstream,
+) -> (usize, Vec<String>) {
+    let site_of: HashMap<&str, usize> = visits
+        .iter()
+        .flat_map(|v| v.nonces.iter().map(move |(n, _)| (n.as_str(), v.site)))
+        .collect();
+    let mut failures = Vec::new();
+    let requests = upstream.chat_requests();
+    for request in &requests {
+        let text = request.body["messages"].to_string();
+        let sites: std::collections::BTreeSet<usize> = text
+            .split("(mã ")
+            .skip(1)
+            .filter_map(|piece| site_of.get(piece.split(')').next().unwrap_or("")))
+            .copied()
+            .collect();
+        if sites.len() > 1 {
+            let ids: Vec<&str> = sites
+                .iter()
+                .map(|&s| shared.sites[s].keys.id.as_str())
+                .collect();
+            failures.push(format!("one prompt holds messages of sites {ids:?}"));
+        }
+    }
+    (requests.len(), failures)
+}
+
 fn main() {
     let config = Config::from_env();
     let run_started = Instant::now();
@@ -967,7 +999,9 @@ fn main() {
     );
     let upstream = ScriptedUpstream::start();
     upstream.set_default(reply());
-    upstream.record_requests(false);
+    // Kept in the short mode only (a long run would hold every prompt): the prompts are
+    // checked for another site's messages.
+    upstream.record_requests(config.quick);
     let mut vars = bench_vars();
     vars.push(("COUNT_BINDINGS".into(), "on".into()));
     let worker = Worker::start(&WorkerOptions {
@@ -1221,6 +1255,14 @@ fn main() {
         .unwrap_or_else(|e| e.into_inner())
         .clone();
     let (checked, mut gate_failures) = check_histories(&shared, &visits);
+    if config.quick {
+        let (prompts, foreign) = check_prompts(&shared, &visits, &upstream);
+        println!(
+            "{prompts} prompts sent upstream read: {} with another site's message",
+            foreign.len()
+        );
+        gate_failures.extend(foreign);
+    }
     let server_errors = records.iter().filter(|r| r.out.status >= 500).count();
     let transport = records.iter().filter(|r| r.out.status == 0).count();
     let limited: Vec<&Record> = records.iter().filter(|r| r.out.status == 429).collect();
@@ -1402,14 +1444,15 @@ fn timed_report(records: &[Record], phases: &[(Phase, PhaseFigures)], direct: f6
 }
 
 /// Offered rates doubling from 1 turn/s, `seconds` each: the last step whose requests were
-/// all answered with the schedule held and a p50 TTFT under twice the first step's is
-/// where the Worker still keeps up; the benchmark runs at 30% of it.
+/// answered (≥ 98%) with the schedule held (lag p99 < 50 ms) and the shop widget turns'
+/// added TTFT median at most twice the first step's plus 20 ms is where the Worker still
+/// keeps up; the benchmark runs at 30% of it.
 fn step_test(shared: &Arc<Shared>, worker: &Worker, zipf: &Zipf, seconds: f64, direct: f64) -> f64 {
     println!("\nstep test ({seconds:.0} s a step):");
     let mut held = 1.0;
     let mut first_p50 = None;
     let mut threads = Vec::new();
-    for (i, rate) in [1.0, 2.0, 4.0, 8.0, 16.0].into_iter().enumerate() {
+    for (i, rate) in [1.0, 2.0, 4.0, 8.0, 16.0, 32.0].into_iter().enumerate() {
         shared
             .records
             .lock()
@@ -1438,14 +1481,22 @@ fn step_test(shared: &Arc<Shared>, worker: &Worker, zipf: &Zipf, seconds: f64, d
             .iter()
             .map(|r| r.out.lag.as_secs_f64() * 1e3)
             .collect();
-        let mut ttft = added_ttft(&records, direct, |_| true);
+        // Shop widget turns only: the templates' own model calls differ (one call or three).
+        let mut ttft = added_ttft(&records, direct, |r| {
+            r.template == "shop" && r.surface == Surface::Widget
+        });
         let p50 = percentile(&mut ttft, 0.5);
         let lag = percentile(&mut lags, 0.99);
         let cpu = (workerd_cpu_ms(worker) - cpu0) / start.elapsed().as_secs_f64();
-        let base = *first_p50.get_or_insert(p50);
-        let ok = answered >= 0.98 && lag < 50.0 && (p50.is_nan() || p50 <= 2.0 * base.max(20.0));
+        if first_p50.is_none() && !p50.is_nan() {
+            first_p50 = Some(p50);
+        }
+        let base = first_p50.unwrap_or(f64::NAN);
+        // Without a sample (NaN) a step is not slow.
+        let slow = p50 > 2.0 * base + 20.0;
+        let ok = answered >= 0.98 && lag < 50.0 && !slow;
         println!(
-            "  {rate:>4.0} turns/s: {} requests, {:.1}% answered, added TTFT p50 {p50:.1} ms, lag p99 {lag:.1} ms, workerd {cpu:.0} ms CPU/s: {}",
+            "  {rate:>4.0} turns/s: {} requests, {:.1}% answered, shop widget added TTFT p50 {p50:.1} ms, lag p99 {lag:.1} ms, workerd {cpu:.0} ms CPU/s: {}",
             records.len(),
             answered * 100.0,
             if ok { "holds" } else { "saturated" }

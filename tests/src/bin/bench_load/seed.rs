@@ -67,8 +67,8 @@ fn creation_body(name: &str, template: &str, upstream: &str) -> Value {
                 "embed_model": "scripted-embed"},
     });
     if template == "guarded" {
-        body["guarded"] = json!({"assistant_id": "bench-guarded", "allowed_models": ["scripted"],
-                                 "search": {"provider": "local"}});
+        // No `assistant_id`: its OpenAI model id stays `concierge-<site id>`, as every site's.
+        body["guarded"] = json!({"allowed_models": ["scripted"], "search": {"provider": "local"}});
     }
     body
 }
