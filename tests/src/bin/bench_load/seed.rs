@@ -63,8 +63,9 @@ fn creation_body(name: &str, template: &str, upstream: &str) -> Value {
         "name": name,
         "template": template,
         "allowed_origins": [ORIGIN],
+        // The Vectorize double's index has the deployment's 1,024 dimensions.
         "llm": {"provider": "openai", "base_url": format!("{upstream}/v1"), "model": "scripted",
-                "embed_model": "scripted-embed"},
+                "embed_model": "scripted-embed", "embed_dimensions": 1024},
     });
     if template == "guarded" {
         // No `assistant_id`: its OpenAI model id stays `concierge-<site id>`, as every site's.
