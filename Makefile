@@ -1,5 +1,5 @@
 # Concierge — two commands on a fresh machine: `make dev` and `make test`.
-.PHONY: install build dev test bench-e2e bench-cold-start worker-size bench-hardening bench-abuse
+.PHONY: install build dev test bench-e2e bench-load bench-cold-start worker-size bench-hardening bench-abuse
 SHELL := /bin/sh
 
 install:
@@ -17,6 +17,12 @@ test: install
 # On demand (not part of `make test`): end-to-end latency, CPU and concurrency figures.
 bench-e2e: build
 	@sh scripts/bench-e2e.sh
+
+# On demand (issue 40): load and isolation at 10,000 sites — counted storage calls per turn,
+# added TTFT from the scheduled send time, the isolation delta, the breadth ratio, RSS and
+# bytes on disk, under the correctness gates; INVALID when the driver cannot hold its schedule.
+bench-load: build
+	@sh scripts/bench-load.sh
 
 # On demand: a new isolate's first /health and first streamed turn, from a fresh wrangler
 # dev per run, Concierge beside the bare relay (medians).

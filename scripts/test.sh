@@ -46,4 +46,7 @@ sh scripts/worker-size.sh check
 step "end-to-end: wrangler dev + headless Chromium"
 cargo test --quiet -p concierge-e2e
 
+step "load benchmark, short mode: the counted per-turn budget and the correctness gates"
+BENCH_LOAD_QUICK=1 sh scripts/bench-load.sh
+
 step "all green"

@@ -47,7 +47,10 @@ function proxy(target, wrapped) {
     get(t, prop) {
       if (Object.prototype.hasOwnProperty.call(wrapped, prop)) return wrapped[prop];
       const value = Reflect.get(t, prop);
-      return typeof value === "function" && prop !== "constructor" ? value.bind(t) : value;
+      // `Function.prototype.bind` itself: on an RPC stub, `value.bind` would be a remote method.
+      return typeof value === "function" && prop !== "constructor"
+        ? Function.prototype.bind.call(value, t)
+        : value;
     },
   });
 }
@@ -112,7 +115,9 @@ function byMethod(prefix, real, extra) {
       return (...args) => {
         add(`${prefix}.${String(prop)}`, 1);
         if (extra) extra(String(prop), args);
-        return value.apply(t, args);
+        // `Reflect.apply`, not `value.apply`: on an RPC stub (a service binding such as the
+        // Vectorize double) `apply` would be looked up as a remote method and fail.
+        return Reflect.apply(value, t, args);
       };
     },
   });

@@ -412,6 +412,11 @@ impl Worker {
         std::fs::read_to_string(self.state_dir.join("wrangler.log")).unwrap_or_default()
     }
 
+    /// Its `--persist-to` directory (local D1, KV and Durable Object files).
+    pub fn state_dir(&self) -> &Path {
+        &self.state_dir
+    }
+
     /// Process ids of every process this Worker started (wrangler, workerd, …).
     pub fn process_ids(&self) -> Vec<u32> {
         descendants(self.supervisor.id())

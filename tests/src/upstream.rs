@@ -102,6 +102,8 @@ struct State {
     routed: Vec<(String, VecDeque<Reply>)>,
     default_reply: Option<Reply>,
     recorded: Vec<Recorded>,
+    /// Requests are not recorded (a long benchmark would keep every body).
+    unrecorded: bool,
     embed_failures: bool,
     /// Embedding requests with an input containing this text are answered this late.
     embed_delay: Option<(String, Duration)>,
@@ -191,6 +193,11 @@ impl ScriptedUpstream {
         self
     }
 
+    /// Stop (or resume) recording requests: a load benchmark sends too many to keep.
+    pub fn record_requests(&self, record: bool) {
+        self.lock().unrecorded = !record;
+    }
+
     /// Make every embeddings request fail with 500.
     pub fn fail_embeddings(&self, fail: bool) {
         self.lock().embed_failures = fail;
@@ -267,12 +274,14 @@ fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
         let mut state = state
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        state.recorded.push(Recorded {
-            path: path.clone(),
-            authorization,
-            body: body.clone(),
-            received: std::time::Instant::now(),
-        });
+        if !state.unrecorded {
+            state.recorded.push(Recorded {
+                path: path.clone(),
+                authorization,
+                body: body.clone(),
+                received: std::time::Instant::now(),
+            });
+        }
         let embed_delay = state
             .embed_delay
             .as_ref()
