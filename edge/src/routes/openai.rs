@@ -186,6 +186,13 @@ pub(crate) async fn chat_completions(
     let completion_id = format!("chatcmpl-{request_id}");
     let created_at = crate::runtime::now_ms() / 1000;
     let (stream, include_usage) = (request.stream, request.include_usage);
+    let opening = Opening {
+        site: &site,
+        services: &services,
+        assistant: &assistant,
+        visitor: &visitor,
+        named_chats,
+    };
     // `created`: a conversation was opened for this request, so even a failure before its
     // message is stored must not be retried (a retry would open another).
     let (chat_id, text, created) = match request.target {
@@ -208,37 +215,7 @@ pub(crate) async fn chat_completions(
             let answer = ChatCompletion::of(&outcome, &completion_id, &model, created_at, None);
             return Ok(Response::from_json(&answer)?);
         }
-        ChatTarget::Continue { chat_id, text } if !named_chats => {
-            reachable(&services, &site.id, &chat_id, &visitor).await?;
-            (chat_id, text, false)
-        }
-        // Named chats (`guarded`'s seed): an unknown `chat_id` opens a new conversation,
-        // under a server-minted id (a client-chosen id is never adopted).
-        ChatTarget::Continue { chat_id, text }
-            if auth::reachable_conversation(
-                &services.store,
-                Scope::new(&site.id, &chat_id),
-                &visitor,
-            )
-            .await?
-            .is_some() =>
-        {
-            (chat_id, text, false)
-        }
-        ChatTarget::Continue { text, .. } | ChatTarget::New { text } => {
-            let new = NewConversation {
-                site_id: site.id.clone(),
-                user_id: identity.as_ref().map(|i| i.sub.clone()),
-                identity,
-                language: site
-                    .config
-                    .language
-                    .as_deref()
-                    .and_then(concierge_core::conversation::Language::parse),
-            };
-            let opened = engine::create_conversation(&services, &assistant, new).await?;
-            (opened.conversation.id, text, true)
-        }
+        target => opening.open(target, identity).await?,
     };
     // A stored conversation's turn runs in its object, in the conversation's line, seen
     // live by its watchers; the object answers in OpenAI's format.
@@ -273,6 +250,63 @@ pub(crate) async fn chat_completions(
     let mut response = response;
     response.headers_mut().set(CHAT_ID_HEADER, &chat_id)?;
     Ok(response)
+}
+
+/// What a stored conversation's completion is answered in.
+struct Opening<'a> {
+    site: &'a Site,
+    services: &'a Services,
+    assistant: &'a SiteAssistant,
+    visitor: &'a Visitor,
+    /// The template's clients always name their conversation (`guarded`'s seed).
+    named_chats: bool,
+}
+
+impl Opening<'_> {
+    /// The conversation `target` continues (reachable by this caller), or a new one:
+    /// its id, the visitor's text, and whether it was opened for this request.
+    async fn open(
+        &self,
+        target: ChatTarget,
+        identity: Option<concierge_core::identity::UserIdentity>,
+    ) -> Result<(String, String, bool), ApiError> {
+        let (site, services, visitor) = (self.site, self.services, self.visitor);
+        match target {
+            ChatTarget::Continue { chat_id, text } if !self.named_chats => {
+                reachable(services, &site.id, &chat_id, visitor).await?;
+                Ok((chat_id, text, false))
+            }
+            // Named chats (`guarded`'s seed): an unknown `chat_id` opens a new
+            // conversation, under a server-minted id (a client-chosen id is never adopted).
+            ChatTarget::Continue { chat_id, text }
+                if auth::reachable_conversation(
+                    &services.store,
+                    Scope::new(&site.id, &chat_id),
+                    visitor,
+                )
+                .await?
+                .is_some() =>
+            {
+                Ok((chat_id, text, false))
+            }
+            // Answered before a conversation is looked for (`chat_completions`).
+            ChatTarget::Stateless(_) => Err(ApiError::bad_request("Which conversation?")),
+            ChatTarget::Continue { text, .. } | ChatTarget::New { text } => {
+                let new = NewConversation {
+                    site_id: site.id.clone(),
+                    user_id: identity.as_ref().map(|i| i.sub.clone()),
+                    identity,
+                    language: site
+                        .config
+                        .language
+                        .as_deref()
+                        .and_then(concierge_core::conversation::Language::parse),
+                };
+                let opened = engine::create_conversation(services, self.assistant, new).await?;
+                Ok((opened.conversation.id, text, true))
+            }
+        }
+    }
 }
 
 /// The object's error (the API's own shape) in OpenAI's, same status and retry headers;
