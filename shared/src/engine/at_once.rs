@@ -83,25 +83,7 @@ pub(super) async fn streamed_at_once<P: Platform, A: Assistant>(
     let scope = Scope::new(&input.site_id, &input.conversation_id);
     let store = platform.store();
     let window = assistant.config().history_window;
-    let Admission { verdict, likely } = admission;
-    // The verdict still to wait for before storing anything, when the answer may start first.
-    let (context, remembered, mut verdict) = match store.cached_turn(scope, window) {
-        Some(context) if likely => (context, true, Some(verdict)),
-        Some(context) => {
-            if !verdict.await {
-                return Err(Error::RateLimited);
-            }
-            (context, true, None)
-        }
-        None => {
-            let (read, admitted) = both(store.read_turn(scope, window), verdict).await;
-            if !admitted {
-                return Err(Error::RateLimited);
-            }
-            let context = read.map_err(Error::Store)?;
-            (context.ok_or(Error::ConversationNotFound)?, false, None)
-        }
-    };
+    let (context, remembered, mut verdict) = opening(store, scope, window, admission).await?;
     if let Some(refusal) = assistant.screen(platform, input, text).await? {
         if let Some(verdict) = verdict.take()
             && !verdict.await
@@ -198,6 +180,36 @@ pub(super) async fn streamed_at_once<P: Platform, A: Assistant>(
         mark_failed(platform, scope, &message.id, &reply_id, error).await;
     }
     result
+}
+
+/// What the turn starts from: the context this store remembers (`true`) or reads, and
+/// the admission's verdict still to wait for before anything is stored — when the caller
+/// was admitted last time the answer may start before it comes; otherwise it is awaited
+/// here (a refusal is [`Error::RateLimited`], nothing read or stored in vain).
+async fn opening<S: ConversationStore, F: Future<Output = bool>>(
+    store: &S,
+    scope: Scope<'_>,
+    window: usize,
+    admission: Admission<F>,
+) -> Result<(TurnContext, bool, Option<F>), Error> {
+    let Admission { verdict, likely } = admission;
+    match store.cached_turn(scope, window) {
+        Some(context) if likely => Ok((context, true, Some(verdict))),
+        Some(context) => {
+            if !verdict.await {
+                return Err(Error::RateLimited);
+            }
+            Ok((context, true, None))
+        }
+        None => {
+            let (read, admitted) = both(store.read_turn(scope, window), verdict).await;
+            if !admitted {
+                return Err(Error::RateLimited);
+            }
+            let context = read.map_err(Error::Store)?;
+            Ok((context.ok_or(Error::ConversationNotFound)?, false, None))
+        }
+    }
 }
 
 fn pending_turn(context: TurnContext, message: StoredMessage, reply_id: &str) -> PendingTurn {
