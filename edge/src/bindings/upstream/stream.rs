@@ -66,25 +66,11 @@ impl Upstream {
         // does not leave the upstream generating for nobody.
         let mut controller = AbortOnDrop(Some(AbortController::default()));
         let started = worker::Date::now().as_millis();
-        let (body, mut decoder): (ReadableStream, Box<dyn ChatStreamDecoder>) = match self.provider
-        {
-            Provider::WorkersAi => match self.open_workers_ai(model, body, sink).await {
-                Ok(Some(stream)) => (stream, Box::new(WorkersAiStreamDecoder::new())),
-                // Answered whole, and its events delivered.
-                Ok(None) => return Ok(()),
-                Err(error) => return Err(fail(error, false)),
-            },
-            Provider::OpenAi | Provider::Ollama => {
-                let body = self
-                    .open_http(body, &mut controller, sink)
-                    .await
-                    .map_err(|e| fail(e, false))?;
-                let decoder: Box<dyn ChatStreamDecoder> = match self.provider {
-                    Provider::Ollama => Box::new(ollama::OllamaStreamDecoder::new()),
-                    _ => Box::new(openai::OpenAiStreamDecoder::new()),
-                };
-                (body, decoder)
-            }
+        let opened = self.open(model, body, &mut controller, sink).await;
+        let (body, mut decoder) = match opened.map_err(|e| fail(e, false))? {
+            Some(opened) => opened,
+            // Answered whole, and its events delivered.
+            None => return Ok(()),
         };
         let mut reader = ChunkReader::gathering(&body);
         let mut rate = Gather::default();
@@ -181,6 +167,27 @@ impl Upstream {
 }
 
 impl Upstream {
+    /// The upstream's answer as a stream and the decoder for its format; `None` when it
+    /// answered whole (Workers AI without streaming), its events already delivered.
+    async fn open(
+        &self,
+        model: &str,
+        body: &str,
+        controller: &mut AbortOnDrop,
+        sink: &mut dyn ChatSink,
+    ) -> Result<Option<(ReadableStream, Box<dyn ChatStreamDecoder>)>, ChatModelError> {
+        if self.provider == Provider::WorkersAi {
+            let stream = self.open_workers_ai(model, body, sink).await?;
+            return Ok(stream.map(|s| (s, Box::new(WorkersAiStreamDecoder::new()) as Box<_>)));
+        }
+        let body = self.open_http(body, controller, sink).await?;
+        let decoder: Box<dyn ChatStreamDecoder> = match self.provider {
+            Provider::Ollama => Box::new(ollama::OllamaStreamDecoder::new()),
+            _ => Box::new(openai::OpenAiStreamDecoder::new()),
+        };
+        Ok(Some((body, decoder)))
+    }
+
     /// POST `body` to the chat endpoint: the response's body stream once it answers 2xx.
     async fn open_http(
         &self,
