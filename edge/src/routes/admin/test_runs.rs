@@ -309,53 +309,7 @@ async fn run_case(env: &Env, job: &Value, last: bool) -> Result<(), ApiError> {
 /// delete the conversation.
 async fn ask(env: &Env, site: Site, case: &TestCase, run: &str) -> Result<Outcome, ApiError> {
     let (assistant, services) = crate::templates::turn_context(env, &site)?;
-    let identity = match &case.user {
-        Some(user) => Some(
-            UserIdentity::new(
-                user.user_id.clone(),
-                user.role.clone(),
-                user.permissions.clone(),
-                user.department.clone(),
-            )
-            .map_err(|why| ApiError::bad_request(why.message()))?,
-        ),
-        None => None,
-    };
-    let new = NewConversation {
-        site_id: site.id.clone(),
-        user_id: identity.as_ref().map(|i| i.sub.clone()),
-        identity,
-        language: None,
-    };
-    let created = engine::create_conversation(&services, &assistant, new).await?;
-    let conversation_id = created.conversation.id.clone();
-    let scope = Scope::new(&site.id, &conversation_id);
-    for turn in &case.conversation {
-        let message = StoredMessage {
-            id: services.ids().new_id(),
-            seq: 0,
-            role: if turn.role == "user" {
-                Role::User
-            } else {
-                Role::Assistant
-            },
-            kind: if turn.role == "user" {
-                MessageKind::Text
-            } else {
-                MessageKind::Answer
-            },
-            content: turn.content.clone(),
-            metadata: Default::default(),
-            created_at: services.clock().now_ms(),
-            tool_steps: Vec::new(),
-            payloads: Vec::new(),
-        };
-        services
-            .store
-            .append_message(scope, &message)
-            .await
-            .map_err(ApiError::store)?;
-    }
+    let conversation_id = open(&services, &assistant, &site, case).await?;
     let site_id = site.id.clone();
     let turn = ObjectTurn {
         limits: vec![("SECRET_RATE_LIMIT".into(), site_id.clone())],
@@ -383,21 +337,87 @@ async fn ask(env: &Env, site: Site, case: &TestCase, run: &str) -> Result<Outcom
     };
     // Kept apart from the site's conversations and statistics: deleted once answered.
     super::super::conversations::erase(env, &site, &conversation_id).await?;
-    let answer = match answered? {
-        (200, answer) => answer,
-        (429, _) => return Err(ApiError::RateLimited),
+    match answered? {
+        (200, answer) => Ok(assess(&services, case, &answer, latency).await),
+        (429, _) => Err(ApiError::RateLimited),
         (_, error) => {
             let code = error["error"]["code"].as_str().unwrap_or("internal");
-            return Ok((
+            Ok((
                 "error",
                 String::new(),
                 Some(code.into()),
                 latency,
                 None,
                 None,
-            ));
+            ))
         }
+    }
+}
+
+/// The case's conversation: opened as its user (if it names one), with the turns it
+/// starts from stored before its question; answers its id.
+async fn open(
+    services: &crate::bindings::services::Services,
+    assistant: &crate::templates::SiteAssistant,
+    site: &Site,
+    case: &TestCase,
+) -> Result<String, ApiError> {
+    let identity = match &case.user {
+        Some(user) => Some(
+            UserIdentity::new(
+                user.user_id.clone(),
+                user.role.clone(),
+                user.permissions.clone(),
+                user.department.clone(),
+            )
+            .map_err(|why| ApiError::bad_request(why.message()))?,
+        ),
+        None => None,
     };
+    let new = NewConversation {
+        site_id: site.id.clone(),
+        user_id: identity.as_ref().map(|i| i.sub.clone()),
+        identity,
+        language: None,
+    };
+    let created = engine::create_conversation(services, assistant, new).await?;
+    let conversation_id = created.conversation.id;
+    let scope = Scope::new(&site.id, &conversation_id);
+    for turn in &case.conversation {
+        let user = turn.role == "user";
+        let message = StoredMessage {
+            id: services.ids().new_id(),
+            seq: 0,
+            role: if user { Role::User } else { Role::Assistant },
+            kind: if user {
+                MessageKind::Text
+            } else {
+                MessageKind::Answer
+            },
+            content: turn.content.clone(),
+            metadata: Default::default(),
+            created_at: services.clock().now_ms(),
+            tool_steps: Vec::new(),
+            payloads: Vec::new(),
+        };
+        services
+            .store
+            .append_message(scope, &message)
+            .await
+            .map_err(ApiError::store)?;
+    }
+    Ok(conversation_id)
+}
+
+/// The case's checks on the answer (the turn's JSON), then its rubric, judged by the
+/// site's model (the draft's for a run of the draft) once every other check passed; its
+/// verdict kept.
+async fn assess(
+    services: &crate::bindings::services::Services,
+    case: &TestCase,
+    answer: &Value,
+    latency: u64,
+) -> Outcome {
     let names = |list: &Value, key: &str| -> Vec<String> {
         list.as_array()
             .into_iter()
@@ -420,14 +440,12 @@ async fn ask(env: &Env, site: Site, case: &TestCase, run: &str) -> Result<Outcom
         tokens,
     };
     let mut failed = case.checks.first_failure(&seen);
-    // The rubric, judged by the site's model (the draft's for a run of the draft) once
-    // every other check passed; its verdict kept.
     let mut verdict = None;
     if let (None, Some(rubric)) = (&failed, &case.checks.rubric) {
         let request = test_cases::judge_request(&case.question, &text, rubric);
         let Ok(reply) = engine::complete(services.model(), &ModelCall::new(&request)).await else {
             let code = Some("rubric_not_judged".into());
-            return Ok(("error", text, code, latency, tokens, None));
+            return ("error", text, code, latency, tokens, None);
         };
         let (passed, why) = test_cases::verdict(&reply);
         if !passed {
@@ -436,7 +454,7 @@ async fn ask(env: &Env, site: Site, case: &TestCase, run: &str) -> Result<Outcom
         verdict = Some(why);
     }
     let status = if failed.is_some() { "failed" } else { "passed" };
-    Ok((status, text, failed, latency, tokens, verdict))
+    (status, text, failed, latency, tokens, verdict)
 }
 
 /// A run's counts for the comparison: `{passed, total}`.
