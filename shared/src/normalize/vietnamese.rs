@@ -4,6 +4,15 @@
 
 /// The lower-case letter without tone and the tone of a precomposed Vietnamese letter.
 pub(super) fn vietnamese_letter(c: char) -> Option<(char, u8)> {
+    if c >= '\u{1EA0}' {
+        toned_letter(c)
+    } else {
+        latin_letter(c)
+    }
+}
+
+/// The letters of Latin-1 and Latin Extended-A/B (`à`, `ă`, `đ`, `ơ`, `ư`, …).
+fn latin_letter(c: char) -> Option<(char, u8)> {
     Some(match c {
         'À' => ('a', 2),
         'Á' => ('a', 1),
@@ -49,6 +58,13 @@ pub(super) fn vietnamese_letter(c: char) -> Option<(char, u8)> {
         'ơ' => ('ơ', 0),
         'Ư' => ('ư', 0),
         'ư' => ('ư', 0),
+        _ => return None,
+    })
+}
+
+/// The letters of Latin Extended Additional (`ạ`, `ả`, `ấ`, …, `ỹ`).
+fn toned_letter(c: char) -> Option<(char, u8)> {
+    Some(match c {
         'Ạ' => ('a', 5),
         'ạ' => ('a', 5),
         'Ả' => ('a', 3),
