@@ -488,18 +488,29 @@ fn one_json_log_line_per_classification() {
 }
 
 #[test]
-fn every_turn_message_is_queued_for_embedding_but_not_the_greeting() {
-    let config = ShopConfig::default();
+fn messages_are_queued_for_embedding_only_as_they_leave_the_window_never_the_greeting() {
     let cases = cases();
     let case = cases
         .iter()
         .find(|c| c.name.starts_with("warranty: ask, serial found"))
         .unwrap();
+    // Inside the default window (12 messages) the conversation's 7 messages are all in
+    // every prompt: memory could never return one, so none is embedded.
+    let (backend, _) = run_case(case, &ShopConfig::default());
+    assert!(
+        backend.queue.jobs().is_empty(),
+        "{:?}",
+        backend.queue.jobs()
+    );
+    // With a window of 4, each turn queues the messages that leave it after the next turn.
+    let mut config = ShopConfig::default();
+    config.turn.history_window = 4;
     let (backend, conversation_id) = run_case(case, &config);
     let jobs = backend.queue.jobs();
     let ids: Vec<&str> = jobs.iter().map(|j| j.message_id.as_str()).collect();
-    // id2 is the greeting: the persona's fixed sentence, the same in every conversation.
-    assert_eq!(ids, ["id3", "id4", "id5", "id6", "id7", "id8"]);
+    // id2 is the greeting: the persona's fixed sentence, the same in every conversation;
+    // id7 and id8, the last turn's, are inside the window.
+    assert_eq!(ids, ["id3", "id4", "id5", "id6"]);
     assert!(
         jobs.iter()
             .all(|j| j.site_id == common::SITE && j.conversation_id == conversation_id)

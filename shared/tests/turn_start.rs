@@ -76,7 +76,10 @@ fn input(conversation_id: &str, idempotency_key: Option<&str>) -> TurnInput {
 
 #[test]
 fn the_model_is_asked_while_the_message_is_stored_and_started_still_comes_first() {
-    let (backend, shop) = (MemoryBackend::default(), ShopConfig::default());
+    let (backend, mut shop) = (MemoryBackend::default(), ShopConfig::default());
+    // A window of 2: this turn's own messages leave it after the next turn, so this turn
+    // queues their embeddings (a message is embedded one turn before memory may return it).
+    shop.turn.history_window = 2;
     let id = conversation(&backend, &shop);
     // The write takes a few round trips, as D1's does.
     backend.store.set_insert_polls(3);
@@ -121,7 +124,7 @@ fn the_model_is_asked_while_the_message_is_stored_and_started_still_comes_first(
     assert_eq!(stored[2].content, "Dạ, anh/chị tham khảo ạ.");
     assert!(stored[0].seq < stored[1].seq && stored[1].seq < stored[2].seq);
     assert_eq!(outcome.reply.id, *message_id);
-    // The visitor's message is queued for embedding first, then the reply.
+    // The visitor's message is queued for embedding first, then the reply, once each.
     let queued: Vec<String> = backend
         .queue
         .jobs()

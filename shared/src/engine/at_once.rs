@@ -23,8 +23,8 @@ use super::contract::{Assistant, Platform, TurnMode, TurnOutcome};
 use super::gate::{Gate, Gated, Held, HeldSink};
 use super::join::{alongside, both, first};
 use super::steps::{
-    PendingTurn, answer, answer_gated, mark_failed, queue_embedding, refusal_answered,
-    refusal_reply, valid_text, visitor_message,
+    PendingTurn, answer, answer_gated, mark_failed, refusal_answered, refusal_reply, valid_text,
+    visitor_message,
 };
 use crate::boundary::{ConversationStore, NewTurn, Timer, TurnContext, TurnStart};
 use crate::conversation::{Scope, StoredMessage};
@@ -136,12 +136,7 @@ pub(super) async fn streamed_at_once<P: Platform, A: Assistant>(
         };
         gate.settle(matches!(stored, Ok(Some(_))));
         match stored {
-            Ok(Some(seq)) => {
-                let stored = StoredMessage {
-                    seq,
-                    ..message.clone()
-                };
-                queue_embedding(platform, scope, &stored);
+            Ok(Some(_)) => {
                 held.borrow_mut().release(&started);
                 Ok(())
             }
@@ -166,7 +161,6 @@ pub(super) async fn streamed_at_once<P: Platform, A: Assistant>(
             // The held answer is dropped unseen: answer again from the stored history.
             let sink = held.into_inner().discard();
             let stored = StoredMessage { seq, ..message };
-            queue_embedding(platform, scope, &stored);
             started.announce(sink);
             let pending = pending_turn(context, stored.clone(), &reply_id);
             let result = answer(platform, assistant, pending, TurnMode::Streamed, sink).await;

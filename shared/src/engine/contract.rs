@@ -192,6 +192,13 @@ pub struct Turn<'t> {
     pub mode: TurnMode,
     /// The payloads sent so far, stored with the reply.
     pub(crate) payloads: Vec<Payload>,
+    /// The messages of the history that leave the history window after the next turn:
+    /// their embeddings are queued once this turn's reply is stored. A message is embedded
+    /// one turn before memory retrieval may return it, and only then: one that never
+    /// leaves the window (most messages of most conversations) is never embedded.
+    pub(crate) memory_due: Vec<StoredMessage>,
+    /// Whether the reply itself is due too (a window of fewer than four messages).
+    pub(crate) reply_due: bool,
 }
 
 impl Turn<'_> {

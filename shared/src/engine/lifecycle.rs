@@ -22,8 +22,8 @@ use core::future::Future;
 use super::at_once::{Admission, streamed_at_once};
 use super::contract::{Assistant, Platform, TurnMode, TurnOutcome};
 use super::steps::{
-    PendingTurn, answer, finish, mark_failed, queue_embedding, refusal_answered, refusal_reply,
-    valid_text, visitor_message,
+    PendingTurn, answer, finish, mark_failed, refusal_answered, refusal_reply, valid_text,
+    visitor_message,
 };
 use crate::boundary::{ConversationStore, NewTurn, TurnOpening, TurnStart};
 use crate::conversation::{Scope, StoredMessage};
@@ -112,7 +112,6 @@ pub async fn receive<P: Platform, A: Assistant>(
         .ok_or(Error::ConversationNotFound)?;
     let stored = match opened {
         TurnOpening::Started(start) => {
-            queue_embedding(platform, scope, &start.message);
             return Ok(Received::Pending(PendingTurn { start, reply_id }));
         }
         TurnOpening::Repeated(stored) => stored,

@@ -103,6 +103,7 @@ pub(super) async fn answer_gated<P: Platform, A: Assistant>(
         language::for_message(&message.content, conversation.language, first_user_message);
     let stored_language = conversation.language;
     let (user_message_id, message_seq) = (message.id.clone(), message.seq);
+    let (memory_due, reply_due) = memory_due(&history, &message, assistant.config().history_window);
     // Handoff notices are for the visitor, not the model (a person's replies stay).
     history.retain(|m| m.kind != MessageKind::Handoff);
     history.push(message);
@@ -117,6 +118,8 @@ pub(super) async fn answer_gated<P: Platform, A: Assistant>(
         sink,
         mode,
         payloads: Vec::new(),
+        memory_due,
+        reply_due,
     };
     let answered = assistant.answer(platform, &mut turn).await;
     // A changed language is remembered after the answer, off the time-to-first-token path
@@ -282,6 +285,35 @@ pub async fn store_reply<P: Platform>(
         .append_reply(scope, &turn.user_message_id, &message)
         .await
         .map_err(Error::Store)?;
-    queue_embedding(platform, scope, &message);
+    for due in &turn.memory_due {
+        queue_embedding(platform, scope, due);
+    }
+    if turn.reply_due {
+        queue_embedding(platform, scope, &message);
+    }
     Ok(message)
+}
+
+/// What memory retrieval may return after the turn *following* this one, among
+/// `history` (the last `window` messages before the visitor's `message`, oldest first),
+/// the message and (`true`) the reply to come: retrieval reads only what is older than the
+/// window (`seq <= newest - window`), and each turn adds two messages, so these are the
+/// two after the pair that leaves with this turn. Embedded one turn ahead, each message is
+/// queued once, by the turn before it leaves; one that never leaves is never embedded.
+fn memory_due(
+    history: &[StoredMessage],
+    message: &StoredMessage,
+    window: usize,
+) -> (Vec<StoredMessage>, bool) {
+    let h = history.len();
+    // Positions in the history, then the message (h), then the reply (h + 1).
+    let (from, to) = (
+        (h + 2).saturating_sub(window),
+        (h + 4).saturating_sub(window),
+    );
+    let mut due: Vec<StoredMessage> = history[from.min(h)..to.min(h)].to_vec();
+    if (from..to).contains(&h) {
+        due.push(message.clone());
+    }
+    (due, (from..to).contains(&(h + 1)))
 }

@@ -323,8 +323,7 @@ fn an_always_failing_embedder_marks_the_message_embed_failed() {
 }
 
 #[test]
-fn memory_older_than_the_history_window_is_retrieved_and_nothing_is_embedded_for_a_new_conversation()
- {
+fn memory_older_than_the_history_window_is_retrieved_and_only_what_leaves_the_window_is_embedded() {
     let worker = Worker::shared();
     let upstream = ScriptedUpstream::start();
     upstream.set_default(Reply::text("Dạ vâng ạ."));
@@ -333,8 +332,8 @@ fn memory_older_than_the_history_window_is_retrieved_and_nothing_is_embedded_for
     let first = "Tôi muốn mua laptop màu periwinkle, giá bao nhiêu?";
     let (_, events) = send(worker, &site.secret_key, &conversation, first);
     assert_eq!(terminal(&events).0, "completed");
-    // No knowledge and no earlier memory: the turn embeds nothing before calling the model
-    // (the message itself is embedded afterwards, in the background).
+    // No knowledge and no earlier memory: the turn embeds nothing before calling the model,
+    // nor afterwards: the message is inside the history window, where memory never looks.
     let recorded = upstream.recorded();
     let chat = recorded
         .iter()
@@ -346,14 +345,9 @@ fn memory_older_than_the_history_window_is_retrieved_and_nothing_is_embedded_for
             .all(|r| !r.path.ends_with("/embeddings")),
         "no retrieval embedding for a new conversation on a site without knowledge"
     );
-    eventually(Duration::from_secs(30), "the first message indexed", || {
-        search(worker, &site, "laptop periwinkle", Some(&conversation))
-            .into_iter()
-            .find(|t| t.contains("periwinkle"))
-    });
-
-    // Seven more turns push the first message out of the 12-message history window.
-    for i in 1..=7 {
+    // Six more turns. A message is embedded one turn before it leaves the 12-message
+    // window (the greeting and 6 turns fill it): until then nothing is embedded.
+    for i in 1..=6 {
         let (_, events) = send(
             worker,
             &site.secret_key,
@@ -361,7 +355,36 @@ fn memory_older_than_the_history_window_is_retrieved_and_nothing_is_embedded_for
             &format!("Cho em hỏi giá bàn phím cơ mẫu số {i} bao nhiêu ạ?"),
         );
         assert_eq!(terminal(&events).0, "completed");
+        if i == 4 {
+            // Five turns in, the first message is not due yet: it was never embedded.
+            let embedded: Vec<String> = upstream
+                .recorded()
+                .iter()
+                .filter(|r| r.path.ends_with("/embeddings"))
+                .map(|r| r.body.to_string())
+                .filter(|body| body.contains("periwinkle"))
+                .collect();
+            assert!(
+                embedded.is_empty(),
+                "a message of the window was embedded: {embedded:?}"
+            );
+        }
     }
+    // The sixth turn queued the first question and its answer, which left the window with
+    // the seventh.
+    eventually(Duration::from_secs(30), "the first message indexed", || {
+        search(worker, &site, "laptop periwinkle", Some(&conversation))
+            .into_iter()
+            .find(|t| t.contains("periwinkle"))
+    });
+    // One more turn, then the question about the first message.
+    let (_, events) = send(
+        worker,
+        &site.secret_key,
+        &conversation,
+        "Cho em hỏi giá bàn phím cơ mẫu số 7 bao nhiêu ạ?",
+    );
+    assert_eq!(terminal(&events).0, "completed");
     let (_, events) = send(
         worker,
         &site.secret_key,

@@ -242,6 +242,9 @@ fn the_storage_work_of_each_surface_is_counted() {
         );
         assert_eq!(status, 202, "{body}");
     });
+    // The sixth turn of the conversation: its first messages leave the 12-message window
+    // with the next one, so this turn queues their embeddings (the first to do so).
+    let past_window = measure(|| widget_turn(&site, &conversation, "Shop có nhận trả góp không?"));
     let mut chat_id = String::new();
     let openai_new = measure(|| chat_id = openai_turn(&site, "new", "Shop mở cửa mấy giờ?"));
     let openai_next = measure(|| {
@@ -250,16 +253,15 @@ fn the_storage_work_of_each_surface_is_counted() {
 
     let turn = ["fetch:", "object:"];
     let background_turn = ["fetch:", "object:", "queue.concierge-turns:"];
-    // A turn stores 2 messages: the consumer writes them in 2 batches of 2 statements
-    // (and reads the site once its copy is 30 s old).
-    let embed = (4, 5);
+    // A message is embedded only as it leaves the history window (memory returns nothing
+    // newer): a conversation's first five turns queue nothing for the embedding consumer.
     let turn_budget = Budget {
         d1_statements: (9, 13),
         d1_batches: (2, 3),
         do_requests: 1,
         do_storage: 2,
-        queue_messages: 2,
-        embedding_statements: embed,
+        queue_messages: 0,
+        embedding_statements: (0, 0),
     };
     let rows = [
         (
@@ -283,6 +285,17 @@ fn the_storage_work_of_each_surface_is_counted() {
         ),
         ("API turn (secret key)", counted(&api, &turn), turn_budget),
         (
+            "widget turn, the first past the window",
+            counted(&past_window, &turn),
+            Budget {
+                // 2 messages leave: the consumer writes them in 2 batches of 2 statements
+                // (and reads the site once its copy is 30 s old).
+                queue_messages: 2,
+                embedding_statements: (4, 5),
+                ..turn_budget
+            },
+        ),
+        (
             "background turn (Prefer: respond-async)",
             counted(&background, &background_turn),
             Budget {
@@ -290,8 +303,8 @@ fn the_storage_work_of_each_surface_is_counted() {
                 d1_batches: (4, 5),
                 do_requests: 2,
                 do_storage: 2,
-                queue_messages: 3,
-                embedding_statements: embed,
+                queue_messages: 1,
+                embedding_statements: (0, 0),
             },
         ),
         (
@@ -302,8 +315,8 @@ fn the_storage_work_of_each_surface_is_counted() {
                 d1_batches: (4, 4),
                 do_requests: 1,
                 do_storage: 3,
-                queue_messages: 2,
-                embedding_statements: embed,
+                queue_messages: 0,
+                embedding_statements: (0, 0),
             },
         ),
         (
