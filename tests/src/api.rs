@@ -77,6 +77,26 @@ pub fn send(
     }
 }
 
+/// Turns after a conversation's first until its first question is embedded: a message is
+/// embedded one turn before it leaves the 12-message history window (memory retrieval only
+/// returns what has left it), which the greeting and six turns reach.
+pub const TURNS_UNTIL_EMBEDDED: usize = 5;
+
+/// Sends `n` short turns to `conversation`, each completed (a conversation grown past its
+/// history window, see [`TURNS_UNTIL_EMBEDDED`]).
+pub fn more_turns(worker: &Worker, key: &str, conversation: &str, n: usize) {
+    for i in 1..=n {
+        let (status, events) = send(
+            worker,
+            key,
+            conversation,
+            &format!("Cho em hỏi thêm câu {i} ạ?"),
+        );
+        assert_eq!(status, 200, "turn {i}");
+        assert_eq!(terminal(&events).0, "completed", "turn {i}");
+    }
+}
+
 /// The text of a turn's `{"chunk"}` events, concatenated.
 pub fn streamed_text(events: &[ReceivedEvent]) -> String {
     events

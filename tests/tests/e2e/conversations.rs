@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use concierge_e2e::api::{
-    create_conversation, eventually, fixed_sentence, history, search, send, site_with_upstream,
-    streamed_text, terminal,
+    TURNS_UNTIL_EMBEDDED, create_conversation, eventually, fixed_sentence, history, more_turns,
+    search, send, site_with_upstream, streamed_text, terminal,
 };
 use concierge_e2e::upstream::{Reply, ScriptedUpstream};
 use concierge_e2e::{Worker, agent, into_parts};
@@ -269,17 +269,23 @@ fn respond_async_returns_202_and_the_answer_lands_in_history() {
 }
 
 #[test]
-fn a_new_message_is_embedded_through_the_queue_and_retrievable() {
+fn a_message_leaving_the_window_is_embedded_through_the_queue_and_retrievable() {
     let worker = Worker::shared();
     let upstream = ScriptedUpstream::start();
     let site = site_with_upstream(worker, "Queue shop", &upstream.base_url, false);
-    upstream.push(Reply::text("Dạ vâng ạ."));
+    upstream.set_default(Reply::text("Dạ vâng ạ."));
     let (conversation, _) = create_conversation(worker, &site, json!({}));
     send(
         worker,
         &site.secret_key,
         &conversation,
         "Tôi muốn mua laptop màu periwinkle, giá bao nhiêu?",
+    );
+    more_turns(
+        worker,
+        &site.secret_key,
+        &conversation,
+        TURNS_UNTIL_EMBEDDED,
     );
     let found = eventually(
         Duration::from_secs(30),
@@ -301,6 +307,12 @@ fn an_always_failing_embedder_marks_the_message_embed_failed() {
     let (conversation, _) = create_conversation(worker, &site, json!({}));
     let (_, events) = send(worker, &site.secret_key, &conversation, "xin chào");
     assert_eq!(terminal(&events).0, "completed");
+    more_turns(
+        worker,
+        &site.secret_key,
+        &conversation,
+        TURNS_UNTIL_EMBEDDED,
+    );
     let user = eventually(
         Duration::from_secs(30),
         "embed_failed on the user message",

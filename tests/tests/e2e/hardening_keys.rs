@@ -11,7 +11,9 @@
 
 use std::time::Duration;
 
-use concierge_e2e::api::{create_conversation, error_code, eventually, send, terminal};
+use concierge_e2e::api::{
+    TURNS_UNTIL_EMBEDDED, create_conversation, error_code, eventually, more_turns, send, terminal,
+};
 use concierge_e2e::upstream::{Recorded, ScriptedUpstream};
 use concierge_e2e::{OPERATOR_TOKEN, TestSite, Worker, agent, into_parts};
 use serde_json::{Value, json};
@@ -63,6 +65,20 @@ fn completed_turn(worker: &Worker, site: &TestSite) {
     assert_eq!(name, "completed", "{data}");
 }
 
+/// A conversation grown until its first exchange is embedded (it leaves the history window).
+fn remembered_turns(worker: &Worker, site: &TestSite) {
+    let (conversation, _) = create_conversation(worker, site, json!({}));
+    let (status, events) = send(worker, &site.secret_key, &conversation, QUESTION);
+    assert_eq!(status, 200);
+    assert_eq!(terminal(&events).0, "completed");
+    more_turns(
+        worker,
+        &site.secret_key,
+        &conversation,
+        TURNS_UNTIL_EMBEDDED,
+    );
+}
+
 fn authorizations(recorded: &[Recorded]) -> Vec<(String, Option<String>)> {
     recorded
         .iter()
@@ -80,7 +96,7 @@ fn a_merchant_endpoint_never_receives_the_operator_key() {
         "llm": {"provider": "openai", "base_url": format!("{}/v1", attacker.base_url),
                 "model": "scripted", "embed_model": "scripted-embed"}
     }));
-    completed_turn(worker, &site);
+    remembered_turns(worker, &site);
     // The queue consumer embeds the exchange through the same endpoint.
     let recorded = eventually(
         Duration::from_secs(30),

@@ -5,7 +5,10 @@
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use concierge_e2e::api::{create_conversation, eventually, send, site_with_upstream, terminal};
+use concierge_e2e::api::{
+    TURNS_UNTIL_EMBEDDED, create_conversation, eventually, more_turns, send, site_with_upstream,
+    terminal,
+};
 use concierge_e2e::upstream::ScriptedUpstream;
 use concierge_e2e::{TestSite, Worker, WorkerOptions, agent, into_parts, scratch_dir, test_vars};
 use serde_json::json;
@@ -117,7 +120,8 @@ fn a_document_deleted_while_it_is_being_indexed_is_never_retrieved() {
     );
 }
 
-/// Index one visitor message in a new conversation of `site`; returns the conversation.
+/// Index one visitor message in a new conversation of `site` (grown past its history
+/// window, where memory keeps what leaves it); returns the conversation.
 fn remembered_conversation(
     worker: &Worker,
     site: &TestSite,
@@ -125,13 +129,15 @@ fn remembered_conversation(
 ) -> String {
     upstream.set_default(concierge_e2e::upstream::Reply::text("Dạ vâng ạ."));
     let (conversation, _) = create_conversation(worker, site, json!({}));
-    let (_, events) = send(
+    let first = "Tôi muốn mua laptop màu periwinkle, giá bao nhiêu?";
+    let (_, events) = send(worker, &site.secret_key, &conversation, first);
+    assert_eq!(terminal(&events).0, "completed");
+    more_turns(
         worker,
         &site.secret_key,
         &conversation,
-        "Tôi muốn mua laptop màu periwinkle, giá bao nhiêu?",
+        TURNS_UNTIL_EMBEDDED,
     );
-    assert_eq!(terminal(&events).0, "completed");
     eventually(Duration::from_secs(30), "the message to be indexed", || {
         search_results(worker, site, "laptop periwinkle", Some(&conversation))
             .into_iter()
