@@ -9,7 +9,7 @@ use super::guardrail::{Verdict, parse_verdict};
 use super::prompt::{self, PromptParts};
 use super::sources::{extract_sources, sources_section};
 use super::steps;
-use crate::boundary::{ChatRequest, WebSearch};
+use crate::boundary::WebSearch;
 use crate::chat::{Role, Usage};
 use crate::conversation::{Language, MessageKind, Metadata, Scope, StoredMessage};
 use crate::engine::{Answer, Platform, Refusal, Turn, TurnMode, store_reply};
@@ -83,12 +83,7 @@ pub(super) async fn screen<P: Platform>(
     }))
 }
 
-/// The turn's step log (`step(logger, conversation, id, message)` with the first two bound).
-type Log<'a> = &'a dyn Fn(&'static str, &str);
-
-/// Steps 5–14 for a passed, stored question, one function per seed node: `guardrail` (for
-/// a stateless turn; a stored one was screened before its message was kept),
-/// [`memory_load`], [`search`], [`build_prompt`], [`generate`], [`format`], [`save`].
+/// Steps 5–14 for a passed, stored question.
 pub(super) async fn answer<P: Platform, S: WebSearch>(
     config: &GuardedConfig,
     search: &S,
@@ -119,48 +114,8 @@ pub(super) async fn answer<P: Platform, S: WebSearch>(
         .await?;
         return Ok(done(reply, None, &["guardrail", "refuse"]));
     }
-    let (recent, summary) = memory_load(config, platform, turn, &history, &log).await;
-    let results = self::search(search, turn, &question, &log).await?;
-    let parts = PromptParts {
-        language,
-        summary: &summary,
-        recent: &recent,
-        question: &question,
-        results: &results,
-    };
-    let request = build_prompt(config, parts, &log);
-    let (text, usage) = generate(config, platform, turn, &request, &log).await?;
-    let (formatted, sources) = format(config, turn, &text, &results, &log);
-    let answered = Answered {
-        question: &question,
-        text: &text,
-        formatted,
-        sources,
-        summary: &summary,
-    };
-    let reply = save(config, platform, turn, answered).await?;
-    let route = [
-        "guardrail",
-        "memory_load",
-        "search",
-        "build_prompt",
-        "generate",
-        "format",
-        "save",
-    ];
-    Ok(done(reply, usage, &route))
-}
-
-/// memory_load (steps 3–5): the recent window of the conversation and its summary.
-async fn memory_load<P: Platform>(
-    config: &GuardedConfig,
-    platform: &P,
-    turn: &Turn<'_>,
-    history: &[StoredMessage],
-    log: Log<'_>,
-) -> (Vec<StoredMessage>, alloc::string::String) {
-    log("3.1", &format!("Conversation ID: {}", turn.conversation.id));
-    let recent = recent_window(history);
+    log("3.1", &format!("Conversation ID: {conversation_id}"));
+    let recent = recent_window(&history);
     log(
         "4.1",
         &format!("Retrieved {} messages from memory", recent.len()),
@@ -182,34 +137,26 @@ async fn memory_load<P: Platform>(
         "5.1",
         &format!("Context built. Total messages in context: {total}"),
     );
-    (recent, summary)
-}
-
-/// search (step 6): the web search's results for the question, as text.
-async fn search<S: WebSearch>(
-    search: &S,
-    turn: &mut Turn<'_>,
-    question: &str,
-    log: Log<'_>,
-) -> Result<alloc::string::String, Error> {
-    let results = steps::search(search, turn, question).await?;
+    let results = steps::search(search, turn, &question).await?;
     let n = results.chars().count();
     log(
         "6.1",
         &format!("Search completed. Results length: {n} characters"),
     );
-    Ok(results)
-}
-
-/// build_prompt (step 7): the summary, the recent window, the results and the question.
-fn build_prompt(config: &GuardedConfig, parts: PromptParts<'_>, log: Log<'_>) -> ChatRequest {
-    if !parts.summary.is_empty() {
-        let n = parts.summary.chars().count();
+    if !summary.is_empty() {
+        let n = summary.chars().count();
         log(
             "7.2",
             &format!("Using existing summary as context. Summary length: {n} characters"),
         );
     }
+    let parts = PromptParts {
+        language,
+        summary: &summary,
+        recent: &recent,
+        question: &question,
+        results: &results,
+    };
     let request = prompt::answer_request(config, parts);
     let n = prompt::prompt_chars(&request);
     log("7.4", &format!("Prompt built. Length: {n} characters"));
@@ -227,42 +174,19 @@ fn build_prompt(config: &GuardedConfig, parts: PromptParts<'_>, log: Log<'_>) ->
             ),
         );
     }
-    request
-}
-
-/// generate (step 8): the answer, streamed to the visitor.
-async fn generate<P: Platform>(
-    config: &GuardedConfig,
-    platform: &P,
-    turn: &mut Turn<'_>,
-    request: &ChatRequest,
-    log: Log<'_>,
-) -> Result<(alloc::string::String, Option<Usage>), Error> {
     log(
         "8",
         &format!("Generating response with LLM provider: {}", config.provider),
     );
-    let (text, usage) = steps::generate(config, platform, turn, request).await?;
+    let (text, usage) = steps::generate(config, platform, turn, &request).await?;
     if config.debug_log {
         log(
             "8.1",
             &format!("--- RESPONSE START ---\n{text}\n--- RESPONSE END ---"),
         );
     }
-    Ok((text, usage))
-}
-
-/// format (step 8.2): the sources section after the answer, streamed too; answers the
-/// stored text and how many sources it cites.
-fn format(
-    config: &GuardedConfig,
-    turn: &mut Turn<'_>,
-    text: &str,
-    results: &str,
-    log: Log<'_>,
-) -> (alloc::string::String, usize) {
-    let sources = extract_sources(results);
-    let section = sources_section(turn.language, &sources);
+    let sources = extract_sources(&results);
+    let section = sources_section(language, &sources);
     if !section.is_empty() {
         turn.sink.emit(TurnEvent::Chunk {
             text: section.clone(),
@@ -281,45 +205,33 @@ fn format(
             ),
         );
     }
-    (formatted, sources.len())
-}
-
-/// What `save` stores.
-struct Answered<'a> {
-    question: &'a str,
-    /// The model's answer, without its sources section (the summary's input).
-    text: &'a str,
-    /// The answer as shown, with its sources section.
-    formatted: alloc::string::String,
-    sources: usize,
-    /// The summary the answer was made with.
-    summary: &'a str,
-}
-
-/// save (steps 9–14): the reply stored, then the conversation's summary brought up to it
-/// (not for a stateless turn).
-async fn save<P: Platform>(
-    config: &GuardedConfig,
-    platform: &P,
-    turn: &mut Turn<'_>,
-    answered: Answered<'_>,
-) -> Result<StoredMessage, Error> {
     let mut metadata = Metadata::new();
-    metadata.insert("sources".into(), answered.sources.into());
+    metadata.insert("sources".into(), sources.len().into());
     let reply = store_reply(
         platform,
         turn,
         MessageKind::Answer,
-        answered.formatted,
+        formatted,
         metadata,
         Vec::new(),
     )
     .await?;
     if turn.mode != TurnMode::Stateless {
-        let (summary, question, text) = (answered.summary, answered.question, answered.text);
-        steps::update_summary(config, platform, turn, summary, question, text, reply.seq).await;
+        steps::update_summary(
+            config, platform, turn, &summary, &question, &text, reply.seq,
+        )
+        .await;
     }
-    Ok(reply)
+    let route = [
+        "guardrail",
+        "memory_load",
+        "search",
+        "build_prompt",
+        "generate",
+        "format",
+        "save",
+    ];
+    Ok(done(reply, usage, &route))
 }
 
 fn done(reply: StoredMessage, usage: Option<Usage>, route: &[&'static str]) -> Answer {
