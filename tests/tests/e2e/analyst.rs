@@ -215,11 +215,28 @@ fn data_sets_upload_by_csv_and_json_with_types_list_replace_and_delete() {
         );
         assert_eq!(status, want);
     }
+    // What is left: one data set of one row, in the site's object; none in the shared D1.
+    let (status, body) = into_parts(
+        agent()
+            .get(&worker.url("/admin/usage"))
+            .set("x-api-key", &site.secret_key)
+            .call(),
+    );
+    assert_eq!(status, 200, "{body}");
+    let usage: Value = serde_json::from_str(&body).unwrap();
+    let used = |kind: &str| {
+        usage["usage"]
+            .as_array()
+            .and_then(|items| items.iter().find(|i| i["kind"] == kind))
+            .map(|i| i["used"].clone())
+    };
+    assert_eq!(used("data_sets"), Some(json!(1)), "{body}");
+    assert_eq!(used("data_rows"), Some(json!(1)), "{body}");
     let rows = worker.d1_rows(&format!(
         "SELECT COUNT(*) AS n FROM data_rows WHERE site_id = '{}'",
         site.id
     ));
-    assert_eq!(rows[0]["n"], 1);
+    assert_eq!(rows[0]["n"], 0, "no data row in the shared D1");
 }
 
 #[test]
