@@ -73,6 +73,9 @@ pub struct SiteObject {
     env: Env,
     /// Whether this instance has run [`SCHEMA`] and the import.
     ready: Cell<bool>,
+    /// Whether a call is running the import now (the others wait for it: two imports at once
+    /// could copy rows a third call has replaced or deleted meanwhile).
+    importing: Cell<bool>,
 }
 
 impl std::fmt::Debug for SiteObject {
@@ -99,6 +102,7 @@ impl DurableObject for SiteObject {
             storage,
             env,
             ready: Cell::new(false),
+            importing: Cell::new(false),
         }
     }
 
@@ -139,12 +143,22 @@ impl SiteObject {
     }
 
     async fn serve(&self, site_id: &str, call: SiteCall) -> Result<Response, ApiError> {
-        if !self.ready.get() {
-            let sql = self.sql();
-            for schema in [SCHEMA, logs::SCHEMA, warranty::SCHEMA, data::SCHEMA] {
-                sql.exec(schema, None)?;
+        while !self.ready.get() {
+            if self.importing.replace(true) {
+                worker::Delay::from(std::time::Duration::from_millis(5)).await;
+                continue;
             }
-            self.import(site_id).await?;
+            let sql = self.sql();
+            let mut prepared = Ok(());
+            for schema in [SCHEMA, logs::SCHEMA, warranty::SCHEMA, data::SCHEMA] {
+                prepared = prepared.and_then(|()| sql.exec(schema, None).map(drop));
+            }
+            let imported = match prepared {
+                Ok(()) => self.import(site_id).await,
+                Err(error) => Err(error.into()),
+            };
+            self.importing.set(false);
+            imported?;
             self.ready.set(true);
         }
         let sql = self.sql();
