@@ -114,8 +114,8 @@ pub(crate) struct NewSet {
 
 const COLUMNS: &str = "id, user_id, name, description, schema, row_count, source_url, updated_at";
 
-/// Inserts `chunks` into `table` (`data_staging` under `key` with `at`, or `data_rows`
-/// under connection `key`).
+/// Inserts `chunks`: into `data_staging` under upload `key` at time `staged`, or (`None`)
+/// into `data_rows` under connection `key`.
 fn insert(
     sql: &SqlStorage,
     staged: Option<u64>,
