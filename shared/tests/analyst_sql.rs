@@ -1,12 +1,12 @@
 //! The SQL path of `aggregate_data` against the reference evaluator: the same random rows
-//! and calls answered by SQLite (the statement D1 runs) and by the Rust evaluator give
+//! and calls answered by SQLite (the statement the site object runs) and by the Rust evaluator give
 //! the same tool output (differential test, ≥ 100 cases).
 #![allow(clippy::unwrap_used)]
 
 use concierge_core::boundary::{DataConnection, DataField, DataFuture, DataRows};
 use concierge_core::flows::analyst::eval::to_json;
 use concierge_core::flows::analyst::sql::{
-    AggregateQuery, AggregateRow, SqlParam, aggregate_sql, group_value,
+    AggregateQuery, AggregateRow, SCHEMA, SqlParam, aggregate_sql, group_value,
 };
 use concierge_core::flows::analyst::tools::{DataTools, RowSource};
 use concierge_core::graph::block_on;
@@ -56,7 +56,7 @@ impl RowSource for Sqlite {
         query: &'a AggregateQuery,
     ) -> DataFuture<'a, Option<Vec<AggregateRow>>> {
         Box::pin(async move {
-            let Some((sql, params)) = aggregate_sql(query, "s", id, "alice") else {
+            let Some((sql, params)) = aggregate_sql(query, id, "alice") else {
                 return Ok(None);
             };
             let params: Vec<Sql> = params
@@ -138,32 +138,32 @@ fn connection(numeric: bool) -> DataConnection {
 
 fn sqlite(rows: &[Value]) -> Sqlite {
     let db = rusqlite::Connection::open_in_memory().unwrap();
-    db.execute_batch(
-        include_str!("../../migrations/0015_analyst.sql")
-            .replace("REFERENCES sites(id) ON DELETE CASCADE", "")
-            .as_str(),
+    db.execute_batch(SCHEMA).unwrap();
+    db.execute(
+        "INSERT INTO data_connections VALUES ('c1', 'alice', 'don_hang', '', '[]', 0, NULL, 0, 0, 0)",
+        [],
     )
     .unwrap();
     db.execute(
-        "INSERT INTO data_connections VALUES ('s', 'c1', 'alice', 'don_hang', '', '[]', 0, NULL, 0, 0)",
+        "INSERT INTO data_connections VALUES ('c3', 'bob', 'don_hang', '', '[]', 0, NULL, 0, 0, 0)",
         [],
     )
     .unwrap();
     for (i, row) in rows.iter().enumerate() {
         db.execute(
-            "INSERT INTO data_rows VALUES ('s', 'c1', ?1, ?2)",
+            "INSERT INTO data_rows VALUES ('c1', ?1, ?2)",
             rusqlite::params![i as i64, row.to_string()],
         )
         .unwrap();
     }
-    // Another user's and another site's rows, never counted.
+    // Another connection's and another user's rows, never counted.
     db.execute(
-        "INSERT INTO data_rows VALUES ('s', 'c2', 0, '{\"v\": 999999}')",
+        "INSERT INTO data_rows VALUES ('c2', 0, '{\"v\": 999999}')",
         [],
     )
     .unwrap();
     db.execute(
-        "INSERT INTO data_rows VALUES ('t', 'c1', 0, '{\"v\": 999999}')",
+        "INSERT INTO data_rows VALUES ('c3', 0, '{\"v\": 999999}')",
         [],
     )
     .unwrap();

@@ -64,25 +64,6 @@ pub(crate) fn guard(
     .map_err(service_error)
 }
 
-/// The data sets' guard: their count, rows and bytes.
-pub(crate) fn data_guard(
-    db: &D1Database,
-    site_id: &str,
-    caps: &Caps,
-) -> Result<D1PreparedStatement, ServiceError> {
-    guard(
-        db,
-        "(SELECT count(*) > ?2 OR coalesce(sum(row_count), 0) > ?3 OR coalesce(sum(bytes), 0) > ?4 \
-         FROM data_connections WHERE site_id = ?1)",
-        &[
-            site_id.into(),
-            num(caps.data_sets),
-            num(caps.data_rows),
-            num(caps.data_bytes),
-        ],
-    )
-}
-
 /// The knowledge documents' guard: their count and bytes of text.
 pub(crate) fn documents_guard(
     db: &D1Database,
@@ -101,7 +82,8 @@ pub(crate) fn documents_guard(
     )
 }
 
-/// What a site holds in the shared database, against its caps.
+/// What a site holds, against its caps (its knowledge documents in the shared database; the
+/// rest in its object, which the caller asks).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Usage {
     pub(crate) data_sets: u64,
@@ -115,7 +97,6 @@ pub(crate) struct Usage {
 #[derive(Debug, Default, Deserialize)]
 struct Counted {
     n: Option<f64>,
-    rows: Option<f64>,
     bytes: Option<f64>,
 }
 
@@ -123,48 +104,29 @@ impl Counted {
     fn n(&self) -> u64 {
         self.n.unwrap_or(0.0) as u64
     }
-    fn rows(&self) -> u64 {
-        self.rows.unwrap_or(0.0) as u64
-    }
     fn bytes(&self) -> u64 {
         self.bytes.unwrap_or(0.0) as u64
     }
 }
 
-/// The site's usage in D1, in one batch (two aggregate reads over the site's index ranges).
+/// The site's usage in D1: one aggregate read over the site's index range. What the site's
+/// object holds (data sets, `crate::site_object::data`; warranty records,
+/// `crate::site_object::warranty`) is 0 here: the caller asks it.
 pub(crate) async fn usage(db: &D1Database, site_id: &str) -> Result<Usage, ServiceError> {
-    let site = [JsValue::from(site_id)];
-    let read = |sql: &str| db.prepare(sql).bind(&site).map_err(service_error);
-    let results = db
-        .batch(vec![
-            read(
-                "SELECT count(*) AS n, coalesce(sum(row_count), 0) AS rows, \
-                 coalesce(sum(bytes), 0) AS bytes FROM data_connections WHERE site_id = ?1",
-            )?,
-            read(
-                "SELECT count(*) AS n, coalesce(sum(bytes), 0) AS bytes \
-                 FROM knowledge_documents WHERE site_id = ?1",
-            )?,
-        ])
+    let documents: Counted = db
+        .prepare(
+            "SELECT count(*) AS n, coalesce(sum(bytes), 0) AS bytes \
+             FROM knowledge_documents WHERE site_id = ?1",
+        )
+        .bind(&[JsValue::from(site_id)])
+        .map_err(service_error)?
+        .first(None)
         .await
-        .map_err(service_error)?;
-    let mut counted = results.into_iter().map(|r| {
-        r.results::<Counted>()
-            .ok()
-            .and_then(|rows| rows.into_iter().next())
-            .unwrap_or_default()
-    });
-    let (data, documents) = (
-        counted.next().unwrap_or_default(),
-        counted.next().unwrap_or_default(),
-    );
+        .map_err(service_error)?
+        .unwrap_or_default();
     Ok(Usage {
-        data_sets: data.n(),
-        data_rows: data.rows(),
-        data_bytes: data.bytes(),
         documents: documents.n(),
         document_bytes: documents.bytes(),
-        // In the site's object (`crate::site_object::warranty`): the caller asks it.
-        warranty_records: 0,
+        ..Usage::default()
     })
 }

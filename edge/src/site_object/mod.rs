@@ -3,11 +3,12 @@
 //! merchant's data work runs in its own database, beside nobody's (issue 47; the rest of
 //! the site's data follows it there).
 //!
-//! It holds today the merchant's uploaded logs (`knowledge`'s `log_tool`, [`logs`]: FTS5)
-//! and warranty records (`shop`'s serial lookup, [`warranty`]). Before this object they
-//! lived in the shared D1 (`kb_logs`, `warranty_records`): the first call to a site's
-//! object imports that site's rows from D1 once, then deletes them there, so a deployment
-//! that upgrades keeps every line and record ([`SiteObject::import`]).
+//! It holds today the merchant's uploaded logs (`knowledge`'s `log_tool`, [`logs`]: FTS5),
+//! warranty records (`shop`'s serial lookup, [`warranty`]) and data sets (`analyst`'s,
+//! [`data`]). Before this object they lived in the shared D1 (`kb_logs`,
+//! `warranty_records`, `data_connections`/`data_rows`): the first call to a site's object
+//! imports that site's rows from D1 once, then deletes them there, so a deployment that
+//! upgrades keeps every line, record and row ([`SiteObject::import`]).
 //!
 //! The Worker calls it with one typed [`SiteCall`] (JSON, `POST https://site/call`) and
 //! gets JSON back; the object is reachable only through the binding, so it trusts what it
@@ -26,6 +27,7 @@ use worker::{
 
 use crate::error::ApiError;
 
+pub(crate) mod data;
 pub(crate) mod logs;
 pub(crate) mod warranty;
 
@@ -56,6 +58,10 @@ pub(crate) enum SiteCall {
     FindWarranty { serial: String },
     /// How many warranty records the site holds: `{"n": count}`.
     CountWarranty,
+    // `analyst`'s data sets (issue 47's move of `data_connections`/`data_rows`): one
+    // variant carrying the data calls (`data::DataCall`, answered by `data::serve`).
+    /// A data set call.
+    Data(data::DataCall),
 }
 
 /// The site's object (see the module's documentation).
@@ -67,6 +73,9 @@ pub struct SiteObject {
     env: Env,
     /// Whether this instance has run [`SCHEMA`] and the import.
     ready: Cell<bool>,
+    /// Whether a call is running the import now (the others wait for it: two imports at once
+    /// could copy rows a third call has replaced or deleted meanwhile).
+    importing: Cell<bool>,
 }
 
 impl std::fmt::Debug for SiteObject {
@@ -93,6 +102,7 @@ impl DurableObject for SiteObject {
             storage,
             env,
             ready: Cell::new(false),
+            importing: Cell::new(false),
         }
     }
 
@@ -120,6 +130,11 @@ impl SiteObject {
         &self,
         body: impl FnOnce() -> worker::Result<()> + 'static,
     ) -> worker::Result<()> {
+        self.transaction_of(Box::new(body))
+    }
+
+    /// [`Self::transaction`]'s one copy of the JavaScript closure's glue.
+    fn transaction_of(&self, body: Box<dyn FnOnce() -> worker::Result<()>>) -> worker::Result<()> {
         let run = Closure::once(move || body().map_err(JsValue::from));
         let sync: js_sys::Function =
             js_sys::Reflect::get(&self.storage, &"transactionSync".into())?.dyn_into()?;
@@ -128,12 +143,22 @@ impl SiteObject {
     }
 
     async fn serve(&self, site_id: &str, call: SiteCall) -> Result<Response, ApiError> {
-        if !self.ready.get() {
-            let sql = self.sql();
-            for schema in [SCHEMA, logs::SCHEMA, warranty::SCHEMA] {
-                sql.exec(schema, None)?;
+        while !self.ready.get() {
+            if self.importing.replace(true) {
+                worker::Delay::from(std::time::Duration::from_millis(5)).await;
+                continue;
             }
-            self.import(site_id).await?;
+            let sql = self.sql();
+            let mut prepared = Ok(());
+            for schema in [SCHEMA, logs::SCHEMA, warranty::SCHEMA, data::SCHEMA] {
+                prepared = prepared.and_then(|()| sql.exec(schema, None).map(drop));
+            }
+            let imported = match prepared {
+                Ok(()) => self.import(site_id).await,
+                Err(error) => Err(error.into()),
+            };
+            self.importing.set(false);
+            imported?;
             self.ready.set(true);
         }
         let sql = self.sql();
@@ -170,6 +195,7 @@ impl SiteObject {
                 serde_json::to_value(warranty::find(&sql, &serial)?).map_err(worker::Error::from)?
             }
             SiteCall::CountWarranty => serde_json::json!({ "n": warranty::count(&sql)? }),
+            SiteCall::Data(call) => return data::serve(self, call),
         };
         Ok(Response::from_json(&answer)?)
     }
@@ -179,26 +205,37 @@ impl SiteObject {
     /// A failed copy leaves the flag unset and is tried again by the next call (copies
     /// replace by key, so a repeat is harmless); a failed delete only leaves rows nobody
     /// reads.
+    ///
+    /// Data sets moved here later, under a flag of their own ([`data::IMPORTED`]).
     async fn import(&self, site_id: &str) -> Result<(), ApiError> {
         let sql = self.sql();
-        let done = sql
-            .exec(
-                "SELECT value FROM meta WHERE key = ?1",
-                vec![IMPORTED.into()],
-            )?
-            .raw()
-            .next()
-            .is_some();
-        if done || site_id.is_empty() {
+        let done = |key: &str| -> worker::Result<bool> {
+            let found = sql
+                .exec("SELECT value FROM meta WHERE key = ?1", vec![key.into()])?
+                .raw()
+                .next()
+                .is_some();
+            Ok(found)
+        };
+        let mark = |key: &str, n: usize| {
+            sql.exec(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
+                vec![key.into(), n.to_string().into()],
+            )
+        };
+        if site_id.is_empty() {
             return Ok(());
         }
-        let db = self.env.d1("DB")?;
-        let imported =
-            logs::import(self, &db, site_id).await? + warranty::import(self, &db, site_id).await?;
-        sql.exec(
-            "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
-            vec![IMPORTED.into(), imported.to_string().into()],
-        )?;
+        if !done(IMPORTED)? {
+            let db = self.env.d1("DB")?;
+            let imported = logs::import(self, &db, site_id).await?
+                + warranty::import(self, &db, site_id).await?;
+            mark(IMPORTED, imported)?;
+        }
+        if !done(data::IMPORTED)? {
+            let db = self.env.d1("DB")?;
+            mark(data::IMPORTED, data::import(self, &db, site_id).await?)?;
+        }
         Ok(())
     }
 }
@@ -228,11 +265,18 @@ pub(crate) async fn call<T: serde::de::DeserializeOwned>(
     site_id: &str,
     call: &SiteCall,
 ) -> Result<T, ApiError> {
+    let body = serde_json::to_string(call).map_err(|e| ApiError::Internal(e.into()))?;
+    let text = send(env, site_id, body).await?;
+    serde_json::from_str(&text).map_err(|e| ApiError::Internal(e.into()))
+}
+
+/// Posts `body` (a [`SiteCall`]) to `site_id`'s object; its answer's text (one copy of
+/// this for every answer's type).
+async fn send(env: &Env, site_id: &str, body: String) -> Result<String, ApiError> {
     let stub = env
         .durable_object(BINDING)?
         .id_from_name(site_id)?
         .get_stub()?;
-    let body = serde_json::to_string(call).map_err(|e| ApiError::Internal(e.into()))?;
     let mut init = RequestInit::new();
     init.with_method(Method::Post).with_body(Some(body.into()));
     let req = Request::new_with_init("https://site/call", &init)?;
@@ -244,5 +288,5 @@ pub(crate) async fn call<T: serde::de::DeserializeOwned>(
             format!("site object {}: {text}", response.status_code()).into(),
         ));
     }
-    Ok(response.json().await?)
+    Ok(response.text().await?)
 }

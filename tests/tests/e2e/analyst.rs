@@ -215,11 +215,28 @@ fn data_sets_upload_by_csv_and_json_with_types_list_replace_and_delete() {
         );
         assert_eq!(status, want);
     }
+    // What is left: one data set of one row, in the site's object; none in the shared D1.
+    let (status, body) = into_parts(
+        agent()
+            .get(&worker.url("/admin/usage"))
+            .set("x-api-key", &site.secret_key)
+            .call(),
+    );
+    assert_eq!(status, 200, "{body}");
+    let usage: Value = serde_json::from_str(&body).unwrap();
+    let used = |kind: &str| {
+        usage["usage"]
+            .as_array()
+            .and_then(|items| items.iter().find(|i| i["kind"] == kind))
+            .map(|i| i["used"].clone())
+    };
+    assert_eq!(used("data_sets"), Some(json!(1)), "{body}");
+    assert_eq!(used("data_rows"), Some(json!(1)), "{body}");
     let rows = worker.d1_rows(&format!(
         "SELECT COUNT(*) AS n FROM data_rows WHERE site_id = '{}'",
         site.id
     ));
-    assert_eq!(rows[0]["n"], 1);
+    assert_eq!(rows[0]["n"], 0, "no data row in the shared D1");
 }
 
 #[test]
@@ -498,6 +515,179 @@ fn unclear_chat_no_data_sets_a_cut_stream_and_isolation() {
     for secret in ["987654321", "987.654.321", "31415926", "Bình"] {
         assert!(!everything.contains(secret), "{secret} leaked");
     }
+}
+
+/// Data sets an older version kept in the shared D1 (`data_connections`, `data_rows`, as
+/// migrations 0015 and 0022 left them) are answered after the upgrade: the site's object
+/// imports them on its first call (12,000 rows: several pages), deletes them from D1, and
+/// counts them in `GET /admin/usage`.
+#[test]
+fn data_sets_kept_in_d1_by_an_older_version_are_imported_by_the_site_object() {
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    let site = analyst_site(worker, &upstream, "Analyst older data sets");
+    let schema = r#"[{"name":"ngay","type":"date","examples":[]},{"name":"doanh_thu","type":"number","examples":[]}]"#;
+    worker.d1_rows(&format!(
+        "INSERT INTO data_connections (site_id, id, user_id, name, description, schema, \
+         row_count, source_url, created_at, updated_at, bytes) \
+         VALUES ('{id}', 'old-1', 'alice', 'don_cu', 'Đơn cũ', '{schema}', 12000, NULL, 1, 1, 480000); \
+         INSERT INTO data_rows (site_id, connection_id, row_index, data) \
+         WITH RECURSIVE c(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM c WHERE x < 11999) \
+         SELECT '{id}', 'old-1', x, json_object('ngay', '2024-01-02', 'doanh_thu', x) FROM c",
+        id = site.id
+    ));
+    let id = conversation(worker, &site, "alice");
+    upstream.push_for(CLASSIFIER, Reply::text("data_query"));
+    upstream.push_for(
+        AGENT,
+        calls(&[(
+            "old",
+            "aggregate_data",
+            json!({"connection_name": "don_cu", "operation": "sum", "field": "doanh_thu"}),
+        )]),
+    );
+    upstream.push_for(AGENT, Reply::text("Tổng 71994000"));
+    upstream.push_for(FORMATTER, Reply::text("Tổng doanh thu: 71994000 VND"));
+    let (_, events) = send(worker, &site.secret_key, &id, "Tổng doanh thu đơn cũ?");
+    let ends = tool_events(&events, "tool_end");
+    assert_eq!(ends[0]["ok"], true, "{ends:?}");
+    // 0 + 1 + … + 11,999: every row of every page came over.
+    assert_eq!(ends[0]["output"]["value"], 71_994_000, "{ends:?}");
+    assert_eq!(terminal(&events).0, "completed");
+    let (status, body) = into_parts(
+        agent()
+            .get(&worker.url("/admin/data/don_cu"))
+            .set("x-api-key", &site.secret_key)
+            .call(),
+    );
+    assert_eq!(status, 200, "{body}");
+    let one: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(one["description"], "Đơn cũ");
+    assert_eq!(one["row_count"], 12_000);
+    assert_eq!(
+        one["rows"][3],
+        json!({"ngay": "2024-01-02", "doanh_thu": 3})
+    );
+    for table in ["data_rows", "data_connections"] {
+        let rows = worker.d1_rows(&format!(
+            "SELECT COUNT(*) AS n FROM {table} WHERE site_id = '{}'",
+            site.id
+        ));
+        assert_eq!(
+            rows[0]["n"], 0,
+            "{table}: imported, then deleted from the shared D1"
+        );
+    }
+    let (status, body) = into_parts(
+        agent()
+            .get(&worker.url("/admin/usage"))
+            .set("x-api-key", &site.secret_key)
+            .call(),
+    );
+    assert_eq!(status, 200, "{body}");
+    let usage: Value = serde_json::from_str(&body).unwrap();
+    let rows = usage["usage"]
+        .as_array()
+        .and_then(|items| items.iter().find(|i| i["kind"] == "data_rows"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(rows["used"], 12_000, "{body}");
+}
+
+/// The largest upload (200,000 rows, about 30 MB of CSV) goes to the site's object in
+/// several calls and replaces the data set in one transaction: every row is there, a
+/// grouped sum over it is exact, a second upload replaces it whole, and the shared D1 holds
+/// none of its rows. Prints the upload's time.
+#[test]
+#[allow(clippy::print_stdout, reason = "the upload's time is printed")]
+fn a_200000_row_upload_is_stored_whole_in_the_site_object() {
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    let site = analyst_site(worker, &upstream, "Analyst 200k");
+    let note = "x".repeat(110);
+    let mut csv = String::from("ngay,nen_tang,so_luong,doanh_thu,ghi_chu\n");
+    for i in 0..200_000u64 {
+        csv.push_str(&format!(
+            "2024-{:02}-{:02},{},{},{},{note}{i}\n",
+            1 + i % 12,
+            1 + i % 28,
+            ["Shopee", "Lazada", "Tiki", "TikTok Shop"][(i % 4) as usize],
+            1 + i % 5,
+            (i % 1000) * 1000
+        ));
+    }
+    assert!(
+        csv.len() > 28_000_000 && csv.len() < 32 * 1024 * 1024,
+        "{}",
+        csv.len()
+    );
+    let upload = |text: &str| {
+        let started = std::time::Instant::now();
+        let (status, body) = into_parts(
+            agent()
+                .put(&worker.url("/admin/data/lon?user_id=alice"))
+                .set("x-api-key", &site.secret_key)
+                .set("content-type", "text/csv")
+                .send_string(text),
+        );
+        (status, body, started.elapsed())
+    };
+    let (status, body, took) = upload(&csv);
+    assert_eq!(status, 200, "{body}");
+    let listed: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(listed["row_count"], 200_000);
+    println!(
+        "analyst: {} B of CSV, 200,000 rows uploaded in {:.1} s",
+        csv.len(),
+        took.as_secs_f64()
+    );
+    let id = conversation(worker, &site, "alice");
+    upstream.push_for(CLASSIFIER, Reply::text("data_query"));
+    upstream.push_for(
+        AGENT,
+        calls(&[(
+            "big",
+            "aggregate_data",
+            json!({"connection_name": "lon", "operation": "sum", "field": "so_luong",
+                   "group_by": "nen_tang"}),
+        )]),
+    );
+    upstream.push_for(AGENT, Reply::text("Xong."));
+    upstream.push_for(FORMATTER, Reply::text("Xong."));
+    let (_, events) = send(worker, &site.secret_key, &id, "Số lượng theo nền tảng?");
+    let ends = tool_events(&events, "tool_end");
+    assert_eq!(ends[0]["ok"], true, "{ends:?}");
+    let groups = ends[0]["output"]["groups"].as_array().expect("groups");
+    assert_eq!(groups.len(), 4, "{groups:?}");
+    // 50,000 rows per platform, so_luong 1..5 cycling: 150,000 each (i % 4 and i % 5
+    // cover every pair equally over 200,000 rows).
+    for group in groups {
+        assert_eq!(group["row_count"], 50_000, "{group}");
+        assert_eq!(group["value"], 150_000, "{group}");
+    }
+    // Replaced whole by a smaller upload: only its rows remain.
+    let small: String = csv.lines().take(4).map(|l| format!("{l}\n")).collect();
+    let (status, body, _) = upload(&small);
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = into_parts(
+        agent()
+            .get(&worker.url("/admin/usage"))
+            .set("x-api-key", &site.secret_key)
+            .call(),
+    );
+    assert_eq!(status, 200, "{body}");
+    let usage: Value = serde_json::from_str(&body).unwrap();
+    let rows = usage["usage"]
+        .as_array()
+        .and_then(|items| items.iter().find(|i| i["kind"] == "data_rows"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(rows["used"], 3, "{body}");
+    let rows = worker.d1_rows(&format!(
+        "SELECT COUNT(*) AS n FROM data_rows WHERE site_id = '{}'",
+        site.id
+    ));
+    assert_eq!(rows[0]["n"], 0, "no data row in the shared D1");
 }
 
 /// Issue 13's benchmark: upload a 100,000-row data set, then time data turns whose

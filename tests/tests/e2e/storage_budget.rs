@@ -349,3 +349,111 @@ fn the_storage_work_of_each_surface_is_counted() {
         failures.join("\n")
     );
 }
+
+/// Issue 47's noisy neighbour, counted: a data set's upload and every `analyst` query over
+/// it run in the site's own object. An `analyst` turn whose tools read a data set (an
+/// aggregate in SQL and a pipeline's row scan) runs the D1 statements of a turn that reads
+/// none (the same site's chat turn), none of them for the rows, and its data calls go to
+/// the site's object, which runs no D1 statement either.
+#[test]
+fn an_analyst_turn_over_a_data_set_runs_no_d1_statement_for_its_rows() {
+    const CLASSIFIER: &str = "Bạn là một classifier phân loại ý định người dùng.";
+    const AGENT: &str = "Bạn là trợ lý phân tích dữ liệu kinh doanh.";
+    const FORMATTER: &str = "Format kết quả phân tích dữ liệu cho người dùng.";
+    const CHAT: &str = "Bạn là trợ lý AI thân thiện, hỗ trợ phân tích dữ liệu kinh doanh.";
+    let upstream = ScriptedUpstream::start();
+    let site = site_with_upstream(
+        worker(),
+        "Storage budget analyst",
+        &upstream.base_url,
+        false,
+    );
+    let (status, body) = into_parts(
+        agent()
+            .request("PATCH", &worker().url("/admin/site"))
+            .set("x-api-key", &site.secret_key)
+            .send_json(json!({"template": "analyst"})),
+    );
+    assert_eq!(status, 200, "{body}");
+    let rows: Vec<Value> = (0..2_000)
+        .map(|i| {
+            let platform = if i % 2 == 0 { "Shopee" } else { "Tiki" };
+            json!({"nen_tang": platform, "doanh_thu": i})
+        })
+        .collect();
+    let upload = measure(|| {
+        let (status, body) = into_parts(
+            agent()
+                .put(&worker().url("/admin/data/don_hang"))
+                .set("x-api-key", &site.secret_key)
+                .send_json(json!({"user_id": "alice", "rows": rows})),
+        );
+        assert_eq!(status, 200, "{body}");
+    });
+    let (status, body) = into_parts(
+        agent()
+            .post(&worker().url("/conversations"))
+            .set("x-api-key", &site.secret_key)
+            .send_json(json!({"user_id": "alice"})),
+    );
+    assert_eq!(status, 201, "{body}");
+    let conversation = serde_json::from_str::<Value>(&body).expect("JSON")["conversation_id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let chat_turn = || {
+        upstream.push_for(CLASSIFIER, Reply::text("chat"));
+        upstream.push_for(CHAT, Reply::text("Xin chào!"));
+        api_turn(&site, &conversation, "Xin chào");
+    };
+    // Warm, as on a site with visitors.
+    chat_turn();
+    let chat = measure(chat_turn);
+    let data = measure(|| {
+        upstream.push_for(CLASSIFIER, Reply::text("data_query"));
+        let call = |id: &str, name: &str, args: Value| (id.into(), name.into(), args.to_string());
+        upstream.push_for(
+            AGENT,
+            Reply::ToolCalls(vec![
+                call(
+                    "sum",
+                    "aggregate_data",
+                    json!({"connection_name": "don_hang", "operation": "sum",
+                           "field": "doanh_thu", "group_by": "nen_tang"}),
+                ),
+                call(
+                    "scan",
+                    "execute_aggregation",
+                    json!({"connection_name": "don_hang",
+                           "pipeline": [{"$match": {"nen_tang": "Tiki"}},
+                                        {"$group": {"_id": null, "n": {"$sum": 1}}}]}),
+                ),
+            ]),
+        );
+        upstream.push_for(AGENT, Reply::text("Xong."));
+        upstream.push_for(FORMATTER, Reply::text("Xong."));
+        api_turn(&site, &conversation, "Doanh thu theo nền tảng?");
+    });
+    eprintln!("upload: {upload:?}\nchat turn: {chat:?}\ndata turn: {data:?}");
+    let turn = ["fetch:", "object:"];
+    // The upload: its rows go to the site's object; D1 reads the site (at most once).
+    assert!(
+        sum(&upload, &["fetch:"], "d1.DB.statements") <= 1,
+        "{upload:?}"
+    );
+    assert!(
+        sum(&upload, &["fetch:"], "do.SITES.requests") >= 1,
+        "{upload:?}"
+    );
+    // The turn over the data set: the D1 statements of the chat turn, no more; its data
+    // calls (connections, the aggregate, the scan) in the site's object, which itself runs
+    // no D1 statement (its one-time import was done at the upload).
+    assert_eq!(
+        sum(&data, &turn, "d1.DB.statements"),
+        sum(&chat, &turn, "d1.DB.statements"),
+        "data turn {data:?}\nchat turn {chat:?}"
+    );
+    assert!(sum(&data, &turn, "do.SITES.requests") >= 3, "{data:?}");
+    assert_eq!(sum(&data, &["site:"], "d1.DB.statements"), 0, "{data:?}");
+    assert_eq!(sum(&chat, &turn, "do.SITES.requests"), 0, "{chat:?}");
+}

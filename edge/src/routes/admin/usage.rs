@@ -10,6 +10,7 @@ use crate::auth::SecretCaller;
 use crate::bindings::d1_caps;
 use crate::error::ApiError;
 use crate::site::caps::Caps;
+use crate::site_object::data::SiteData;
 use crate::site_object::warranty::SiteWarranty;
 use crate::templates::rental::{d1_listings, settings::RentalSettings};
 
@@ -28,6 +29,8 @@ pub(crate) async fn usage(env: &Env, caller: SecretCaller) -> Result<Response, A
         .await
         .map_err(ApiError::store)?;
     used.warranty_records = SiteWarranty::new(env).count(&site.id).await?;
+    (used.data_sets, used.data_rows, used.data_bytes) =
+        SiteData::new(env, &site.id).usage().await?;
     let template = site.template;
     let mut items = Vec::new();
     if template == Template::Analyst || used.data_sets > 0 {

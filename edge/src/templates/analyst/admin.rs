@@ -17,9 +17,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use worker::{Env, Request, Response};
 
-use super::d1_data::{D1Data, Listed, Upload};
 use crate::auth::{Caller, SecretCaller};
-use crate::bindings::d1_caps::CapError;
 use crate::bindings::outbound::{self, FetchError, MAX_REDIRECTS};
 use crate::bindings::services::RandomIds;
 use crate::error::ApiError;
@@ -27,6 +25,7 @@ use crate::http::body;
 use crate::runtime::now_ms;
 use crate::site::caps::Caps;
 use crate::site::endpoint;
+use crate::site_object::data::{Listed, SiteData, Upload};
 
 /// Upload bodies may be large (a 100 000-row data set).
 const MAX_UPLOAD_BYTES: usize = 32 * 1024 * 1024;
@@ -129,7 +128,7 @@ async fn store(
     prepared: &Prepared,
     source_url: Option<&str>,
 ) -> Result<Response, ApiError> {
-    let data = D1Data::new(env.d1("DB")?);
+    let data = SiteData::new(env, &caller.site.id);
     let new_id = RandomIds.new_id();
     let upload = Upload {
         new_id: &new_id,
@@ -142,16 +141,10 @@ async fn store(
         now: now_ms(),
     };
     let caps = Caps::of(env);
-    data.replace(&caller.site.id, &upload, &caps)
-        .await
-        .map_err(|e| match e {
-            CapError::Over => caps.data_full(),
-            CapError::Store(e) => ApiError::store(e),
-        })?;
-    let listed = data
-        .list(&caller.site.id, Some(user_id))
-        .await
-        .map_err(ApiError::store)?;
+    if !data.replace(&upload, caps).await? {
+        return Err(caps.data_full());
+    }
+    let listed = data.list(Some(user_id)).await?;
     let one = listed
         .iter()
         .find(|l| l.connection.name == name)
@@ -214,17 +207,9 @@ pub(crate) async fn put(
 
 /// The connection `name` of the site (its `?user_id=`, required when several users have
 /// one of that name).
-async fn find(
-    req: &Request,
-    data: &D1Data,
-    caller: &Caller,
-    name: &str,
-) -> Result<Listed, ApiError> {
+async fn find(req: &Request, data: &SiteData, name: &str) -> Result<Listed, ApiError> {
     let user = query(req, "user_id");
-    let listed = data
-        .list(&caller.site.id, user.as_deref())
-        .await
-        .map_err(ApiError::store)?;
+    let listed = data.list(user.as_deref()).await?;
     let mut matching = listed.into_iter().filter(|l| l.connection.name == name);
     match (matching.next(), matching.next()) {
         (Some(one), None) => Ok(one),
@@ -242,10 +227,9 @@ pub(crate) async fn list(
     caller: SecretCaller,
 ) -> Result<Response, ApiError> {
     let user = query(&req, "user_id");
-    let listed = D1Data::new(env.d1("DB")?)
-        .list(&caller.site.id, user.as_deref())
-        .await
-        .map_err(ApiError::store)?;
+    let listed = SiteData::new(env, &caller.site.id)
+        .list(user.as_deref())
+        .await?;
     let all: Vec<Value> = listed.iter().map(listed_json).collect();
     Ok(Response::from_json(&json!({ "connections": all }))?)
 }
@@ -257,12 +241,9 @@ pub(crate) async fn get(
     caller: SecretCaller,
     name: &str,
 ) -> Result<Response, ApiError> {
-    let data = D1Data::new(env.d1("DB")?);
-    let one = find(&req, &data, &caller, name).await?;
-    let rows = data
-        .preview(&caller.site.id, &one.connection.id, PREVIEW_ROWS)
-        .await
-        .map_err(ApiError::store)?;
+    let data = SiteData::new(env, &caller.site.id);
+    let one = find(&req, &data, name).await?;
+    let rows = data.preview(&one.connection.id, PREVIEW_ROWS).await?;
     let mut out = listed_json(&one);
     out["rows"] = Value::Array(rows);
     Ok(Response::from_json(&out)?)
@@ -275,11 +256,9 @@ pub(crate) async fn delete(
     caller: SecretCaller,
     name: &str,
 ) -> Result<Response, ApiError> {
-    let data = D1Data::new(env.d1("DB")?);
-    let one = find(&req, &data, &caller, name).await?;
-    data.delete(&caller.site.id, &one.connection.user_id, name)
-        .await
-        .map_err(ApiError::store)?;
+    let data = SiteData::new(env, &caller.site.id);
+    let one = find(&req, &data, name).await?;
+    data.delete(&one.connection.user_id, name).await?;
     Ok(Response::empty()?.with_status(204))
 }
 
@@ -290,8 +269,8 @@ pub(crate) async fn sync(
     caller: SecretCaller,
     name: &str,
 ) -> Result<Response, ApiError> {
-    let data = D1Data::new(env.d1("DB")?);
-    let one = find(&req, &data, &caller, name).await?;
+    let data = SiteData::new(env, &caller.site.id);
+    let one = find(&req, &data, name).await?;
     let Some(url) = one.source_url.clone() else {
         return Err(ApiError::bad_request(
             "This data set was not imported from a `csv_url`; upload it again instead.",

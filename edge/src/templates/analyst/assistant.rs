@@ -1,21 +1,21 @@
 //! `analyst` on the Worker: the site's settings (`config.analyst`) as an
-//! [`AnalystConfig`], over the merchants' data sets in D1.
+//! [`AnalystConfig`], over the merchant's data sets in the site's object.
 
 use concierge_core::flows::analyst::{AnalystAssistant, AnalystConfig};
 use worker::Env;
 
-use super::d1_data::D1Data;
 use crate::error::ApiError;
 use crate::site::Site;
+use crate::site_object::data::SiteData;
 
 /// `analyst` with its dependencies.
-pub(crate) type Assistant = AnalystAssistant<D1Data>;
+pub(crate) type Assistant = AnalystAssistant<SiteData>;
 
 /// The site's `analyst`.
 pub(crate) fn build(env: &Env, site: &Site) -> Result<Assistant, ApiError> {
     Ok(AnalystAssistant::new(
         config(site),
-        D1Data::new(env.d1("DB")?),
+        SiteData::new(env, &site.id),
     ))
 }
 

@@ -1,6 +1,7 @@
 //! The simple tools' SQL path (TEMPLATES.md §1.3, issue "where the work runs"):
 //! `aggregate_data` compiled to one parameterised SQLite query over `data_rows` (JSON
-//! columns, `GROUP BY`), so a large data set is aggregated by the database instead of
+//! columns, `GROUP BY`) in the site's own database ([`SCHEMA`]: the site object's, one
+//! site per database), so a large data set is aggregated by the database instead of
 //! being loaded into the Worker. The Rust evaluator stays the reference semantics: a
 //! differential test runs both over the same rows. Field names travel as bound JSON
 //! paths, never as SQL text; the statement also checks the connection is the user's.
@@ -11,6 +12,40 @@ use alloc::vec::Vec;
 use serde_json::Value;
 
 pub use crate::boundary::{AggregateQuery, AggregateRow};
+
+/// The data sets' tables in a site's own database (issue 47: the site object's SQLite; they
+/// lived in the shared D1, `migrations/0015_analyst.sql`, keyed by site, before). A data set
+/// ("connection") belongs to one user; its rows are JSON objects typed at upload; `bytes`
+/// is its rows' JSON size (the per-site caps). `data_staging` holds the rows of an upload
+/// too large for one call until the call that replaces the data set moves them, in one
+/// transaction.
+pub const SCHEMA: &str = "\
+CREATE TABLE IF NOT EXISTS data_connections (
+    id          TEXT PRIMARY KEY,
+    user_id     TEXT NOT NULL,
+    name        TEXT NOT NULL,
+    description TEXT NOT NULL DEFAULT '',
+    schema      TEXT NOT NULL,
+    row_count   INTEGER NOT NULL,
+    source_url  TEXT,
+    created_at  INTEGER NOT NULL,
+    updated_at  INTEGER NOT NULL,
+    bytes       INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (user_id, name)
+);
+CREATE TABLE IF NOT EXISTS data_rows (
+    connection_id TEXT NOT NULL,
+    row_index     INTEGER NOT NULL,
+    data          TEXT NOT NULL,
+    PRIMARY KEY (connection_id, row_index)
+);
+CREATE TABLE IF NOT EXISTS data_staging (
+    upload    TEXT NOT NULL,
+    row_index INTEGER NOT NULL,
+    data      TEXT NOT NULL,
+    at        INTEGER NOT NULL,
+    PRIMARY KEY (upload, row_index)
+);";
 
 /// A bound parameter.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,16 +62,14 @@ pub fn json_path(name: &str) -> Option<String> {
     (!name.is_empty() && !name.contains(['"', '\\', '.'])).then(|| format!("$.\"{name}\""))
 }
 
-/// The statement and its parameters (`?1` site, `?2` connection, `?3` user, then the
+/// The statement over [`SCHEMA`] and its parameters (`?1` connection, `?2` user, then the
 /// query's own). Columns: `g` (group), `t` (its JSON type), `v`, `n`, `first`.
 pub fn aggregate_sql(
     query: &AggregateQuery,
-    site_id: &str,
     connection_id: &str,
     user_id: &str,
 ) -> Option<(String, Vec<SqlParam>)> {
     let mut params = Vec::from([
-        SqlParam::Text(site_id.into()),
         SqlParam::Text(connection_id.into()),
         SqlParam::Text(user_id.into()),
     ]);
@@ -82,8 +115,8 @@ pub fn aggregate_sql(
     };
     let mut sql = format!(
         "SELECT {group} AS g, {kind} AS t, {value} AS v, COUNT(*) AS n, MIN(r.row_index) AS first \
-         FROM data_rows r WHERE r.site_id = ?1 AND r.connection_id = ?2 AND EXISTS \
-         (SELECT 1 FROM data_connections c WHERE c.site_id = ?1 AND c.id = ?2 AND c.user_id = ?3)"
+         FROM data_rows r WHERE r.connection_id = ?1 AND EXISTS \
+         (SELECT 1 FROM data_connections c WHERE c.id = ?1 AND c.user_id = ?2)"
     );
     for (name, want) in &query.equals {
         let p = bind(SqlParam::Text(json_path(name)?));
