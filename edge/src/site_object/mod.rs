@@ -3,8 +3,9 @@
 //! merchant's data work runs in its own database, beside nobody's (issue 47; the rest of
 //! the site's data follows it there).
 //!
-//! It holds today the merchant's uploaded logs (`knowledge`'s `log_tool`, [`logs`]: FTS5)
-//! and warranty records (`shop`'s serial lookup, [`warranty`]). Before this object they
+//! It holds today the merchant's uploaded logs (`knowledge`'s `log_tool`, [`logs`]: FTS5),
+//! warranty records (`shop`'s serial lookup, [`warranty`]), and the visitors to call back
+//! with the pages visitors asked for a person from ([`follow_ups`], issue 45). Before this object they
 //! lived in the shared D1 (`kb_logs`, `warranty_records`): the first call to a site's
 //! object imports that site's rows from D1 once, then deletes them there, so a deployment
 //! that upgrades keeps every line and record ([`SiteObject::import`]).
@@ -26,6 +27,7 @@ use worker::{
 
 use crate::error::ApiError;
 
+pub(crate) mod follow_ups;
 pub(crate) mod logs;
 pub(crate) mod warranty;
 
@@ -56,6 +58,24 @@ pub(crate) enum SiteCall {
     FindWarranty { serial: String },
     /// How many warranty records the site holds: `{"n": count}`.
     CountWarranty,
+    // ---- Issue 45 (follow_ups.rs): visitors to call back, the page a visitor asked for a
+    // person from. Kept in one block.
+    /// Leave a follow-up (replacing the conversation's open one); answers
+    /// `follow_ups::Left`.
+    LeaveFollowUp { follow_up: follow_ups::FollowUp },
+    /// The site's follow-ups, open first, `limit` in all; answers `follow_ups::Listed`.
+    FollowUps { limit: u32 },
+    /// Mark a follow-up done at `at`; answers it, or `null` when there is none.
+    FollowUpDone { id: String, at: u64 },
+    /// Record the page a conversation asked for a person from; answers `null`.
+    SetPage {
+        conversation_id: String,
+        page: String,
+        at: u64,
+    },
+    /// The recorded pages of these conversations: `[[id, page]…]`.
+    Pages { conversation_ids: Vec<String> },
+    // ---- end of issue 45's block.
 }
 
 /// The site's object (see the module's documentation).
@@ -130,7 +150,7 @@ impl SiteObject {
     async fn serve(&self, site_id: &str, call: SiteCall) -> Result<Response, ApiError> {
         if !self.ready.get() {
             let sql = self.sql();
-            for schema in [SCHEMA, logs::SCHEMA, warranty::SCHEMA] {
+            for schema in [SCHEMA, logs::SCHEMA, warranty::SCHEMA, follow_ups::SCHEMA] {
                 sql.exec(schema, None)?;
             }
             self.import(site_id).await?;
@@ -170,6 +190,18 @@ impl SiteObject {
                 serde_json::to_value(warranty::find(&sql, &serial)?).map_err(worker::Error::from)?
             }
             SiteCall::CountWarranty => serde_json::json!({ "n": warranty::count(&sql)? }),
+            // Issue 45's calls (follow_ups.rs).
+            SiteCall::LeaveFollowUp { follow_up } => json(follow_ups::leave(&sql, follow_up)?)?,
+            SiteCall::FollowUps { limit } => json(follow_ups::list(&sql, limit)?)?,
+            SiteCall::FollowUpDone { id, at } => json(follow_ups::done(&sql, &id, at)?)?,
+            SiteCall::SetPage {
+                conversation_id,
+                page,
+                at,
+            } => json(follow_ups::set_page(&sql, &conversation_id, &page, at)?)?,
+            SiteCall::Pages { conversation_ids } => {
+                json(follow_ups::pages(&sql, &conversation_ids)?)?
+            }
         };
         Ok(Response::from_json(&answer)?)
     }
@@ -201,6 +233,10 @@ impl SiteObject {
         )?;
         Ok(())
     }
+}
+
+fn json(value: impl Serialize) -> Result<serde_json::Value, ApiError> {
+    Ok(serde_json::to_value(value).map_err(worker::Error::from)?)
 }
 
 /// Runs `delete` (a D1 statement removing rows this object has imported), logging a

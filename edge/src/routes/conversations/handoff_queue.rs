@@ -10,6 +10,9 @@
 //! A conversation already waiting or held adds nothing to the queue and is never refused
 //! here; nor is a request outside office hours (nobody is asked). Two requests at the
 //! same instant may both pass the check: the caps can be passed by a burst's few.
+//!
+//! A request that joins the queue also records the page the visitor asked from (issue 45,
+//! `routes::follow_up::visitor_page`), shown in the console's waiting list.
 
 use concierge_core::conversation::Scope;
 use concierge_core::handoff::asks_for_person;
@@ -55,5 +58,43 @@ pub(crate) async fn admit(
         return Err(ApiError::HandoffQueueFull);
     }
     d1_handoff::set_client(&db, scope, client.as_deref()).await?;
+    record_page(req, env, caller, conversation_id).await;
     Ok(())
+}
+
+/// Records the page the visitor asks for a person from (`follow_up::visitor_page`), for
+/// the console's waiting list, when the caller may reach the conversation. Best effort:
+/// a failure is logged and the request goes on.
+async fn record_page(req: &Request, env: &Env, caller: &Caller, conversation_id: &str) {
+    let Some(page) = crate::routes::follow_up::visitor_page(req) else {
+        return;
+    };
+    let recorded = async {
+        use crate::bindings::d1_store::D1Store;
+        let visitor = auth::visitor(req, env, caller)?;
+        let store = D1Store::new(env.d1("DB")?);
+        let scope = Scope::new(&caller.site.id, conversation_id);
+        if auth::reachable_conversation(&store, scope, &visitor)
+            .await?
+            .is_none()
+        {
+            return Ok(());
+        }
+        let pages = crate::site_object::follow_ups::SiteFollowUps::new(env);
+        pages
+            .set_page(
+                &caller.site.id,
+                conversation_id,
+                &page,
+                crate::runtime::now_ms(),
+            )
+            .await
+    }
+    .await;
+    if let Err(error) = recorded {
+        let line = serde_json::json!({"level": "warn", "msg": "visitor page not recorded",
+            "site": caller.site.id, "conversation_id": conversation_id,
+            "detail": format!("{error:?}")});
+        worker::console_warn!("{line}");
+    }
 }
