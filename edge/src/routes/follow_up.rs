@@ -29,7 +29,7 @@ use crate::bindings::services::Services;
 use crate::error::ApiError;
 use crate::http::body;
 use crate::runtime::now_ms;
-use crate::site_object::follow_ups::{FollowUp, SiteFollowUps};
+use crate::site_object::follow_ups::{NewFollowUp, SiteFollowUps};
 
 /// The longest question, in characters.
 pub(crate) const MAX_QUESTION_CHARS: usize = 1_000;
@@ -92,26 +92,22 @@ pub(crate) async fn post(
     auth::reachable_conversation(&services.store, scope, &visitor)
         .await?
         .ok_or(ApiError::NotFound)?;
-    let follow_up = FollowUp {
+    let new = NewFollowUp {
         id: new_id(),
         conversation_id: conversation_id.to_string(),
         contact: contact.as_str().to_string(),
         kind: contact.kind().to_string(),
         question: question.to_string(),
         page: visitor_page(&req),
-        created_at: now_ms(),
-        done_at: None,
+        at: now_ms(),
     };
-    let left = SiteFollowUps::new(env)
-        .leave(&caller.site.id, follow_up)
-        .await?;
-    let Some(follow_up) = left.follow_up else {
+    let left = SiteFollowUps::new(env).leave(&caller.site.id, new).await?;
+    if left["follow_up"].is_null() {
         return Err(ApiError::LimitReached(
             "This site holds too many open follow-ups; try again later.".into(),
         ));
-    };
-    let body = serde_json::json!({"follow_up": follow_up, "replaced": left.replaced});
-    Ok(Response::from_json(&body)?.with_status(201))
+    }
+    Ok(Response::from_json(&left)?.with_status(201))
 }
 
 /// `GET /admin/follow-ups`.
@@ -138,8 +134,10 @@ pub(crate) async fn list(
 pub(crate) async fn done(env: &Env, caller: SecretCaller, id: &str) -> Result<Response, ApiError> {
     let follow_up = SiteFollowUps::new(env)
         .done(&caller.site.id, id, now_ms())
-        .await?
-        .ok_or(ApiError::NotFound)?;
+        .await?;
+    if follow_up.is_null() {
+        return Err(ApiError::NotFound);
+    }
     Ok(Response::from_json(
         &serde_json::json!({ "follow_up": follow_up }),
     )?)

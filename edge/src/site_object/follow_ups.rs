@@ -11,7 +11,7 @@
 //!   it; the visitor's to say, so shown, never trusted) a conversation asked for a person
 //!   from, for the console's waiting list.
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use worker::{Env, SqlStorage, SqlStorageValue};
 
 use super::{SiteCall, call};
@@ -40,9 +40,9 @@ CREATE TABLE IF NOT EXISTS visitor_pages (
 /// Open follow-ups a site keeps at most.
 pub(crate) const MAX_OPEN: u64 = 1_000;
 
-/// A follow-up as stored and listed.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct FollowUp {
+/// A follow-up to leave (the fields of [`SiteCall::LeaveFollowUp`]).
+#[derive(Debug, Clone)]
+pub(crate) struct NewFollowUp {
     pub id: String,
     pub conversation_id: String,
     /// The contact as kept (`+84901234567`, `an@shop.vn`).
@@ -52,25 +52,7 @@ pub(crate) struct FollowUp {
     pub question: String,
     pub page: Option<String>,
     /// Unix ms.
-    pub created_at: u64,
-    /// Unix ms, once the site marked it done.
-    pub done_at: Option<u64>,
-}
-
-/// What leaving one answers.
-#[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct Left {
-    /// The open follow-up (`None`: refused, the site holds [`MAX_OPEN`]).
-    pub follow_up: Option<FollowUp>,
-    /// Whether it replaced the conversation's open one.
-    pub replaced: bool,
-}
-
-/// One page of the site's follow-ups, with how many are open.
-#[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct Listed {
-    pub open: u64,
-    pub follow_ups: Vec<FollowUp>,
+    pub at: u64,
 }
 
 #[derive(Deserialize)]
@@ -85,18 +67,16 @@ struct Row {
     done_at: Option<f64>,
 }
 
-impl From<Row> for FollowUp {
-    fn from(r: Row) -> Self {
-        Self {
-            id: r.id,
-            conversation_id: r.conversation_id,
-            contact: r.contact,
-            kind: r.kind,
-            question: r.question,
-            page: r.page,
-            created_at: r.created_at as u64,
-            done_at: r.done_at.map(|ms| ms as u64),
-        }
+impl Row {
+    /// A follow-up as the API shows it: `{id, conversation_id, contact, kind, question,
+    /// page, created_at, done_at}` (times in Unix ms). Built as JSON, not serialised from a
+    /// struct: the Worker passes it on as it is (each serde type costs the Worker's size).
+    fn json(self) -> serde_json::Value {
+        serde_json::json!({
+            "id": self.id, "conversation_id": self.conversation_id, "contact": self.contact,
+            "kind": self.kind, "question": self.question, "page": self.page,
+            "created_at": self.created_at as u64, "done_at": self.done_at.map(|ms| ms as u64),
+        })
     }
 }
 
@@ -110,36 +90,27 @@ fn opt(value: Option<&str>) -> SqlStorageValue {
     value.map_or(SqlStorageValue::Null, Into::into)
 }
 
-fn one(
-    sql: &SqlStorage,
-    filter: &str,
-    bind: Vec<SqlStorageValue>,
-) -> worker::Result<Option<FollowUp>> {
-    let rows: Vec<Row> = sql
-        .exec(
-            &format!("SELECT {COLUMNS} FROM follow_ups WHERE {filter} LIMIT 1"),
-            bind,
-        )?
-        .to_array()?;
-    Ok(rows.into_iter().next().map(FollowUp::from))
+fn rows(sql: &SqlStorage, filter: &str, bind: Vec<SqlStorageValue>) -> worker::Result<Vec<Row>> {
+    sql.exec(&format!("SELECT {COLUMNS} FROM follow_ups {filter}"), bind)?
+        .to_array()
+}
+
+fn one(sql: &SqlStorage, filter: &str, bind: Vec<SqlStorageValue>) -> worker::Result<Option<Row>> {
+    Ok(rows(sql, &format!("WHERE {filter} LIMIT 1"), bind)?
+        .into_iter()
+        .next())
 }
 
 fn open_count(sql: &SqlStorage) -> worker::Result<u64> {
-    #[derive(Deserialize)]
-    struct N {
-        n: f64,
-    }
-    let rows: Vec<N> = sql
-        .exec(
-            "SELECT count(*) AS n FROM follow_ups WHERE done_at IS NULL",
-            None,
-        )?
-        .to_array()?;
-    Ok(rows.first().map_or(0, |r| r.n as u64))
+    super::count(
+        sql,
+        "SELECT count(*) AS n FROM follow_ups WHERE done_at IS NULL",
+    )
 }
 
-/// Leaves `new` (its `id` used unless it replaces the conversation's open follow-up).
-pub(super) fn leave(sql: &SqlStorage, new: FollowUp) -> worker::Result<Left> {
+/// Leaves `new` (its `id` used unless it replaces the conversation's open follow-up):
+/// `{"follow_up": {…} | null (refused: the site holds [`MAX_OPEN`]), "replaced": bool}`.
+pub(super) fn leave(sql: &SqlStorage, new: NewFollowUp) -> worker::Result<serde_json::Value> {
     let open = one(
         sql,
         "conversation_id = ?1 AND done_at IS NULL",
@@ -155,20 +126,14 @@ pub(super) fn leave(sql: &SqlStorage, new: FollowUp) -> worker::Result<Left> {
                 new.kind.as_str().into(),
                 new.question.as_str().into(),
                 opt(new.page.as_deref()),
-                ms(new.created_at),
+                ms(new.at),
             ],
         )?;
-        let follow_up = one(sql, "id = ?1", vec![open.id.as_str().into()])?;
-        return Ok(Left {
-            follow_up,
-            replaced: true,
-        });
+        let follow_up = one(sql, "id = ?1", vec![open.id.as_str().into()])?.map(Row::json);
+        return Ok(serde_json::json!({"follow_up": follow_up, "replaced": true}));
     }
     if open_count(sql)? >= MAX_OPEN {
-        return Ok(Left {
-            follow_up: None,
-            replaced: false,
-        });
+        return Ok(serde_json::json!({"follow_up": null, "replaced": false}));
     }
     sql.exec(
         "INSERT INTO follow_ups (id, conversation_id, contact, kind, question, page, created_at) \
@@ -180,41 +145,34 @@ pub(super) fn leave(sql: &SqlStorage, new: FollowUp) -> worker::Result<Left> {
             new.kind.as_str().into(),
             new.question.as_str().into(),
             opt(new.page.as_deref()),
-            ms(new.created_at),
+            ms(new.at),
         ],
     )?;
-    Ok(Left {
-        follow_up: Some(new),
-        replaced: false,
-    })
+    let follow_up = one(sql, "id = ?1", vec![new.id.as_str().into()])?.map(Row::json);
+    Ok(serde_json::json!({"follow_up": follow_up, "replaced": false}))
 }
 
 /// The open follow-ups (oldest first: who has waited longest is called first), then the
-/// done ones (latest done first), `limit` in all.
-pub(super) fn list(sql: &SqlStorage, limit: u32) -> worker::Result<Listed> {
-    let rows: Vec<Row> = sql
-        .exec(
-            &format!(
-                "SELECT {COLUMNS} FROM follow_ups ORDER BY done_at IS NOT NULL, \
-                 CASE WHEN done_at IS NULL THEN created_at ELSE -done_at END, id LIMIT ?1"
-            ),
-            vec![SqlStorageValue::Integer(i64::from(limit))],
-        )?
-        .to_array()?;
-    Ok(Listed {
-        open: open_count(sql)?,
-        follow_ups: rows.into_iter().map(FollowUp::from).collect(),
-    })
+/// done ones (latest done first), `limit` in all: `{"open": n, "follow_ups": […]}`.
+pub(super) fn list(sql: &SqlStorage, limit: u32) -> worker::Result<serde_json::Value> {
+    let listed = rows(
+        sql,
+        "ORDER BY done_at IS NOT NULL, \
+         CASE WHEN done_at IS NULL THEN created_at ELSE -done_at END, id LIMIT ?1",
+        vec![SqlStorageValue::Integer(i64::from(limit))],
+    )?;
+    let follow_ups: Vec<serde_json::Value> = listed.into_iter().map(Row::json).collect();
+    Ok(serde_json::json!({"open": open_count(sql)?, "follow_ups": follow_ups}))
 }
 
 /// Marks follow-up `id` done at `at` (once: a second time keeps the first time); the
-/// follow-up, `None` when the site has no such follow-up.
-pub(super) fn done(sql: &SqlStorage, id: &str, at: u64) -> worker::Result<Option<FollowUp>> {
+/// follow-up, `null` when the site has no such follow-up.
+pub(super) fn done(sql: &SqlStorage, id: &str, at: u64) -> worker::Result<serde_json::Value> {
     sql.exec(
         "UPDATE follow_ups SET done_at = ?2 WHERE id = ?1 AND done_at IS NULL",
         vec![id.into(), ms(at)],
     )?;
-    one(sql, "id = ?1", vec![id.into()])
+    Ok(one(sql, "id = ?1", vec![id.into()])?.map_or(serde_json::Value::Null, Row::json))
 }
 
 /// Records that conversation `conversation_id` asked for a person from `page` at `at`.
@@ -231,30 +189,32 @@ pub(super) fn set_page(
     Ok(())
 }
 
-/// The recorded pages of `conversation_ids` (those with one), as `[[id, page]…]`.
+/// The recorded pages of `conversation_ids` (those with one): `{"<id>": "<page>", …}`.
 pub(super) fn pages(
     sql: &SqlStorage,
     conversation_ids: &[String],
-) -> worker::Result<Vec<(String, String)>> {
+) -> worker::Result<serde_json::Value> {
     #[derive(Deserialize)]
     struct PageRow {
-        conversation_id: String,
         page: String,
     }
-    let mut found = Vec::new();
+    let mut found = serde_json::Map::new();
     for id in conversation_ids {
         let rows: Vec<PageRow> = sql
             .exec(
-                "SELECT conversation_id, page FROM visitor_pages WHERE conversation_id = ?1",
+                "SELECT page FROM visitor_pages WHERE conversation_id = ?1",
                 vec![id.as_str().into()],
             )?
             .to_array()?;
-        found.extend(rows.into_iter().map(|r| (r.conversation_id, r.page)));
+        if let Some(row) = rows.into_iter().next() {
+            found.insert(id.clone(), row.page.into());
+        }
     }
-    Ok(found)
+    Ok(found.into())
 }
 
-/// A site's follow-ups and visitors' pages, in its object (the routes' side).
+/// A site's follow-ups and visitors' pages, in its object (the routes' side). Answers
+/// are the object's JSON, passed on as they are.
 #[derive(Debug, Clone)]
 pub(crate) struct SiteFollowUps {
     env: Env,
@@ -265,14 +225,44 @@ impl SiteFollowUps {
         Self { env: env.clone() }
     }
 
-    /// Leaves `follow_up` on `site_id` (see [`leave`]).
-    pub(crate) async fn leave(&self, site_id: &str, follow_up: FollowUp) -> Result<Left, ApiError> {
-        call(&self.env, site_id, &SiteCall::LeaveFollowUp { follow_up }).await
+    async fn ask(&self, site_id: &str, site_call: SiteCall) -> Result<serde_json::Value, ApiError> {
+        call(&self.env, site_id, &site_call).await
+    }
+
+    /// Leaves `new` on `site_id` (see [`leave`]).
+    pub(crate) async fn leave(
+        &self,
+        site_id: &str,
+        new: NewFollowUp,
+    ) -> Result<serde_json::Value, ApiError> {
+        let NewFollowUp {
+            id,
+            conversation_id,
+            contact,
+            kind,
+            question,
+            page,
+            at,
+        } = new;
+        let leave = SiteCall::LeaveFollowUp {
+            id,
+            conversation_id,
+            contact,
+            kind,
+            question,
+            page,
+            at,
+        };
+        self.ask(site_id, leave).await
     }
 
     /// `site_id`'s follow-ups (see [`list`]).
-    pub(crate) async fn list(&self, site_id: &str, limit: u32) -> Result<Listed, ApiError> {
-        call(&self.env, site_id, &SiteCall::FollowUps { limit }).await
+    pub(crate) async fn list(
+        &self,
+        site_id: &str,
+        limit: u32,
+    ) -> Result<serde_json::Value, ApiError> {
+        self.ask(site_id, SiteCall::FollowUps { limit }).await
     }
 
     /// Marks `id` done (see [`done`]).
@@ -281,12 +271,9 @@ impl SiteFollowUps {
         site_id: &str,
         id: &str,
         at: u64,
-    ) -> Result<Option<FollowUp>, ApiError> {
-        let call_done = SiteCall::FollowUpDone {
-            id: id.to_string(),
-            at,
-        };
-        call(&self.env, site_id, &call_done).await
+    ) -> Result<serde_json::Value, ApiError> {
+        let id = id.to_string();
+        self.ask(site_id, SiteCall::FollowUpDone { id, at }).await
     }
 
     /// Records the page `conversation_id` asked for a person from.
@@ -302,16 +289,16 @@ impl SiteFollowUps {
             page: page.to_string(),
             at,
         };
-        call::<serde_json::Value>(&self.env, site_id, &set).await?;
-        Ok(())
+        self.ask(site_id, set).await.map(|_| ())
     }
 
-    /// The recorded pages of `conversation_ids`.
+    /// The recorded pages of `conversation_ids`: `{"<id>": "<page>"}`.
     pub(crate) async fn pages(
         &self,
         site_id: &str,
         conversation_ids: Vec<String>,
-    ) -> Result<Vec<(String, String)>, ApiError> {
-        call(&self.env, site_id, &SiteCall::Pages { conversation_ids }).await
+    ) -> Result<serde_json::Value, ApiError> {
+        self.ask(site_id, SiteCall::Pages { conversation_ids })
+            .await
     }
 }

@@ -60,10 +60,18 @@ pub(crate) enum SiteCall {
     CountWarranty,
     // ---- Issue 45 (follow_ups.rs): visitors to call back, the page a visitor asked for a
     // person from. Kept in one block.
-    /// Leave a follow-up (replacing the conversation's open one); answers
-    /// `follow_ups::Left`.
-    LeaveFollowUp { follow_up: follow_ups::FollowUp },
-    /// The site's follow-ups, open first, `limit` in all; answers `follow_ups::Listed`.
+    /// Leave a follow-up at `at` (replacing the conversation's open one); answers
+    /// `{"follow_up": {…} | null, "replaced"}` (`follow_ups::leave`).
+    LeaveFollowUp {
+        id: String,
+        conversation_id: String,
+        contact: String,
+        kind: String,
+        question: String,
+        page: Option<String>,
+        at: u64,
+    },
+    /// The site's follow-ups, open first, `limit` in all; answers `{"open", "follow_ups"}`.
     FollowUps { limit: u32 },
     /// Mark a follow-up done at `at`; answers it, or `null` when there is none.
     FollowUpDone { id: String, at: u64 },
@@ -73,7 +81,7 @@ pub(crate) enum SiteCall {
         page: String,
         at: u64,
     },
-    /// The recorded pages of these conversations: `[[id, page]…]`.
+    /// The recorded pages of these conversations: `{"<id>": "<page>"}`.
     Pages { conversation_ids: Vec<String> },
     // ---- end of issue 45's block.
 }
@@ -191,17 +199,37 @@ impl SiteObject {
             }
             SiteCall::CountWarranty => serde_json::json!({ "n": warranty::count(&sql)? }),
             // Issue 45's calls (follow_ups.rs).
-            SiteCall::LeaveFollowUp { follow_up } => json(follow_ups::leave(&sql, follow_up)?)?,
-            SiteCall::FollowUps { limit } => json(follow_ups::list(&sql, limit)?)?,
-            SiteCall::FollowUpDone { id, at } => json(follow_ups::done(&sql, &id, at)?)?,
+            SiteCall::LeaveFollowUp {
+                id,
+                conversation_id,
+                contact,
+                kind,
+                question,
+                page,
+                at,
+            } => {
+                let new = follow_ups::NewFollowUp {
+                    id,
+                    conversation_id,
+                    contact,
+                    kind,
+                    question,
+                    page,
+                    at,
+                };
+                follow_ups::leave(&sql, new)?
+            }
+            SiteCall::FollowUps { limit } => follow_ups::list(&sql, limit)?,
+            SiteCall::FollowUpDone { id, at } => follow_ups::done(&sql, &id, at)?,
             SiteCall::SetPage {
                 conversation_id,
                 page,
                 at,
-            } => json(follow_ups::set_page(&sql, &conversation_id, &page, at)?)?,
-            SiteCall::Pages { conversation_ids } => {
-                json(follow_ups::pages(&sql, &conversation_ids)?)?
+            } => {
+                follow_ups::set_page(&sql, &conversation_id, &page, at)?;
+                serde_json::Value::Null
             }
+            SiteCall::Pages { conversation_ids } => follow_ups::pages(&sql, &conversation_ids)?,
         };
         Ok(Response::from_json(&answer)?)
     }
@@ -235,8 +263,15 @@ impl SiteObject {
     }
 }
 
-fn json(value: impl Serialize) -> Result<serde_json::Value, ApiError> {
-    Ok(serde_json::to_value(value).map_err(worker::Error::from)?)
+/// The first row's `n` of `query` (a `SELECT count(*) AS n …`): one row type for every
+/// count (each serde type costs the Worker's size).
+pub(super) fn count(sql: &SqlStorage, query: &str) -> worker::Result<u64> {
+    #[derive(Deserialize)]
+    struct Row {
+        n: f64,
+    }
+    let rows: Vec<Row> = sql.exec(query, None)?.to_array()?;
+    Ok(rows.first().map_or(0, |r| r.n as u64))
 }
 
 /// Runs `delete` (a D1 statement removing rows this object has imported), logging a

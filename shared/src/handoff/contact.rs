@@ -8,7 +8,8 @@
 //!   international (`+` and 8 to 15 digits, E.164); kept as `+` and digits
 //!   (`+84901234567`, a Vietnamese number in its international form);
 //! - an e-mail address: `local@domain.tld`, no spaces, at most [`MAX_CONTACT_CHARS`];
-//!   kept as written (trimmed).
+//!   kept as written (trimmed). Letters beyond ASCII are accepted as letters (no Unicode
+//!   tables in the Worker for them).
 //!
 //! ```
 //! use concierge_core::handoff::Contact;
@@ -96,20 +97,24 @@ fn email(text: &str) -> bool {
             && label.len() <= 63
             && !label.starts_with('-')
             && !label.ends_with('-')
-            && label.chars().all(|c| c.is_alphanumeric() || c == '-')
+            && label
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || !c.is_ascii())
     });
-    let tld_ok = domain
-        .rsplit('.')
-        .next()
-        .is_some_and(|tld| tld.chars().count() >= 2 && tld.chars().all(char::is_alphabetic));
+    let tld_ok = domain.rsplit('.').next().is_some_and(|tld| {
+        tld.chars().count() >= 2
+            && tld
+                .chars()
+                .all(|c| c.is_ascii_alphabetic() || !c.is_ascii())
+    });
     !local.is_empty()
         && local.len() <= 64
         && !local.starts_with('.')
         && !local.ends_with('.')
         && !local.contains("..")
-        && local
-            .chars()
-            .all(|c| c.is_alphanumeric() || "!#$%&'*+-/=?^_`{|}~.".contains(c))
+        && local.chars().all(|c| {
+            c.is_ascii_alphanumeric() || !c.is_ascii() || "!#$%&'*+-/=?^_`{|}~.".contains(c)
+        })
         && domain.contains('.')
         && labels_ok
         && tld_ok

@@ -76,7 +76,7 @@ pub(crate) async fn list(
     let (limit, offset) = page(req)?;
     let (listed, rows) = d1_handoff::list(&env.d1("DB")?, &caller.site.id, limit, offset).await?;
     let pages = visitor_pages(env, &caller.site.id, &rows).await;
-    let page = |id: &str| pages.iter().find(|(c, _)| c == id).map(|(_, p)| p.clone());
+    let page = |id: &str| pages.get(id).cloned();
     let ms = |v: Option<f64>| v.map(|ms| ms as u64);
     let conversations: Vec<serde_json::Value> = rows
         .into_iter()
@@ -124,9 +124,9 @@ async fn visitor_pages(
     env: &Env,
     site_id: &str,
     rows: &[d1_handoff::HandoffRow],
-) -> Vec<(String, String)> {
+) -> serde_json::Value {
     if rows.is_empty() {
-        return Vec::new();
+        return serde_json::Value::Null;
     }
     let ids = rows.iter().map(|r| r.id.clone()).collect();
     match SiteFollowUps::new(env).pages(site_id, ids).await {
@@ -135,7 +135,7 @@ async fn visitor_pages(
             let line = serde_json::json!({"level": "warn", "msg": "visitor pages not read",
                 "site": site_id, "detail": format!("{error:?}")});
             worker::console_warn!("{line}");
-            Vec::new()
+            serde_json::Value::Null
         }
     }
 }
