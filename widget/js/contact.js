@@ -6,8 +6,8 @@
 // Its words follow the conversation's language: the notice above it is written in it
 // (Vietnamese letters in the notice: Vietnamese, else English; the panel's language when the
 // notice is not drawn yet). Labelled fields, errors announced (role="alert") and tied to the
-// field (aria-describedby, aria-invalid), the result announced (role="status"); the form
-// sends with Enter in the contact field or its button.
+// field (aria-describedby, aria-invalid), the result announced (role="status") and
+// focused; the form sends with Enter in the contact field or its button.
 //
 // POST /conversations/{id}/follow-up {contact, question} with the conversation's headers
 // (edge/src/routes/follow_up.rs). The Worker decides what a valid contact is; the shapes
@@ -96,8 +96,10 @@ export function form(out, state, session, vi) {
   error.id = `cw-contact-error-${n}`;
   error.setAttribute("role", "alert");
   error.hidden = true;
+  // Sent by the button or Enter in the contact field, not by a form submission (the
+  // panel's CSP has form-action 'none').
   const send = el(box, "button", "cw-send-comment", w[3]);
-  send.type = "submit";
+  send.type = "button";
   const fail = (text, target) => {
     error.textContent = text;
     error.hidden = false;
@@ -109,8 +111,14 @@ export function form(out, state, session, vi) {
     }
     target?.focus();
   };
-  box.onsubmit = async (event) => {
-    event.preventDefault();
+  contact.onkeydown = (event) => {
+    if (event.key == "Enter") {
+      event.preventDefault();
+      submit();
+    }
+  };
+  send.onclick = () => submit();
+  const submit = async () => {
     state.contact = contact.value.trim();
     state.question = question.value.trim();
     if (!PHONE.test(state.contact) && !EMAIL.test(state.contact)) return fail(w[4], contact);

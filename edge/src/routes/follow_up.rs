@@ -21,11 +21,10 @@
 
 use concierge_core::conversation::Scope;
 use concierge_core::handoff::Contact;
-use serde::Deserialize;
 use worker::{Env, Request, Response};
 
 use crate::auth::{self, AnyKeyCaller, SecretCaller};
-use crate::bindings::services::Services;
+use crate::bindings::d1_store::D1Store;
 use crate::error::ApiError;
 use crate::http::body;
 use crate::runtime::now_ms;
@@ -35,13 +34,6 @@ use crate::site_object::follow_ups::{NewFollowUp, SiteFollowUps};
 pub(crate) const MAX_QUESTION_CHARS: usize = 1_000;
 /// The longest page kept, in characters (a longer one is cut).
 pub(crate) const MAX_PAGE_CHARS: usize = 300;
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FollowUpBody {
-    contact: String,
-    question: String,
-}
 
 /// The page the panel making `req` is shown on (see the module's documentation): a path
 /// (and query) of at most [`MAX_PAGE_CHARS`] characters, or `None`.
@@ -76,9 +68,19 @@ pub(crate) async fn post(
     conversation_id: &str,
 ) -> Result<Response, ApiError> {
     let visitor = auth::visitor(&req, env, &caller)?;
-    let body: FollowUpBody = body::json(&mut req).await?;
-    let contact = Contact::parse(&body.contact).ok_or(ApiError::InvalidContact)?;
-    let question = body.question.trim();
+    // Read as a JSON value (a struct of its own would cost the Worker's size its decoder).
+    let body: serde_json::Value = body::json(&mut req).await?;
+    let text = |name: &str| body.get(name).and_then(serde_json::Value::as_str);
+    let known = body
+        .as_object()
+        .is_some_and(|o| o.keys().all(|k| k == "contact" || k == "question"));
+    let (Some(contact), Some(question), true) = (text("contact"), text("question"), known) else {
+        return Err(ApiError::bad_request(
+            "The body must be {\"contact\": string, \"question\": string}.",
+        ));
+    };
+    let contact = Contact::parse(contact).ok_or(ApiError::InvalidContact)?;
+    let question = question.trim();
     if question.is_empty() {
         return Err(ApiError::bad_request("`question` must not be empty."));
     }
@@ -87,9 +89,9 @@ pub(crate) async fn post(
             "`question` is over {MAX_QUESTION_CHARS} characters."
         )));
     }
-    let services = Services::new(env, &caller.site)?;
+    let store = D1Store::new(env.d1("DB")?);
     let scope = Scope::new(&caller.site.id, conversation_id);
-    auth::reachable_conversation(&services.store, scope, &visitor)
+    auth::reachable_conversation(&store, scope, &visitor)
         .await?
         .ok_or(ApiError::NotFound)?;
     let new = NewFollowUp {
@@ -101,7 +103,7 @@ pub(crate) async fn post(
         page: visitor_page(&req),
         at: now_ms(),
     };
-    let left = SiteFollowUps::new(env).leave(&caller.site.id, new).await?;
+    let left = SiteFollowUps::new(env).leave(&caller.site.id, &new).await?;
     if left["follow_up"].is_null() {
         return Err(ApiError::LimitReached(
             "This site holds too many open follow-ups; try again later.".into(),

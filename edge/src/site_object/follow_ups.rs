@@ -40,7 +40,7 @@ CREATE TABLE IF NOT EXISTS visitor_pages (
 /// Open follow-ups a site keeps at most.
 pub(crate) const MAX_OPEN: u64 = 1_000;
 
-/// A follow-up to leave (the fields of [`SiteCall::LeaveFollowUp`]).
+/// A follow-up to leave (sent as JSON in [`SiteCall::LeaveFollowUp`]).
 #[derive(Debug, Clone)]
 pub(crate) struct NewFollowUp {
     pub id: String,
@@ -53,6 +53,15 @@ pub(crate) struct NewFollowUp {
     pub page: Option<String>,
     /// Unix ms.
     pub at: u64,
+}
+
+impl NewFollowUp {
+    fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "id": self.id, "conversation_id": self.conversation_id, "contact": self.contact,
+            "kind": self.kind, "question": self.question, "page": self.page, "at": self.at,
+        })
+    }
 }
 
 #[derive(Deserialize)]
@@ -110,11 +119,26 @@ fn open_count(sql: &SqlStorage) -> worker::Result<u64> {
 
 /// Leaves `new` (its `id` used unless it replaces the conversation's open follow-up):
 /// `{"follow_up": {…} | null (refused: the site holds [`MAX_OPEN`]), "replaced": bool}`.
-pub(super) fn leave(sql: &SqlStorage, new: NewFollowUp) -> worker::Result<serde_json::Value> {
+pub(super) fn leave(
+    sql: &SqlStorage,
+    new: &serde_json::Value,
+) -> worker::Result<serde_json::Value> {
+    let text = |name: &str| {
+        new.get(name)
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default()
+    };
+    let page = || opt(new.get("page").and_then(serde_json::Value::as_str));
+    let at = || {
+        ms(new
+            .get("at")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or_default())
+    };
     let open = one(
         sql,
         "conversation_id = ?1 AND done_at IS NULL",
-        vec![new.conversation_id.as_str().into()],
+        vec![text("conversation_id").into()],
     )?;
     if let Some(open) = open {
         sql.exec(
@@ -122,11 +146,11 @@ pub(super) fn leave(sql: &SqlStorage, new: NewFollowUp) -> worker::Result<serde_
              created_at = ?6 WHERE id = ?1",
             vec![
                 open.id.as_str().into(),
-                new.contact.as_str().into(),
-                new.kind.as_str().into(),
-                new.question.as_str().into(),
-                opt(new.page.as_deref()),
-                ms(new.at),
+                text("contact").into(),
+                text("kind").into(),
+                text("question").into(),
+                page(),
+                at(),
             ],
         )?;
         let follow_up = one(sql, "id = ?1", vec![open.id.as_str().into()])?.map(Row::json);
@@ -139,16 +163,16 @@ pub(super) fn leave(sql: &SqlStorage, new: NewFollowUp) -> worker::Result<serde_
         "INSERT INTO follow_ups (id, conversation_id, contact, kind, question, page, created_at) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         vec![
-            new.id.as_str().into(),
-            new.conversation_id.as_str().into(),
-            new.contact.as_str().into(),
-            new.kind.as_str().into(),
-            new.question.as_str().into(),
-            opt(new.page.as_deref()),
-            ms(new.at),
+            text("id").into(),
+            text("conversation_id").into(),
+            text("contact").into(),
+            text("kind").into(),
+            text("question").into(),
+            page(),
+            at(),
         ],
     )?;
-    let follow_up = one(sql, "id = ?1", vec![new.id.as_str().into()])?.map(Row::json);
+    let follow_up = one(sql, "id = ?1", vec![text("id").into()])?.map(Row::json);
     Ok(serde_json::json!({"follow_up": follow_up, "replaced": false}))
 }
 
@@ -233,26 +257,9 @@ impl SiteFollowUps {
     pub(crate) async fn leave(
         &self,
         site_id: &str,
-        new: NewFollowUp,
+        new: &NewFollowUp,
     ) -> Result<serde_json::Value, ApiError> {
-        let NewFollowUp {
-            id,
-            conversation_id,
-            contact,
-            kind,
-            question,
-            page,
-            at,
-        } = new;
-        let leave = SiteCall::LeaveFollowUp {
-            id,
-            conversation_id,
-            contact,
-            kind,
-            question,
-            page,
-            at,
-        };
+        let leave = SiteCall::LeaveFollowUp { new: new.json() };
         self.ask(site_id, leave).await
     }
 

@@ -60,17 +60,10 @@ pub(crate) enum SiteCall {
     CountWarranty,
     // ---- Issue 45 (follow_ups.rs): visitors to call back, the page a visitor asked for a
     // person from. Kept in one block.
-    /// Leave a follow-up at `at` (replacing the conversation's open one); answers
-    /// `{"follow_up": {…} | null, "replaced"}` (`follow_ups::leave`).
-    LeaveFollowUp {
-        id: String,
-        conversation_id: String,
-        contact: String,
-        kind: String,
-        question: String,
-        page: Option<String>,
-        at: u64,
-    },
+    /// Leave a follow-up (`follow_ups::NewFollowUp` as JSON: one field here rather than
+    /// seven, each a decoder's worth of the Worker's size) replacing the conversation's
+    /// open one; answers `{"follow_up": {…} | null, "replaced"}` (`follow_ups::leave`).
+    LeaveFollowUp { new: serde_json::Value },
     /// The site's follow-ups, open first, `limit` in all; answers `{"open", "follow_ups"}`.
     FollowUps { limit: u32 },
     /// Mark a follow-up done at `at`; answers it, or `null` when there is none.
@@ -199,26 +192,7 @@ impl SiteObject {
             }
             SiteCall::CountWarranty => serde_json::json!({ "n": warranty::count(&sql)? }),
             // Issue 45's calls (follow_ups.rs).
-            SiteCall::LeaveFollowUp {
-                id,
-                conversation_id,
-                contact,
-                kind,
-                question,
-                page,
-                at,
-            } => {
-                let new = follow_ups::NewFollowUp {
-                    id,
-                    conversation_id,
-                    contact,
-                    kind,
-                    question,
-                    page,
-                    at,
-                };
-                follow_ups::leave(&sql, new)?
-            }
+            SiteCall::LeaveFollowUp { new } => follow_ups::leave(&sql, &new)?,
             SiteCall::FollowUps { limit } => follow_ups::list(&sql, limit)?,
             SiteCall::FollowUpDone { id, at } => follow_ups::done(&sql, &id, at)?,
             SiteCall::SetPage {
