@@ -72,9 +72,7 @@ export function conversation(id, key, embedder, token) {
 export function stored(key, message) {
   // An answer cut short is not voted on, as it was not live (no `completed`).
   const cut = message.metadata && message.metadata.incomplete === true;
-  const turn = fresh({ payloads: arr(message.payloads), id: rated(message.kind) && !cut ? message.id : null, feedback: message.feedback });
-  offer(turn, message.metadata?.handoff);
-  turns.set(key, turn);
+  turns.set(key, offer(fresh({ payloads: arr(message.payloads), id: rated(message.kind) && !cut ? message.id : null, feedback: message.feedback }), message.metadata?.handoff));
   draw(key);
 }
 
@@ -113,7 +111,7 @@ const rated = (kind) => !["greeting", "refusal", "handoff", "human"].includes(ki
 
 /** "Nobody is free" (a wait that timed out, outside office hours): the notice offers a
  * form to leave a phone number or e-mail (contact.js, loaded on demand), drawn as a payload. */
-const offer = (turn, notice) => /^(timeout|outside_hours)$/.test(notice) && turn.payloads.push({ kind: "contact", data: {} });
+const offer = (turn, notice) => (/^(timeout|outside_hours)$/.test(notice) && turn.payloads.push({ kind: "contact", data: {} }), turn);
 
 function fresh(turn) {
   return { tools: [], percent: -1, message: "", payloads: [], painted: -1, done: 0, ...turn };
