@@ -104,12 +104,21 @@ pub(crate) async fn post(
         at: now_ms(),
     };
     let left = SiteFollowUps::new(env).leave(&caller.site.id, &new).await?;
-    if left["follow_up"].is_null() {
+    if left == "null" {
         return Err(ApiError::LimitReached(
             "This site holds too many open follow-ups; try again later.".into(),
         ));
     }
-    Ok(Response::from_json(&left)?.with_status(201))
+    json_text(left, 201)
+}
+
+/// A response whose body is `text`, JSON already (the site object's answer).
+fn json_text(text: String, status: u16) -> Result<Response, ApiError> {
+    let mut response = Response::ok(text)?.with_status(status);
+    response
+        .headers_mut()
+        .set("content-type", "application/json")?;
+    Ok(response)
 }
 
 /// `GET /admin/follow-ups`.
@@ -129,7 +138,7 @@ pub(crate) async fn list(
         }
     }
     let listed = SiteFollowUps::new(env).list(&caller.site.id, limit).await?;
-    Ok(Response::from_json(&listed)?)
+    json_text(listed, 200)
 }
 
 /// `POST /admin/follow-ups/{id}/done`.
@@ -137,12 +146,10 @@ pub(crate) async fn done(env: &Env, caller: SecretCaller, id: &str) -> Result<Re
     let follow_up = SiteFollowUps::new(env)
         .done(&caller.site.id, id, now_ms())
         .await?;
-    if follow_up.is_null() {
+    if follow_up == "null" {
         return Err(ApiError::NotFound);
     }
-    Ok(Response::from_json(
-        &serde_json::json!({ "follow_up": follow_up }),
-    )?)
+    json_text(format!("{{\"follow_up\":{follow_up}}}"), 200)
 }
 
 fn new_id() -> String {

@@ -11,10 +11,9 @@
 //!   it; the visitor's to say, so shown, never trusted) a conversation asked for a person
 //!   from, for the console's waiting list.
 
-use serde::Deserialize;
 use worker::{Env, SqlStorage, SqlStorageValue};
 
-use super::{SiteCall, call};
+use super::{SiteCall, call_text};
 use crate::error::ApiError;
 
 pub(super) const SCHEMA: &str = "\
@@ -64,139 +63,108 @@ impl NewFollowUp {
     }
 }
 
-#[derive(Deserialize)]
-struct Row {
-    id: String,
-    conversation_id: String,
-    contact: String,
-    kind: String,
-    question: String,
-    page: Option<String>,
-    created_at: f64,
-    done_at: Option<f64>,
+// The answers are JSON built by SQLite (`json_object`), passed on by the Worker as they
+// are: no row type, no serde code for them in the Worker (each costs its size).
+
+/// A follow-up row as the API shows it: `{id, conversation_id, contact, kind, question,
+/// page, created_at, done_at}` (times in Unix ms).
+const FOLLOW_UP_JSON: &str = "json_object('id', id, 'conversation_id', conversation_id, \
+    'contact', contact, 'kind', kind, 'question', question, 'page', page, \
+    'created_at', created_at, 'done_at', done_at)";
+
+/// The first column of the first row of `query`, as text (`None` without a row or text).
+fn text(
+    sql: &SqlStorage,
+    query: &str,
+    bind: Vec<SqlStorageValue>,
+) -> worker::Result<Option<String>> {
+    let first = sql.exec(query, bind)?.raw().next().transpose()?;
+    Ok(match first.and_then(|row| row.into_iter().next()) {
+        Some(SqlStorageValue::String(text)) => Some(text),
+        _ => None,
+    })
 }
 
-impl Row {
-    /// A follow-up as the API shows it: `{id, conversation_id, contact, kind, question,
-    /// page, created_at, done_at}` (times in Unix ms). Built as JSON, not serialised from a
-    /// struct: the Worker passes it on as it is (each serde type costs the Worker's size).
-    fn json(self) -> serde_json::Value {
-        serde_json::json!({
-            "id": self.id, "conversation_id": self.conversation_id, "contact": self.contact,
-            "kind": self.kind, "question": self.question, "page": self.page,
-            "created_at": self.created_at as u64, "done_at": self.done_at.map(|ms| ms as u64),
-        })
-    }
-}
-
-const COLUMNS: &str = "id, conversation_id, contact, kind, question, page, created_at, done_at";
-
-fn ms(value: u64) -> SqlStorageValue {
-    SqlStorageValue::Integer(value as i64)
-}
-
-fn opt(value: Option<&str>) -> SqlStorageValue {
-    value.map_or(SqlStorageValue::Null, Into::into)
-}
-
-fn rows(sql: &SqlStorage, filter: &str, bind: Vec<SqlStorageValue>) -> worker::Result<Vec<Row>> {
-    sql.exec(&format!("SELECT {COLUMNS} FROM follow_ups {filter}"), bind)?
-        .to_array()
-}
-
-fn one(sql: &SqlStorage, filter: &str, bind: Vec<SqlStorageValue>) -> worker::Result<Option<Row>> {
-    Ok(rows(sql, &format!("WHERE {filter} LIMIT 1"), bind)?
-        .into_iter()
-        .next())
-}
-
-fn open_count(sql: &SqlStorage) -> worker::Result<u64> {
-    super::count(
+fn follow_up(sql: &SqlStorage, id: &str) -> worker::Result<Option<String>> {
+    text(
         sql,
-        "SELECT count(*) AS n FROM follow_ups WHERE done_at IS NULL",
+        &format!("SELECT {FOLLOW_UP_JSON} FROM follow_ups WHERE id = ?1"),
+        vec![id.into()],
     )
 }
 
-/// Leaves `new` (its `id` used unless it replaces the conversation's open follow-up):
-/// `{"follow_up": {…} | null (refused: the site holds [`MAX_OPEN`]), "replaced": bool}`.
-pub(super) fn leave(
-    sql: &SqlStorage,
-    new: &serde_json::Value,
-) -> worker::Result<serde_json::Value> {
-    let text = |name: &str| {
-        new.get(name)
-            .and_then(serde_json::Value::as_str)
-            .unwrap_or_default()
-    };
-    let page = || opt(new.get("page").and_then(serde_json::Value::as_str));
-    let at = || {
-        ms(new
-            .get("at")
-            .and_then(serde_json::Value::as_u64)
-            .unwrap_or_default())
-    };
-    let open = one(
+/// Leaves `new` (a [`NewFollowUp`]'s JSON; its `id` used unless it replaces the
+/// conversation's open follow-up): `{"follow_up": {…}, "replaced": bool}`, or `null` when
+/// refused (the site holds [`MAX_OPEN`]).
+pub(super) fn leave(sql: &SqlStorage, new: &str) -> worker::Result<String> {
+    let open = text(
         sql,
-        "conversation_id = ?1 AND done_at IS NULL",
-        vec![text("conversation_id").into()],
+        "SELECT id FROM follow_ups WHERE done_at IS NULL \
+         AND conversation_id = json_extract(?1, '$.conversation_id')",
+        vec![new.into()],
     )?;
-    if let Some(open) = open {
-        sql.exec(
-            "UPDATE follow_ups SET contact = ?2, kind = ?3, question = ?4, page = ?5, \
-             created_at = ?6 WHERE id = ?1",
-            vec![
-                open.id.as_str().into(),
-                text("contact").into(),
-                text("kind").into(),
-                text("question").into(),
-                page(),
-                at(),
-            ],
-        )?;
-        let follow_up = one(sql, "id = ?1", vec![open.id.as_str().into()])?.map(Row::json);
-        return Ok(serde_json::json!({"follow_up": follow_up, "replaced": true}));
-    }
-    if open_count(sql)? >= MAX_OPEN {
-        return Ok(serde_json::json!({"follow_up": null, "replaced": false}));
-    }
-    sql.exec(
-        "INSERT INTO follow_ups (id, conversation_id, contact, kind, question, page, created_at) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        vec![
-            text("id").into(),
-            text("conversation_id").into(),
-            text("contact").into(),
-            text("kind").into(),
-            text("question").into(),
-            page(),
-            at(),
-        ],
-    )?;
-    let follow_up = one(sql, "id = ?1", vec![text("id").into()])?.map(Row::json);
-    Ok(serde_json::json!({"follow_up": follow_up, "replaced": false}))
+    let replaced = open.is_some();
+    let id = match open {
+        Some(id) => {
+            sql.exec(
+                "UPDATE follow_ups SET contact = json_extract(?1, '$.contact'), \
+                 kind = json_extract(?1, '$.kind'), question = json_extract(?1, '$.question'), \
+                 page = json_extract(?1, '$.page'), created_at = json_extract(?1, '$.at') \
+                 WHERE id = ?2",
+                vec![new.into(), id.as_str().into()],
+            )?;
+            id
+        }
+        None => {
+            let n = text(
+                sql,
+                "SELECT CAST(count(*) AS TEXT) FROM follow_ups WHERE done_at IS NULL",
+                Vec::new(),
+            )?;
+            if n.and_then(|n| n.parse::<u64>().ok()).unwrap_or(0) >= MAX_OPEN {
+                return Ok("null".into());
+            }
+            sql.exec(
+                "INSERT INTO follow_ups (id, conversation_id, contact, kind, question, page, \
+                 created_at) SELECT json_extract(?1, '$.id'), \
+                 json_extract(?1, '$.conversation_id'), json_extract(?1, '$.contact'), \
+                 json_extract(?1, '$.kind'), json_extract(?1, '$.question'), \
+                 json_extract(?1, '$.page'), json_extract(?1, '$.at')",
+                vec![new.into()],
+            )?;
+            text(sql, "SELECT json_extract(?1, '$.id')", vec![new.into()])?.unwrap_or_default()
+        }
+    };
+    let follow_up = follow_up(sql, &id)?.unwrap_or_else(|| "null".into());
+    Ok(format!(
+        "{{\"follow_up\":{follow_up},\"replaced\":{replaced}}}"
+    ))
 }
 
 /// The open follow-ups (oldest first: who has waited longest is called first), then the
 /// done ones (latest done first), `limit` in all: `{"open": n, "follow_ups": […]}`.
-pub(super) fn list(sql: &SqlStorage, limit: u32) -> worker::Result<serde_json::Value> {
-    let listed = rows(
+pub(super) fn list(sql: &SqlStorage, limit: u32) -> worker::Result<String> {
+    let listed = text(
         sql,
-        "ORDER BY done_at IS NOT NULL, \
-         CASE WHEN done_at IS NULL THEN created_at ELSE -done_at END, id LIMIT ?1",
+        &format!(
+            "SELECT json_object('open', (SELECT count(*) FROM follow_ups WHERE done_at IS NULL), \
+             'follow_ups', (SELECT json_group_array(json(j)) FROM (SELECT {FOLLOW_UP_JSON} AS j \
+             FROM follow_ups ORDER BY done_at IS NOT NULL, \
+             CASE WHEN done_at IS NULL THEN created_at ELSE -done_at END, id LIMIT ?1)))"
+        ),
         vec![SqlStorageValue::Integer(i64::from(limit))],
     )?;
-    let follow_ups: Vec<serde_json::Value> = listed.into_iter().map(Row::json).collect();
-    Ok(serde_json::json!({"open": open_count(sql)?, "follow_ups": follow_ups}))
+    Ok(listed.unwrap_or_default())
 }
 
 /// Marks follow-up `id` done at `at` (once: a second time keeps the first time); the
 /// follow-up, `null` when the site has no such follow-up.
-pub(super) fn done(sql: &SqlStorage, id: &str, at: u64) -> worker::Result<serde_json::Value> {
+pub(super) fn done(sql: &SqlStorage, id: &str, at: u64) -> worker::Result<String> {
     sql.exec(
         "UPDATE follow_ups SET done_at = ?2 WHERE id = ?1 AND done_at IS NULL",
-        vec![id.into(), ms(at)],
+        vec![id.into(), SqlStorageValue::Integer(at as i64)],
     )?;
-    Ok(one(sql, "id = ?1", vec![id.into()])?.map_or(serde_json::Value::Null, Row::json))
+    Ok(follow_up(sql, id)?.unwrap_or_else(|| "null".into()))
 }
 
 /// Records that conversation `conversation_id` asked for a person from `page` at `at`.
@@ -208,33 +176,24 @@ pub(super) fn set_page(
 ) -> worker::Result<()> {
     sql.exec(
         "INSERT OR REPLACE INTO visitor_pages (conversation_id, page, at) VALUES (?1, ?2, ?3)",
-        vec![conversation_id.into(), page.into(), ms(at)],
+        vec![
+            conversation_id.into(),
+            page.into(),
+            SqlStorageValue::Integer(at as i64),
+        ],
     )?;
     Ok(())
 }
 
-/// The recorded pages of `conversation_ids` (those with one): `{"<id>": "<page>", …}`.
-pub(super) fn pages(
-    sql: &SqlStorage,
-    conversation_ids: &[String],
-) -> worker::Result<serde_json::Value> {
-    #[derive(Deserialize)]
-    struct PageRow {
-        page: String,
-    }
-    let mut found = serde_json::Map::new();
-    for id in conversation_ids {
-        let rows: Vec<PageRow> = sql
-            .exec(
-                "SELECT page FROM visitor_pages WHERE conversation_id = ?1",
-                vec![id.as_str().into()],
-            )?
-            .to_array()?;
-        if let Some(row) = rows.into_iter().next() {
-            found.insert(id.clone(), row.page.into());
-        }
-    }
-    Ok(found.into())
+/// The recorded pages of `conversation_ids` (a JSON array) with one: `{"<id>": "<page>"}`.
+pub(super) fn pages(sql: &SqlStorage, conversation_ids: &str) -> worker::Result<String> {
+    let found = text(
+        sql,
+        "SELECT json_group_object(conversation_id, page) FROM visitor_pages \
+         WHERE conversation_id IN (SELECT value FROM json_each(?1))",
+        vec![conversation_ids.into()],
+    )?;
+    Ok(found.unwrap_or_else(|| "{}".into()))
 }
 
 /// A site's follow-ups and visitors' pages, in its object (the routes' side). Answers
@@ -249,36 +208,24 @@ impl SiteFollowUps {
         Self { env: env.clone() }
     }
 
-    async fn ask(&self, site_id: &str, site_call: SiteCall) -> Result<serde_json::Value, ApiError> {
-        call(&self.env, site_id, &site_call).await
+    async fn ask(&self, site_id: &str, site_call: SiteCall) -> Result<String, ApiError> {
+        call_text(&self.env, site_id, &site_call).await
     }
 
-    /// Leaves `new` on `site_id` (see [`leave`]).
-    pub(crate) async fn leave(
-        &self,
-        site_id: &str,
-        new: &NewFollowUp,
-    ) -> Result<serde_json::Value, ApiError> {
+    /// Leaves `new` on `site_id` (see [`leave`]): the answer's JSON text, `null` when
+    /// refused.
+    pub(crate) async fn leave(&self, site_id: &str, new: &NewFollowUp) -> Result<String, ApiError> {
         let leave = SiteCall::LeaveFollowUp { new: new.json() };
         self.ask(site_id, leave).await
     }
 
-    /// `site_id`'s follow-ups (see [`list`]).
-    pub(crate) async fn list(
-        &self,
-        site_id: &str,
-        limit: u32,
-    ) -> Result<serde_json::Value, ApiError> {
+    /// `site_id`'s follow-ups (see [`list`]), as JSON text.
+    pub(crate) async fn list(&self, site_id: &str, limit: u32) -> Result<String, ApiError> {
         self.ask(site_id, SiteCall::FollowUps { limit }).await
     }
 
-    /// Marks `id` done (see [`done`]).
-    pub(crate) async fn done(
-        &self,
-        site_id: &str,
-        id: &str,
-        at: u64,
-    ) -> Result<serde_json::Value, ApiError> {
+    /// Marks `id` done (see [`done`]): the follow-up's JSON text, `null` when none.
+    pub(crate) async fn done(&self, site_id: &str, id: &str, at: u64) -> Result<String, ApiError> {
         let id = id.to_string();
         self.ask(site_id, SiteCall::FollowUpDone { id, at }).await
     }
@@ -305,7 +252,9 @@ impl SiteFollowUps {
         site_id: &str,
         conversation_ids: Vec<String>,
     ) -> Result<serde_json::Value, ApiError> {
-        self.ask(site_id, SiteCall::Pages { conversation_ids })
-            .await
+        let text = self
+            .ask(site_id, SiteCall::Pages { conversation_ids })
+            .await?;
+        serde_json::from_str(&text).map_err(|e| ApiError::Corrupt(e.to_string()))
     }
 }
