@@ -119,8 +119,7 @@ impl ApiError {
             Self::InvalidContact => (
                 400,
                 "invalid_contact",
-                "`contact` must be a phone number (Vietnamese, or international with +) or an \
-                 e-mail address.",
+                "`contact` must be a phone number or an e-mail address.",
             ),
             Self::Conflict(message) => (409, "conflict", message),
             Self::LimitReached(message) => (409, "limit_reached", message),

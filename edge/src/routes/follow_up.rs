@@ -28,7 +28,8 @@ use crate::bindings::d1_store::D1Store;
 use crate::error::ApiError;
 use crate::http::body;
 use crate::runtime::now_ms;
-use crate::site_object::follow_ups::{NewFollowUp, SiteFollowUps};
+use crate::site_object::follow_ups::SiteFollowUps;
+use crate::site_object::json_text;
 
 /// The longest question, in characters.
 pub(crate) const MAX_QUESTION_CHARS: usize = 1_000;
@@ -41,7 +42,10 @@ pub(crate) fn visitor_page(req: &Request) -> Option<String> {
     let referer = req.headers().get("referer").ok().flatten()?;
     let referer = worker::Url::parse(&referer).ok()?;
     let own = req.url().ok()?;
-    if referer.origin() != own.origin() || referer.path() != "/chat" {
+    let same_origin = referer.scheme() == own.scheme()
+        && referer.host_str() == own.host_str()
+        && referer.port_or_known_default() == own.port_or_known_default();
+    if !same_origin || referer.path() != "/chat" {
         return None;
     }
     let page = referer
@@ -85,40 +89,26 @@ pub(crate) async fn post(
         return Err(ApiError::bad_request("`question` must not be empty."));
     }
     if question.chars().count() > MAX_QUESTION_CHARS {
-        return Err(ApiError::bad_request(format!(
-            "`question` is over {MAX_QUESTION_CHARS} characters."
-        )));
+        return Err(ApiError::bad_request("`question` is over 1000 characters."));
     }
     let store = D1Store::new(env.d1("DB")?);
     let scope = Scope::new(&caller.site.id, conversation_id);
     auth::reachable_conversation(&store, scope, &visitor)
         .await?
         .ok_or(ApiError::NotFound)?;
-    let new = NewFollowUp {
-        id: new_id(),
-        conversation_id: conversation_id.to_string(),
-        contact: contact.as_str().to_string(),
-        kind: contact.kind().to_string(),
-        question: question.to_string(),
-        page: visitor_page(&req),
-        at: now_ms(),
-    };
+    // The follow-up to leave, as the site's object reads it (`follow_ups::leave`).
+    let new = serde_json::json!({
+        "id": new_id(), "conversation_id": conversation_id, "contact": contact.as_str(),
+        "kind": contact.kind(), "question": question, "page": visitor_page(&req),
+        "at": now_ms(),
+    });
     let left = SiteFollowUps::new(env).leave(&caller.site.id, &new).await?;
     if left == "null" {
         return Err(ApiError::LimitReached(
-            "This site holds too many open follow-ups; try again later.".into(),
+            "Too many open follow-ups; try again later.".into(),
         ));
     }
-    json_text(left, 201)
-}
-
-/// A response whose body is `text`, JSON already (the site object's answer).
-fn json_text(text: String, status: u16) -> Result<Response, ApiError> {
-    let mut response = Response::ok(text)?.with_status(status);
-    response
-        .headers_mut()
-        .set("content-type", "application/json")?;
-    Ok(response)
+    Ok(json_text(left)?.with_status(201))
 }
 
 /// `GET /admin/follow-ups`.
@@ -138,7 +128,7 @@ pub(crate) async fn list(
         }
     }
     let listed = SiteFollowUps::new(env).list(&caller.site.id, limit).await?;
-    json_text(listed, 200)
+    json_text(listed)
 }
 
 /// `POST /admin/follow-ups/{id}/done`.
@@ -149,7 +139,14 @@ pub(crate) async fn done(env: &Env, caller: SecretCaller, id: &str) -> Result<Re
     if follow_up == "null" {
         return Err(ApiError::NotFound);
     }
-    json_text(format!("{{\"follow_up\":{follow_up}}}"), 200)
+    json_text(follow_up)
+}
+
+/// Logs a best-effort step that failed (the request goes on without it).
+pub(crate) fn warn(msg: &str, site_id: &str, error: &ApiError) {
+    let line = serde_json::json!({"level": "warn", "msg": msg, "site": site_id,
+        "detail": format!("{error:?}")});
+    worker::console_warn!("{line}");
 }
 
 fn new_id() -> String {

@@ -9,7 +9,7 @@
 //!   grow the object without bound; the rate limiters slow it first).
 //! - `visitor_pages`: the page (path and query of the embedding page, as the loader gave
 //!   it; the visitor's to say, so shown, never trusted) a conversation asked for a person
-//!   from, for the console's waiting list.
+//!   from, for the console's waiting list; kept a day.
 
 use worker::{Env, SqlStorage, SqlStorageValue};
 
@@ -29,7 +29,6 @@ CREATE TABLE IF NOT EXISTS follow_ups (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS follow_ups_open ON follow_ups(conversation_id)
     WHERE done_at IS NULL;
-CREATE INDEX IF NOT EXISTS follow_ups_by_time ON follow_ups(created_at);
 CREATE TABLE IF NOT EXISTS visitor_pages (
     conversation_id TEXT PRIMARY KEY,
     page            TEXT NOT NULL,
@@ -39,38 +38,18 @@ CREATE TABLE IF NOT EXISTS visitor_pages (
 /// Open follow-ups a site keeps at most.
 pub(crate) const MAX_OPEN: u64 = 1_000;
 
-/// A follow-up to leave (sent as JSON in [`SiteCall::LeaveFollowUp`]).
-#[derive(Debug, Clone)]
-pub(crate) struct NewFollowUp {
-    pub id: String,
-    pub conversation_id: String,
-    /// The contact as kept (`+84901234567`, `an@shop.vn`).
-    pub contact: String,
-    /// `phone` or `email`.
-    pub kind: String,
-    pub question: String,
-    pub page: Option<String>,
-    /// Unix ms.
-    pub at: u64,
-}
-
-impl NewFollowUp {
-    fn json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "id": self.id, "conversation_id": self.conversation_id, "contact": self.contact,
-            "kind": self.kind, "question": self.question, "page": self.page, "at": self.at,
-        })
-    }
-}
-
 // The answers are JSON built by SQLite (`json_object`), passed on by the Worker as they
 // are: no row type, no serde code for them in the Worker (each costs its size).
 
 /// A follow-up row as the API shows it: `{id, conversation_id, contact, kind, question,
-/// page, created_at, done_at}` (times in Unix ms).
-const FOLLOW_UP_JSON: &str = "json_object('id', id, 'conversation_id', conversation_id, \
-    'contact', contact, 'kind', kind, 'question', question, 'page', page, \
-    'created_at', created_at, 'done_at', done_at)";
+/// page, created_at, done_at}` (times in Unix ms); a macro, so the queries are literals.
+macro_rules! follow_up_json {
+    () => {
+        "json_object('id', id, 'conversation_id', conversation_id, 'contact', contact, \
+         'kind', kind, 'question', question, 'page', page, 'created_at', created_at, \
+         'done_at', done_at)"
+    };
+}
 
 /// The first column of the first row of `query`, as text (`None` without a row or text).
 fn text(
@@ -85,16 +64,23 @@ fn text(
     })
 }
 
-fn follow_up(sql: &SqlStorage, id: &str) -> worker::Result<Option<String>> {
-    text(
+/// `{"follow_up": {…}, "replaced": <replaced>}` for follow-up `id` (`replaced` a JSON
+/// `true`, `false` or `null`: left out), or `null` when there is none.
+fn answer(sql: &SqlStorage, id: &str, replaced: &str) -> worker::Result<String> {
+    let found = text(
         sql,
-        &format!("SELECT {FOLLOW_UP_JSON} FROM follow_ups WHERE id = ?1"),
-        vec![id.into()],
-    )
+        concat!(
+            "SELECT json_object('follow_up', ",
+            follow_up_json!(),
+            ", 'replaced', json(?2)) FROM follow_ups WHERE id = ?1"
+        ),
+        vec![id.into(), replaced.into()],
+    )?;
+    Ok(found.unwrap_or_else(|| "null".into()))
 }
 
-/// Leaves `new` (a [`NewFollowUp`]'s JSON; its `id` used unless it replaces the
-/// conversation's open follow-up): `{"follow_up": {…}, "replaced": bool}`, or `null` when
+/// Leaves `new` (JSON: `{id, conversation_id, contact, kind, question, page, at}`; its
+/// `id` used unless it replaces the conversation's open follow-up): `{"follow_up": {…}, "replaced": bool}`, or `null` when
 /// refused (the site holds [`MAX_OPEN`]).
 pub(super) fn leave(sql: &SqlStorage, new: &str) -> worker::Result<String> {
     let open = text(
@@ -135,10 +121,7 @@ pub(super) fn leave(sql: &SqlStorage, new: &str) -> worker::Result<String> {
             text(sql, "SELECT json_extract(?1, '$.id')", vec![new.into()])?.unwrap_or_default()
         }
     };
-    let follow_up = follow_up(sql, &id)?.unwrap_or_else(|| "null".into());
-    Ok(format!(
-        "{{\"follow_up\":{follow_up},\"replaced\":{replaced}}}"
-    ))
+    answer(sql, &id, if replaced { "true" } else { "false" })
 }
 
 /// The open follow-ups (oldest first: who has waited longest is called first), then the
@@ -146,41 +129,45 @@ pub(super) fn leave(sql: &SqlStorage, new: &str) -> worker::Result<String> {
 pub(super) fn list(sql: &SqlStorage, limit: u32) -> worker::Result<String> {
     let listed = text(
         sql,
-        &format!(
+        concat!(
             "SELECT json_object('open', (SELECT count(*) FROM follow_ups WHERE done_at IS NULL), \
-             'follow_ups', (SELECT json_group_array(json(j)) FROM (SELECT {FOLLOW_UP_JSON} AS j \
-             FROM follow_ups ORDER BY done_at IS NOT NULL, \
-             CASE WHEN done_at IS NULL THEN created_at ELSE -done_at END, id LIMIT ?1)))"
+             'follow_ups', (SELECT json_group_array(json(j)) FROM (SELECT ",
+            follow_up_json!(),
+            " AS j FROM follow_ups ORDER BY done_at IS NOT NULL, \
+             coalesce(-done_at, created_at), id LIMIT ?1)))"
         ),
         vec![SqlStorageValue::Integer(i64::from(limit))],
     )?;
     Ok(listed.unwrap_or_default())
 }
 
-/// Marks follow-up `id` done at `at` (once: a second time keeps the first time); the
-/// follow-up, `null` when the site has no such follow-up.
+/// Marks follow-up `id` done at `at` (once: a second time keeps the first time):
+/// `{"follow_up": {…}}`, `null` when the site has no such follow-up.
 pub(super) fn done(sql: &SqlStorage, id: &str, at: u64) -> worker::Result<String> {
     sql.exec(
         "UPDATE follow_ups SET done_at = ?2 WHERE id = ?1 AND done_at IS NULL",
         vec![id.into(), SqlStorageValue::Integer(at as i64)],
     )?;
-    Ok(follow_up(sql, id)?.unwrap_or_else(|| "null".into()))
+    answer(sql, id, "null")
 }
 
-/// Records that conversation `conversation_id` asked for a person from `page` at `at`.
+/// Records that conversation `conversation_id` asked for a person from `page` at `at`, and
+/// forgets pages recorded over a day before (a wait lasts an hour at most).
 pub(super) fn set_page(
     sql: &SqlStorage,
     conversation_id: &str,
     page: &str,
     at: u64,
 ) -> worker::Result<()> {
+    let at = SqlStorageValue::Integer(at as i64);
     sql.exec(
         "INSERT OR REPLACE INTO visitor_pages (conversation_id, page, at) VALUES (?1, ?2, ?3)",
-        vec![
-            conversation_id.into(),
-            page.into(),
-            SqlStorageValue::Integer(at as i64),
-        ],
+        vec![conversation_id.into(), page.into(), at.clone()],
+    )?;
+    // A page older than a day no longer names where anyone waits.
+    sql.exec(
+        "DELETE FROM visitor_pages WHERE at < ?1 - 86400000",
+        vec![at],
     )?;
     Ok(())
 }
@@ -214,20 +201,24 @@ impl SiteFollowUps {
 
     /// Leaves `new` on `site_id` (see [`leave`]): the answer's JSON text, `null` when
     /// refused.
-    pub(crate) async fn leave(&self, site_id: &str, new: &NewFollowUp) -> Result<String, ApiError> {
-        let leave = SiteCall::LeaveFollowUp { new: new.json() };
-        self.ask(site_id, leave).await
+    pub(crate) async fn leave(
+        &self,
+        site_id: &str,
+        new: &serde_json::Value,
+    ) -> Result<String, ApiError> {
+        self.ask(site_id, SiteCall::LeaveFollowUp(new.to_string()))
+            .await
     }
 
     /// `site_id`'s follow-ups (see [`list`]), as JSON text.
     pub(crate) async fn list(&self, site_id: &str, limit: u32) -> Result<String, ApiError> {
-        self.ask(site_id, SiteCall::FollowUps { limit }).await
+        self.ask(site_id, SiteCall::FollowUps(limit)).await
     }
 
     /// Marks `id` done (see [`done`]): the follow-up's JSON text, `null` when none.
     pub(crate) async fn done(&self, site_id: &str, id: &str, at: u64) -> Result<String, ApiError> {
         let id = id.to_string();
-        self.ask(site_id, SiteCall::FollowUpDone { id, at }).await
+        self.ask(site_id, SiteCall::FollowUpDone(id, at)).await
     }
 
     /// Records the page `conversation_id` asked for a person from.
@@ -238,11 +229,7 @@ impl SiteFollowUps {
         page: &str,
         at: u64,
     ) -> Result<(), ApiError> {
-        let set = SiteCall::SetPage {
-            conversation_id: conversation_id.to_string(),
-            page: page.to_string(),
-            at,
-        };
+        let set = SiteCall::SetPage(conversation_id.to_string(), page.to_string(), at);
         self.ask(site_id, set).await.map(|_| ())
     }
 
@@ -253,7 +240,10 @@ impl SiteFollowUps {
         conversation_ids: Vec<String>,
     ) -> Result<serde_json::Value, ApiError> {
         let text = self
-            .ask(site_id, SiteCall::Pages { conversation_ids })
+            .ask(
+                site_id,
+                SiteCall::Pages(serde_json::Value::from(conversation_ids).to_string()),
+            )
             .await?;
         serde_json::from_str(&text).map_err(|e| ApiError::Corrupt(e.to_string()))
     }

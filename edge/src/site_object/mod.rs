@@ -59,23 +59,22 @@ pub(crate) enum SiteCall {
     /// How many warranty records the site holds: `{"n": count}`.
     CountWarranty,
     // ---- Issue 45 (follow_ups.rs): visitors to call back, the page a visitor asked for a
-    // person from. Kept in one block.
-    /// Leave a follow-up (`follow_ups::NewFollowUp` as JSON: one field here rather than
-    /// seven, each a decoder's worth of the Worker's size) replacing the conversation's
-    /// open one; answers `{"follow_up": {…} | null, "replaced"}` (`follow_ups::leave`).
-    LeaveFollowUp { new: serde_json::Value },
-    /// The site's follow-ups, open first, `limit` in all; answers `{"open", "follow_ups"}`.
-    FollowUps { limit: u32 },
-    /// Mark a follow-up done at `at`; answers it, or `null` when there is none.
-    FollowUpDone { id: String, at: u64 },
-    /// Record the page a conversation asked for a person from; answers `null`.
-    SetPage {
-        conversation_id: String,
-        page: String,
-        at: u64,
-    },
-    /// The recorded pages of these conversations: `{"<id>": "<page>"}`.
-    Pages { conversation_ids: Vec<String> },
+    // person from. Kept in one block; tuple variants of text and numbers (JSON built by the
+    // Worker or SQLite): each named field would cost the Worker's size a decoder.
+    /// Leave a follow-up (`follow_ups::NewFollowUp`'s JSON text) replacing the
+    /// conversation's open one; answers `{"follow_up": {…}, "replaced"}` or `null`.
+    LeaveFollowUp(String),
+    /// The site's follow-ups, open first, this many in all; answers `{"open",
+    /// "follow_ups"}`.
+    FollowUps(u32),
+    /// Mark follow-up `.0` done at `.1` (Unix ms); answers it, or `null` when there is none.
+    FollowUpDone(String, u64),
+    /// Record that conversation `.0` asked for a person from page `.1` at `.2`; answers
+    /// `null`.
+    SetPage(String, String, u64),
+    /// The recorded pages of these conversations (a JSON array of ids):
+    /// `{"<id>": "<page>"}`.
+    Pages(String),
     // ---- end of issue 45's block.
 }
 
@@ -192,25 +191,14 @@ impl SiteObject {
             }
             SiteCall::CountWarranty => serde_json::json!({ "n": warranty::count(&sql)? }),
             // Issue 45's calls answer JSON text SQLite built (follow_ups.rs).
-            SiteCall::LeaveFollowUp { new } => {
-                return json_text(follow_ups::leave(&sql, &new.to_string())?);
-            }
-            SiteCall::FollowUps { limit } => return json_text(follow_ups::list(&sql, limit)?),
-            SiteCall::FollowUpDone { id, at } => {
-                return json_text(follow_ups::done(&sql, &id, at)?);
-            }
-            SiteCall::SetPage {
-                conversation_id,
-                page,
-                at,
-            } => {
+            SiteCall::LeaveFollowUp(new) => return json_text(follow_ups::leave(&sql, &new)?),
+            SiteCall::FollowUps(limit) => return json_text(follow_ups::list(&sql, limit)?),
+            SiteCall::FollowUpDone(id, at) => return json_text(follow_ups::done(&sql, &id, at)?),
+            SiteCall::SetPage(conversation_id, page, at) => {
                 follow_ups::set_page(&sql, &conversation_id, &page, at)?;
                 return json_text("null".into());
             }
-            SiteCall::Pages { conversation_ids } => {
-                let ids = serde_json::Value::from(conversation_ids).to_string();
-                return json_text(follow_ups::pages(&sql, &ids)?);
-            }
+            SiteCall::Pages(ids) => return json_text(follow_ups::pages(&sql, &ids)?),
         };
         Ok(Response::from_json(&answer)?)
     }
@@ -275,7 +263,7 @@ async fn forget_imported(db: &worker::D1Database, site_id: &str, delete: &str) {
 const SITE_HEADER: &str = "x-concierge-site";
 
 /// A 200 whose body is `text`, JSON already.
-fn json_text(text: String) -> Result<Response, ApiError> {
+pub(crate) fn json_text(text: String) -> Result<Response, ApiError> {
     let mut response = Response::ok(text)?;
     response
         .headers_mut()

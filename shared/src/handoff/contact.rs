@@ -66,10 +66,11 @@ impl Contact {
 fn phone(text: &str) -> Option<String> {
     let plus = text.starts_with('+');
     let rest = if plus { &text[1..] } else { text };
-    let mut digits = String::new();
+    // Kept as `+` and the digits (a Vietnamese number's leading 0 becomes 84).
+    let mut kept = String::from("+");
     for c in rest.chars() {
         match c {
-            '0'..='9' => digits.push(c),
+            '0'..='9' => kept.push(c),
             ' ' | '.' | '-' | '(' | ')' => {}
             _ => return None,
         }
@@ -77,15 +78,16 @@ fn phone(text: &str) -> Option<String> {
     // A mobile number has 9 digits after the 0 (or +84), a landline 10 (its area code 2x).
     let vietnamese =
         |national: &str| (9..=10).contains(&national.len()) && !national.starts_with('0');
-    if !plus && digits.starts_with('0') && vietnamese(&digits[1..]) {
-        return Some(alloc::format!("+84{}", &digits[1..]));
+    if !plus && kept.starts_with("+0") && vietnamese(&kept[2..]) {
+        kept.replace_range(1..2, "84");
+        return Some(kept);
     }
+    let digits = &kept[1..];
     if let Some(national) = digits.strip_prefix("84") {
         // Vietnam's numbers all have the shape above (not `+84 0901…`).
-        return vietnamese(national).then(|| alloc::format!("+{digits}"));
+        return vietnamese(national).then_some(kept);
     }
-    (plus && (8..=15).contains(&digits.len()) && !digits.starts_with('0'))
-        .then(|| alloc::format!("+{digits}"))
+    (plus && (8..=15).contains(&digits.len()) && !digits.starts_with('0')).then_some(kept)
 }
 
 fn email(text: &str) -> bool {

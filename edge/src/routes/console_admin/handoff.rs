@@ -132,9 +132,7 @@ async fn visitor_pages(
     match SiteFollowUps::new(env).pages(site_id, ids).await {
         Ok(pages) => pages,
         Err(error) => {
-            let line = serde_json::json!({"level": "warn", "msg": "visitor pages not read",
-                "site": site_id, "detail": format!("{error:?}")});
-            worker::console_warn!("{line}");
+            crate::routes::follow_up::warn("visitor pages not read", site_id, &error);
             serde_json::Value::Null
         }
     }
