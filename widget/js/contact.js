@@ -4,8 +4,7 @@
 // notice is drawn (scripts/sizes.sh: not part of the panel's first download).
 //
 // Its words follow the conversation's language: the notice above it is written in it
-// (Vietnamese letters in the notice: Vietnamese, else English; the panel's language when the
-// notice is not drawn yet). Labelled fields, errors announced (role="alert") and tied to the
+// (Vietnamese letters in the notice, or no notice text yet: Vietnamese; else English). Labelled fields, errors announced (role="alert") and tied to the
 // field (aria-describedby, aria-invalid), the result announced (role="status") and
 // focused; the form sends with Enter in the contact field or its button.
 //
@@ -42,8 +41,11 @@ const PHONE = /^\+?[\d\s.()-]{8,20}$/;
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@.]{2,}$/;
 
 const sheet = new CSSStyleSheet();
+// The comment box's rules too (also feedback.js's): not in the panel's first download.
 sheet.replaceSync(
-  ".cw-contact{display:flex;flex-direction:column;gap:.5rem;margin-top:.5rem;padding:.75rem;border:1px solid #d0d7de;border-radius:8px}" +
+  ".cw-send-comment{min-height:44px;padding:0 .75rem;border:1px solid #d0d7de;border-radius:8px;background:#fff;color:#1f2328}" +
+    ".cw-comment{flex:1 1 100%;padding:.5rem;border:1px solid #6e7781;border-radius:8px;font:inherit;resize:vertical}" +
+    ".cw-contact{display:flex;flex-direction:column;gap:.5rem;margin-top:.5rem;padding:.75rem;border:1px solid #d0d7de;border-radius:8px}" +
     ".cw-contact p{margin:0}.cw-contact label{display:flex;flex-direction:column;gap:.25rem;font-size:.9375rem}" +
     ".cw-contact .cw-comment{flex:none;min-height:44px}.cw-contact .cw-send-comment{align-self:flex-start}" +
     "[data-theme=dark] .cw-contact{border-color:#3d444d}"
@@ -53,10 +55,10 @@ document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
 let count = 0;
 
 /** The form into `out` (`state` keeps what was sent across redraws); `session`: the
- * conversation and its API headers (rich.js); `vi`: the panel speaks Vietnamese. */
-export function form(out, state, session, vi) {
+ * conversation and its API headers (rich.js). */
+export function form(out, state, session) {
   const notice = out.closest(".cw-msg")?.querySelector(".cw-body")?.textContent || "";
-  const w = WORDS[notice ? (/[à-ỹđ]/i.test(notice) ? "vi" : "en") : vi ? "vi" : "en"];
+  const w = WORDS[!notice || /[à-ỹđ]/i.test(notice) ? "vi" : "en"];
   const n = ++count;
   const el = (parent, tag, cls, text) => {
     const e = parent.appendChild(document.createElement(tag));
@@ -137,7 +139,7 @@ export function form(out, state, session, vi) {
       if (response.ok) {
         state.sent = body.follow_up.contact;
         box.remove();
-        form(out, state, session, vi);
+        form(out, state, session);
         out.querySelector("[role=status]").focus();
         return;
       }

@@ -187,7 +187,7 @@ function paint(out, payload) {
     case "evidence": return evidence(out, arr(data));
     case "follow_ups": return chips(out, arr(data), words[9]);
     case "control": return chips(out, arr(data && data.questions), words[10]);
-    case "contact": return import(new URL("contact.js", import.meta.url).href).then((m) => m.form(out, data, session, reorder), () => {});
+    case "contact": return import(new URL("contact.js", import.meta.url).href).then((m) => m.form(out, data, session), () => {});
   }
 }
 
