@@ -33,8 +33,9 @@ rm -rf "$OUT/snippets"
 "$ESBUILD_BIN" widget/js/chart.js --minify --format=esm --target=es2020 \
     --log-level=warning --outfile="$OUT/chart.js"
 # Loaded on demand too: the earlier conversations (by flow.js, the first time the list is
-# opened) and storing feedback with the comment box (by rich.js, on the first vote).
-for lazy in history feedback; do
+# opened), storing feedback with the comment box (by rich.js, on the first vote) and the
+# form to leave a contact when nobody is free (by rich.js, under such a notice).
+for lazy in history feedback contact; do
     "$ESBUILD_BIN" "widget/js/$lazy.js" --minify --format=esm --target=es2020 \
         --log-level=warning --outfile="$OUT/$lazy.js"
 done

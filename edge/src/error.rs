@@ -53,6 +53,8 @@ pub(crate) enum ApiError {
     /// A request for a person while the queue of conversations waiting for one is full
     /// for this client or site (`routes::conversations::handoff_queue`).
     HandoffQueueFull,
+    /// A follow-up's `contact` is neither a phone number nor an e-mail address.
+    InvalidContact,
     /// The resource kept changing under this request; retrying may succeed.
     Conflict(&'static str),
     /// The request would take the site past a bound it cannot exceed; the message says
@@ -113,6 +115,11 @@ impl ApiError {
                 "Hiện có quá nhiều yêu cầu đang chờ gặp nhân viên; quý khách vui lòng thử lại sau ít \
                  phút. (Too many requests are waiting for a person right now; please try \
                  again in a few minutes.)",
+            ),
+            Self::InvalidContact => (
+                400,
+                "invalid_contact",
+                "`contact` must be a phone number or an e-mail address.",
             ),
             Self::Conflict(message) => (409, "conflict", message),
             Self::LimitReached(message) => (409, "limit_reached", message),

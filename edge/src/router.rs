@@ -16,8 +16,8 @@ use crate::error::ApiError;
 pub(crate) use crate::http::table::RequestContext;
 use crate::http::table::{DELETE, GET, HEAD, Match, PATCH, POST, routes};
 use crate::routes::{
-    admin, ai_sdk, console, console_admin, conversations, debug_script, feedback, health, mcp,
-    openai, preflight, regenerate, stream, widget,
+    admin, ai_sdk, console, console_admin, conversations, debug_script, feedback, follow_up,
+    health, mcp, openai, preflight, regenerate, stream, widget,
 };
 use crate::templates;
 
@@ -158,6 +158,10 @@ routes! {
         => |req, rc, caller| console_admin::handoffs(&req, rc.env, caller).await;
     AdminHandoff "admin_handoff" [POST] ["admin", "conversations", id, "handoff"], SecretCaller
         => |req, rc, caller| console_admin::handoff_operation(req, rc.env, caller, id).await;
+    AdminFollowUps "admin_follow_ups" [GET] ["admin", "follow-ups"], SecretCaller
+        => |req, rc, caller| follow_up::list(req, rc.env, caller).await;
+    AdminFollowUpDone "admin_follow_up_done" [POST] ["admin", "follow-ups", id, "done"], SecretCaller
+        => |req, rc, caller| follow_up::done(rc.env, caller, id).await;
     AdminHumanReply "admin_human_reply" [POST] ["admin", "conversations", id, "messages", "human"],
         SecretCaller => |req, rc, caller| console_admin::human_reply(req, rc.env, caller, id).await;
     Console "console" [GET | HEAD] ["console"], Open
@@ -182,6 +186,8 @@ routes! {
         => |req, rc, caller| conversations::stop(req, rc.env, caller, id).await;
     ConversationHistory "conversation_history" [GET] ["conversations", id, "history"], AnyKeyCaller
         => |req, rc, caller| conversations::history(req, rc.env, caller, id).await;
+    ConversationFollowUp "conversation_follow_up" [POST] ["conversations", id, "follow-up"],
+        AnyKeyCaller => |req, rc, caller| follow_up::post(req, rc.env, caller, id).await;
     MessageFeedback "message_feedback" [POST] ["conversations", id, "messages", msg, "feedback"],
         AnyKeyCaller => |req, rc, caller| feedback::post(req, rc.env, caller, id, msg).await;
     WidgetConfig "widget_config" [GET] ["widget", "config"], AnyKeyCaller

@@ -53,7 +53,10 @@ impl HostPage {
                         .lock()
                         .unwrap_or_else(PoisonError::into_inner)
                         .clone();
-                    let found = request_line.starts_with("GET / ");
+                    // The page at `/`, with or without a query (`/?ref=…`: the page a
+                    // visitor is on, issue 45).
+                    let found =
+                        request_line.starts_with("GET / ") || request_line.starts_with("GET /?");
                     let (status, body) = if found {
                         ("200 OK", html.as_str())
                     } else {

@@ -86,10 +86,14 @@
     "max-width:none;max-height:none;border-radius:0}}" +
     ".inline{position:static;width:100%;height:100%;min-height:480px;max-width:none;" +
     "max-height:none;border:1px solid #d0d7de;box-shadow:none}";
-  var icons = {
-    chat: '<path d="M21 12a8 8 0 0 1-11.6 7.1L4 20.5l1.4-4.9A8 8 0 1 1 21 12z"/>',
-    close: '<path d="M6 9l6 6 6-6"/>',
-  };
+  // The launcher's state: expanded or not, its icon (a chevron or a chat bubble) to match.
+  function expanded(on) {
+    button.setAttribute("aria-expanded", on);
+    button.innerHTML =
+      '<svg viewBox="0 0 24 24" aria-hidden="true"><path d="' +
+      (on ? "M6 9l6 6 6-6" : "M21 12a8 8 0 0 1-11.6 7.1L4 20.5l1.4-4.9A8 8 0 1 1 21 12z") +
+      '"/></svg>';
+  }
 
   function emit(name, detail) {
     (handlers[name] || []).slice().forEach(function (fn) {
@@ -129,7 +133,14 @@
     if (inline) frame.className = "inline";
     // The Worker serves the panel for the key in the query, framable only by the site's
     // allowed origins; the other options stay in the fragment, which is never sent.
-    frame.src = origin + "/chat?site_key=" + enc(data("site-key")) + "#" + fragment;
+    // The page (path and query, no fragment) goes in the query too: the panel's requests
+    // name it in their Referer, so the Worker knows the page a visitor asks for a person
+    // from (edge/src/routes/follow_up.rs), the panel spending no byte on it. Only an
+    // http(s) page can frame the panel (the site's allowed origins).
+    frame.src =
+      origin + "/chat?site_key=" + enc(data("site-key")) +
+      "&page=" + enc((location.pathname + location.search).slice(0, 300)) +
+      "#" + fragment;
     root.appendChild(frame);
     window.__conciergeFailed = fail;
     load("/widget/check?site_key=" + enc(data("site-key")) + "&origin=" + enc(location.origin)).onerror = function () {
@@ -206,8 +217,7 @@
     unread(false);
     isOpen = true;
     frame.hidden = false;
-    button.setAttribute("aria-expanded", "true");
-    button.innerHTML = '<svg viewBox="0 0 24 24" aria-hidden="true">' + icons.close + "</svg>";
+    expanded(true);
     fit();
     wantFocus = focus !== false;
     focusPanel();
@@ -219,8 +229,7 @@
     returnFocus = returnFocus === true || root.activeElement === frame;
     isOpen = false;
     (card || frame).hidden = true;
-    button.setAttribute("aria-expanded", "false");
-    button.innerHTML = '<svg viewBox="0 0 24 24" aria-hidden="true">' + icons.chat + "</svg>";
+    expanded(false);
     fit();
     if (returnFocus) button.focus();
     emit("closed");
@@ -245,7 +254,8 @@
     var host = document.createElement("div");
     host.setAttribute("data-concierge", "");
     root = host.attachShadow({ mode: "open" });
-    if (root.adoptedStyleSheets && window.CSSStyleSheet && CSSStyleSheet.prototype.replaceSync) {
+    // Constructable stylesheets come with adoptedStyleSheets in every browser.
+    if (root.adoptedStyleSheets) {
       var sheet = new CSSStyleSheet();
       sheet.replaceSync(css);
       root.adoptedStyleSheets = [sheet];
@@ -262,8 +272,7 @@
       button.type = "button";
       button.setAttribute("aria-label", label);
       button.setAttribute("aria-controls", "concierge-panel");
-      button.setAttribute("aria-expanded", "false");
-      button.innerHTML = '<svg viewBox="0 0 24 24" aria-hidden="true">' + icons.chat + "</svg>";
+      expanded(false);
       button.addEventListener("click", function () {
         isOpen ? close() : open();
       });

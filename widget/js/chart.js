@@ -4,6 +4,20 @@
 // `rich.js` passes its helpers and the panel's words and number formats (`h`); every string
 // becomes a text node or an attribute value, never markup.
 
+// The chart's look, here rather than in the panel's stylesheet (the first download): the
+// drawing 280 units wide (it shrinks in a narrower bubble, never grows), series colours AA
+// on #fff, the legend.
+const sheet = new CSSStyleSheet();
+sheet.replaceSync(
+  ".cw-chart figcaption{font-weight:600}" +
+    ".cw-chart svg{width:280px;max-width:100%;height:auto;background:#fff;stroke-width:3}" +
+    ".cw-chart rect,.cw-chart path{fill:var(--c);stroke:none}.cw-chart polyline{stroke:var(--c)}" +
+    ".cw-rich .cw-legend{display:flex;flex-wrap:wrap;gap:0 .75rem;padding:0;list-style:none}" +
+    ".cw-legend i{display:inline-block;width:.75rem;height:.75rem;margin-right:.25rem;background:var(--c)}" +
+    ".cw-s0{--c:#0b3d91}.cw-s1{--c:#b35900}.cw-s2{--c:#1a7f37}.cw-s3{--c:#8250df}.cw-s4{--c:#a40e26}.cw-s5{--c:#0a6d79}"
+);
+document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
+
 const MAX_LABELS = 60;
 const MAX_SERIES = 6;
 // A chart's drawing, in CSS pixels at its natural width (the stylesheet lets it shrink in

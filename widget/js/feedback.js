@@ -4,6 +4,15 @@
 // shown only when the visitor asks for it. `c`: what rich.js shares (its turns and views,
 // the conversation's API headers, its footer and element helpers, the panel's words).
 
+// The comment box's look (also contact.js's), here rather than in the panel's stylesheet
+// (the first download); dark.css's rules for it are more specific and win.
+const sheet = new CSSStyleSheet();
+sheet.replaceSync(
+  ".cw-send-comment{min-height:44px;padding:0 .75rem;border:1px solid #d0d7de;border-radius:8px;background:#fff;color:#1f2328}" +
+    ".cw-comment{flex:1 1 100%;padding:.5rem;border:1px solid #6e7781;border-radius:8px;font:inherit;resize:vertical}"
+);
+document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
+
 /** Store the visitor's vote (and comment) through the API; show it once stored. */
 export async function vote(c, key, rating, comment) {
   const turn = c.turns.get(key);

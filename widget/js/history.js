@@ -8,6 +8,18 @@
 
 let panel;
 
+// The list's look, here rather than in the panel's stylesheet (the first download);
+// dark.css's rules for it are more specific and win.
+const sheet = new CSSStyleSheet();
+sheet.replaceSync(
+  ".cw-history{flex:0 1 auto;max-height:55%;overflow-y:auto;padding:0 1rem .5rem;border-bottom:1px solid #d0d7de;background:#fff}" +
+    ".cw-history h2{font-size:1rem}" +
+    ".cw-item{display:block;width:100%;margin:.5rem 0;border-radius:12px;text-align:left}" +
+    ".cw-item>*{display:block;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}" +
+    ".cw-item small,.cw-item time{color:#57606a;font-size:.8125rem}"
+);
+document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
+
 /** Open the list, or close it when open. `c`: the panel's words and language, the
  * stored conversation's key, the list's button, the conversations to list and the
  * element helper (flow.js). */

@@ -72,7 +72,7 @@ export function conversation(id, key, embedder, token) {
 export function stored(key, message) {
   // An answer cut short is not voted on, as it was not live (no `completed`).
   const cut = message.metadata && message.metadata.incomplete === true;
-  turns.set(key, fresh({ payloads: arr(message.payloads), id: rated(message.kind) && !cut ? message.id : null, feedback: message.feedback }));
+  turns.set(key, offer(fresh({ payloads: arr(message.payloads), id: rated(message.kind) && !cut ? message.id : null, feedback: message.feedback }), message.metadata?.handoff));
   draw(key);
 }
 
@@ -100,7 +100,7 @@ export function event(key, name, data) {
   if (name === "text" || name === "completed" || name === "end") turn.percent = -1;
   // A call still working when the answer failed or stopped, failed.
   if (name === "end") for (const t of turn.tools) t.state = t.state || 2;
-  if (name === "completed" && rated(d.kind)) turn.id = d.message_id;
+  if (name === "completed") rated(d.kind) ? (turn.id = d.message_id) : offer(turn, d.reply?.handoff);
   draw(key);
 }
 
@@ -108,6 +108,10 @@ export function event(key, name, data) {
  * fixed text (the greeting, a refusal, a handoff notice, a person's reply: the core's
  * `MessageKind::is_fixed`). */
 const rated = (kind) => !["greeting", "refusal", "handoff", "human"].includes(kind);
+
+/** "Nobody is free" (a wait that timed out, outside office hours): the notice offers a
+ * form to leave a phone number or e-mail (contact.js, loaded on demand), drawn as a payload. */
+const offer = (turn, notice) => (/^(timeout|outside_hours)$/.test(notice) && turn.payloads.push({ kind: "contact", data: {} }), turn);
 
 function fresh(turn) {
   return { tools: [], percent: -1, message: "", payloads: [], painted: -1, done: 0, ...turn };
@@ -183,6 +187,7 @@ function paint(out, payload) {
     case "evidence": return evidence(out, arr(data));
     case "follow_ups": return chips(out, arr(data), words[9]);
     case "control": return chips(out, arr(data && data.questions), words[10]);
+    case "contact": return import(new URL("contact.js", import.meta.url).href).then((m) => m.form(out, data, session), () => {});
   }
 }
 

@@ -11,7 +11,9 @@
 // with fetch: the key goes in a header; its first event is who holds the conversation), with "Take over", a reply box (a person's
 // messages, POST /admin/conversations/{id}/messages/human) and "Hand back to the assistant"
 // (POST /admin/conversations/{id}/handoff). Everything from the API is set as text or
-// drawn by the chat panel's own safe markdown renderer.
+// drawn by the chat panel's own safe markdown renderer. A row also names the page the
+// visitor asked from (text, never a link: the visitor's to say). Below, the follow-ups:
+// visitors who left a number or e-mail when nobody was free (issue 45).
 // A module (deferred like the other console scripts, run after them).
 import * as rich from "/console/rich.js";
 
@@ -149,6 +151,7 @@ function drawList() {
     const button = el("button", { type: "button", "data-conversation": row.id, "data-state": row.state },
       el("strong", { class: "question", "data-question": "", text: row.question || t("(no question written)") }),
       el("span", { class: "who" }, el("span", { "data-visitor": "", text: who.text }), who.badge ? " " : null, who.badge || null),
+      row.page ? el("span", { class: "page", "data-page": "", title: row.page, text: t("on {page}", { page: cut(row.page) }) }) : null,
       el("span", { class: "meta" },
         waitingRow
           ? el("span", { class: "badge bad", "data-waited": String(start), title: t("since {time}", { time: when(start) }), text: t("waiting {time}", { time: waited(start) }) })
@@ -158,6 +161,10 @@ function drawList() {
     list.appendChild(el("li", {}, button));
   }
 }
+
+/** A page the visitor named (path and query: theirs to say, shown as text, never a link),
+ * cut to fit a row. */
+const cut = (page) => (page.length > 80 ? page.slice(0, 79) + "…" : page);
 
 /** "Newer" / "Older" under the list when it holds more than one page. */
 function drawPager() {
@@ -436,10 +443,66 @@ app.handoffSettings = {
 };
 if (app.site) app.handoffSettings.fill(app.site.config.handoff);
 
+// ---- Follow-ups: visitors who left a phone number or e-mail when nobody was free ----------
+// GET /admin/follow-ups (open ones oldest first, then the latest done), each with its
+// contact, question, page (text), when; "Open the conversation" shows it beside, "Contacted"
+// marks it done (POST /admin/follow-ups/{id}/done).
+
+async function followUps() {
+  if (!app.site || $("tab-handoff").hidden) return;
+  let body;
+  try {
+    body = await api("GET", "/admin/follow-ups?limit=100");
+  } catch (e) {
+    show($("follow-up-error"), e.message);
+    return;
+  }
+  show($("follow-up-error"), "");
+  const list = $("follow-up-list");
+  list.textContent = "";
+  const items = body.follow_ups || [];
+  const open = Number(body.open) || 0;
+  $("follow-up-count").textContent = open
+    ? t("{n} to call back, who waited longest first.", { n: open })
+    : t("Nobody to call back.");
+  for (const f of items) {
+    const done = f.done_at != null;
+    const item = el("li", { "data-follow-up": f.id, "data-done": String(done) },
+      el("strong", { class: "contact", "data-contact": "", text: f.contact }),
+      el("span", { class: "question", text: f.question }),
+      f.page ? el("span", { class: "page", title: f.page, text: t("on {page}", { page: cut(f.page) }) }) : null,
+      el("span", { class: "meta", text: done ? t("contacted {time}", { time: when(f.done_at) }) : t("left {time}", { time: when(f.created_at) }) }));
+    const actions = el("span", { class: "actions" });
+    const view = el("button", { type: "button", class: "quiet", text: t("Open the conversation") });
+    view.addEventListener("click", () => open(f.conversation_id, null, null));
+    actions.appendChild(view);
+    if (!done) {
+      const mark = el("button", { type: "button", "data-done-button": "", text: t("Contacted") });
+      mark.addEventListener("click", async () => {
+        mark.disabled = true;
+        try {
+          await api("POST", "/admin/follow-ups/" + encodeURIComponent(f.id) + "/done", {});
+        } catch (e) {
+          mark.disabled = false;
+          show($("follow-up-error"), e.message);
+          return;
+        }
+        await followUps();
+        $("follow-up-count").focus();
+      });
+      actions.appendChild(mark);
+    }
+    item.appendChild(actions);
+    list.appendChild(item);
+  }
+}
+$("follow-up-refresh").addEventListener("click", () => followUps());
+
 app.loaders.handoff = () => {
   drawNotify();
   drawList();
   poll();
+  followUps();
 };
 try {
   $("handoff-agent").value = localStorage.getItem(AGENT) || "";

@@ -13,6 +13,7 @@ pub(crate) mod console_admin;
 pub(crate) mod conversations;
 pub(crate) mod debug_script;
 pub(crate) mod feedback;
+pub(crate) mod follow_up;
 pub(crate) mod health;
 pub(crate) mod mcp;
 mod mcp_tools;

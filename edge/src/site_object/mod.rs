@@ -4,11 +4,12 @@
 //! the site's data follows it there).
 //!
 //! It holds today the merchant's uploaded logs (`knowledge`'s `log_tool`, [`logs`]: FTS5),
-//! warranty records (`shop`'s serial lookup, [`warranty`]) and data sets (`analyst`'s,
-//! [`data`]). Before this object they lived in the shared D1 (`kb_logs`,
-//! `warranty_records`, `data_connections`/`data_rows`): the first call to a site's object
-//! imports that site's rows from D1 once, then deletes them there, so a deployment that
-//! upgrades keeps every line, record and row ([`SiteObject::import`]).
+//! warranty records (`shop`'s serial lookup, [`warranty`]), data sets (`analyst`'s,
+//! [`data`]), and the visitors to call back with the pages visitors asked for a person
+//! from ([`follow_ups`], issue 45). Before this object the first three lived in the shared
+//! D1 (`kb_logs`, `warranty_records`, `data_connections`/`data_rows`): the first call to a
+//! site's object imports that site's rows from D1 once, then deletes them there, so a
+//! deployment that upgrades keeps every line, record and row ([`SiteObject::import`]).
 //!
 //! The Worker calls it with one typed [`SiteCall`] (JSON, `POST https://site/call`) and
 //! gets JSON back; the object is reachable only through the binding, so it trusts what it
@@ -28,6 +29,7 @@ use worker::{
 use crate::error::ApiError;
 
 pub(crate) mod data;
+pub(crate) mod follow_ups;
 pub(crate) mod logs;
 pub(crate) mod warranty;
 
@@ -62,6 +64,24 @@ pub(crate) enum SiteCall {
     // variant carrying the data calls (`data::DataCall`, answered by `data::serve`).
     /// A data set call.
     Data(data::DataCall),
+    // ---- Issue 45 (follow_ups.rs): visitors to call back, the page a visitor asked for a
+    // person from. Kept in one block; tuple variants of text and numbers (JSON built by the
+    // Worker or SQLite): each named field would cost the Worker's size a decoder.
+    /// Leave a follow-up (`follow_ups::NewFollowUp`'s JSON text) replacing the
+    /// conversation's open one; answers `{"follow_up": {…}, "replaced"}` or `null`.
+    LeaveFollowUp(String),
+    /// The site's follow-ups, open first, this many in all; answers `{"open",
+    /// "follow_ups"}`.
+    FollowUps(u32),
+    /// Mark follow-up `.0` done at `.1` (Unix ms); answers it, or `null` when there is none.
+    FollowUpDone(String, u64),
+    /// Record that conversation `.0` asked for a person from page `.1` at `.2`; answers
+    /// `null`.
+    SetPage(String, String, u64),
+    /// The recorded pages of these conversations (a JSON array of ids):
+    /// `{"<id>": "<page>"}`.
+    Pages(String),
+    // ---- end of issue 45's block.
 }
 
 /// The site's object (see the module's documentation).
@@ -150,7 +170,13 @@ impl SiteObject {
             }
             let sql = self.sql();
             let mut prepared = Ok(());
-            for schema in [SCHEMA, logs::SCHEMA, warranty::SCHEMA, data::SCHEMA] {
+            for schema in [
+                SCHEMA,
+                logs::SCHEMA,
+                warranty::SCHEMA,
+                data::SCHEMA,
+                follow_ups::SCHEMA,
+            ] {
                 prepared = prepared.and_then(|()| sql.exec(schema, None).map(drop));
             }
             let imported = match prepared {
@@ -196,6 +222,15 @@ impl SiteObject {
             }
             SiteCall::CountWarranty => serde_json::json!({ "n": warranty::count(&sql)? }),
             SiteCall::Data(call) => return data::serve(self, call),
+            // Issue 45's calls answer JSON text SQLite built (follow_ups.rs).
+            SiteCall::LeaveFollowUp(new) => return json_text(follow_ups::leave(&sql, &new)?),
+            SiteCall::FollowUps(limit) => return json_text(follow_ups::list(&sql, limit)?),
+            SiteCall::FollowUpDone(id, at) => return json_text(follow_ups::done(&sql, &id, at)?),
+            SiteCall::SetPage(conversation_id, page, at) => {
+                follow_ups::set_page(&sql, &conversation_id, &page, at)?;
+                return json_text("null".into());
+            }
+            SiteCall::Pages(ids) => return json_text(follow_ups::pages(&sql, &ids)?),
         };
         Ok(Response::from_json(&answer)?)
     }
@@ -240,6 +275,17 @@ impl SiteObject {
     }
 }
 
+/// The first row's `n` of `query` (a `SELECT count(*) AS n …`): one row type for every
+/// count (each serde type costs the Worker's size).
+pub(super) fn count(sql: &SqlStorage, query: &str) -> worker::Result<u64> {
+    #[derive(Deserialize)]
+    struct Row {
+        n: f64,
+    }
+    let rows: Vec<Row> = sql.exec(query, None)?.to_array()?;
+    Ok(rows.first().map_or(0, |r| r.n as u64))
+}
+
 /// Runs `delete` (a D1 statement removing rows this object has imported), logging a
 /// failure: the rows are no longer read, so leaving them loses nothing.
 async fn forget_imported(db: &worker::D1Database, site_id: &str, delete: &str) {
@@ -259,6 +305,15 @@ async fn forget_imported(db: &worker::D1Database, site_id: &str, delete: &str) {
 /// Header of every call: which site the object is (it learns it from its calls).
 const SITE_HEADER: &str = "x-concierge-site";
 
+/// A 200 whose body is `text`, JSON already.
+pub(crate) fn json_text(text: String) -> Result<Response, ApiError> {
+    let mut response = Response::ok(text)?;
+    response
+        .headers_mut()
+        .set("content-type", "application/json")?;
+    Ok(response)
+}
+
 /// Sends `call` to `site_id`'s object; its JSON answer.
 pub(crate) async fn call<T: serde::de::DeserializeOwned>(
     env: &Env,
@@ -267,7 +322,17 @@ pub(crate) async fn call<T: serde::de::DeserializeOwned>(
 ) -> Result<T, ApiError> {
     let body = serde_json::to_string(call).map_err(|e| ApiError::Internal(e.into()))?;
     let text = send(env, site_id, body).await?;
-    serde_json::from_str(&text).map_err(|e| ApiError::Internal(e.into()))
+    serde_json::from_str(&text).map_err(|e| ApiError::Corrupt(e.to_string()))
+}
+
+/// Sends `call` to `site_id`'s object; its answer's JSON text.
+pub(crate) async fn call_text(
+    env: &Env,
+    site_id: &str,
+    call: &SiteCall,
+) -> Result<String, ApiError> {
+    let body = serde_json::to_string(call).map_err(|e| ApiError::Internal(e.into()))?;
+    send(env, site_id, body).await
 }
 
 /// Posts `body` (a [`SiteCall`]) to `site_id`'s object; its answer's text (one copy of

@@ -39,14 +39,7 @@ pub(super) fn upsert(sql: &SqlStorage, records: &[WarrantyRecord]) -> worker::Re
 
 /// How many records the site holds.
 pub(super) fn count(sql: &SqlStorage) -> worker::Result<u64> {
-    #[derive(Deserialize)]
-    struct Row {
-        n: f64,
-    }
-    let rows: Vec<Row> = sql
-        .exec("SELECT count(*) AS n FROM warranty", None)?
-        .to_array()?;
-    Ok(rows.first().map_or(0, |r| r.n as u64))
+    super::count(sql, "SELECT count(*) AS n FROM warranty")
 }
 
 /// The record of `serial`, any letter case.

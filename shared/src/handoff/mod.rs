@@ -20,8 +20,11 @@ use alloc::string::String;
 
 use crate::conversation::Language;
 
+mod contact;
 mod hours;
 mod phrases;
+
+pub use contact::{Contact, MAX_CONTACT_CHARS};
 
 pub use hours::{
     ClockTime, HoursError, MAX_SPANS, OfficeHours, check_hours, format_hours, open_at,

@@ -118,13 +118,19 @@ pub(crate) async fn answer(
             if let Some(wait_ms) = wait_ms {
                 start_waiting(obj, now, wait_ms, language, register).await;
             }
+            // Which notice it is (`{"kind": "handoff", "handoff": "outside_hours"}`), as
+            // its stored metadata says: the panel offers the form to leave a contact
+            // under "nobody can answer now" (issue 45).
             sink.emit(TurnEvent::Completed {
                 message_id: reply.id.clone(),
                 kind: MessageKind::Handoff,
                 intent: None,
                 confidence: None,
                 usage: None,
-                reply: None,
+                reply: Some(ReplyEnvelope {
+                    kind: "handoff",
+                    data: serde_json::json!({"kind": "handoff", "handoff": notice.key()}),
+                }),
             });
             Ok(outcome(start.message.id, reply, language))
         }

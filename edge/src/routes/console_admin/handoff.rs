@@ -8,7 +8,9 @@
 //!   `offset` (default 0); `next_offset` is the next page's, `null` after the last. The
 //!   counts are the true ones, whatever the page. `question` is what the visitor wants:
 //!   their last own message, or the one before it when the last only asks for a person
-//!   ("Gặp nhân viên": [`question`]); `null` when they wrote nothing;
+//!   ("Gặp nhân viên": [`question`]); `null` when they wrote nothing; `page` the page
+//!   (path and query) they asked from, as the panel named it (`routes::follow_up`: the
+//!   visitor's to say, display only), `null` when unknown;
 //! - `POST /admin/conversations/{id}/handoff` `{"action": "take", "agent": "Lan"}` or
 //!   `{"action": "release"}`: a person takes the conversation over (the assistant stops
 //!   answering it) or hands it back (a waiting request is dismissed the same way);
@@ -32,6 +34,7 @@ use crate::error::ApiError;
 use crate::http::body;
 use crate::object::client;
 use crate::object::handoff::HandoffOp;
+use crate::site_object::follow_ups::SiteFollowUps;
 
 /// The longest name a person may show the visitor.
 const MAX_AGENT_CHARS: usize = 60;
@@ -72,6 +75,8 @@ pub(crate) async fn list(
 ) -> Result<Response, ApiError> {
     let (limit, offset) = page(req)?;
     let (listed, rows) = d1_handoff::list(&env.d1("DB")?, &caller.site.id, limit, offset).await?;
+    let pages = visitor_pages(env, &caller.site.id, &rows).await;
+    let page = |id: &str| pages.get(id).cloned();
     let ms = |v: Option<f64>| v.map(|ms| ms as u64);
     let conversations: Vec<serde_json::Value> = rows
         .into_iter()
@@ -95,6 +100,7 @@ pub(crate) async fn list(
                 "agent": row.handoff_agent,
                 "last_message": last_message,
                 "question": question(row.visitor_last, row.visitor_before),
+                "page": page(&row.id),
             })
         })
         .collect();
@@ -110,6 +116,26 @@ pub(crate) async fn list(
         "next_offset": next_offset,
         "conversations": conversations,
     }))?)
+}
+
+/// The pages the listed conversations asked for a person from (the site's object; best
+/// effort: the list shows without them when the object fails).
+async fn visitor_pages(
+    env: &Env,
+    site_id: &str,
+    rows: &[d1_handoff::HandoffRow],
+) -> serde_json::Value {
+    if rows.is_empty() {
+        return serde_json::Value::Null;
+    }
+    let ids = rows.iter().map(|r| r.id.clone()).collect();
+    match SiteFollowUps::new(env).pages(site_id, ids).await {
+        Ok(pages) => pages,
+        Err(error) => {
+            crate::routes::follow_up::warn("visitor pages not read", site_id, &error);
+            serde_json::Value::Null
+        }
+    }
 }
 
 /// The most words a message has that is only a request for a person ("cho mình gặp nhân

@@ -10,6 +10,9 @@
 //! A conversation already waiting or held adds nothing to the queue and is never refused
 //! here; nor is a request outside office hours (nobody is asked). Two requests at the
 //! same instant may both pass the check: the caps can be passed by a burst's few.
+//!
+//! A request that joins the queue also records the page the visitor asked from (issue 45,
+//! `routes::follow_up::visitor_page`), shown in the console's waiting list.
 
 use concierge_core::conversation::Scope;
 use concierge_core::handoff::asks_for_person;
@@ -55,5 +58,30 @@ pub(crate) async fn admit(
         return Err(ApiError::HandoffQueueFull);
     }
     d1_handoff::set_client(&db, scope, client.as_deref()).await?;
+    record_page(req, env, caller, conversation_id).await;
     Ok(())
+}
+
+/// Records the page the visitor asks for a person from (`follow_up::visitor_page`), for
+/// the console's waiting list. Best effort: a failure is logged and the request goes on.
+async fn record_page(req: &Request, env: &Env, caller: &Caller, conversation_id: &str) {
+    let Some(page) = crate::routes::follow_up::visitor_page(req) else {
+        return;
+    };
+    // No identity check of its own (a D1 read): like the queue's own record above, it runs
+    // before the conversation's object checks who may reach the conversation, whose id is
+    // the visitor's secret; the page is display only, and old pages are dropped
+    // (`follow_ups::set_page`).
+    let pages = crate::site_object::follow_ups::SiteFollowUps::new(env);
+    let recorded = pages
+        .set_page(
+            &caller.site.id,
+            conversation_id,
+            &page,
+            crate::runtime::now_ms(),
+        )
+        .await;
+    if let Err(error) = recorded {
+        crate::routes::follow_up::warn("visitor page not recorded", &caller.site.id, &error);
+    }
 }
