@@ -1,6 +1,6 @@
 //! `$regex` in `$match` field conditions (TEMPLATES.md §1.2.6 rule 4): a linear-time
-//! engine (`regex-automata`'s PikeVM: no backtracking, time linear in the text for a
-//! given pattern), behind the core's `analyst-regex` feature so the widget never links it.
+//! engine (`regex-lite`'s PikeVM: no backtracking, time linear in the text for a given
+//! pattern), behind the core's `analyst-regex` feature so the widget never links it.
 //!
 //! Semantics (Mongo's, for JSON rows): `{"field": {"$regex": "pattern", "$options": "i"}}`
 //! matches when the field is a string (or an array holding one) in which the pattern
@@ -9,6 +9,11 @@
 //! (ignore whitespace and `#` comments). A pattern is at most [`MAX_PATTERN_CHARS`]
 //! characters and its compiled automaton at most [`MAX_NFA_BYTES`], so a model cannot make
 //! one condition cost more than a bounded amount per row.
+//!
+//! The engine folds case for ASCII only (it carries no Unicode tables: about 100 KB gzip
+//! of the Worker). With `i`, Vietnamese and every other cased script are folded here
+//! instead: the text is lower-cased, and so is every non-ASCII letter of the pattern (the
+//! engine's own `i` then covers ASCII); `\w`, `\d`, `\s` and `\b` are ASCII.
 
 use alloc::collections::BTreeMap;
 use alloc::format;
@@ -29,7 +34,10 @@ pub const OPTIONS: &str = "imsx";
 #[derive(Debug, Clone)]
 pub struct Pattern {
     #[cfg(feature = "analyst-regex")]
-    regex: regex_automata::meta::Regex,
+    regex: regex_lite::Regex,
+    /// `i`: the text is lower-cased before the search (see the module's documentation).
+    #[cfg(feature = "analyst-regex")]
+    fold: bool,
     /// Work units per byte of text scanned: the PikeVM's cost per byte grows with its
     /// automaton, so a bigger automaton weighs more (see [`weight`]).
     weight: u64,
@@ -58,6 +66,9 @@ impl Pattern {
     pub fn is_match(&self, text: &str) -> bool {
         #[cfg(feature = "analyst-regex")]
         {
+            if self.fold && !text.is_ascii() {
+                return self.regex.is_match(&text.to_lowercase());
+            }
             self.regex.is_match(text)
         }
         #[cfg(not(feature = "analyst-regex"))]
@@ -98,38 +109,73 @@ pub fn parts(condition: &serde_json::Map<String, Value>) -> Result<(&str, &str),
 pub fn compile(pattern: &str, options: &str) -> Result<Pattern, String> {
     #[cfg(feature = "analyst-regex")]
     {
-        use regex_automata::meta::Regex;
-        use regex_automata::util::syntax;
-        let syntax = syntax::Config::new()
-            .case_insensitive(options.contains('i'))
-            .multi_line(options.contains('m'))
-            .dot_matches_new_line(options.contains('s'))
-            .ignore_whitespace(options.contains('x'))
-            .nest_limit(32);
-        let config = Regex::config().nfa_size_limit(Some(MAX_NFA_BYTES));
-        Regex::builder()
-            .syntax(syntax)
-            .configure(config)
-            .build(pattern)
-            .map(|regex| Pattern {
-                weight: weight(regex.memory_usage()),
-                regex,
-            })
-            .map_err(|e| {
-                let detail = alloc::string::ToString::to_string(&e);
-                let first = detail.lines().last().unwrap_or("").trim();
-                if e.size_limit().is_some() {
-                    format!("$regex pattern is too complex (its automaton exceeds {MAX_NFA_BYTES} bytes); simplify it")
-                } else {
-                    format!("$regex pattern is invalid: {first}")
+        let fold = options.contains('i');
+        let folded;
+        let pattern = if fold && !pattern.is_ascii() {
+            folded = lower_non_ascii(pattern);
+            folded.as_str()
+        } else {
+            pattern
+        };
+        let build = |limit: usize| {
+            regex_lite::RegexBuilder::new(pattern)
+                .case_insensitive(fold)
+                .multi_line(options.contains('m'))
+                .dot_matches_new_line(options.contains('s'))
+                .ignore_whitespace(options.contains('x'))
+                .nest_limit(32)
+                .size_limit(limit)
+                .build()
+        };
+        // The engine does not report its automaton's size: the smallest of these limits
+        // it compiles under stands for it (a pattern's weight, see [`weight`]).
+        let mut limit = AUTOMATON_BYTES_PER_WEIGHT;
+        loop {
+            match build(limit) {
+                Ok(regex) => {
+                    let weight = weight(limit);
+                    return Ok(Pattern {
+                        regex,
+                        fold,
+                        weight,
+                    });
                 }
-            })
+                Err(e) => {
+                    let detail = alloc::string::ToString::to_string(&e);
+                    if !detail.contains("size limit") {
+                        let first = detail.lines().last().unwrap_or("").trim();
+                        return Err(format!("$regex pattern is invalid: {first}"));
+                    }
+                    if limit >= MAX_NFA_BYTES {
+                        return Err(format!(
+                            "$regex pattern is too complex (its automaton exceeds {MAX_NFA_BYTES} bytes); simplify it"
+                        ));
+                    }
+                    limit = (limit * 4).min(MAX_NFA_BYTES);
+                }
+            }
+        }
     }
     #[cfg(not(feature = "analyst-regex"))]
     {
         let _ = (pattern, options);
         Err("$regex is not available in this build of the data tools; use $eq, $in or equality filters".into())
     }
+}
+
+/// `pattern` with its non-ASCII characters lower-cased (`Á` → `á`), escapes and ASCII
+/// kept as they are (`\W` is not `\w`).
+#[cfg(feature = "analyst-regex")]
+fn lower_non_ascii(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len());
+    for c in pattern.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            out.extend(c.to_lowercase());
+        }
+    }
+    out
 }
 
 /// Checks a condition object holding `$regex` and/or `$options` (the validator's step).
