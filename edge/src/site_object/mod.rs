@@ -3,11 +3,14 @@
 //! merchant's data work runs in its own database, beside nobody's (issue 47; the rest of
 //! the site's data follows it there).
 //!
-//! It holds today the merchant's uploaded logs (`knowledge`'s `log_tool`, [`logs`]: FTS5)
-//! and warranty records (`shop`'s serial lookup, [`warranty`]). Before this object they
-//! lived in the shared D1 (`kb_logs`, `warranty_records`): the first call to a site's
-//! object imports that site's rows from D1 once, then deletes them there, so a deployment
-//! that upgrades keeps every line and record ([`SiteObject::import`]).
+//! It holds today the merchant's uploaded logs (`knowledge`'s `log_tool`, [`logs`]: FTS5),
+//! warranty records (`shop`'s serial lookup, [`warranty`]) and `rental`'s users, learned
+//! Q&A and seed sessions ([`rental`]; the rental listings have an instance of their own,
+//! `listings/{site id}`, that holds nothing else: [`listings`]). Before this object they
+//! lived in the shared D1 (`kb_logs`, `warranty_records`, `rental_*`): the first call to a
+//! site's object imports that site's rows from D1 once, then deletes them there, so a
+//! deployment that upgrades keeps every line and record ([`SiteObject::import`]; `rental`'s
+//! on its first rental call).
 //!
 //! The Worker calls it with one typed [`SiteCall`] (JSON, `POST https://site/call`) and
 //! gets JSON back; the object is reachable only through the binding, so it trusts what it
@@ -26,7 +29,9 @@ use worker::{
 
 use crate::error::ApiError;
 
+pub(crate) mod listings;
 pub(crate) mod logs;
+pub(crate) mod rental;
 pub(crate) mod warranty;
 
 /// The binding of the site objects' namespace (`wrangler.toml`).
@@ -56,6 +61,15 @@ pub(crate) enum SiteCall {
     FindWarranty { serial: String },
     /// How many warranty records the site holds: `{"n": count}`.
     CountWarranty,
+    // `rental` (issue 47): its users, learned Q&A and seed sessions, its listings (their own
+    // instance), and the tests' SQL.
+    /// A `rental` call ([`rental::RentalCall`]); answers its JSON.
+    Rental(rental::RentalCall),
+    /// A call of a site's listings' instance ([`listings::ListingsCall`]); answers its JSON.
+    Listings(listings::ListingsCall),
+    /// Test only (`POST /debug/site-sql`, while `DEBUG_ROUTES` is on): one statement run
+    /// in the object, answering its rows; the sessions' alarm is set again after it.
+    DebugSql(String),
 }
 
 /// The site's object (see the module's documentation).
@@ -107,6 +121,12 @@ impl DurableObject for SiteObject {
             Err(error) => error.into_response(),
         }
     }
+
+    /// `rental`'s idle sessions end (the only alarm this object sets).
+    async fn alarm(&self) -> worker::Result<Response> {
+        rental::end_idle_sessions(self).await;
+        Response::empty()
+    }
 }
 
 impl SiteObject {
@@ -120,17 +140,20 @@ impl SiteObject {
         &self,
         body: impl FnOnce() -> worker::Result<()> + 'static,
     ) -> worker::Result<()> {
-        let run = Closure::once(move || body().map_err(JsValue::from));
-        let sync: js_sys::Function =
-            js_sys::Reflect::get(&self.storage, &"transactionSync".into())?.dyn_into()?;
-        sync.call1(&self.storage, run.as_ref())?;
-        Ok(())
+        transaction(&self.storage, body)
     }
 
     async fn serve(&self, site_id: &str, call: SiteCall) -> Result<Response, ApiError> {
+        let call = match call {
+            // The listings' own instance: none of the site's tables or imports.
+            SiteCall::Listings(call) => {
+                return Ok(Response::from_json(&self.listings(site_id, call).await?)?);
+            }
+            call => call,
+        };
         if !self.ready.get() {
             let sql = self.sql();
-            for schema in [SCHEMA, logs::SCHEMA, warranty::SCHEMA] {
+            for schema in [SCHEMA, logs::SCHEMA, warranty::SCHEMA, rental::SCHEMA] {
                 sql.exec(schema, None)?;
             }
             self.import(site_id).await?;
@@ -170,6 +193,13 @@ impl SiteObject {
                 serde_json::to_value(warranty::find(&sql, &serial)?).map_err(worker::Error::from)?
             }
             SiteCall::CountWarranty => serde_json::json!({ "n": warranty::count(&sql)? }),
+            SiteCall::Rental(call) => self.rental(site_id, call).await?,
+            SiteCall::Listings(_) => serde_json::Value::Null, // served above
+            SiteCall::DebugSql(text) => {
+                let rows: Vec<serde_json::Value> = sql.exec(&text, None)?.to_array()?;
+                rental::arm_sessions(self, site_id, true).await?;
+                serde_json::Value::from(rows)
+            }
         };
         Ok(Response::from_json(&answer)?)
     }
@@ -203,6 +233,19 @@ impl SiteObject {
     }
 }
 
+/// Runs `body` as one transaction of `storage` (`transactionSync`, which workers-rs does
+/// not wrap): all of it, or nothing when it fails.
+fn transaction(
+    storage: &JsValue,
+    body: impl FnOnce() -> worker::Result<()> + 'static,
+) -> worker::Result<()> {
+    let run = Closure::once(move || body().map_err(JsValue::from));
+    let sync: js_sys::Function =
+        js_sys::Reflect::get(storage, &"transactionSync".into())?.dyn_into()?;
+    sync.call1(storage, run.as_ref())?;
+    Ok(())
+}
+
 /// Runs `delete` (a D1 statement removing rows this object has imported), logging a
 /// failure: the rows are no longer read, so leaving them loses nothing.
 async fn forget_imported(db: &worker::D1Database, site_id: &str, delete: &str) {
@@ -228,9 +271,16 @@ pub(crate) async fn call<T: serde::de::DeserializeOwned>(
     site_id: &str,
     call: &SiteCall,
 ) -> Result<T, ApiError> {
+    let answer = post(env, site_id, site_id, call).await?;
+    serde_json::from_str(&answer).map_err(|e| ApiError::Internal(e.into()))
+}
+
+/// Sends `call` to the object named `name`, for site `site_id`; its JSON answer's text
+/// (one copy of the request for every answer's type: callers parse it).
+async fn post(env: &Env, name: &str, site_id: &str, call: &SiteCall) -> Result<String, ApiError> {
     let stub = env
         .durable_object(BINDING)?
-        .id_from_name(site_id)?
+        .id_from_name(name)?
         .get_stub()?;
     let body = serde_json::to_string(call).map_err(|e| ApiError::Internal(e.into()))?;
     let mut init = RequestInit::new();
@@ -244,5 +294,5 @@ pub(crate) async fn call<T: serde::de::DeserializeOwned>(
             format!("site object {}: {text}", response.status_code()).into(),
         ));
     }
-    Ok(response.json().await?)
+    Ok(response.text().await?)
 }

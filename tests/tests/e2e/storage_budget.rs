@@ -336,3 +336,101 @@ fn the_storage_work_of_each_surface_is_counted() {
         failures.join("\n")
     );
 }
+
+/// The counters of `counts` that are D1 statements on `rental`'s data in the shared `DB`
+/// (its `rental_*` tables) or on the `LISTINGS` database, by any caller.
+fn rental_d1(counts: &Counts) -> Counts {
+    counts
+        .iter()
+        .filter(|(k, _)| k.contains(":d1.LISTINGS.") || k.contains(":d1.DB.table.rental_"))
+        .map(|(k, v)| (k.clone(), *v))
+        .collect()
+}
+
+/// Issue 47: a `rental` site's users, learned Q&A, sessions and listings are in its own
+/// objects, so its turns run no statement on the shared `DB` for them, nor any on
+/// `LISTINGS` (counted at the bindings, by table): a turn that writes SQL over the
+/// listings and learns it, one that reuses it for a known tenant, and seed-endpoint calls
+/// that start and continue a session. Each still reaches the site's objects.
+#[test]
+fn a_rental_turn_runs_no_statement_on_the_shared_databases_for_its_data() {
+    let r = crate::rental::rental_site_on(worker(), "Storage budget rental");
+    let key = r.site.secret_key.clone();
+    // Warm, as a site in use: the site's objects have imported what D1 held (once).
+    r.learned();
+    let (status, body) = into_parts(
+        agent()
+            .put(&worker().url("/admin/rental/users"))
+            .set("x-api-key", &key)
+            .send_json(json!({"users": [{"user_id": "user-9", "role": "TENANT"}]})),
+    );
+    assert_eq!(status, 200, "{body}");
+    let question = "Phòng giá rẻ ở quận 1?";
+    // One QUERY turn in a new conversation; `sql`: what the SQL model writes (none: the
+    // learned SQL is reused) and whether the answer is valid (learned); the reply's text.
+    let query_turn = |body: Value, sql: Option<(&str, bool)>| -> String {
+        let conversation = r.conversation(body);
+        r.orchestrate("QUERY", true, "LIST", "");
+        if let Some((sql, _)) = sql {
+            r.reply(sql);
+        }
+        r.reply("Đây là phòng ở quận 1");
+        if let Some((_, valid)) = sql {
+            r.reply(&json!({"isValid": valid}).to_string());
+        }
+        let (text, payloads, end) = r.ask(&key, &conversation, question);
+        assert_eq!(end, "completed");
+        assert_eq!(payloads[0]["data"]["total"], 2, "{payloads:?}");
+        text
+    };
+    let q1 = crate::rental::Q1_SQL;
+    let learning = measure(|| {
+        query_turn(json!({}), Some((q1, true)));
+    });
+    assert_eq!(r.learned().len(), 1, "learned");
+    let reuse = measure(|| {
+        query_turn(json!({}), None);
+    });
+    assert_eq!(r.learned()[0]["hits"], 1, "reused");
+    let tenant = measure(|| {
+        let text = query_turn(json!({"user_id": "user-9"}), Some((q1, false)));
+        assert!(text.starts_with("[TENANT]"), "{text}");
+    });
+    let chat = |session: Option<&str>| -> String {
+        r.orchestrate("GREETING", false, "LIST", "Chào bạn");
+        let mut body = json!({"query": "Chào"});
+        if let Some(session) = session {
+            body["sessionId"] = json!(session);
+        }
+        let (status, text) = into_parts(
+            agent()
+                .post(&worker().url("/ai/chat"))
+                .set("x-api-key", &key)
+                .send_json(body),
+        );
+        assert_eq!(status, 200, "{text}");
+        let answer: Value = serde_json::from_str(&text).expect("JSON");
+        answer["sessionId"].as_str().expect("sessionId").to_string()
+    };
+    let mut session = String::new();
+    let start = measure(|| session = chat(None));
+    let next = measure(|| assert_eq!(chat(Some(&session)), session, "continued"));
+    for (name, counts) in [
+        ("SQL turn, learned", &learning),
+        ("learned SQL reused", &reuse),
+        ("a known tenant's SQL turn", &tenant),
+        ("/ai/chat, new session", &start),
+        ("/ai/chat, next call", &next),
+    ] {
+        eprintln!("{name}: {counts:?}");
+        assert_eq!(
+            rental_d1(counts),
+            Counts::new(),
+            "{name}: statements on rental data in the shared databases"
+        );
+        assert!(
+            sum(counts, &["fetch:", "object:"], "do.SITES.requests") > 0,
+            "{name}: the site's objects are reached: {counts:?}"
+        );
+    }
+}
