@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use worker::{Env, SqlStorage, SqlStorageValue};
 
-use super::{SiteCall, SiteObject, forget_imported, post, transaction};
+use super::{SiteCall, SiteObject, first, forget_imported, number, post, transaction};
 use crate::error::ApiError;
 
 /// The D1 database the listings lived in before (`migrations-listings/`).
@@ -97,20 +97,21 @@ fn upsert(
     Ok(())
 }
 
-#[derive(Debug, Deserialize)]
-struct Count {
-    entity: String,
-    n: f64,
-}
-
 fn counts(sql: &SqlStorage) -> worker::Result<Vec<(String, u64)>> {
-    let rows: Vec<Count> = sql
-        .exec(
-            "SELECT entity, count(*) AS n FROM rental_rows GROUP BY entity",
-            None,
-        )?
-        .to_array()?;
-    Ok(rows.into_iter().map(|r| (r.entity, r.n as u64)).collect())
+    let rows = sql.exec(
+        "SELECT entity, count(*) FROM rental_rows GROUP BY entity",
+        None,
+    )?;
+    rows.raw()
+        .map(|row| {
+            let mut row = row?.into_iter();
+            let entity = match row.next() {
+                Some(SqlStorageValue::String(entity)) => entity,
+                _ => String::new(),
+            };
+            Ok((entity, number(row.next()) as u64))
+        })
+        .collect()
 }
 
 /// A value SQLite returned, as JSON (a blob, which no listing holds, as `null`).
@@ -162,10 +163,13 @@ impl SiteObject {
                 let out = result.clone();
                 let mut params = vec![site_id.into(), SqlStorageValue::from(i64::from(limit))];
                 params.extend(user.map(SqlStorageValue::from));
-                let _ = transaction(&self.storage, move || {
-                    *out.borrow_mut() = read(&sql, &query, params, limit as usize);
-                    Err(worker::Error::RustError("read only".into()))
-                });
+                let _ = transaction(
+                    &self.storage,
+                    Box::new(move || {
+                        *out.borrow_mut() = read(&sql, &query, params, limit as usize);
+                        Err(worker::Error::RustError("read only".into()))
+                    }),
+                );
                 let rows = result.take();
                 serde_json::to_value(rows).map_err(worker::Error::from)?
             }
@@ -173,24 +177,22 @@ impl SiteObject {
                 let over = Rc::new(Cell::new(false));
                 let flag = over.clone();
                 let site = site_id.to_string();
-                let written = transaction(&self.storage, move || {
-                    upsert(&sql, &site, &entity, &rows, now)?;
-                    #[derive(Deserialize)]
-                    struct N {
-                        n: f64,
-                    }
-                    let n: Vec<N> = sql
-                        .exec(
-                            "SELECT count(*) AS n FROM rental_rows WHERE entity = ?1",
+                let written = transaction(
+                    &self.storage,
+                    Box::new(move || {
+                        upsert(&sql, &site, &entity, &rows, now)?;
+                        let n = first(
+                            &sql,
+                            "SELECT count(*) FROM rental_rows WHERE entity = ?1",
                             vec![entity.as_str().into()],
-                        )?
-                        .to_array()?;
-                    if n.first().map_or(0.0, |c| c.n) > cap as f64 {
-                        flag.set(true);
-                        return Err(worker::Error::RustError("over the cap".into()));
-                    }
-                    Ok(())
-                });
+                        )?;
+                        if number(n) > cap as f64 {
+                            flag.set(true);
+                            return Err(worker::Error::RustError("over the cap".into()));
+                        }
+                        Ok(())
+                    }),
+                );
                 if !over.get() {
                     written?;
                 }
@@ -256,13 +258,16 @@ impl SiteObject {
         if n > 0 {
             let sql = self.sql();
             let site = site_id.to_string();
-            transaction(&self.storage, move || {
-                for row in &all {
-                    let one = [(row.id.clone(), row.data.clone())];
-                    upsert(&sql, &site, &row.entity, &one, row.updated_at as u64)?;
-                }
-                Ok(())
-            })?;
+            transaction(
+                &self.storage,
+                Box::new(move || {
+                    for row in &all {
+                        let one = [(row.id.clone(), row.data.clone())];
+                        upsert(&sql, &site, &row.entity, &one, row.updated_at as u64)?;
+                    }
+                    Ok(())
+                }),
+            )?;
             forget_imported(&db, site_id, "DELETE FROM rental_rows WHERE site_id = ?1").await;
         }
         storage.put(IMPORTED, n as u64).await?;

@@ -140,7 +140,7 @@ impl SiteObject {
         &self,
         body: impl FnOnce() -> worker::Result<()> + 'static,
     ) -> worker::Result<()> {
-        transaction(&self.storage, body)
+        transaction(&self.storage, Box::new(body))
     }
 
     async fn serve(&self, site_id: &str, call: SiteCall) -> Result<Response, ApiError> {
@@ -234,16 +234,48 @@ impl SiteObject {
 }
 
 /// Runs `body` as one transaction of `storage` (`transactionSync`, which workers-rs does
-/// not wrap): all of it, or nothing when it fails.
+/// not wrap): all of it, or nothing when it fails. Boxed: one JS closure shim for every
+/// transaction's body.
 fn transaction(
     storage: &JsValue,
-    body: impl FnOnce() -> worker::Result<()> + 'static,
+    body: Box<dyn FnOnce() -> worker::Result<()>>,
 ) -> worker::Result<()> {
     let run = Closure::once(move || body().map_err(JsValue::from));
     let sync: js_sys::Function =
         js_sys::Reflect::get(storage, &"transactionSync".into())?.dyn_into()?;
     sync.call1(storage, run.as_ref())?;
     Ok(())
+}
+
+/// The first column of `query`'s first row.
+fn first(
+    sql: &SqlStorage,
+    query: &str,
+    params: Vec<worker::SqlStorageValue>,
+) -> worker::Result<Option<worker::SqlStorageValue>> {
+    Ok(sql
+        .exec(query, params)?
+        .raw()
+        .next()
+        .transpose()?
+        .and_then(|row| row.into_iter().next()))
+}
+
+/// `value` as a number (0 when it is none).
+fn number(value: Option<worker::SqlStorageValue>) -> f64 {
+    match value {
+        Some(worker::SqlStorageValue::Integer(n)) => n as f64,
+        Some(worker::SqlStorageValue::Float(x)) => x,
+        _ => 0.0,
+    }
+}
+
+/// `value` as text, when it is.
+fn text(value: Option<worker::SqlStorageValue>) -> Option<String> {
+    match value {
+        Some(worker::SqlStorageValue::String(s)) => Some(s),
+        _ => None,
+    }
 }
 
 /// Runs `delete` (a D1 statement removing rows this object has imported), logging a

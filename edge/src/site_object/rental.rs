@@ -14,9 +14,9 @@ use concierge_core::flows::rental::{QaRecord, SESSION_IDLE_MS};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use worker::{D1Database, SqlStorage, SqlStorageValue};
+use worker::{SqlStorage, SqlStorageValue};
 
-use super::{SiteObject, forget_imported};
+use super::{SiteObject, first, forget_imported, number, text};
 use crate::error::ApiError;
 use crate::runtime::now_ms;
 
@@ -172,18 +172,11 @@ impl SiteObject {
         import(self, site_id).await?;
         let sql = self.sql();
         Ok(match call {
-            RentalCall::Role(user_id) => {
-                #[derive(Deserialize)]
-                struct Role {
-                    role: String,
-                }
-                let found: Vec<Role> = rows(
-                    &sql,
-                    "SELECT role FROM rental_users WHERE user_id = ?1",
-                    vec![user_id.into()],
-                )?;
-                json!(found.into_iter().next().map(|r| r.role))
-            }
+            RentalCall::Role(user_id) => json!(text(first(
+                &sql,
+                "SELECT role FROM rental_users WHERE user_id = ?1",
+                vec![user_id.into()],
+            )?)),
             RentalCall::Qa(id) => {
                 let found: Vec<QaRow> = rows(
                     &sql,
@@ -271,8 +264,6 @@ impl SiteObject {
 const IMPORTED: &str = "imported_rental";
 /// The `meta` key holding the site's id (the alarm needs it).
 const SITE: &str = "site";
-/// Rows read from D1 per import statement.
-const IMPORT_PAGE: f64 = 5_000.0;
 
 /// `meta`'s value of `key`.
 fn meta(sql: &SqlStorage, key: &str) -> worker::Result<Option<String>> {
@@ -296,40 +287,8 @@ fn set_meta(sql: &SqlStorage, key: &str, value: &str) -> worker::Result<()> {
     Ok(())
 }
 
-/// Every row of `table`'s `site_id` in D1, read `IMPORT_PAGE` at a time in the order of
-/// its key column `key` (the key is each row's `key` field).
-async fn read_all<T: DeserializeOwned>(
-    db: &D1Database,
-    site_id: &str,
-    columns: &str,
-    table: &str,
-    key: impl Fn(&T) -> String,
-) -> Result<Vec<T>, ApiError> {
-    let id = columns.split(',').next().unwrap_or(columns);
-    let query = format!(
-        "SELECT {columns} FROM {table} WHERE site_id = ?1 AND {id} > ?2 ORDER BY {id} LIMIT ?3"
-    );
-    let mut all = Vec::new();
-    let mut after = String::new();
-    loop {
-        let page: Vec<T> = db
-            .prepare(&query)
-            .bind(&[site_id.into(), after.as_str().into(), IMPORT_PAGE.into()])?
-            .all()
-            .await?
-            .results()?;
-        let full = page.len() as f64 == IMPORT_PAGE;
-        if let Some(last) = page.last() {
-            after = key(last);
-        }
-        all.extend(page);
-        if !full {
-            return Ok(all);
-        }
-    }
-}
-
-/// Once per site: its users, learned Q&A and sessions of the shared D1 copied here in one
+/// Once per site: its users, learned Q&A and sessions of the shared D1 (read in one batch:
+/// a site's roles, learned questions and live sessions are small) copied here in one
 /// transaction, then deleted there (as [`SiteObject::import`] does for the rest). A failed
 /// copy leaves the flag unset and is tried again by the next call (copies replace by key).
 async fn import(object: &SiteObject, site_id: &str) -> Result<(), ApiError> {
@@ -343,22 +302,23 @@ async fn import(object: &SiteObject, site_id: &str) -> Result<(), ApiError> {
         role: String,
     }
     let db = object.env.d1("DB")?;
-    let users: Vec<User> = read_all(&db, site_id, "user_id, role", "rental_users", |u: &User| {
-        u.user_id.clone()
-    })
-    .await?;
-    let qa: Vec<QaRow> = read_all(&db, site_id, QA_COLUMNS, "rental_qa", |q: &QaRow| {
-        q.id.clone()
-    })
-    .await?;
-    let sessions: Vec<Session> = read_all(
-        &db,
-        site_id,
-        "session_id, conversation_id, last_active_at",
-        "rental_sessions",
-        |s: &Session| s.session_id.clone(),
-    )
-    .await?;
+    let mut read = Vec::new();
+    for query in [
+        "SELECT user_id, role FROM rental_users WHERE site_id = ?1".to_string(),
+        format!("SELECT {QA_COLUMNS} FROM rental_qa WHERE site_id = ?1"),
+        "SELECT session_id, conversation_id, last_active_at FROM rental_sessions WHERE site_id = ?1"
+            .to_string(),
+    ] {
+        read.push(db.prepare(query).bind(&[site_id.into()])?);
+    }
+    let results = db.batch(read).await?;
+    let [users, qa, sessions] = results.as_slice() else {
+        return Err(ApiError::Internal(
+            "D1 batch answered too few results".into(),
+        ));
+    };
+    let (users, qa, sessions): (Vec<User>, Vec<QaRow>, Vec<Session>) =
+        (users.results()?, qa.results()?, sessions.results()?);
     let n = users.len() + qa.len() + sessions.len();
     if n > 0 {
         let has_sessions = !sessions.is_empty();
@@ -399,19 +359,19 @@ pub(super) async fn arm_sessions(
     if !again && storage.get_alarm().await?.is_some() {
         return Ok(());
     }
-    #[derive(Deserialize)]
-    struct Oldest {
-        at: Option<f64>,
-    }
     let sql = object.sql();
-    let oldest: Vec<Oldest> = rows(
+    let oldest = first(
         &sql,
-        "SELECT min(last_active_at) AS at FROM rental_sessions",
+        "SELECT min(last_active_at) FROM rental_sessions",
         Vec::new(),
     )?;
-    let Some(at) = oldest.into_iter().next().and_then(|o| o.at) else {
+    if !matches!(
+        oldest,
+        Some(SqlStorageValue::Integer(_) | SqlStorageValue::Float(_))
+    ) {
         return Ok(());
-    };
+    }
+    let at = number(oldest);
     if !site_id.is_empty() {
         set_meta(&sql, SITE, site_id)?;
     }

@@ -20,20 +20,30 @@ const ORIGIN: &str = "https://shop.example";
 
 fn worker() -> &'static Worker {
     static WORKER: OnceLock<Worker> = OnceLock::new();
-    WORKER.get_or_init(|| {
-        let mut vars = test_vars();
-        vars.push(("COUNT_BINDINGS".into(), "on".into()));
-        Worker::start(&WorkerOptions {
-            vars,
-            ..WorkerOptions::default()
-        })
+    WORKER.get_or_init(counting_worker)
+}
+
+/// A Worker of its own with the counters on: each test of this file measures on its own
+/// one (the counters are the isolate's, and tests run at once).
+fn counting_worker() -> Worker {
+    let mut vars = test_vars();
+    vars.push(("COUNT_BINDINGS".into(), "on".into()));
+    Worker::start(&WorkerOptions {
+        vars,
+        ..WorkerOptions::default()
     })
+}
+
+/// The rental test's counting Worker.
+fn rental_worker() -> &'static Worker {
+    static WORKER: OnceLock<Worker> = OnceLock::new();
+    WORKER.get_or_init(counting_worker)
 }
 
 type Counts = BTreeMap<String, u64>;
 
-fn counters() -> Counts {
-    let (status, body) = into_parts(agent().get(&worker().url("/debug/bindings")).call());
+fn counters(worker: &Worker) -> Counts {
+    let (status, body) = into_parts(agent().get(&worker.url("/debug/bindings")).call());
     assert_eq!(status, 200, "{body}");
     let json: Value = serde_json::from_str(&body).expect("JSON");
     json.as_object()
@@ -54,12 +64,12 @@ fn queues_drained(counts: &Counts) -> bool {
 
 /// The counters once every queued message has been delivered and they have not moved for
 /// half a second (the request's background work done).
-fn settled() -> Counts {
+fn settled(worker: &Worker) -> Counts {
     let deadline = Instant::now() + Duration::from_secs(30);
-    let mut last = counters();
+    let mut last = counters(worker);
     loop {
         std::thread::sleep(Duration::from_millis(500));
-        let now = counters();
+        let now = counters(worker);
         if now == last && queues_drained(&now) {
             return now;
         }
@@ -73,10 +83,10 @@ fn settled() -> Counts {
 
 /// What `act` made the Worker do on its bindings (ms and rows left out: they are D1's
 /// reports, not calls).
-fn measure(act: impl FnOnce()) -> Counts {
-    let before = settled();
+fn measure(worker: &Worker, act: impl FnOnce()) -> Counts {
+    let before = settled(worker);
     act();
-    let after = settled();
+    let after = settled(worker);
     after
         .iter()
         .filter(|(k, _)| {
@@ -222,17 +232,21 @@ fn the_storage_work_of_each_surface_is_counted() {
     api_turn(&site, &warm, "Shop ở đâu?");
 
     let mut conversation = String::new();
-    let create = measure(|| conversation = widget_create(&site));
+    let create = measure(worker(), || conversation = widget_create(&site));
     let mut widget = Vec::new();
     for question in [
         "Shop có bàn phím cơ không?",
         "Giá bao nhiêu vậy shop?",
         "Bảo hành mấy tháng?",
     ] {
-        widget.push(measure(|| widget_turn(&site, &conversation, question)));
+        widget.push(measure(worker(), || {
+            widget_turn(&site, &conversation, question)
+        }));
     }
-    let api = measure(|| api_turn(&site, &conversation, "Có giao hàng tận nơi không?"));
-    let background = measure(|| {
+    let api = measure(worker(), || {
+        api_turn(&site, &conversation, "Có giao hàng tận nơi không?")
+    });
+    let background = measure(worker(), || {
         let (status, body) = into_parts(
             agent()
                 .post(&worker().url(&format!("/conversations/{conversation}/messages")))
@@ -243,8 +257,10 @@ fn the_storage_work_of_each_surface_is_counted() {
         assert_eq!(status, 202, "{body}");
     });
     let mut chat_id = String::new();
-    let openai_new = measure(|| chat_id = openai_turn(&site, "new", "Shop mở cửa mấy giờ?"));
-    let openai_next = measure(|| {
+    let openai_new = measure(worker(), || {
+        chat_id = openai_turn(&site, "new", "Shop mở cửa mấy giờ?")
+    });
+    let openai_next = measure(worker(), || {
         openai_turn(&site, &chat_id, "Có chỗ đỗ xe máy không?");
     });
 
@@ -354,13 +370,14 @@ fn rental_d1(counts: &Counts) -> Counts {
 /// that start and continue a session. Each still reaches the site's objects.
 #[test]
 fn a_rental_turn_runs_no_statement_on_the_shared_databases_for_its_data() {
-    let r = crate::rental::rental_site_on(worker(), "Storage budget rental");
+    let w = rental_worker();
+    let r = crate::rental::rental_site_on(w, "Storage budget rental");
     let key = r.site.secret_key.clone();
     // Warm, as a site in use: the site's objects have imported what D1 held (once).
     r.learned();
     let (status, body) = into_parts(
         agent()
-            .put(&worker().url("/admin/rental/users"))
+            .put(&w.url("/admin/rental/users"))
             .set("x-api-key", &key)
             .send_json(json!({"users": [{"user_id": "user-9", "role": "TENANT"}]})),
     );
@@ -384,15 +401,15 @@ fn a_rental_turn_runs_no_statement_on_the_shared_databases_for_its_data() {
         text
     };
     let q1 = crate::rental::Q1_SQL;
-    let learning = measure(|| {
+    let learning = measure(w, || {
         query_turn(json!({}), Some((q1, true)));
     });
     assert_eq!(r.learned().len(), 1, "learned");
-    let reuse = measure(|| {
+    let reuse = measure(w, || {
         query_turn(json!({}), None);
     });
     assert_eq!(r.learned()[0]["hits"], 1, "reused");
-    let tenant = measure(|| {
+    let tenant = measure(w, || {
         let text = query_turn(json!({"user_id": "user-9"}), Some((q1, false)));
         assert!(text.starts_with("[TENANT]"), "{text}");
     });
@@ -404,7 +421,7 @@ fn a_rental_turn_runs_no_statement_on_the_shared_databases_for_its_data() {
         }
         let (status, text) = into_parts(
             agent()
-                .post(&worker().url("/ai/chat"))
+                .post(&w.url("/ai/chat"))
                 .set("x-api-key", &key)
                 .send_json(body),
         );
@@ -413,8 +430,8 @@ fn a_rental_turn_runs_no_statement_on_the_shared_databases_for_its_data() {
         answer["sessionId"].as_str().expect("sessionId").to_string()
     };
     let mut session = String::new();
-    let start = measure(|| session = chat(None));
-    let next = measure(|| assert_eq!(chat(Some(&session)), session, "continued"));
+    let start = measure(w, || session = chat(None));
+    let next = measure(w, || assert_eq!(chat(Some(&session)), session, "continued"));
     for (name, counts) in [
         ("SQL turn, learned", &learning),
         ("learned SQL reused", &reuse),
