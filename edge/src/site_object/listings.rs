@@ -227,10 +227,12 @@ impl SiteObject {
             data: String,
             updated_at: f64,
         }
-        let db = self.env.d1(LEGACY)?;
+        // A deployment that never had the D1 listings (or has dropped them) has nothing to
+        // import.
+        let db = self.env.d1(LEGACY).ok();
         let mut all: Vec<Row> = Vec::new();
         let (mut entity, mut id) = (String::new(), String::new());
-        loop {
+        while let Some(db) = &db {
             let page: Vec<Row> = db
                 .prepare(
                     "SELECT entity, id, data, updated_at FROM rental_rows \
@@ -255,7 +257,7 @@ impl SiteObject {
             }
         }
         let n = all.len();
-        if n > 0 {
+        if let (true, Some(db)) = (n > 0, &db) {
             let sql = self.sql();
             let site = site_id.to_string();
             transaction(
@@ -268,7 +270,7 @@ impl SiteObject {
                     Ok(())
                 }),
             )?;
-            forget_imported(&db, site_id, "DELETE FROM rental_rows WHERE site_id = ?1").await;
+            forget_imported(db, site_id, "DELETE FROM rental_rows WHERE site_id = ?1").await;
         }
         storage.put(IMPORTED, n as u64).await?;
         Ok(())

@@ -267,16 +267,12 @@ const SITE: &str = "site";
 
 /// `meta`'s value of `key`.
 fn meta(sql: &SqlStorage, key: &str) -> worker::Result<Option<String>> {
-    #[derive(Deserialize)]
-    struct Meta {
-        value: String,
-    }
-    let found: Vec<Meta> = rows(
+    let value = first(
         sql,
         "SELECT value FROM meta WHERE key = ?1",
         vec![key.into()],
     )?;
-    Ok(found.into_iter().next().map(|m| m.value))
+    Ok(text(value))
 }
 
 fn set_meta(sql: &SqlStorage, key: &str, value: &str) -> worker::Result<()> {
