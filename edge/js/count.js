@@ -4,7 +4,8 @@
 // unchanged, to the real binding: D1 statements (`single` ones outside a batch), batches and
 // the rows and milliseconds D1
 // reports for them, KV operations, Durable Object requests, Durable Object storage
-// operations, queue messages, and any other binding's calls by method. Counting happens at
+// operations, queue messages, and any other binding's calls by method; D1 statements are
+// also counted by the tables they name. Counting happens at
 // the binding's edge, never by timing a simulator. The counters are this isolate's
 // (`wrangler dev` runs the Worker, its Durable Objects and its queue consumers in one).
 
@@ -55,30 +56,47 @@ function proxy(target, wrapped) {
   });
 }
 
+// The SQL of each counted statement (a batch gets the statements themselves).
+const sqlOf = new WeakMap();
+
+// One statement counted against each table it names (`<at>.table.<name>`): which data a
+// request reached, e.g. that a rental turn reads none of `rental_*` in the shared D1.
+function tables(at, sql) {
+  const names = new Set();
+  for (const m of String(sql || "").matchAll(/\b(?:from|join|into|update)\s+([a-z_][a-z0-9_]*)/gi)) {
+    names.add(m[1].toLowerCase());
+  }
+  for (const name of names) add(`${at}.table.${name}`, 1);
+}
+
 // `at` is the counters' prefix: `<scope>:d1.<binding>`.
-function statement(at, real) {
+function statement(at, real, sql) {
   const run = (method) => async (...args) => {
     add(`${at}.statements`, 1);
     add(`${at}.single`, 1);
+    tables(at, sql);
     const result = await real[method](...args);
     d1Meta(at, result);
     return result;
   };
-  return proxy(real, {
-    bind: (...args) => statement(at, real.bind(...args)),
+  const counted = proxy(real, {
+    bind: (...args) => statement(at, real.bind(...args), sql),
     first: run("first"),
     all: run("all"),
     run: run("run"),
     raw: run("raw"),
   });
+  sqlOf.set(counted, sql);
+  return counted;
 }
 
 function d1(at, real) {
   return proxy(real, {
-    prepare: (sql) => statement(at, real.prepare(sql)),
+    prepare: (sql) => statement(at, real.prepare(sql), sql),
     batch: async (statements) => {
       add(`${at}.batches`, 1);
       add(`${at}.statements`, statements.length);
+      for (const s of statements) tables(at, sqlOf.get(s));
       const results = await real.batch(statements);
       for (const r of results || []) d1Meta(at, r);
       return results;

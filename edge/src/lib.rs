@@ -98,8 +98,9 @@ async fn queue(
     Ok(())
 }
 
-/// The Cron Trigger (`*/10 * * * *`): each template's scheduled work (`rental`'s idle
-/// seed-endpoint sessions, over 30 minutes, are deleted with their conversations).
+/// A Cron Trigger: each template's scheduled work. None has any today (`rental`'s idle
+/// seed sessions end in each site's object, by its alarm), so `wrangler.toml` declares no
+/// cron; a template that needs one adds it there.
 #[event(scheduled)]
 async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
     let env = bindings::retry::env(bindings::count::env(env, "scheduled"));

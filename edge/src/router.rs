@@ -94,6 +94,9 @@ routes! {
     DebugAbort "debug_abort" [POST] ["debug", "conversations", id, "abort"], Open
         => |req, rc, _| stream::abort(req, rc.env, id).await;
     // Open: 404 unless the debug flag is on; then the handler takes a secret key.
+    DebugSiteSql "debug_site_sql" [POST] ["debug", "site-sql"], Open
+        => |req, rc, _| stream::site_sql(req, rc.env).await;
+    // Open: 404 unless the debug flag is on; then the handler takes a secret key.
     DebugObject "debug_object" [GET] ["debug", "conversations", id, "object"], Open
         => |req, rc, _| stream::object_state(req, rc.env, id).await;
     AdminCreateSite "admin_create_site" [POST] ["admin", "sites"], Operator

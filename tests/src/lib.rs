@@ -434,6 +434,12 @@ impl Worker {
     /// A write can find the database busy with the Worker's own writes (many tests run at
     /// once): it is tried again, at most four times in all.
     pub fn d1_rows(&self, sql: &str) -> Vec<serde_json::Value> {
+        self.d1_rows_in("DB", sql)
+    }
+
+    /// [`d1_rows`](Self::d1_rows) on the local D1 database bound as `database` (`DB`, or
+    /// `LISTINGS`, where the `rental` listings lived before their objects).
+    pub fn d1_rows_in(&self, database: &str, sql: &str) -> Vec<serde_json::Value> {
         let persist = self.state_dir.to_string_lossy().into_owned();
         let mut attempt = 0;
         let output = loop {
@@ -441,7 +447,7 @@ impl Worker {
             let output = wrangler(&[
                 "d1",
                 "execute",
-                "DB",
+                database,
                 "--local",
                 "--persist-to",
                 &persist,
@@ -465,6 +471,21 @@ impl Worker {
         let json: serde_json::Value =
             serde_json::from_slice(&output.stdout).expect("wrangler d1 execute --json output");
         json[0]["results"].as_array().cloned().unwrap_or_default()
+    }
+
+    /// Run `sql` in `site`'s own object (`POST /debug/site-sql`, with its secret key),
+    /// returning its rows: what the site holds there (e.g. `rental`'s sessions and learned
+    /// Q&A), or a change an older version or the passing of time would have made.
+    pub fn site_rows(&self, site: &TestSite, sql: &str) -> Vec<serde_json::Value> {
+        let (status, body) = into_parts(
+            agent()
+                .post(&self.url("/debug/site-sql"))
+                .set("x-api-key", &site.secret_key)
+                .send_json(serde_json::json!({ "sql": sql })),
+        );
+        assert_eq!(status, 200, "{sql}: {body}");
+        let json: serde_json::Value = serde_json::from_str(&body).expect("JSON");
+        json["rows"].as_array().cloned().unwrap_or_default()
     }
 
     /// Create a site with the operator token; `config` is the creation body.

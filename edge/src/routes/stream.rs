@@ -9,6 +9,9 @@
 //! `GET /debug/conversations/{id}/object` (the secret key): what its Durable Object holds
 //! (the delete tests check that it forgot the conversation).
 //!
+//! `POST /debug/site-sql` (the secret key) `{"sql"}`: one statement run in the site's own
+//! object, answering `{"rows"}` (the tests read and age what the object holds there).
+//!
 //! `GET /debug/bindings`: the binding-call counters, while the var `COUNT_BINDINGS` is on.
 //!
 //! `POST /debug/d1-faults` `{"count": n}`: the next `n` D1 calls of this isolate fail as
@@ -152,4 +155,27 @@ pub(crate) async fn object_state(
         return Err(ApiError::NotFound);
     }
     crate::object::client::debug_state(env, &caller.site.id, conversation_id).await
+}
+
+/// `POST /debug/site-sql` (the site's secret key): `{"sql"}` run in the site's object;
+/// `{"rows": […]}` (404 unless the debug flag is on).
+pub(crate) async fn site_sql(mut req: Request, env: &Env) -> Result<Response, ApiError> {
+    if !crate::runtime::var_on(env, FLAG) {
+        return Err(ApiError::NotFound);
+    }
+    let caller = AnyKeyCaller::from_request(&req, env).await?;
+    if caller.kind != crate::site::KeyKind::Secret {
+        return Err(ApiError::NotFound);
+    }
+    #[derive(serde::Deserialize)]
+    struct Body {
+        sql: String,
+    }
+    let body: Body = req
+        .json()
+        .await
+        .map_err(|_| ApiError::bad_request("Send {\"sql\": \"…\"}."))?;
+    let call = crate::site_object::SiteCall::DebugSql(body.sql);
+    let rows: serde_json::Value = crate::site_object::call(env, &caller.site.id, &call).await?;
+    Ok(Response::from_json(&serde_json::json!({ "rows": rows }))?)
 }

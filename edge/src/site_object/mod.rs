@@ -5,11 +5,14 @@
 //!
 //! It holds today the merchant's uploaded logs (`knowledge`'s `log_tool`, [`logs`]: FTS5),
 //! warranty records (`shop`'s serial lookup, [`warranty`]), data sets (`analyst`'s,
-//! [`data`]), and the visitors to call back with the pages visitors asked for a person
-//! from ([`follow_ups`], issue 45). Before this object the first three lived in the shared
-//! D1 (`kb_logs`, `warranty_records`, `data_connections`/`data_rows`): the first call to a
-//! site's object imports that site's rows from D1 once, then deletes them there, so a
-//! deployment that upgrades keeps every line, record and row ([`SiteObject::import`]).
+//! [`data`]), `rental`'s users, learned Q&A and seed sessions ([`rental`]; the rental
+//! listings have an instance of their own, `listings/{site id}`, that holds nothing else:
+//! [`listings`]), and the visitors to call back with the pages visitors asked for a person
+//! from ([`follow_ups`], issue 45). Before this object all but the last lived in the shared
+//! D1 (`kb_logs`, `warranty_records`, `data_connections`/`data_rows`, `rental_*`, and the
+//! listings in `LISTINGS`): the first call to a site's object imports that site's rows once,
+//! then deletes them there, so a deployment that upgrades keeps every line, record and row
+//! ([`SiteObject::import`]; `rental`'s on its first rental call).
 //!
 //! The Worker calls it with one typed [`SiteCall`] (JSON, `POST https://site/call`) and
 //! gets JSON back; the object is reachable only through the binding, so it trusts what it
@@ -30,7 +33,9 @@ use crate::error::ApiError;
 
 pub(crate) mod data;
 pub(crate) mod follow_ups;
+pub(crate) mod listings;
 pub(crate) mod logs;
+pub(crate) mod rental;
 pub(crate) mod warranty;
 
 /// The binding of the site objects' namespace (`wrangler.toml`).
@@ -82,6 +87,15 @@ pub(crate) enum SiteCall {
     /// `{"<id>": "<page>"}`.
     Pages(String),
     // ---- end of issue 45's block.
+    // `rental` (issue 47): its users, learned Q&A and seed sessions, its listings (their own
+    // instance), and the tests' SQL.
+    /// A `rental` call ([`rental::RentalCall`]); answers its JSON.
+    Rental(rental::RentalCall),
+    /// A call of a site's listings' instance ([`listings::ListingsCall`]); answers its JSON.
+    Listings(listings::ListingsCall),
+    /// Test only (`POST /debug/site-sql`, while `DEBUG_ROUTES` is on): one statement run
+    /// in the object, answering its rows; the sessions' alarm is set again after it.
+    DebugSql(String),
 }
 
 /// The site's object (see the module's documentation).
@@ -137,6 +151,12 @@ impl DurableObject for SiteObject {
             Err(error) => error.into_response(),
         }
     }
+
+    /// `rental`'s idle sessions end (the only alarm this object sets).
+    async fn alarm(&self) -> worker::Result<Response> {
+        rental::end_idle_sessions(self).await;
+        Response::empty()
+    }
 }
 
 impl SiteObject {
@@ -155,14 +175,17 @@ impl SiteObject {
 
     /// [`Self::transaction`]'s one copy of the JavaScript closure's glue.
     fn transaction_of(&self, body: Box<dyn FnOnce() -> worker::Result<()>>) -> worker::Result<()> {
-        let run = Closure::once(move || body().map_err(JsValue::from));
-        let sync: js_sys::Function =
-            js_sys::Reflect::get(&self.storage, &"transactionSync".into())?.dyn_into()?;
-        sync.call1(&self.storage, run.as_ref())?;
-        Ok(())
+        transaction(&self.storage, body)
     }
 
     async fn serve(&self, site_id: &str, call: SiteCall) -> Result<Response, ApiError> {
+        let call = match call {
+            // The listings' own instance: none of the site's tables or imports.
+            SiteCall::Listings(call) => {
+                return Ok(Response::from_json(&self.listings(site_id, call).await?)?);
+            }
+            call => call,
+        };
         while !self.ready.get() {
             if self.importing.replace(true) {
                 worker::Delay::from(std::time::Duration::from_millis(5)).await;
@@ -176,6 +199,7 @@ impl SiteObject {
                 warranty::SCHEMA,
                 data::SCHEMA,
                 follow_ups::SCHEMA,
+                rental::SCHEMA,
             ] {
                 prepared = prepared.and_then(|()| sql.exec(schema, None).map(drop));
             }
@@ -231,6 +255,13 @@ impl SiteObject {
                 return json_text("null".into());
             }
             SiteCall::Pages(ids) => return json_text(follow_ups::pages(&sql, &ids)?),
+            SiteCall::Rental(call) => self.rental(site_id, call).await?,
+            SiteCall::Listings(_) => serde_json::Value::Null, // served above
+            SiteCall::DebugSql(text) => {
+                let rows: Vec<serde_json::Value> = sql.exec(&text, None)?.to_array()?;
+                rental::arm_sessions(self, site_id, true).await?;
+                serde_json::Value::from(rows)
+            }
         };
         Ok(Response::from_json(&answer)?)
     }
@@ -286,6 +317,51 @@ pub(super) fn count(sql: &SqlStorage, query: &str) -> worker::Result<u64> {
     Ok(rows.first().map_or(0, |r| r.n as u64))
 }
 
+/// Runs `body` as one transaction of `storage` (`transactionSync`, which workers-rs does
+/// not wrap): all of it, or nothing when it fails. Boxed: one JS closure shim for every
+/// transaction's body.
+fn transaction(
+    storage: &JsValue,
+    body: Box<dyn FnOnce() -> worker::Result<()>>,
+) -> worker::Result<()> {
+    let run = Closure::once(move || body().map_err(JsValue::from));
+    let sync: js_sys::Function =
+        js_sys::Reflect::get(storage, &"transactionSync".into())?.dyn_into()?;
+    sync.call1(storage, run.as_ref())?;
+    Ok(())
+}
+
+/// The first column of `query`'s first row.
+fn first(
+    sql: &SqlStorage,
+    query: &str,
+    params: Vec<worker::SqlStorageValue>,
+) -> worker::Result<Option<worker::SqlStorageValue>> {
+    Ok(sql
+        .exec(query, params)?
+        .raw()
+        .next()
+        .transpose()?
+        .and_then(|row| row.into_iter().next()))
+}
+
+/// `value` as a number (0 when it is none).
+fn number(value: Option<worker::SqlStorageValue>) -> f64 {
+    match value {
+        Some(worker::SqlStorageValue::Integer(n)) => n as f64,
+        Some(worker::SqlStorageValue::Float(x)) => x,
+        _ => 0.0,
+    }
+}
+
+/// `value` as text, when it is.
+fn text(value: Option<worker::SqlStorageValue>) -> Option<String> {
+    match value {
+        Some(worker::SqlStorageValue::String(s)) => Some(s),
+        _ => None,
+    }
+}
+
 /// Runs `delete` (a D1 statement removing rows this object has imported), logging a
 /// failure: the rows are no longer read, so leaving them loses nothing.
 async fn forget_imported(db: &worker::D1Database, site_id: &str, delete: &str) {
@@ -320,8 +396,7 @@ pub(crate) async fn call<T: serde::de::DeserializeOwned>(
     site_id: &str,
     call: &SiteCall,
 ) -> Result<T, ApiError> {
-    let body = serde_json::to_string(call).map_err(|e| ApiError::Internal(e.into()))?;
-    let text = send(env, site_id, body).await?;
+    let text = call_text(env, site_id, call).await?;
     serde_json::from_str(&text).map_err(|e| ApiError::Corrupt(e.to_string()))
 }
 
@@ -331,16 +406,16 @@ pub(crate) async fn call_text(
     site_id: &str,
     call: &SiteCall,
 ) -> Result<String, ApiError> {
-    let body = serde_json::to_string(call).map_err(|e| ApiError::Internal(e.into()))?;
-    send(env, site_id, body).await
+    post(env, site_id, site_id, call).await
 }
 
-/// Posts `body` (a [`SiteCall`]) to `site_id`'s object; its answer's text (one copy of
-/// this for every answer's type).
-async fn send(env: &Env, site_id: &str, body: String) -> Result<String, ApiError> {
+/// Sends `call` to the object named `name`, for site `site_id`; its JSON answer's text
+/// (one copy of the request for every answer's type: callers parse it).
+async fn post(env: &Env, name: &str, site_id: &str, call: &SiteCall) -> Result<String, ApiError> {
+    let body = serde_json::to_string(call).map_err(|e| ApiError::Internal(e.into()))?;
     let stub = env
         .durable_object(BINDING)?
-        .id_from_name(site_id)?
+        .id_from_name(name)?
         .get_stub()?;
     let mut init = RequestInit::new();
     init.with_method(Method::Post).with_body(Some(body.into()));

@@ -244,10 +244,10 @@ fn learned_queries_are_listed_page_by_page_and_deleted_for_their_own_site_only()
     // An entry learned before entries recorded their context (as the migration leaves
     // them) stays listed for review and is not reused.
     let oldest = &ids[2];
-    r.worker.d1_rows(&format!(
-        "UPDATE rental_qa SET context_free = 0, role = NULL WHERE site_id = '{}' AND id = '{oldest}'",
-        r.site.id
-    ));
+    r.worker.site_rows(
+        &r.site,
+        &format!("UPDATE rental_qa SET context_free = 0, role = NULL WHERE id = '{oldest}'"),
+    );
     let (_, asked) = new_visitor_asks(&r, questions[0].0, Some(questions[0].1));
     assert!(asked, "an entry not known to be context-free is not reused");
     let legacy = r

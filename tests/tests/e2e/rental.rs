@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 mod admin;
 mod bench;
+mod migration;
 mod reply;
 mod schema;
 

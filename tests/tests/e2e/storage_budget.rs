@@ -20,20 +20,30 @@ const ORIGIN: &str = "https://shop.example";
 
 fn worker() -> &'static Worker {
     static WORKER: OnceLock<Worker> = OnceLock::new();
-    WORKER.get_or_init(|| {
-        let mut vars = test_vars();
-        vars.push(("COUNT_BINDINGS".into(), "on".into()));
-        Worker::start(&WorkerOptions {
-            vars,
-            ..WorkerOptions::default()
-        })
+    WORKER.get_or_init(counting_worker)
+}
+
+/// A Worker of its own with the counters on: each test of this file measures on its own
+/// one (the counters are the isolate's, and tests run at once).
+fn counting_worker() -> Worker {
+    let mut vars = test_vars();
+    vars.push(("COUNT_BINDINGS".into(), "on".into()));
+    Worker::start(&WorkerOptions {
+        vars,
+        ..WorkerOptions::default()
     })
+}
+
+/// The rental test's counting Worker.
+fn rental_worker() -> &'static Worker {
+    static WORKER: OnceLock<Worker> = OnceLock::new();
+    WORKER.get_or_init(counting_worker)
 }
 
 type Counts = BTreeMap<String, u64>;
 
-fn counters() -> Counts {
-    let (status, body) = into_parts(agent().get(&worker().url("/debug/bindings")).call());
+fn counters(worker: &Worker) -> Counts {
+    let (status, body) = into_parts(agent().get(&worker.url("/debug/bindings")).call());
     assert_eq!(status, 200, "{body}");
     let json: Value = serde_json::from_str(&body).expect("JSON");
     json.as_object()
@@ -54,12 +64,12 @@ fn queues_drained(counts: &Counts) -> bool {
 
 /// The counters once every queued message has been delivered and they have not moved for
 /// half a second (the request's background work done).
-fn settled() -> Counts {
+fn settled(worker: &Worker) -> Counts {
     let deadline = Instant::now() + Duration::from_secs(30);
-    let mut last = counters();
+    let mut last = counters(worker);
     loop {
         std::thread::sleep(Duration::from_millis(500));
-        let now = counters();
+        let now = counters(worker);
         if now == last && queues_drained(&now) {
             return now;
         }
@@ -73,10 +83,10 @@ fn settled() -> Counts {
 
 /// What `act` made the Worker do on its bindings (ms and rows left out: they are D1's
 /// reports, not calls).
-fn measure(act: impl FnOnce()) -> Counts {
-    let before = settled();
+fn measure(worker: &Worker, act: impl FnOnce()) -> Counts {
+    let before = settled(worker);
     act();
-    let after = settled();
+    let after = settled(worker);
     after
         .iter()
         .filter(|(k, _)| {
@@ -222,17 +232,21 @@ fn the_storage_work_of_each_surface_is_counted() {
     api_turn(&site, &warm, "Shop ở đâu?");
 
     let mut conversation = String::new();
-    let create = measure(|| conversation = widget_create(&site));
+    let create = measure(worker(), || conversation = widget_create(&site));
     let mut widget = Vec::new();
     for question in [
         "Shop có bàn phím cơ không?",
         "Giá bao nhiêu vậy shop?",
         "Bảo hành mấy tháng?",
     ] {
-        widget.push(measure(|| widget_turn(&site, &conversation, question)));
+        widget.push(measure(worker(), || {
+            widget_turn(&site, &conversation, question)
+        }));
     }
-    let api = measure(|| api_turn(&site, &conversation, "Có giao hàng tận nơi không?"));
-    let background = measure(|| {
+    let api = measure(worker(), || {
+        api_turn(&site, &conversation, "Có giao hàng tận nơi không?")
+    });
+    let background = measure(worker(), || {
         let (status, body) = into_parts(
             agent()
                 .post(&worker().url(&format!("/conversations/{conversation}/messages")))
@@ -244,10 +258,14 @@ fn the_storage_work_of_each_surface_is_counted() {
     });
     // The sixth turn of the conversation: its first messages leave the 12-message window
     // with the next one, so this turn queues their embeddings (the first to do so).
-    let past_window = measure(|| widget_turn(&site, &conversation, "Shop có nhận trả góp không?"));
+    let past_window = measure(worker(), || {
+        widget_turn(&site, &conversation, "Shop có nhận trả góp không?")
+    });
     let mut chat_id = String::new();
-    let openai_new = measure(|| chat_id = openai_turn(&site, "new", "Shop mở cửa mấy giờ?"));
-    let openai_next = measure(|| {
+    let openai_new = measure(worker(), || {
+        chat_id = openai_turn(&site, "new", "Shop mở cửa mấy giờ?")
+    });
+    let openai_next = measure(worker(), || {
         openai_turn(&site, &chat_id, "Có chỗ đỗ xe máy không?");
     });
 
@@ -381,7 +399,7 @@ fn an_analyst_turn_over_a_data_set_runs_no_d1_statement_for_its_rows() {
             json!({"nen_tang": platform, "doanh_thu": i})
         })
         .collect();
-    let upload = measure(|| {
+    let upload = measure(worker(), || {
         let (status, body) = into_parts(
             agent()
                 .put(&worker().url("/admin/data/don_hang"))
@@ -408,8 +426,8 @@ fn an_analyst_turn_over_a_data_set_runs_no_d1_statement_for_its_rows() {
     };
     // Warm, as on a site with visitors.
     chat_turn();
-    let chat = measure(chat_turn);
-    let data = measure(|| {
+    let chat = measure(worker(), chat_turn);
+    let data = measure(worker(), || {
         upstream.push_for(CLASSIFIER, Reply::text("data_query"));
         let call = |id: &str, name: &str, args: Value| (id.into(), name.into(), args.to_string());
         upstream.push_for(
@@ -456,4 +474,103 @@ fn an_analyst_turn_over_a_data_set_runs_no_d1_statement_for_its_rows() {
     assert!(sum(&data, &turn, "do.SITES.requests") >= 3, "{data:?}");
     assert_eq!(sum(&data, &["site:"], "d1.DB.statements"), 0, "{data:?}");
     assert_eq!(sum(&chat, &turn, "do.SITES.requests"), 0, "{chat:?}");
+}
+
+/// The counters of `counts` that are D1 statements on `rental`'s data in the shared `DB`
+/// (its `rental_*` tables) or on the `LISTINGS` database, by any caller.
+fn rental_d1(counts: &Counts) -> Counts {
+    counts
+        .iter()
+        .filter(|(k, _)| k.contains(":d1.LISTINGS.") || k.contains(":d1.DB.table.rental_"))
+        .map(|(k, v)| (k.clone(), *v))
+        .collect()
+}
+
+/// Issue 47: a `rental` site's users, learned Q&A, sessions and listings are in its own
+/// objects, so its turns run no statement on the shared `DB` for them, nor any on
+/// `LISTINGS` (counted at the bindings, by table): a turn that writes SQL over the
+/// listings and learns it, one that reuses it for a known tenant, and seed-endpoint calls
+/// that start and continue a session. Each still reaches the site's objects.
+#[test]
+fn a_rental_turn_runs_no_statement_on_the_shared_databases_for_its_data() {
+    let w = rental_worker();
+    let r = crate::rental::rental_site_on(w, "Storage budget rental");
+    let key = r.site.secret_key.clone();
+    // Warm, as a site in use: the site's objects have imported what D1 held (once).
+    r.learned();
+    let (status, body) = into_parts(
+        agent()
+            .put(&w.url("/admin/rental/users"))
+            .set("x-api-key", &key)
+            .send_json(json!({"users": [{"user_id": "user-9", "role": "TENANT"}]})),
+    );
+    assert_eq!(status, 200, "{body}");
+    let question = "Phòng giá rẻ ở quận 1?";
+    // One QUERY turn in a new conversation; `sql`: what the SQL model writes (none: the
+    // learned SQL is reused) and whether the answer is valid (learned); the reply's text.
+    let query_turn = |body: Value, sql: Option<(&str, bool)>| -> String {
+        let conversation = r.conversation(body);
+        r.orchestrate("QUERY", true, "LIST", "");
+        if let Some((sql, _)) = sql {
+            r.reply(sql);
+        }
+        r.reply("Đây là phòng ở quận 1");
+        if let Some((_, valid)) = sql {
+            r.reply(&json!({"isValid": valid}).to_string());
+        }
+        let (text, payloads, end) = r.ask(&key, &conversation, question);
+        assert_eq!(end, "completed");
+        assert_eq!(payloads[0]["data"]["total"], 2, "{payloads:?}");
+        text
+    };
+    let q1 = crate::rental::Q1_SQL;
+    let learning = measure(w, || {
+        query_turn(json!({}), Some((q1, true)));
+    });
+    assert_eq!(r.learned().len(), 1, "learned");
+    let reuse = measure(w, || {
+        query_turn(json!({}), None);
+    });
+    assert_eq!(r.learned()[0]["hits"], 1, "reused");
+    let tenant = measure(w, || {
+        let text = query_turn(json!({"user_id": "user-9"}), Some((q1, false)));
+        assert!(text.starts_with("[TENANT]"), "{text}");
+    });
+    let chat = |session: Option<&str>| -> String {
+        r.orchestrate("GREETING", false, "LIST", "Chào bạn");
+        let mut body = json!({"query": "Chào"});
+        if let Some(session) = session {
+            body["sessionId"] = json!(session);
+        }
+        let (status, text) = into_parts(
+            agent()
+                .post(&w.url("/ai/chat"))
+                .set("x-api-key", &key)
+                .send_json(body),
+        );
+        assert_eq!(status, 200, "{text}");
+        let answer: Value = serde_json::from_str(&text).expect("JSON");
+        answer["sessionId"].as_str().expect("sessionId").to_string()
+    };
+    let mut session = String::new();
+    let start = measure(w, || session = chat(None));
+    let next = measure(w, || assert_eq!(chat(Some(&session)), session, "continued"));
+    for (name, counts) in [
+        ("SQL turn, learned", &learning),
+        ("learned SQL reused", &reuse),
+        ("a known tenant's SQL turn", &tenant),
+        ("/ai/chat, new session", &start),
+        ("/ai/chat, next call", &next),
+    ] {
+        eprintln!("{name}: {counts:?}");
+        assert_eq!(
+            rental_d1(counts),
+            Counts::new(),
+            "{name}: statements on rental data in the shared databases"
+        );
+        assert!(
+            sum(counts, &["fetch:", "object:"], "do.SITES.requests") > 0,
+            "{name}: the site's objects are reached: {counts:?}"
+        );
+    }
 }

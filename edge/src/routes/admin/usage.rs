@@ -12,7 +12,7 @@ use crate::error::ApiError;
 use crate::site::caps::Caps;
 use crate::site_object::data::SiteData;
 use crate::site_object::warranty::SiteWarranty;
-use crate::templates::rental::{d1_listings, settings::RentalSettings};
+use crate::templates::rental::{listings, settings::RentalSettings};
 
 fn item(kind: &str, used: u64, cap: u64) -> Value {
     json!({"kind": kind, "used": used, "cap": cap})
@@ -54,9 +54,7 @@ pub(crate) async fn usage(env: &Env, caller: SecretCaller) -> Result<Response, A
         ));
     }
     if template == Template::Rental {
-        let counts = d1_listings::counts(&env.d1(d1_listings::BINDING)?, &site.id)
-            .await
-            .map_err(ApiError::store)?;
+        let counts = listings::counts(env, &site.id).await?;
         for entity in RentalSettings::schema_of(site).entities {
             let n = counts
                 .iter()

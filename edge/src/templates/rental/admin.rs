@@ -3,20 +3,21 @@
 //! vector). The logical schema is set with `PATCH /admin/site` (`config.rental.schema`).
 
 use concierge_core::boundary::VectorIndex;
-use concierge_core::flows::rental::qa_vector_id;
 use concierge_core::flows::rental::schema::MAX_ROWS_PER_TABLE;
+use concierge_core::flows::rental::{QaRecord, qa_vector_id};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use worker::{Env, Request, Response};
 
-use super::d1_listings::{self, BINDING, UpsertError};
-use super::d1_rental::{D1Rental, QaCursor};
+use super::listings::{self, UpsertError};
 use super::settings::RentalSettings;
+use super::site_data::{QaCursor, ask};
 use crate::auth::SecretCaller;
 use crate::bindings::vectors::Vectors;
 use crate::error::ApiError;
 use crate::http::body;
 use crate::runtime::now_ms;
+use crate::site_object::rental::RentalCall;
 
 /// Listings per upsert.
 const MAX_ROWS: usize = 1000;
@@ -88,8 +89,8 @@ pub(crate) async fn upsert(
         }
         rows.push((id, Value::Object(data).to_string()));
     }
-    let db = env.d1(BINDING)?;
-    match d1_listings::upsert(&db, &caller.site.id, &entity.entity, &rows, now_ms()).await {
+    let upserted = rows.len();
+    match listings::upsert(env, &caller.site.id, &entity.entity, rows, now_ms()).await {
         Ok(()) => {}
         Err(UpsertError::Full) => {
             return Err(ApiError::LimitReached(format!(
@@ -99,10 +100,10 @@ pub(crate) async fn upsert(
                 entity.entity
             )));
         }
-        Err(UpsertError::Store(e)) => return Err(ApiError::store(e)),
+        Err(UpsertError::Store(e)) => return Err(e),
     }
     Ok(Response::from_json(
-        &serde_json::json!({"upserted": rows.len()}),
+        &serde_json::json!({"upserted": upserted}),
     )?)
 }
 
@@ -117,10 +118,7 @@ pub(crate) async fn delete(
     let Some(entity) = schema.entity(entity) else {
         return Err(ApiError::NotFound);
     };
-    let db = env.d1(BINDING)?;
-    let existed = d1_listings::delete(&db, &caller.site.id, &entity.entity, id)
-        .await
-        .map_err(ApiError::store)?;
+    let existed = listings::delete(env, &caller.site.id, &entity.entity, id).await?;
     if !existed {
         return Err(ApiError::NotFound);
     }
@@ -170,12 +168,10 @@ pub(crate) async fn put_users(
         };
         roles.push((id.to_string(), role));
     }
-    D1Rental::new(env.d1("DB")?)
-        .set_roles(&caller.site.id, &roles)
-        .await
-        .map_err(ApiError::store)?;
+    let updated = roles.len();
+    ask::<()>(env, &caller.site.id, RentalCall::SetRoles(roles)).await?;
     Ok(Response::from_json(
-        &serde_json::json!({"updated": roles.len()}),
+        &serde_json::json!({"updated": updated}),
     )?)
 }
 
@@ -208,10 +204,8 @@ pub(crate) async fn list_qa(
             _ => {}
         }
     }
-    let qa = D1Rental::new(env.d1("DB")?)
-        .list_qa(&caller.site.id, limit, before.as_ref())
-        .await
-        .map_err(ApiError::store)?;
+    let before = before.map(|c| (c.created_at, c.id));
+    let qa: Vec<QaRecord> = ask(env, &caller.site.id, RentalCall::ListQa(limit, before)).await?;
     let next = match qa.last() {
         Some(last) if qa.len() == limit as usize => Value::from(QaCursor::after(last)),
         _ => Value::Null,
@@ -227,10 +221,8 @@ pub(crate) async fn delete_qa(
     caller: SecretCaller,
     id: &str,
 ) -> Result<Response, ApiError> {
-    let existed = D1Rental::new(env.d1("DB")?)
-        .delete_qa(&caller.site.id, id)
-        .await
-        .map_err(ApiError::store)?;
+    let id_ = id.to_string();
+    let existed: bool = ask(env, &caller.site.id, RentalCall::DeleteQa(id_)).await?;
     if !existed {
         return Err(ApiError::NotFound);
     }

@@ -1,18 +1,18 @@
 //! `rental` on the Worker: the site's settings (`config.rental`) as a [`RentalConfig`],
-//! over the site's listings (SQL validated by the `SQL_CHECK` Worker) and its roles and
-//! learned Q&A in D1.
+//! over the site's listings (SQL validated by the `SQL_CHECK` Worker, run in the listings'
+//! own object) and its roles and learned Q&A (in the site's object).
 
 use concierge_core::flows::rental::{RentalAssistant, RentalConfig};
 use worker::Env;
 
-use super::d1_listings::ListingsSql;
-use super::d1_rental::D1Rental;
+use super::listings::ListingsSql;
 use super::settings::{self, RentalSettings};
+use super::site_data::SiteRental;
 use crate::error::ApiError;
 use crate::site::{DEFAULT_MAX_TOKENS, Site};
 
 /// `rental` with its dependencies.
-pub(crate) type Assistant = RentalAssistant<ListingsSql, D1Rental>;
+pub(crate) type Assistant = RentalAssistant<ListingsSql, SiteRental>;
 
 /// The site's `rental`.
 pub(crate) fn build(env: &Env, site: &Site) -> Result<Assistant, ApiError> {
@@ -20,7 +20,7 @@ pub(crate) fn build(env: &Env, site: &Site) -> Result<Assistant, ApiError> {
     Ok(RentalAssistant::new(
         config(site),
         sql,
-        D1Rental::new(env.d1("DB")?),
+        SiteRental::new(env),
     ))
 }
 
@@ -39,17 +39,5 @@ fn config(site: &Site) -> RentalConfig {
     config
 }
 
-impl crate::templates::TemplateHooks for Assistant {
-    /// The seed endpoint's idle sessions (over 30 minutes), deleted with their
-    /// conversations.
-    async fn scheduled(env: &Env) -> Option<serde_json::Value> {
-        Some(match super::chat::cleanup(env).await {
-            Ok(deleted) => {
-                serde_json::json!({"level": "info", "msg": "rental sessions cleaned", "deleted": deleted})
-            }
-            Err(error) => {
-                serde_json::json!({"level": "error", "msg": "rental session cleanup failed", "error": error.chain()})
-            }
-        })
-    }
-}
+/// No scheduled work: each site's object ends its own idle seed sessions (its alarm).
+impl crate::templates::TemplateHooks for Assistant {}

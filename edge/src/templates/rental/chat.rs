@@ -17,22 +17,24 @@
 //!   tell whether an id exists elsewhere.
 //!
 //! A session idle for more than 30 minutes is over (a call naming it starts a fresh one);
-//! the Cron Trigger ([`cleanup`]) deletes idle sessions with their conversations.
+//! the site's object (`crate::site_object::rental`, its alarm) deletes idle sessions with
+//! their conversations ([`forget`]).
 
 use concierge_core::conversation::{Language, Scope};
 use concierge_core::engine::{self, NewConversation};
-use concierge_core::flows::rental::{SESSION_IDLE_MS, reply};
+use concierge_core::flows::rental::reply;
 use concierge_core::turn::{TurnEvent, TurnInput};
 use serde::Deserialize;
 use worker::{Env, Request, Response};
 
-use super::d1_rental::sessions;
+use super::site_data::ask;
 use crate::auth::{self, AnyKeyCaller, Visitor};
-use crate::bindings::d1_sites::find_by_id;
 use crate::bindings::services::Services;
 use crate::error::ApiError;
 use crate::http::body;
 use crate::runtime::now_ms;
+use crate::site::Site;
+use crate::site_object::rental::RentalCall;
 use crate::templates::turn_context;
 use concierge_core::template::Template;
 
@@ -91,7 +93,6 @@ pub(crate) async fn chat(
         Visitor::Site => None,
     };
     let site = &caller.site;
-    let db = env.d1("DB")?;
     let now = now_ms();
     // The session the caller names, if the server minted it for this site and this caller
     // and it is still live; else a fresh one (see the module's documentation).
@@ -100,13 +101,13 @@ pub(crate) async fn chat(
         .as_deref()
         .map(str::trim)
         .filter(|id| well_formed(id));
+    // A live one is used at `now` by the same call.
     let live = match named {
         Some(id) => {
             let key = format!("{owner}:{id}");
-            sessions::find(&db, &site.id, &key)
-                .await?
-                .filter(|s| now.saturating_sub(s.last_active_at) <= SESSION_IDLE_MS)
-                .map(|s| (id.to_string(), s.conversation_id))
+            let open: Option<String> =
+                ask(env, &site.id, RentalCall::OpenSession(key, now)).await?;
+            open.map(|conversation| (id.to_string(), conversation))
         }
         None => None,
     };
@@ -126,11 +127,13 @@ pub(crate) async fn chat(
             let conversation = engine::create_conversation(&services, &assistant, new)
                 .await?
                 .conversation;
-            (mint_session_id()?, conversation.id)
+            let session_id = mint_session_id()?;
+            let key = format!("{owner}:{session_id}");
+            let start = RentalCall::StartSession(key, conversation.id.clone(), now);
+            ask::<()>(env, &site.id, start).await?;
+            (session_id, conversation.id)
         }
     };
-    let key = format!("{owner}:{session_id}");
-    sessions::touch(&db, &site.id, &key, &conversation_id, now).await?;
     let input = TurnInput {
         site_id: site.id.clone(),
         conversation_id,
@@ -147,30 +150,19 @@ pub(crate) async fn chat(
     ))?)
 }
 
-/// The Cron Trigger: deletes sessions idle for more than 30 minutes, with their
-/// conversations (at most 100 per run; the next run takes the rest).
-pub(crate) async fn cleanup(env: &Env) -> Result<usize, ApiError> {
-    let db = env.d1("DB")?;
-    let cutoff = now_ms().saturating_sub(SESSION_IDLE_MS);
-    let idle = sessions::idle(&db, cutoff, 100).await?;
-    let mut deleted = 0;
-    for session in idle {
-        let Some(site) = find_by_id(env, &session.site_id).await? else {
-            continue;
-        };
-        let services = Services::new(env, &site)?;
-        let scope = Scope::new(&session.site_id, &session.conversation_id);
-        let owned = services
-            .store
-            .delete_conversation(scope)
-            .await
-            .map_err(ApiError::store)?;
-        if let Some(ids) = owned {
-            use concierge_core::boundary::VectorIndex;
-            let _ = services.vectors.delete(&ids).await;
-        }
-        sessions::delete_idle(&db, &session, cutoff).await?;
-        deleted += 1;
+/// Deletes an idle session's conversation (the site object's alarm, for each session that
+/// ended), with its messages' vectors.
+pub(crate) async fn forget(env: &Env, site: &Site, conversation_id: &str) -> Result<(), ApiError> {
+    let services = Services::new(env, site)?;
+    let scope = Scope::new(&site.id, conversation_id);
+    let owned = services
+        .store
+        .delete_conversation(scope)
+        .await
+        .map_err(ApiError::store)?;
+    if let Some(ids) = owned {
+        use concierge_core::boundary::VectorIndex;
+        let _ = services.vectors.delete(&ids).await;
     }
-    Ok(deleted)
+    Ok(())
 }

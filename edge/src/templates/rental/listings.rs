@@ -1,4 +1,5 @@
-//! Read-only SQL over a rental site's listings, on their own D1 database (`LISTINGS`):
+//! Read-only SQL over a rental site's listings, in their own object
+//! ([`ListingsObject`](crate::site_object::listings::ListingsObject), one per rental site):
 //! the [`SqlReader`] the `rental` template queries, and the merchant's bulk upserts.
 //!
 //! Every statement is validated here, once, right before it runs: the validator (a real
@@ -8,7 +9,8 @@
 //! statement the validator returns (re-serialised, never the model's text) runs, inside
 //! [`RentalSchema::scoped_sql`]: the logical tables are CTEs over `rental_rows` filtered by
 //! the bound site id (`?1`), the row cap is bound (`?2`), and `my_rooms` by the bound user
-//! id (`?3`). The listings database holds nothing else. Without the validator (binding
+//! id (`?3`). The listings' object holds nothing else, and rolls back whatever a statement
+//! would write. Without the validator (binding
 //! missing, unreachable, or an answer that is not its JSON) nothing runs: the reader is
 //! `Unavailable` and the turn fails.
 
@@ -17,15 +19,10 @@ use concierge_core::error::{ServiceError, ServiceErrorKind};
 use concierge_core::flows::rental::schema::{MAX_ROWS_PER_TABLE, RentalSchema, Table};
 use concierge_core::flows::rental::sql::error_sentence;
 use serde::Deserialize;
-use serde_json::Value;
-use wasm_bindgen::{JsCast, JsValue};
-use worker::{D1Database, Env, Fetcher, Headers, Method, RequestInit};
+use worker::{Env, Fetcher, Headers, Method, RequestInit};
 
-use crate::bindings::d1_caps;
-use crate::bindings::d1_store::service_error;
-
-/// The listings binding.
-pub(crate) const BINDING: &str = "LISTINGS";
+use crate::error::ApiError;
+use crate::site_object::listings::{self, ListingsCall, Rows};
 
 /// The SQL validator Worker's service binding (`concierge-sql`, sqlcheck/).
 pub(crate) const SQL_CHECK: &str = "SQL_CHECK";
@@ -36,7 +33,7 @@ const SQL_CHECK_URL: &str = "https://concierge-sql/check";
 /// A site's listings, read through its logical schema.
 #[derive(Debug)]
 pub(crate) struct ListingsSql {
-    db: Option<D1Database>,
+    env: Env,
     checker: Option<Fetcher>,
     schema: RentalSchema,
 }
@@ -61,23 +58,13 @@ struct RefusedError {
 }
 
 impl ListingsSql {
-    /// The listings of the site whose schema is `schema` (no binding: every call is
-    /// `Unavailable`).
+    /// The listings of the site whose schema is `schema`.
     pub(crate) fn new(env: &Env, schema: RentalSchema) -> Self {
         Self {
-            db: env.d1(BINDING).ok(),
+            env: env.clone(),
             checker: env.service(SQL_CHECK).ok(),
             schema,
         }
-    }
-
-    fn db(&self) -> Result<&D1Database, ServiceError> {
-        self.db.as_ref().ok_or_else(|| {
-            ServiceError::new(
-                ServiceErrorKind::Unavailable,
-                "the LISTINGS database is not bound",
-            )
-        })
     }
 }
 
@@ -156,58 +143,22 @@ impl SqlReader for ListingsSql {
         let signed_in = scope.user_id.is_some();
         let catalog = self.schema.catalog(signed_in);
         let (valid, first_table) = self.validate(query.sql(), &catalog).await?;
-        let sql = self.schema.scoped_sql(&valid, signed_in);
-        let mut params: Vec<JsValue> = vec![
-            scope.site_id.into(),
-            JsValue::from_f64((max_rows + 1) as f64),
-        ];
-        if let Some(user) = scope.user_id {
-            params.push(user.into());
-        }
-        let statement = self
-            .db()?
-            .prepare(sql)
-            .bind(&params)
-            .map_err(service_error)?;
-        // `raw({columnNames: true})`: the first row names the columns, in order.
-        let inner = statement.inner();
-        let raw = js_sys::Reflect::get(inner, &"raw".into())
-            .ok()
-            .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
-            .ok_or_else(|| ServiceError::new(ServiceErrorKind::Unavailable, "D1 raw() missing"))?;
-        let options = js_sys::Object::new();
-        let _ = js_sys::Reflect::set(&options, &"columnNames".into(), &JsValue::TRUE);
-        let promise = raw
-            .call1(inner, &options)
-            .map_err(|e| failed(&e))?
-            .dyn_into::<js_sys::Promise>()
-            .map_err(|_| invalid("D1 raw() did not return a promise"))?;
-        let result = wasm_bindgen_futures::JsFuture::from(promise)
+        let run = ListingsCall::Query(
+            self.schema.scoped_sql(&valid, signed_in),
+            (max_rows + 1) as u32,
+            scope.user_id.map(str::to_string),
+        );
+        let Rows(columns, mut rows, failure) = listings::call(&self.env, scope.site_id, run)
             .await
-            .map_err(|e| failed(&e))?;
-        let json = js_sys::JSON::stringify(&result)
-            .ok()
-            .and_then(|s| s.as_string())
-            .unwrap_or_default();
-        let mut all: Vec<Vec<Value>> =
-            serde_json::from_str(&json).map_err(|e| invalid(e.to_string()))?;
-        if all.is_empty() {
-            return Ok(SqlRows {
-                statement: Some(valid),
-                first_table,
-                ..SqlRows::default()
-            });
+            .map_err(|e| unavailable(e.to_string()))?;
+        if let Some(raw) = failure {
+            return Err(failed(&raw));
         }
-        let columns = all
-            .remove(0)
-            .into_iter()
-            .map(|c| c.as_str().unwrap_or_default().to_string())
-            .collect();
-        let truncated = all.len() > max_rows;
-        all.truncate(max_rows);
+        let truncated = rows.len() > max_rows;
+        rows.truncate(max_rows);
         Ok(SqlRows {
             columns,
-            rows: all,
+            rows,
             truncated,
             statement: Some(valid),
             first_table,
@@ -219,22 +170,12 @@ impl SqlReader for ListingsSql {
     }
 }
 
-/// A failed statement, as a sentence the SQL model can act on: D1's message names the
-/// scoped statement's internals (offsets, the physical table, its JSON columns), so the
-/// model gets [`error_sentence`] instead (the raw message goes to the Worker's log).
-fn failed(error: &JsValue) -> ServiceError {
-    let raw = js_text(error);
+/// A failed statement, as a sentence the SQL model can act on: SQLite's message names the
+/// scoped statement's internals (the physical table, its JSON columns), so the model gets
+/// [`error_sentence`] instead (the raw message goes to the Worker's log).
+fn failed(raw: &str) -> ServiceError {
     worker::console_warn!("listings statement failed: {raw}");
-    invalid(error_sentence(&raw))
-}
-
-/// A JS error's message.
-fn js_text(error: &JsValue) -> String {
-    js_sys::Reflect::get(error, &"message".into())
-        .ok()
-        .and_then(|m| m.as_string())
-        .or_else(|| error.as_string())
-        .unwrap_or_else(|| "D1 error".into())
+    invalid(error_sentence(raw))
 }
 
 /// Why a bulk upsert did not happen.
@@ -242,103 +183,45 @@ fn js_text(error: &JsValue) -> String {
 pub(crate) enum UpsertError {
     /// The site would hold more than [`MAX_ROWS_PER_TABLE`] listings of this entity.
     Full,
-    /// D1 failed.
-    Store(ServiceError),
+    /// The listings' object failed.
+    Store(ApiError),
 }
 
-/// Bulk upsert of one entity's listings of a site (one D1 batch: all or nothing).
+/// Bulk upsert of one entity's listings of a site, all or nothing.
 ///
 /// A site holds at most [`MAX_ROWS_PER_TABLE`] listings of each entity: the SQL cost
-/// model's row bound depends on it. The batch ends with a guard that counts the rows as
-/// the upsert left them and fails (D1 rolls the whole batch back) when they are over the
-/// bound, so concurrent upserts cannot pass it together ([`d1_caps::guard`]).
+/// model's row bound depends on it. The object counts the rows as the upsert left them in
+/// the upsert's own transaction and rolls it back when they are over the bound, so
+/// concurrent upserts cannot pass it together.
 pub(crate) async fn upsert(
-    db: &D1Database,
+    env: &Env,
     site_id: &str,
     entity: &str,
-    rows: &[(String, String)],
+    rows: Vec<(String, String)>,
     now: u64,
 ) -> Result<(), UpsertError> {
-    let store = |e| UpsertError::Store(service_error(e));
-    let mut statements = Vec::with_capacity(rows.len() + 1);
-    for (id, data) in rows {
-        let params = [
-            site_id.into(),
-            entity.into(),
-            id.as_str().into(),
-            data.as_str().into(),
-            JsValue::from_f64(now as f64),
-        ];
-        statements.push(
-            db.prepare(
-                "INSERT INTO rental_rows (site_id, entity, id, data, updated_at) VALUES (?1, ?2, ?3, ?4, ?5) \
-                 ON CONFLICT (site_id, entity, id) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at",
-            )
-            .bind(&params)
-            .map_err(store)?,
-        );
+    let upsert = ListingsCall::Upsert(entity.to_string(), rows, now, MAX_ROWS_PER_TABLE);
+    let over: bool = listings::call(env, site_id, upsert)
+        .await
+        .map_err(UpsertError::Store)?;
+    if over {
+        return Err(UpsertError::Full);
     }
-    statements.push(
-        d1_caps::guard(
-            db,
-            "(SELECT count(*) FROM rental_rows WHERE site_id = ?1 AND entity = ?2) > ?3",
-            &[
-                site_id.into(),
-                entity.into(),
-                JsValue::from_f64(MAX_ROWS_PER_TABLE as f64),
-            ],
-        )
-        .map_err(UpsertError::Store)?,
-    );
-    match db.batch(statements).await {
-        Ok(_) => Ok(()),
-        Err(e) if d1_caps::is_over(&e) => Err(UpsertError::Full),
-        Err(e) => Err(store(e)),
-    }
-}
-
-#[derive(Debug, Deserialize)]
-struct EntityCount {
-    entity: String,
-    n: f64,
+    Ok(())
 }
 
 /// How many listings the site holds of each entity (entities it holds none of are absent).
-pub(crate) async fn counts(
-    db: &D1Database,
-    site_id: &str,
-) -> Result<Vec<(String, u64)>, ServiceError> {
-    let rows: Vec<EntityCount> = db
-        .prepare("SELECT entity, count(*) AS n FROM rental_rows WHERE site_id = ?1 GROUP BY entity")
-        .bind(&[site_id.into()])
-        .map_err(service_error)?
-        .all()
-        .await
-        .map_err(service_error)?
-        .results()
-        .map_err(service_error)?;
-    Ok(rows.into_iter().map(|r| (r.entity, r.n as u64)).collect())
+pub(crate) async fn counts(env: &Env, site_id: &str) -> Result<Vec<(String, u64)>, ApiError> {
+    listings::call(env, site_id, ListingsCall::Counts).await
 }
 
 /// Deletes one listing; whether it existed.
 pub(crate) async fn delete(
-    db: &D1Database,
+    env: &Env,
     site_id: &str,
     entity: &str,
     id: &str,
-) -> Result<bool, ServiceError> {
-    let result = db
-        .prepare("DELETE FROM rental_rows WHERE site_id = ?1 AND entity = ?2 AND id = ?3")
-        .bind(&[site_id.into(), entity.into(), id.into()])
-        .map_err(service_error)?
-        .run()
-        .await
-        .map_err(service_error)?;
-    let changes = result
-        .meta()
-        .ok()
-        .flatten()
-        .and_then(|m| m.changes)
-        .unwrap_or(0);
-    Ok(changes > 0)
+) -> Result<bool, ApiError> {
+    let delete = ListingsCall::Delete(entity.to_string(), id.to_string());
+    listings::call(env, site_id, delete).await
 }
