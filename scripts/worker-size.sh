@@ -42,7 +42,11 @@ cd "$ROOT"
 # where the message is stored first: one copy of each answer instead of two, -20 KB);
 # 1,196,083 B with analyst's data sets in the site object (+6 KB: one flat call struct and
 # one JSON decoding per answer; a typed enum of calls and typed answers cost +15 KB).
-GZIP_BUDGET=1197000
+# 1,206,743 B with issue 47's data sets (+6 KB) and issue 45's follow-ups (+7 KB) merged;
+# 1,115,310 B once `analyst`'s `$regex` moved from regex-automata (its Unicode tables) to
+# regex-lite (-91 KB); 1,132,738 B with `rental`'s data in site objects (+17 KB): the budget
+# moved down to 1,155,000 B (the size reached plus 2%).
+GZIP_BUDGET=1155000
 GZIP_TARGET=1200000
 # The SQL validator Worker (`concierge-sql`, sqlcheck/): the size reached (460,974 B on
 # 2026-11-27) plus ~2%. The main Worker calls it once per model-written statement.
