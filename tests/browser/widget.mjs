@@ -145,7 +145,12 @@ const scenarios = {
     assert.equal(await button.getAttribute("aria-expanded"), "true");
     const frame = await panel(page);
     assert.match(await iframe(page).getAttribute("title"), /\S{3,}/, "the iframe is titled");
-    assert.match(await iframe(page).getAttribute("src"), /\/chat\?site_key=pk_\w+#/);
+    const src = new URL(await iframe(page).getAttribute("src"));
+    assert.equal(src.pathname, "/chat");
+    assert.match(src.searchParams.get("site_key"), /^pk_\w+$/);
+    // The host page's path and query (never its fragment), for the waiting list (issue 45).
+    const host = new URL(page.url());
+    assert.equal(src.searchParams.get("page"), host.pathname + host.search);
     assert.equal(await frame.getAttribute(".cw-log", "role"), "log");
     assert.equal(await frame.getAttribute(".cw-log", "aria-live"), "polite");
     assert.match(await frame.$eval('label[for="cw-input"]', (l) => l.textContent), /\S/);
