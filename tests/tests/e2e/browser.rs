@@ -66,6 +66,15 @@ fn strict_csp_site(worker: &Worker, upstream: &ScriptedUpstream) -> (TestSite, H
 
 /// Run one scenario of `widget.mjs` on `page_url`; panics with its output on failure.
 pub(crate) fn run(scenario: &str, page_url: &str, env: &[(&str, &str)]) {
+    // The defaults first: a scenario's own `env` wins.
+    let mut all = vec![("ASK", ASK), ("EXPECT_ANSWER", ANSWER_MARK)];
+    all.extend_from_slice(env);
+    run_script("widget.mjs", scenario, page_url, &all);
+}
+
+/// Run scenario `scenario` of `tests/browser/<script>` on `page_url` in headless Chromium
+/// (one browser at a time), with `env` set; panics with its output on failure.
+pub(crate) fn run_script(script: &str, scenario: &str, page_url: &str, env: &[(&str, &str)]) {
     let _serial = BROWSER
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -75,16 +84,16 @@ pub(crate) fn run(scenario: &str, page_url: &str, env: &[(&str, &str)]) {
     let mut command = Command::new("sh");
     command
         .arg("-c")
-        .arg(". \"$CONCIERGE_ROOT/scripts/env.sh\"; exec node tests/browser/widget.mjs \"$@\"")
+        .arg(format!(
+            ". \"$CONCIERGE_ROOT/scripts/env.sh\"; exec node tests/browser/{script} \"$@\""
+        ))
         .arg("node")
         .arg(scenario)
         .arg(page_url)
         .arg(&artifacts)
         .arg(&profile)
         .current_dir(repo_root())
-        .env("CONCIERGE_ROOT", repo_root())
-        .env("ASK", ASK)
-        .env("EXPECT_ANSWER", ANSWER_MARK);
+        .env("CONCIERGE_ROOT", repo_root());
     for (name, value) in env {
         command.env(name, value);
     }
@@ -94,7 +103,7 @@ pub(crate) fn run(scenario: &str, page_url: &str, env: &[(&str, &str)]) {
     eprintln!("{stdout}{stderr}");
     assert!(
         output.status.success() && stdout.contains(&format!("ok {scenario}")),
-        "browser scenario {scenario} failed:\n{stdout}\n{stderr}"
+        "{script} scenario {scenario} failed:\n{stdout}\n{stderr}"
     );
 }
 

@@ -7,14 +7,10 @@
 //! as text. axe-core finds nothing critical or serious in any of these states.
 //! Screenshots: `target/test-artifacts/follow-up-*.png`.
 
-use std::process::Command;
-
 use concierge_e2e::host_page::HostPage;
 use concierge_e2e::upstream::{Reply, ScriptedUpstream};
-use concierge_e2e::{TestSite, Worker, repo_root, scratch_dir};
+use concierge_e2e::{TestSite, Worker};
 use serde_json::json;
-
-use crate::browser::BROWSER;
 
 /// A shop site whose LLM is `upstream`, embedded by `page`.
 fn shop(worker: &Worker, upstream: &ScriptedUpstream, page: &HostPage) -> TestSite {
@@ -32,36 +28,12 @@ fn shop(worker: &Worker, upstream: &ScriptedUpstream, page: &HostPage) -> TestSi
 /// Run scenario `scenario` of `follow_up.mjs` on `page`'s site; panics with its output on
 /// failure.
 fn run(scenario: &str, worker: &Worker, site: &TestSite, page: &HostPage, env: &[(&str, &str)]) {
-    let _serial = BROWSER
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let artifacts = repo_root().join("target/test-artifacts");
-    std::fs::create_dir_all(&artifacts).expect("artifact dir");
-    let profile = scratch_dir("chromium-follow-up");
-    let mut command = Command::new("sh");
-    command
-        .arg("-c")
-        .arg(". \"$CONCIERGE_ROOT/scripts/env.sh\"; exec node tests/browser/follow_up.mjs \"$@\"")
-        .arg("node")
-        .arg(scenario)
-        .arg(&page.url)
-        .arg(&artifacts)
-        .arg(&profile)
-        .current_dir(repo_root())
-        .env("CONCIERGE_ROOT", repo_root())
-        .env("WORKER", &worker.base_url)
-        .env("SECRET_KEY", &site.secret_key);
-    for (name, value) in env {
-        command.env(name, value);
-    }
-    let output = command.output().expect("run node");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    eprintln!("{stdout}{stderr}");
-    assert!(
-        output.status.success() && stdout.contains(&format!("ok {scenario}")),
-        "follow-up scenario {scenario} failed:\n{stdout}\n{stderr}"
-    );
+    let mut env = env.to_vec();
+    env.extend([
+        ("WORKER", worker.base_url.as_str()),
+        ("SECRET_KEY", site.secret_key.as_str()),
+    ]);
+    crate::browser::run_script("follow_up.mjs", scenario, &page.url, &env);
 }
 
 #[test]
