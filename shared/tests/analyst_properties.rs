@@ -220,6 +220,21 @@ fn vietnamese_number_formats() {
     assert_eq!(normalise("150,000,000 VND"), "150.000.000 VND");
 }
 
+/// Digits glued to a word stay as written even when a chunk ends on the word (found by
+/// `normaliser_is_chunk_split_invariant`: `g` | `0.0%` became `g0,0%`).
+#[test]
+fn a_number_glued_to_a_word_is_kept_across_chunks() {
+    for (before, after) in [("mã SKU", "12.5% x"), ("g", "0.0%"), ("m", "1500000 VND")] {
+        let mut n = Normaliser::new();
+        let out = n.push(before) + &n.push(after) + &n.finish();
+        assert_eq!(out, normalise(&format!("{before}{after}")));
+    }
+    let mut n = Normaliser::new();
+    let out =
+        n.push("tăng ") + &n.push("15.5% và ") + &n.push("2000000") + &n.push(" VND") + &n.finish();
+    assert_eq!(out, "tăng 15,5% và 2.000.000 VND");
+}
+
 #[test]
 fn csv_and_inference_accept_vietnamese_formats() {
     let (header, cells) = parse_csv("ngay,san_pham,doanh_thu,ti_le\n15/1/2024,\"Áo, thun\",150.000.000,\"1,5\"\n2024-02-01,Quần,2000000,2.5\n").unwrap();

@@ -112,19 +112,20 @@ fn after(rest: &[char], last: bool) -> After {
 /// A number at the very end is treated as followed by nothing.
 pub fn normalise(text: &str) -> String {
     let chars: Vec<char> = text.chars().collect();
-    let (out, _) = rewrite(&chars, true);
+    let (out, _) = rewrite(&chars, None, true);
     out
 }
 
 /// Rewrites as [`normalise`]; unless `last`, stops before a number whose meaning the
-/// following text decides, returning how many chars were consumed.
-fn rewrite(chars: &[char], last: bool) -> (String, usize) {
+/// following text decides, returning how many chars were consumed. `before` is the char
+/// released just before `chars` (a number glued to it is not a number of its own).
+fn rewrite(chars: &[char], before: Option<char>, last: bool) -> (String, usize) {
     let mut out = String::with_capacity(chars.len());
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
-        let starts = c.is_ascii_digit()
-            && (i == 0 || !(is_num(chars[i - 1]) || chars[i - 1].is_alphanumeric()));
+        let prev = if i == 0 { before } else { Some(chars[i - 1]) };
+        let starts = c.is_ascii_digit() && !prev.is_some_and(|p| is_num(p) || p.is_alphanumeric());
         if !starts {
             out.push(c);
             i += 1;
@@ -192,6 +193,8 @@ fn percent_digits(number: &str) -> String {
 #[derive(Debug, Default, Clone)]
 pub struct Normaliser {
     held: String,
+    /// The last char released, which decides whether held digits start a number.
+    released: Option<char>,
 }
 
 impl Normaliser {
@@ -204,7 +207,10 @@ impl Normaliser {
     pub fn push(&mut self, chunk: &str) -> String {
         self.held.push_str(chunk);
         let chars: Vec<char> = self.held.chars().collect();
-        let (out, used) = rewrite(&chars, false);
+        let (out, used) = rewrite(&chars, self.released, false);
+        if used > 0 {
+            self.released = Some(chars[used - 1]);
+        }
         self.held = chars[used..].iter().collect();
         out
     }
@@ -212,7 +218,9 @@ impl Normaliser {
     /// Releases everything held.
     pub fn finish(&mut self) -> String {
         let chars: Vec<char> = core::mem::take(&mut self.held).chars().collect();
-        rewrite(&chars, true).0
+        let out = rewrite(&chars, self.released, true).0;
+        self.released = chars.last().copied().or(self.released);
+        out
     }
 }
 
