@@ -177,12 +177,22 @@ export function wrapEnv(env, scope) {
   });
 }
 
-/** A Durable Object's state whose storage operations are counted (`object:do_storage.<op>`). */
+/**
+ * A Durable Object's state whose storage operations are counted (`object:do_storage.<op>`),
+ * its SQL statements too (`object:do_sql.exec`: the conversation's record).
+ */
 export function wrapState(state) {
   let storage = null;
   return proxy(state, {
     get storage() {
-      if (!storage) storage = byMethod("object:do_storage", state.storage);
+      if (!storage) {
+        const real = state.storage;
+        const sql = byMethod("object:do_sql", real.sql);
+        const counted = byMethod("object:do_storage", real);
+        storage = new Proxy(counted, {
+          get: (t, prop) => (prop === "sql" ? sql : Reflect.get(t, prop)),
+        });
+      }
       return storage;
     },
   });

@@ -3,6 +3,12 @@
 //! Every statement uses bound parameters and names its site: a conversation of another
 //! site is indistinguishable from one that does not exist. Message writes and turns (a
 //! visitor's message's reply id and idempotency key) are in [`turns`].
+//!
+//! The same SQL runs where the conversation's rows are (issue 47, item 1; [`record`]): in
+//! the conversation's object, on its own record; in the Worker, reads on the shared D1 (a
+//! replica the object keeps up to date) and writes in the conversation's object.
+//!
+//! [`record`]: super::record
 
 use concierge_core::boundary::{
     ConversationStore, NewTurn, Reopening, TurnContext, TurnOpening, TurnResume,
@@ -12,23 +18,128 @@ use concierge_core::conversation::{
 };
 use concierge_core::error::{ServiceError, ServiceErrorKind};
 use serde::Deserialize;
+use std::borrow::Cow;
 use wasm_bindgen::JsValue;
-use worker::D1Database;
+use worker::{D1Database, Env};
 
-/// D1-backed storage for one request.
-#[derive(Debug)]
+use super::record;
+
+/// SQL storage for one request: the conversation's record, or the shared D1.
 pub(crate) struct D1Store {
+    /// Where this store's statements run: the record (in a conversation's object, or
+    /// reached in it), or the shared D1 (the Worker's reads).
     db: D1Database,
+    /// The shared D1 (whether the site has knowledge to retrieve).
+    shared: D1Database,
+    place: Place,
+    /// The site's template, recorded with a conversation it creates.
+    template: Option<String>,
+}
+
+/// Where a [`D1Store`] is.
+#[derive(Clone)]
+enum Place {
+    /// In a conversation's object: `db` is its record.
+    Object,
+    /// In the Worker, reaching a conversation's object: `db` runs its statements there.
+    Remote,
+    /// In the Worker: reads on the shared D1, a conversation's writes in its object.
+    Worker(Env),
+}
+
+impl Clone for D1Store {
+    fn clone(&self) -> Self {
+        Self {
+            db: record::same(&self.db),
+            shared: record::same(&self.shared),
+            place: self.place.clone(),
+            template: self.template.clone(),
+        }
+    }
+}
+
+impl std::fmt::Debug for D1Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("D1Store").finish_non_exhaustive()
+    }
 }
 
 impl D1Store {
-    pub(crate) fn new(db: D1Database) -> Self {
-        Self { db }
+    /// The store of a request with `env`: in a conversation's object, its record.
+    pub(crate) fn new(env: &Env) -> worker::Result<Self> {
+        let shared = env.d1("DB")?;
+        Ok(match record::of(env) {
+            Some(db) => Self {
+                db,
+                shared,
+                place: Place::Object,
+                template: None,
+            },
+            None => Self {
+                db: record::same(&shared),
+                shared,
+                place: Place::Worker(env.clone()),
+                template: None,
+            },
+        })
     }
 
-    /// The underlying database.
+    /// This store, recording `template` with the conversations it creates.
+    pub(crate) fn with_template(mut self, template: &str) -> Self {
+        self.template = Some(template.to_owned());
+        self
+    }
+
+    /// The underlying database (in an object, its record).
     pub(crate) fn db(&self) -> &D1Database {
         &self.db
+    }
+
+    /// Where `scope`'s conversation is written: here, or (from the Worker) in its object
+    /// (`fresh`: being created there).
+    pub(crate) fn writer(
+        &self,
+        scope: Scope<'_>,
+        fresh: bool,
+    ) -> Result<Cow<'_, Self>, ServiceError> {
+        let Place::Worker(env) = &self.place else {
+            return Ok(Cow::Borrowed(self));
+        };
+        Ok(Cow::Owned(Self {
+            db: record::remote(env, scope, fresh).map_err(service_error)?,
+            shared: record::same(&self.shared),
+            place: Place::Remote,
+            template: self.template.clone(),
+        }))
+    }
+
+    /// In an object: waits until what was written has reached the shared D1 (a failure is
+    /// logged; the object's alarm sends it later). Elsewhere nothing to wait for: the
+    /// object answered a remote write once it had.
+    pub(crate) async fn settled(&self) {
+        if matches!(self.place, Place::Object)
+            && let Err(error) = record::settled(&self.db).await
+        {
+            let line = serde_json::json!({"level": "warn", "msg": "record not yet in the shared D1", "error": error.to_string()});
+            worker::console_warn!("{line}");
+        }
+    }
+
+    /// Whether retrieval could find anything: `conversation` (this conversation's own
+    /// vectors), or the site's knowledge ([`site_knowledge`]).
+    async fn retrievable_with(&self, scope: Scope<'_>, conversation: bool) -> bool {
+        conversation || site_knowledge::indexed(&self.shared, scope.site_id).await
+    }
+
+    /// `context` with the site's knowledge counted in what retrieval could find.
+    async fn with_knowledge(
+        &self,
+        scope: Scope<'_>,
+        context: Option<TurnContext>,
+    ) -> Option<TurnContext> {
+        let mut context = context?;
+        context.retrievable = self.retrievable_with(scope, context.retrievable).await;
+        Some(context)
     }
 
     /// After a turn: reads `scope`'s turn context into this isolate's memory for its next
@@ -72,6 +183,7 @@ const HISTORY_SQL: &str = concat!(
 );
 
 pub(crate) mod remembered;
+pub(crate) mod site_knowledge;
 // After `message_columns!`, which it uses.
 mod rows;
 mod turns;
@@ -86,12 +198,15 @@ impl ConversationStore for D1Store {
             .map(serde_json::to_string)
             .transpose()
             .map_err(|e| ServiceError::new(ServiceErrorKind::Invalid, e.to_string()))?;
-        self.db
+        let scope = Scope::new(&conversation.site_id, &conversation.id);
+        let writer = self.writer(scope, true)?;
+        writer
+            .db
             .prepare(
                 // The site's template at this time answers the conversation (the
                 // console filters by it; a later template change keeps it).
                 "INSERT INTO conversations (id, site_id, user_id, language, created_at, updated_at, identity, template) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, (SELECT s.template FROM sites s WHERE s.id = ?2))",
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7)",
             )
             .bind(&[
                 conversation.id.as_str().into(),
@@ -100,11 +215,13 @@ impl ConversationStore for D1Store {
                 conversation.language.as_str().into(),
                 num(conversation.created_at),
                 identity.map_or(JsValue::NULL, JsValue::from),
+                self.template.as_deref().map_or(JsValue::NULL, JsValue::from),
             ])
             .map_err(service_error)?
             .run()
             .await
             .map_err(service_error)?;
+        writer.settled().await;
         Ok(())
     }
 
@@ -126,7 +243,9 @@ impl ConversationStore for D1Store {
     async fn set_language(&self, scope: Scope<'_>, language: Language) -> Result<(), ServiceError> {
         // The conversation changes: what this isolate remembers of it is out of date.
         remembered::forget(scope);
-        self.db
+        let writer = self.writer(scope, false)?;
+        writer
+            .db
             .prepare("UPDATE conversations SET language = ?3 WHERE id = ?1 AND site_id = ?2")
             .bind(&[
                 scope.conversation_id.into(),
@@ -137,6 +256,7 @@ impl ConversationStore for D1Store {
             .run()
             .await
             .map_err(service_error)?;
+        writer.settled().await;
         Ok(())
     }
 
@@ -147,7 +267,10 @@ impl ConversationStore for D1Store {
     ) -> Result<u64, ServiceError> {
         // The conversation changes: what this isolate remembers of it is out of date.
         remembered::forget(scope);
-        self.store_message(scope, message).await
+        let writer = self.writer(scope, false)?;
+        let seq = writer.store_message(scope, message).await?;
+        writer.settled().await;
+        Ok(seq)
     }
 
     async fn append_reply(
@@ -160,7 +283,11 @@ impl ConversationStore for D1Store {
         let staged = remembered::take_staged(scope);
         // The conversation changes: what this isolate remembers of it is out of date.
         remembered::forget(scope);
-        self.store_reply(scope, reply_to, message, staged).await
+        let writer = self.writer(scope, false)?;
+        let seq = writer.store_reply(scope, reply_to, message, staged).await?;
+        // The turn's reply is final once the shared D1 has it too.
+        writer.settled().await;
+        Ok(seq)
     }
 
     async fn start_turn(
@@ -171,7 +298,10 @@ impl ConversationStore for D1Store {
     ) -> Result<Option<TurnOpening>, ServiceError> {
         // The conversation changes: what this isolate remembers of it is out of date.
         remembered::forget(scope);
-        self.open_turn(scope, turn, window).await
+        // The visitor's message reaches the shared D1 while the model answers (not waited for).
+        self.writer(scope, false)?
+            .open_turn(scope, turn, window)
+            .await
     }
 
     async fn read_turn(
@@ -192,7 +322,10 @@ impl ConversationStore for D1Store {
         let read = remembered::take(scope);
         remembered::forget(scope);
         let message = turn.message.clone();
-        let seq = self.insert_visitor(scope, turn).await?;
+        let seq = self
+            .writer(scope, false)?
+            .insert_visitor(scope, turn)
+            .await?;
         if let (Some(seq), Some((window, context))) = (seq, read) {
             let after = remembered::appended(context, &message, seq, window);
             remembered::stage(scope, window, after);
@@ -210,7 +343,9 @@ impl ConversationStore for D1Store {
         turn: NewTurn<'_>,
         window: usize,
     ) -> Result<Option<(u64, TurnContext)>, ServiceError> {
-        self.insert_checked(scope, turn, window).await
+        self.writer(scope, false)?
+            .insert_checked(scope, turn, window)
+            .await
     }
 
     async fn resume_turn(
@@ -222,7 +357,14 @@ impl ConversationStore for D1Store {
     ) -> Result<Option<TurnResume>, ServiceError> {
         // The conversation changes: what this isolate remembers of it is out of date.
         remembered::forget(scope);
-        self.load_turn(scope, message_id, claim, window).await
+        match claim {
+            Some(_) => {
+                self.writer(scope, false)?
+                    .load_turn(scope, message_id, claim, window)
+                    .await
+            }
+            None => self.load_turn(scope, message_id, claim, window).await,
+        }
     }
 
     async fn reopen_last_turn(
@@ -234,7 +376,9 @@ impl ConversationStore for D1Store {
     ) -> Result<Option<Reopening>, ServiceError> {
         // The conversation changes: what this isolate remembers of it is out of date.
         remembered::forget(scope);
-        self.reopen(scope, expected, claim, window).await
+        self.writer(scope, false)?
+            .reopen(scope, expected, claim, window)
+            .await
     }
 
     async fn mark_answer_failed(
@@ -246,8 +390,12 @@ impl ConversationStore for D1Store {
     ) -> Result<(), ServiceError> {
         // The conversation changes: what this isolate remembers of it is out of date.
         remembered::forget(scope);
-        self.mark_turn_failed(scope, message_id, reply_id, code)
-            .await
+        let writer = self.writer(scope, false)?;
+        writer
+            .mark_turn_failed(scope, message_id, reply_id, code)
+            .await?;
+        writer.settled().await;
+        Ok(())
     }
 
     async fn load_recent_messages(
@@ -283,7 +431,8 @@ impl ConversationStore for D1Store {
         message_id: &str,
         status: EmbeddingStatus,
     ) -> Result<(), ServiceError> {
-        self.db
+        self.writer(scope, false)?
+            .db
             .prepare("UPDATE messages SET embedding_status = ?4 WHERE id = ?1 AND conversation_id = ?2 AND site_id = ?3")
             .bind(&[message_id.into(), scope.conversation_id.into(), scope.site_id.into(), status_str(status).into()])
             .map_err(service_error)?
@@ -316,7 +465,9 @@ impl ConversationStore for D1Store {
     }
 
     async fn save_summary(&self, scope: Scope<'_>, summary: &Summary) -> Result<(), ServiceError> {
-        self.db
+        let writer = self.writer(scope, false)?;
+        writer
+            .db
             .prepare(
                 "INSERT INTO summaries (conversation_id, site_id, content, upto_seq, updated_at) \
                  SELECT ?1, ?2, ?3, ?4, ?5 WHERE EXISTS (SELECT 1 FROM conversations WHERE id = ?1 AND site_id = ?2) \
@@ -334,6 +485,7 @@ impl ConversationStore for D1Store {
             .run()
             .await
             .map_err(service_error)?;
+        writer.settled().await;
         Ok(())
     }
 
@@ -346,8 +498,12 @@ impl ConversationStore for D1Store {
     ) -> Result<usize, ServiceError> {
         // The conversation changes: what this isolate remembers of it is out of date.
         remembered::forget(scope);
-        super::d1_memory::compress_old(&self.db, scope, keep_recent, above, delete)
-            .await
-            .map_err(service_error)
+        let writer = self.writer(scope, false)?;
+        let compressed =
+            super::d1_memory::compress_old(&writer.db, scope, keep_recent, above, delete)
+                .await
+                .map_err(service_error)?;
+        writer.settled().await;
+        Ok(compressed)
     }
 }

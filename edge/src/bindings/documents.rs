@@ -181,6 +181,7 @@ impl Documents {
             .bind(&[site_id.into(), id.into()])?
             .first::<Owned>(None)
             .await?;
+        super::d1_store::site_knowledge::changed(site_id);
         Ok(owned.map(|o| o.vector_ids(site_id, id)))
     }
 
@@ -200,6 +201,7 @@ impl Documents {
             .bind(&[site_id.into(), id.into()])?
             .first::<Owned>(None)
             .await?;
+        super::d1_store::site_knowledge::changed(site_id);
         Ok(owned.map(|o| o.vector_ids(site_id, id)))
     }
 

@@ -21,6 +21,7 @@ pub(crate) mod mcp_sessions;
 pub(crate) mod outbound;
 pub(crate) mod queue;
 pub(crate) mod rate_limit;
+pub(crate) mod record;
 pub(crate) mod retry;
 pub(crate) mod services;
 pub(crate) mod timer;

@@ -11,12 +11,12 @@
 use std::collections::BTreeMap;
 
 use concierge_core::boundary::VectorIndex;
-use concierge_core::conversation::EmbedJob;
+use concierge_core::conversation::{EmbedJob, Scope};
 use concierge_core::retrieval;
 use concierge_core::retrieval::catalog;
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::JsValue;
-use worker::{BatchMessageBuilder, D1Database, Env, MessageBatch, MessageExt};
+use worker::{BatchMessageBuilder, Env, MessageBatch, MessageExt};
 
 use super::d1_store::D1Store;
 use super::documents::Documents;
@@ -84,7 +84,7 @@ pub(crate) async fn consume(batch: MessageBatch<QueueMessage>, env: &Env) -> wor
         max_attempts: var_u32(env, "EMBED_MAX_ATTEMPTS", 4).max(1),
         base_delay: var_u32(env, "EMBED_RETRY_BASE_SECONDS", 2),
     };
-    let store = D1Store::new(env.d1("DB")?);
+    let store = D1Store::new(env)?;
     let knowledge = Documents::new(env.d1("DB")?);
     let vectors = Vectors::from_env(env)?;
     let mut by_site: BTreeMap<String, Vec<QueueMessage>> = BTreeMap::new();
@@ -131,6 +131,10 @@ pub(crate) async fn consume(batch: MessageBatch<QueueMessage>, env: &Env) -> wor
         }
         // The site's catalog vocabulary follows its documents (a failure is logged: the
         // next indexing or deletion rewrites it).
+        if documents_indexed {
+            // Retrieval is worth a query for the site's conversations now.
+            super::d1_store::site_knowledge::changed(&site.id);
+        }
         if documents_indexed && let Err(err) = super::catalog::refresh(env, &site).await {
             let line = serde_json::json!({"level": "warn", "msg": "catalog not refreshed",
                 "site": site.id, "detail": err.chain()});
@@ -196,7 +200,7 @@ async fn settle(
         }
         Err(error) => {
             log("index failed", &job, attempt, &error.chain());
-            mark_failed(store.db(), &job).await?;
+            mark_failed(store, &job).await?;
         }
     }
     Ok(())
@@ -248,44 +252,33 @@ async fn index_messages(
         Ok(counts) => counts,
         Err(err) => return all(&|| ApiError::Core(err.clone())),
     };
-    let db = store.db();
-    let mut statements = Vec::with_capacity(jobs.len());
-    for (job, chunks) in jobs.iter().zip(&counts) {
-        let statement = db
-            .prepare(
-                "UPDATE messages SET chunk_count = ?4, embedding_status = 'done' \
-                 WHERE id = ?1 AND conversation_id = ?2 AND site_id = ?3",
-            )
-            .bind(&[
-                job.message_id.as_str().into(),
-                job.conversation_id.as_str().into(),
-                job.site_id.as_str().into(),
-                JsValue::from_f64(*chunks as f64),
-            ]);
-        match statement {
-            Ok(statement) => statements.push(statement),
+    // Each conversation's marks in one batch, in its record (its object).
+    let mut by_conversation: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, job) in jobs.iter().enumerate() {
+        by_conversation
+            .entry(job.conversation_id.as_str())
+            .or_default()
+            .push(i);
+    }
+    let mut changed = vec![0usize; jobs.len()];
+    for (conversation_id, members) in by_conversation {
+        let scope = Scope::new(&jobs[members[0]].site_id, conversation_id);
+        match mark_indexed(store, scope, &jobs, &counts, &members).await {
+            Ok(results) => {
+                for (i, n) in members.into_iter().zip(results) {
+                    changed[i] = n;
+                }
+            }
             Err(err) => return all(&|| d1_error(&err)),
         }
     }
-    let results = match db.batch(statements).await {
-        Ok(results) => results,
-        Err(err) => return all(&|| d1_error(&err)),
-    };
     // A message deleted (with its conversation) while it was being indexed: its vectors
     // were written after the deletion removed the others, so remove them too.
     let orphans: Vec<String> = jobs
         .iter()
         .zip(&counts)
-        .zip(&results)
-        .filter(|(_, result)| {
-            result
-                .meta()
-                .ok()
-                .flatten()
-                .and_then(|m| m.changes)
-                .unwrap_or(0)
-                == 0
-        })
+        .zip(&changed)
+        .filter(|(_, changed)| **changed == 0)
         .flat_map(|((job, chunks), _)| {
             (0..*chunks).map(|i| retrieval::chunk_id(&job.message_id, i))
         })
@@ -358,27 +351,69 @@ fn vector_error(err: concierge_core::error::ServiceError) -> ApiError {
     ApiError::Core(concierge_core::error::Error::VectorIndex(err))
 }
 
-async fn mark_failed(db: &D1Database, job: &IndexJob) -> worker::Result<()> {
-    match job {
-        IndexJob::Message(job) => {
+/// One conversation's messages (`members` of `jobs`) marked indexed with their chunk
+/// counts, in one batch; how many rows each mark changed (0: the message is gone).
+async fn mark_indexed(
+    store: &D1Store,
+    scope: Scope<'_>,
+    jobs: &[&EmbedJob],
+    counts: &[usize],
+    members: &[usize],
+) -> worker::Result<Vec<usize>> {
+    let writer = store
+        .writer(scope, false)
+        .map_err(|e| worker::Error::RustError(e.to_string()))?;
+    let db = writer.db();
+    let mut statements = Vec::with_capacity(members.len());
+    for &i in members {
+        let job = jobs[i];
+        statements.push(
             db.prepare(
-                "UPDATE messages SET embedding_status = 'failed', \
-                 metadata = json_set(metadata, '$.embed_failed', json('true')) \
+                "UPDATE messages SET chunk_count = ?4, embedding_status = 'done' \
                  WHERE id = ?1 AND conversation_id = ?2 AND site_id = ?3",
             )
             .bind(&[
                 job.message_id.as_str().into(),
                 job.conversation_id.as_str().into(),
                 job.site_id.as_str().into(),
-            ])?
-            .run()
-            .await?;
+                JsValue::from_f64(counts[i] as f64),
+            ])?,
+        );
+    }
+    let results = db.batch(statements).await?;
+    Ok(results
+        .iter()
+        .map(|r| r.meta().ok().flatten().and_then(|m| m.changes).unwrap_or(0))
+        .collect())
+}
+
+async fn mark_failed(store: &D1Store, job: &IndexJob) -> worker::Result<()> {
+    match job {
+        IndexJob::Message(job) => {
+            let scope = Scope::new(&job.site_id, &job.conversation_id);
+            let writer = store
+                .writer(scope, false)
+                .map_err(|e| worker::Error::RustError(e.to_string()))?;
+            writer
+                .db()
+                .prepare(
+                    "UPDATE messages SET embedding_status = 'failed', \
+                 metadata = json_set(metadata, '$.embed_failed', json('true')) \
+                 WHERE id = ?1 AND conversation_id = ?2 AND site_id = ?3",
+                )
+                .bind(&[
+                    job.message_id.as_str().into(),
+                    job.conversation_id.as_str().into(),
+                    job.site_id.as_str().into(),
+                ])?
+                .run()
+                .await?;
         }
         IndexJob::Document {
             site_id,
             document_id,
         } => {
-            db.prepare("UPDATE knowledge_documents SET index_status = 'failed' WHERE site_id = ?1 AND id = ?2")
+            store.db().prepare("UPDATE knowledge_documents SET index_status = 'failed' WHERE site_id = ?1 AND id = ?2")
                 .bind(&[site_id.as_str().into(), document_id.as_str().into()])?
                 .run()
                 .await?;

@@ -105,7 +105,7 @@ impl Services {
     pub(crate) fn new(env: &Env, site: &Site) -> worker::Result<Self> {
         Ok(Self {
             env: env.clone(),
-            store: D1Store::new(env.d1("DB")?),
+            store: D1Store::new(env)?.with_template(site.template.as_str()),
             upstream: Upstream::resolve(site, env),
             vectors: Vectors::from_env(env)?,
             ids: RandomIds,

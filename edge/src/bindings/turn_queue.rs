@@ -190,8 +190,8 @@ const SETUP_FAILED: &str = "store_unavailable";
 /// Marks `job`'s visitor message `answer_failed: code`; whether that worked.
 async fn mark_failed(env: &Env, job: &TurnJob, code: &str) -> bool {
     let scope = Scope::new(&job.site_id, &job.conversation_id);
-    let marked = match env.d1("DB") {
-        Ok(db) => D1Store::new(db)
+    let marked = match D1Store::new(env) {
+        Ok(store) => store
             .mark_answer_failed(scope, &job.user_message_id, &job.message_id, code)
             .await
             .map_err(ApiError::store),

@@ -1,6 +1,7 @@
 //! Durable conversations: one Durable Object per conversation, [`ConversationObject`]
-//! (binding `CONVERSATIONS`, named `"{site_id}/{conversation_id}"`, SQLite-backed). D1
-//! stays the system of record; the object is the conversation's home while it is in use:
+//! (binding `CONVERSATIONS`, named `"{site_id}/{conversation_id}"`, SQLite-backed). Its
+//! SQLite is the conversation's record (`bindings::record`: its rows, in the shared D1's
+//! schema, sent on to the shared D1 for the console); the object is the conversation's home:
 //!
 //! - **one turn at a time**, first come first served ([`turn_line`]): a post that arrives
 //!   while a turn runs waits for it (its response starts when its own turn starts); more
@@ -18,11 +19,11 @@
 //!   (marked stopped) and lets the next post in line start;
 //! - **reset-safe** ([`saved`]): a small turn record is persisted when a turn starts and
 //!   ends (never per chunk). A new instance that finds a turn still `running` knows it
-//!   died: the visitor's message is marked `answer_failed` in D1 and one terminal `failed`
+//!   died: the visitor's message is marked `answer_failed` in the record and one terminal `failed`
 //!   (`turn_interrupted`) is recorded and served to anyone who resumes;
 //! - **warm**: turns run in the object's isolate, whose memory of the conversation (the
 //!   store's `remembered`) each turn refreshes, so the next one asks the model without
-//!   reading D1 first.
+//!   reading its record first.
 //!
 //! Every turn of a stored conversation runs here, whatever the surface: the native post
 //! (SSE, JSON, `Prefer: respond-async`), the AI SDK's `POST /api/chat`, regenerate, `POST
@@ -147,6 +148,14 @@ impl DurableObject for ConversationObject {
     fn new(state: State, env: Env) -> Self {
         let env = crate::bindings::retry::env(crate::bindings::count::env(env, "object"));
         let state = crate::bindings::count::state(state, &env);
+        // The conversation's record, in this object's SQLite (`bindings::record`).
+        let raw: wasm_bindgen::JsValue = state._inner().into();
+        let storage = js_sys::Reflect::get(&raw, &"storage".into())
+            .unwrap_or(wasm_bindgen::JsValue::UNDEFINED);
+        let state = State::from(wasm_bindgen::JsCast::unchecked_into::<
+            worker::worker_sys::DurableObjectState,
+        >(raw));
+        let env = crate::bindings::record::with_record(env, &storage);
         let inner = Rc::new(Inner {
             state,
             env,
@@ -180,6 +189,17 @@ impl DurableObject for ConversationObject {
     async fn alarm(&self) -> worker::Result<Response> {
         let names = self.inner.names.borrow().clone();
         if let Some(names) = names {
+            // What the shared D1 could not take before (see `bindings::record`).
+            let scope =
+                concierge_core::conversation::Scope::new(&names.site_id, &names.conversation_id);
+            if !self.inner.deleted.get()
+                && crate::bindings::record::open_for(&self.inner.env, scope, false)
+                    .await
+                    .is_ok()
+                && let Ok(store) = crate::bindings::d1_store::D1Store::new(&self.inner.env)
+            {
+                store.settled().await;
+            }
             handoff::alarm(&self.inner.ctx(&names)).await;
         }
         Response::empty()
@@ -239,6 +259,24 @@ impl Inner {
                 .map(|(_, v)| v.into_owned())
         };
         let after = query("after").and_then(|a| a.parse::<u64>().ok());
+        let scope =
+            concierge_core::conversation::Scope::new(&names.site_id, &names.conversation_id);
+        if url.path() == "/sql" || (url.path() != "/forget" && !self.deleted.get()) {
+            // The conversation's record: its tables, and its rows imported from the shared
+            // D1 the first time (none for a conversation being created).
+            let fresh = req
+                .headers()
+                .get(crate::bindings::record::FRESH_HEADER)?
+                .is_some();
+            crate::bindings::record::open_for(&self.env, scope, fresh)
+                .await
+                .map_err(|e| ApiError::store(crate::bindings::d1_store::service_error(e)))?;
+        }
+        if url.path() == "/sql" {
+            // A write from the Worker (a deleted conversation's record is empty: it changes
+            // nothing there).
+            return self.run_sql(&mut req, scope).await;
+        }
         if self.deleted.get() {
             return match (req.method(), url.path()) {
                 (worker::Method::Post, "/forget") => Ok(Response::empty()?.with_status(204)),
@@ -269,7 +307,7 @@ impl Inner {
                         &names.site_id,
                         &names.conversation_id,
                     );
-                    let store = crate::bindings::d1_store::D1Store::new(self.env.d1("DB")?);
+                    let store = crate::bindings::d1_store::D1Store::new(&self.env)?;
                     let _ = store.read_turn(scope, window).await;
                 }
                 Ok(Response::empty()?.with_status(204))
@@ -319,11 +357,48 @@ impl Inner {
         }
     }
 
+    /// `POST /sql`: statements from the Worker (`bindings::record::remote`) run as one
+    /// batch on the record, answered once the shared D1 has what they wrote (a 503 when it
+    /// cannot take it: the record keeps it, and the alarm sends it later).
+    async fn run_sql(
+        &self,
+        req: &mut Request,
+        scope: concierge_core::conversation::Scope<'_>,
+    ) -> Result<Response, ApiError> {
+        let body = req.text().await?;
+        let out = crate::bindings::record::run_remote(&self.env, &body).await;
+        // What any isolate remembers of the conversation may be out of date now.
+        crate::bindings::d1_store::remembered::forget(scope);
+        let failed = |status: u16, detail: String| {
+            let body = serde_json::json!({"error": {"code": "record", "message": detail}});
+            Ok(Response::from_json(&body)?.with_status(status))
+        };
+        let out = match out {
+            Ok(out) => out,
+            Err(error) => return failed(500, error.to_string()),
+        };
+        let store = crate::bindings::d1_store::D1Store::new(&self.env)?;
+        if let Err(error) = crate::bindings::record::settled(store.db()).await {
+            // The alarm must know whose record it sends.
+            if !self.names_saved.get() {
+                self.save();
+            }
+            return failed(503, error.to_string());
+        }
+        Ok(Response::ok(out)?.with_headers(json_headers()?))
+    }
+
     /// Numbers, keeps and sends a live event.
     pub(crate) fn publish(&self, event: LiveEvent) {
         let persist = self.log.borrow_mut().push_live(event);
         self.persist(persist);
     }
+}
+
+fn json_headers() -> worker::Result<worker::Headers> {
+    let headers = worker::Headers::new();
+    headers.set("content-type", "application/json")?;
+    Ok(headers)
 }
 
 /// An internal request's JSON body, parsed in Rust from its text: one string across the

@@ -77,8 +77,10 @@ impl Inner {
         use concierge_core::boundary::ConversationStore;
         use concierge_core::conversation::Scope;
         let scope = Scope::new(&names.site_id, &names.conversation_id);
-        let marked = match self.env.d1("DB") {
-            Ok(db) => crate::bindings::d1_store::D1Store::new(db)
+        // The record first (a turn of an instance from before it existed: imported).
+        let _ = crate::bindings::record::open_for(&self.env, scope, false).await;
+        let marked = match crate::bindings::d1_store::D1Store::new(&self.env) {
+            Ok(store) => store
                 .mark_answer_failed(
                     scope,
                     &record.user_message_id,
@@ -191,6 +193,8 @@ impl Inner {
         let storage = self.state.storage();
         storage.delete_alarm().await?;
         storage.delete_all().await?;
+        // Its record went with it (its tables too).
+        crate::bindings::record::forgotten(&self.env);
         storage.put(KEY_DELETED, "1").await?;
         Ok(())
     }

@@ -47,7 +47,7 @@ pub(crate) async fn conversations(
     caller: SecretCaller,
 ) -> Result<Response, ApiError> {
     let (filter, limit) = super::console_admin::filter(&req, 50, 200)?;
-    let rows = D1Store::new(env.d1("DB")?)
+    let rows = D1Store::new(env)?
         .recent_conversations(&caller.site.id, &filter, limit)
         .await
         .map_err(ApiError::store)?;

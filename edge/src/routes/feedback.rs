@@ -96,8 +96,11 @@ pub(crate) async fn post(
     auth::reachable_conversation(&services.store, scope, &visitor)
         .await?
         .ok_or(ApiError::NotFound)?;
+    // The vote is the conversation's: written in its record (its object).
     let stored = services
         .store
+        .writer(scope, false)
+        .map_err(ApiError::store)?
         .put_feedback(
             scope,
             message_id,

@@ -91,7 +91,7 @@ pub(crate) async fn post(
     if question.chars().count() > MAX_QUESTION_CHARS {
         return Err(ApiError::bad_request("`question` is over 1000 characters."));
     }
-    let store = D1Store::new(env.d1("DB")?);
+    let store = D1Store::new(env)?;
     let scope = Scope::new(&caller.site.id, conversation_id);
     auth::reachable_conversation(&store, scope, &visitor)
         .await?

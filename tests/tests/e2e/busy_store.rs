@@ -2,7 +2,8 @@
 //! own (the faults are its isolate's), D1 calls are made to fail as busy before they reach
 //! D1 (`POST /debug/d1-faults`): a conversation created and a turn answered while the store
 //! is busy succeed, each message stored once; only a store that stays down past the retries
-//! is a 503 in the API's error shape, and the next request works again.
+//! is a 503 in the API's error shape, and the next request works again. A turn in an existing
+//! conversation needs no D1 at all (its record is its object's): answered while D1 is down.
 
 use std::sync::OnceLock;
 
@@ -69,6 +70,36 @@ fn a_busy_store_is_retried_and_only_a_store_that_stays_down_is_a_503() {
         stored.last().map(|m| m["content"].clone()),
         Some(json!("Dạ, em chào anh chị.")),
         "{stored:?}"
+    );
+
+    // Down for good while a turn runs (issue 47, item 1): the turn needs only the
+    // conversation's record (its object), so the visitor is answered; the shared D1 gets
+    // the turn once it is back (the object's alarm tries again).
+    faults(1000);
+    let (status, events) = send(worker, &site.secret_key, &conversation, "Còn hàng không ạ?");
+    faults(0);
+    assert_eq!(status, 200);
+    assert_eq!(terminal(&events).0, "completed", "{events:?}");
+    let stored = concierge_e2e::api::eventually(
+        std::time::Duration::from_secs(40),
+        "the turn in the shared D1 once it is back",
+        || {
+            let stored = history(worker, &site.secret_key, &conversation);
+            stored
+                .iter()
+                .any(|m| m["role"] == "user" && m["content"] == "Còn hàng không ạ?")
+                .then_some(stored)
+        },
+    );
+    let asked = stored
+        .iter()
+        .filter(|m| m["role"] == "user" && m["content"] == "Còn hàng không ạ?")
+        .count();
+    assert_eq!(asked, 1, "stored once: {stored:?}");
+    assert_eq!(
+        stored.last().map(|m| m["content"].clone()),
+        Some(json!("Dạ, em chào anh chị.")),
+        "the reply after it: {stored:?}"
     );
 
     // Down past every retry (every call fails): a 503 with a code and a sentence.

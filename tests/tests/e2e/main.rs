@@ -53,6 +53,7 @@ mod openai_api;
 mod platform;
 mod publish;
 mod real_model;
+mod record;
 mod regenerate;
 mod rental;
 mod rental_sql_check;

@@ -167,9 +167,12 @@ struct Counted {
     /// object's for the request (and the background turn's consumer for an async turn).
     d1_statements: u64,
     d1_batches: u64,
-    /// Requests to the conversation object, and its storage operations.
+    /// Requests to the conversation object, and its storage operations (its key-value
+    /// reads and writes, alarms, transactions).
     do_requests: u64,
     do_storage: u64,
+    /// SQL statements on the conversation's record (its object's SQLite).
+    record_statements: u64,
     /// Queue messages sent (embedding jobs, background turns).
     queue_messages: u64,
     /// The embedding consumer's D1 statements for the messages the request stored.
@@ -189,6 +192,7 @@ fn counted(counts: &Counts, scopes: &[&str]) -> Counted {
             "do.CONVERSATIONS.requests",
         ),
         do_storage: total(&|k| k.starts_with("object:do_storage.")),
+        record_statements: total(&|k| k.starts_with("object:do_sql.")),
         queue_messages: total(&|k| k.contains(":queue.") && k.ends_with(".messages")),
         embedding_statements: sum(counts, &["queue.concierge-embed:"], "d1.DB.statements"),
     }
@@ -204,6 +208,7 @@ struct Budget {
     d1_batches: (u64, u64),
     do_requests: u64,
     do_storage: u64,
+    record_statements: (u64, u64),
     queue_messages: u64,
     embedding_statements: (u64, u64),
 }
@@ -215,6 +220,7 @@ impl Budget {
             && within(c.d1_batches, self.d1_batches)
             && c.do_requests == self.do_requests
             && c.do_storage == self.do_storage
+            && within(c.record_statements, self.record_statements)
             && c.queue_messages == self.queue_messages
             && within(c.embedding_statements, self.embedding_statements)
     }
@@ -273,11 +279,18 @@ fn the_storage_work_of_each_surface_is_counted() {
     let background_turn = ["fetch:", "object:", "queue.concierge-turns:"];
     // A message is embedded only as it leaves the history window (memory returns nothing
     // newer): a conversation's first five turns queue nothing for the embedding consumer.
+    //
+    // The conversation's record is its object's SQLite (issue 47, item 1): a turn reads and
+    // writes there; the shared D1 gets the turn's rows in two batches, the visitor's message
+    // while the model answers and the reply before the terminal event (none before the first
+    // token). The DO storage operations: the turn record put twice, and four transactions
+    // (the visitor's message, the reply, each flush forgetting what it sent).
     let turn_budget = Budget {
-        d1_statements: (9, 13),
-        d1_batches: (2, 3),
+        d1_statements: (5, 7),
+        d1_batches: (2, 2),
         do_requests: 1,
-        do_storage: 2,
+        do_storage: 6,
+        record_statements: (25, 35),
         queue_messages: 0,
         embedding_statements: (0, 0),
     };
@@ -286,10 +299,13 @@ fn the_storage_work_of_each_surface_is_counted() {
             "conversation created (widget)",
             counted(&create, &turn),
             Budget {
-                d1_statements: (6, 7),
+                // Created in its object (`POST /sql`), its greeting too, each sent on to the
+                // shared D1 before the answer; then the object warmed.
+                d1_statements: (3, 4),
                 d1_batches: (2, 2),
-                do_requests: 1,
-                do_storage: 1,
+                do_requests: 3,
+                do_storage: 7,
+                record_statements: (20, 30),
                 queue_messages: 0,
                 embedding_statements: (0, 0),
             },
@@ -306,10 +322,14 @@ fn the_storage_work_of_each_surface_is_counted() {
             "widget turn, the first past the window",
             counted(&past_window, &turn),
             Budget {
-                // 2 messages leave: the consumer writes them in 2 batches of 2 statements
-                // (and reads the site once its copy is 30 s old).
+                // 2 messages leave: the consumer marks them in their conversation's record
+                // (its object), which sends them on in one more batch of 2.
+                d1_statements: (7, 9),
+                d1_batches: (3, 3),
+                do_storage: 8,
+                record_statements: (35, 50),
                 queue_messages: 2,
-                embedding_statements: (4, 5),
+                embedding_statements: (2, 3),
                 ..turn_budget
             },
         ),
@@ -317,10 +337,11 @@ fn the_storage_work_of_each_surface_is_counted() {
             "background turn (Prefer: respond-async)",
             counted(&background, &background_turn),
             Budget {
-                d1_statements: (16, 21),
-                d1_batches: (4, 5),
+                d1_statements: (6, 8),
+                d1_batches: (2, 2),
                 do_requests: 2,
-                do_storage: 2,
+                do_storage: 8,
+                record_statements: (30, 45),
                 queue_messages: 1,
                 embedding_statements: (0, 0),
             },
@@ -329,10 +350,11 @@ fn the_storage_work_of_each_surface_is_counted() {
             "OpenAI chat_id \"new\"",
             counted(&openai_new, &turn),
             Budget {
-                d1_statements: (12, 14),
+                d1_statements: (8, 10),
                 d1_batches: (4, 4),
-                do_requests: 1,
-                do_storage: 3,
+                do_requests: 3,
+                do_storage: 13,
+                record_statements: (45, 60),
                 queue_messages: 0,
                 embedding_statements: (0, 0),
             },
@@ -340,20 +362,25 @@ fn the_storage_work_of_each_surface_is_counted() {
         (
             "OpenAI chat_id turn",
             counted(&openai_next, &turn),
-            turn_budget,
+            // One more D1 statement: the route finds the chat in the Worker.
+            Budget {
+                d1_statements: (6, 8),
+                ..turn_budget
+            },
         ),
     ];
     let mut failures = Vec::new();
     eprintln!(
-        "surface | D1 statements (batches) | DO requests | DO storage ops | queue messages | embedding consumer D1 statements"
+        "surface | D1 statements (batches) | DO requests | DO storage ops | record statements | queue messages | embedding consumer D1 statements"
     );
     for (name, got, budget) in &rows {
         eprintln!(
-            "{name} | {} ({}) | {} | {} | {} | {}",
+            "{name} | {} ({}) | {} | {} | {} | {} | {}",
             got.d1_statements,
             got.d1_batches,
             got.do_requests,
             got.do_storage,
+            got.record_statements,
             got.queue_messages,
             got.embedding_statements
         );

@@ -37,7 +37,7 @@ async fn time_out(obj: &ObjectCtx<'_>) -> Result<(), ApiError> {
     let now = obj.now_ms();
     // The state first (decided and kept before anything else runs), then the notice.
     save(obj, &none_since(now)).await?;
-    let store = D1Store::new(obj.env.d1("DB")?);
+    let store = D1Store::new(obj.env)?;
     let scope = Scope::new(obj.site_id, obj.conversation_id);
     let conversation = store
         .load_conversation(scope)

@@ -74,7 +74,7 @@ pub(crate) async fn handle(obj: &ObjectCtx<'_>, op: HandoffOp) -> Result<Respons
                     "Take this conversation over before replying as a person.",
                 ));
             };
-            let store = D1Store::new(obj.env.d1("DB")?);
+            let store = D1Store::new(obj.env)?;
             let mut metadata = Metadata::new();
             metadata.insert("author".into(), serde_json::json!({"name": agent}));
             let kind = MessageKind::Human;

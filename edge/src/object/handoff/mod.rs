@@ -115,7 +115,11 @@ async fn save(obj: &ObjectCtx<'_>, record: &HandoffRecord) -> Result<(), ApiErro
     obj.state.storage().put(KEY_HANDOFF, text).await?;
     *obj.inner.handoff.borrow_mut() = Some(record.clone());
     let scope = Scope::new(obj.site_id, obj.conversation_id);
-    d1_handoff::save(&obj.env.d1("DB")?, scope, record).await?;
+    // In the conversation's record, then in the shared D1 (the console's list) before the
+    // change is told.
+    let store = crate::bindings::d1_store::D1Store::new(obj.env)?;
+    d1_handoff::save(store.db(), scope, record).await?;
+    store.settled().await;
     obj.publish(LiveEvent::Handoff(state_json(record)));
     Ok(())
 }
@@ -237,7 +241,7 @@ async fn note(
 ) {
     let noted = async {
         use concierge_core::boundary::ConversationStore;
-        let store = D1Store::new(obj.env.d1("DB")?);
+        let store = D1Store::new(obj.env)?;
         let language = match language {
             Some(language) => language,
             None => {

@@ -32,7 +32,7 @@ pub(crate) async fn export(
             ));
         }
     };
-    let rows = D1Store::new(env.d1("DB")?)
+    let rows = D1Store::new(env)?
         .export_rows(&caller.site.id, &filter, limit, EXPORT_ROWS)
         .await
         .map_err(ApiError::store)?;

@@ -239,7 +239,7 @@ pub(crate) async fn state_of(env: &Env, scope: Scope<'_>) -> Result<serde_json::
 
 /// 404 unless conversation `id` exists on the caller's site.
 async fn existing(env: &Env, caller: &SecretCaller, id: &str) -> Result<(), ApiError> {
-    D1Store::new(env.d1("DB")?)
+    D1Store::new(env)?
         .load_conversation(Scope::new(&caller.site.id, id))
         .await
         .map_err(ApiError::store)?

@@ -133,7 +133,7 @@ pub(crate) async fn conversation(
     caller: SecretCaller,
     id: &str,
 ) -> Result<Response, ApiError> {
-    let store = D1Store::new(env.d1("DB")?);
+    let store = D1Store::new(env)?;
     let scope = Scope::new(&caller.site.id, id);
     let conversation = store
         .load_conversation(scope)
@@ -232,7 +232,7 @@ pub(crate) async fn stats(
         * 86_400_000.0
         - f64::from(offset) * 60_000.0;
     let since = local_midnight - f64::from(days - 1) * 86_400_000.0;
-    let store = D1Store::new(env.d1("DB")?);
+    let store = D1Store::new(env)?;
     let site = caller.site.id.as_str();
     let per_day = store
         .activity_by_day(site, since, offset)

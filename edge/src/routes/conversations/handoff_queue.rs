@@ -57,7 +57,9 @@ pub(crate) async fn admit(
     if client_full || stand.site_waiting >= MAX_WAITING_PER_SITE {
         return Err(ApiError::HandoffQueueFull);
     }
-    d1_handoff::set_client(&db, scope, client.as_deref()).await?;
+    // The conversation's own row: written in its record (its object), the one writer.
+    let record = crate::bindings::record::remote(env, scope, false)?;
+    d1_handoff::set_client(&record, scope, client.as_deref()).await?;
     record_page(req, env, caller, conversation_id).await;
     Ok(())
 }

@@ -297,7 +297,10 @@ pub(crate) async fn call(
             let mut compressed = 0;
             if compress && COMPRESS_AFTER_SUMMARY {
                 let delete = super::settings::get(site).compression_deletes;
-                compressed = d1_memory::compress_old(&db, scope, KEEP_RECENT_MESSAGES, 0, delete)
+                // In the conversation's record (its object), the one writer of its rows.
+                compressed = services
+                    .store
+                    .compress_messages(scope, KEEP_RECENT_MESSAGES, 0, delete)
                     .await
                     .map_err(internal)?;
             }

@@ -155,6 +155,8 @@ pub(crate) async fn chat(
 pub(crate) async fn forget(env: &Env, site: &Site, conversation_id: &str) -> Result<(), ApiError> {
     let services = Services::new(env, site)?;
     let scope = Scope::new(&site.id, conversation_id);
+    // Its object first (its record, the conversation's rows), as `DELETE /conversations`.
+    crate::object::client::forget(env, &site.id, conversation_id).await?;
     let owned = services
         .store
         .delete_conversation(scope)

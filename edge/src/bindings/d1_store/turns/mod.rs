@@ -17,13 +17,13 @@ use sql::CLEAR_MARK_SQL;
 
 mod sql;
 
-/// Whether retrieval could find anything: knowledge with vectors, or this conversation's
-/// vectors older than the `?3` messages before `$anchor` (an SQL expression for a `seq`).
+/// Whether this conversation's own vectors could be found: those older than the `?3`
+/// messages before `$anchor` (an SQL expression for a `seq`). The site's knowledge is the
+/// site's, asked apart ([`D1Store::retrievable_with`]).
 macro_rules! retrievable_sql {
     ($anchor:literal) => {
         concat!(
-            "SELECT EXISTS (SELECT 1 FROM knowledge_documents WHERE site_id = ?2 AND chunk_count > 0) \
-             OR EXISTS (SELECT 1 FROM messages WHERE conversation_id = ?1 AND site_id = ?2 \
+            "SELECT EXISTS (SELECT 1 FROM messages WHERE conversation_id = ?1 AND site_id = ?2 \
              AND chunk_count > 0 AND seq <= ",
             $anchor,
             " - ?3) AS retrievable"
@@ -216,7 +216,7 @@ impl D1Store {
         })?;
         if let (Some((window, context)), Some(row)) = (staged, results.get(3)) {
             let mut after = super::remembered::appended(context, message, seq, window);
-            after.retrievable = retrievable(row)?;
+            after.retrievable = self.retrievable_with(scope, retrievable(row)?).await;
             super::remembered::remember(scope, window, &after);
         }
         Ok(seq)

@@ -88,7 +88,9 @@ impl D1Store {
             conversation: conversation.into_conversation()?,
             history: messages_in(history_rows)?,
             message,
-            retrievable: retrievable(retrievable_row)?,
+            retrievable: self
+                .retrievable_with(scope, retrievable(retrievable_row)?)
+                .await,
         };
         let context = TurnContext {
             conversation: start.conversation.clone(),
@@ -125,7 +127,7 @@ impl D1Store {
     ) -> Result<Option<TurnContext>, ServiceError> {
         let statements = self.context_statements(scope, window)?;
         let results = self.db.batch(statements).await.map_err(service_error)?;
-        let context = context_in(&results)?;
+        let context = self.with_knowledge(scope, context_in(&results)?).await;
         match &context {
             Some(context) => remembered::remember(scope, window, context),
             None => remembered::forget(scope),
@@ -156,7 +158,7 @@ impl D1Store {
         // The conversation changes either way: its next turn reads it again.
         remembered::forget(scope);
         let results = results.map_err(service_error)?;
-        let context = context_in(&results)?;
+        let context = self.with_knowledge(scope, context_in(&results)?).await;
         let seq = inserted_seq(results.get(3))?;
         if let (Some(seq), Some(context)) = (seq, &context) {
             let after = remembered::appended(context.clone(), &turn.message, seq, window);

@@ -71,7 +71,9 @@ impl D1Store {
                 conversation: conversation.into_conversation()?,
                 history: messages_in(history_rows)?,
                 message: message.into_message()?,
-                retrievable: retrievable(retrievable_row)?,
+                retrievable: self
+                    .retrievable_with(scope, retrievable(retrievable_row)?)
+                    .await,
             },
             reply_id,
             reply: first_message(reply)?
