@@ -69,34 +69,50 @@ function tables(at, sql) {
   for (const name of names) add(`${at}.table.${name}`, 1);
 }
 
+// The site ids a statement binds (every statement about a site binds its id):
+// `<at>.site.<id>` counts the statements that were about site `<id>` (issue 47's noisy
+// neighbour: which sites' work a database ran).
+const SITE_ID = /^site_[A-Za-z0-9_-]{6,40}$/;
+const sitesOf = new WeakMap();
+
+function sites(at, statement) {
+  for (const id of sitesOf.get(statement) || []) add(`${at}.site.${id}`, 1);
+}
+
 // `at` is the counters' prefix: `<scope>:d1.<binding>`.
-function statement(at, real, sql) {
+function statement(at, real, sql, bound) {
   const run = (method) => async (...args) => {
     add(`${at}.statements`, 1);
     add(`${at}.single`, 1);
     tables(at, sql);
+    sites(at, counted);
     const result = await real[method](...args);
     d1Meta(at, result);
     return result;
   };
   const counted = proxy(real, {
-    bind: (...args) => statement(at, real.bind(...args), sql),
+    bind: (...args) =>
+      statement(at, real.bind(...args), sql, args.filter((a) => typeof a === "string" && SITE_ID.test(a))),
     first: run("first"),
     all: run("all"),
     run: run("run"),
     raw: run("raw"),
   });
   sqlOf.set(counted, sql);
+  if (bound && bound.length > 0) sitesOf.set(counted, bound);
   return counted;
 }
 
 function d1(at, real) {
   return proxy(real, {
-    prepare: (sql) => statement(at, real.prepare(sql), sql),
+    prepare: (sql) => statement(at, real.prepare(sql), sql, []),
     batch: async (statements) => {
       add(`${at}.batches`, 1);
       add(`${at}.statements`, statements.length);
-      for (const s of statements) tables(at, sqlOf.get(s));
+      for (const s of statements) {
+        tables(at, sqlOf.get(s));
+        sites(at, s);
+      }
       const results = await real.batch(statements);
       for (const r of results || []) d1Meta(at, r);
       return results;
@@ -177,6 +193,27 @@ export function wrapEnv(env, scope) {
   });
 }
 
+// Rows stored in a record, by table (`object:do_sql.insert.<table>`: an INSERT that wrote):
+// what the load benchmark divides the objects' disk growth by.
+const INSERT = /^\s*INSERT\s+(?:OR\s+\w+\s+)?INTO\s+([a-z_][a-z0-9_]*)/i;
+
+function inserts(counted) {
+  return new Proxy(counted, {
+    get(t, prop) {
+      if (prop !== "exec") return Reflect.get(t, prop);
+      return (query, ...params) => {
+        const cursor = t.exec(query, ...params);
+        const m = INSERT.exec(String(query));
+        if (m && m[1] !== "outbox" && m[1] !== "record_meta") {
+          // `rowsWritten` once the statement has run (the cursor runs it eagerly).
+          if (cursor.rowsWritten > 0) add(`object:do_sql.insert.${m[1].toLowerCase()}`, 1);
+        }
+        return cursor;
+      };
+    },
+  });
+}
+
 /**
  * A Durable Object's state whose storage operations are counted (`object:do_storage.<op>`),
  * its SQL statements too (`object:do_sql.exec`: the conversation's record).
@@ -187,7 +224,7 @@ export function wrapState(state) {
     get storage() {
       if (!storage) {
         const real = state.storage;
-        const sql = byMethod("object:do_sql", real.sql);
+        const sql = inserts(byMethod("object:do_sql", real.sql));
         const counted = byMethod("object:do_storage", real);
         storage = new Proxy(counted, {
           get: (t, prop) => (prop === "sql" ? sql : Reflect.get(t, prop)),

@@ -34,3 +34,24 @@ pub fn local_dev_flags(port: u16, state: &Path) -> Vec<String> {
         "--show-interactive-dev-session=false".into(),
     ]
 }
+
+/// A sales data set of `rows` rows as CSV (header, then day, platform, product, quantity,
+/// revenue): the upload of the load benchmark's storage noise and of the noisy-neighbour
+/// test, one merchant's large data work.
+pub fn sales_csv(rows: usize) -> String {
+    use std::fmt::Write as _;
+    let mut csv = String::from("ngay,nen_tang,san_pham,so_luong,doanh_thu\n");
+    for i in 0..rows {
+        let _ = writeln!(
+            csv,
+            "2024-{:02}-{:02},{},SP{},{},{}",
+            i % 12 + 1,
+            i % 28 + 1,
+            ["Shopee", "Lazada", "Tiki"][i % 3],
+            i % 997,
+            i % 50 + 1,
+            (i % 1000) * 10_000
+        );
+    }
+    csv
+}

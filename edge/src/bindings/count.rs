@@ -52,6 +52,14 @@ pub(crate) fn delivered(queue: &str, messages: usize) {
     record(&format!("queue.{queue}:delivered"), messages as f64);
 }
 
+/// A call to the object of site `site_id` (`site:calls.<site id>`) when counting is on:
+/// which site's object did the work (issue 47's noisy-neighbour test).
+pub(crate) fn site_call(env: &Env, site_id: &str) {
+    if on(env) {
+        record(&format!("site:calls.{site_id}"), 1.0);
+    }
+}
+
 /// Whether counting is on.
 pub(crate) fn on(env: &Env) -> bool {
     var_on(env, FLAG)

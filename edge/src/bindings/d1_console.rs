@@ -52,7 +52,7 @@ impl D1Store {
     ) -> Result<Vec<ConversationSummary>, ServiceError> {
         let mut params = filter.params(site_id);
         params.push(JsValue::from_f64(f64::from(limit)));
-        let statement = self
+        let statement = self.site_reader(site_id)?
             .db()
             .prepare(format!(
                 "SELECT c.id, c.user_id, (c.user_id IS NOT NULL AND c.identity IS NOT NULL) \

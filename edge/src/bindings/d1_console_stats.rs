@@ -177,6 +177,7 @@ impl D1Store {
         params.push(JsValue::from_f64(f64::from(limit)));
         params.push(JsValue::from_f64(f64::from(max_rows)));
         let statement = self
+            .site_reader(site_id)?
             .db()
             .prepare(sql)
             .bind(&params)
@@ -196,7 +197,8 @@ impl D1Store {
         since_ms: f64,
         offset_minutes: i32,
     ) -> Result<Vec<DayRow>, ServiceError> {
-        self.db()
+        self.site_reader(site_id)?
+            .db()
             .prepare(
                 "SELECT date(m.created_at / 1000 + ?3 * 60, 'unixepoch') AS day, \
                  COUNT(DISTINCT m.conversation_id) AS conversations, COUNT(*) AS messages \
@@ -224,7 +226,7 @@ impl D1Store {
         site_id: &str,
         since_ms: f64,
     ) -> Result<Outcomes, ServiceError> {
-        let row = self
+        let row = self.site_reader(site_id)?
             .db()
             .prepare(
                 "WITH asked AS (SELECT m.id, (SELECT n.role || CASE WHEN json_extract(n.metadata, '$.incomplete') = 1 \
@@ -271,7 +273,7 @@ impl D1Store {
         since_ms: f64,
         limit: u32,
     ) -> Result<Vec<TopQuestion>, ServiceError> {
-        self.db()
+        self.site_reader(site_id)?.db()
             .prepare(
                 "SELECT substr(min(trim(m.content)), 1, 200) AS question, COUNT(*) AS count \
                  FROM messages m WHERE m.site_id = ?1 AND m.role = 'user' AND m.created_at >= ?2 \

@@ -73,7 +73,8 @@ impl D1Store {
         scope: Scope<'_>,
         voter: &str,
     ) -> Result<Vec<FeedbackRow>, ServiceError> {
-        self.db()
+        self.reader(scope)?
+            .db()
             .prepare(
                 "SELECT conversation_id, message_id, voter, rating, comment, updated_at \
                  FROM message_feedback WHERE site_id = ?1 AND conversation_id = ?2 AND voter = ?3",
@@ -97,7 +98,8 @@ impl D1Store {
         site_id: &str,
         limit: u32,
     ) -> Result<Vec<FeedbackRow>, ServiceError> {
-        self.db()
+        self.site_reader(site_id)?
+            .db()
             .prepare(
                 "SELECT f.conversation_id, f.message_id, f.voter, f.rating, f.comment, \
                  f.updated_at, m.content AS answer \

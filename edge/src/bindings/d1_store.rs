@@ -4,9 +4,10 @@
 //! site is indistinguishable from one that does not exist. Message writes and turns (a
 //! visitor's message's reply id and idempotency key) are in [`turns`].
 //!
-//! The same SQL runs where the conversation's rows are (issue 47, item 1; [`record`]): in
-//! the conversation's object, on its own record; in the Worker, reads on the shared D1 (a
-//! replica the object keeps up to date) and writes in the conversation's object.
+//! The same SQL runs where the conversation's rows are (issue 47, items 1 and 2;
+//! [`record`]): in the conversation's object, on its own record; in the Worker, reads on the
+//! copy of the site's conversations in the site's object (which the conversation objects
+//! keep up to date), writes in the conversation's object.
 //!
 //! [`record`]: super::record
 
@@ -24,16 +25,18 @@ use worker::{D1Database, Env};
 
 use super::record;
 
-/// SQL storage for one request: the conversation's record, or the shared D1.
+/// SQL storage for one request: the conversation's record, or the site's copy.
 pub(crate) struct D1Store {
     /// Where this store's statements run: the record (in a conversation's object, or
-    /// reached in it), or the shared D1 (the Worker's reads).
+    /// reached in it), the site's copy, or (`Place::Worker`) the shared D1.
     db: D1Database,
     /// The shared D1 (whether the site has knowledge to retrieve).
     shared: D1Database,
     place: Place,
     /// The site's template, recorded with a conversation it creates.
     template: Option<String>,
+    /// KV (`CONFIG`): whether a site has indexed knowledge, remembered there.
+    kv: Option<worker::kv::KvStore>,
 }
 
 /// Where a [`D1Store`] is.
@@ -43,8 +46,11 @@ enum Place {
     Object,
     /// In the Worker, reaching a conversation's object: `db` runs its statements there.
     Remote,
-    /// In the Worker: reads on the shared D1, a conversation's writes in its object.
+    /// In the Worker: a conversation's writes in its object, reads in its site's (see
+    /// [`D1Store::reader`]); `db` is the shared D1.
     Worker(Env),
+    /// In the Worker, reading the copy of a site's conversations in its object.
+    Site,
 }
 
 impl Clone for D1Store {
@@ -54,6 +60,7 @@ impl Clone for D1Store {
             shared: record::same(&self.shared),
             place: self.place.clone(),
             template: self.template.clone(),
+            kv: self.kv.clone(),
         }
     }
 }
@@ -68,18 +75,21 @@ impl D1Store {
     /// The store of a request with `env`: in a conversation's object, its record.
     pub(crate) fn new(env: &Env) -> worker::Result<Self> {
         let shared = env.d1("DB")?;
+        let kv = env.kv("CONFIG").ok();
         Ok(match record::of(env) {
             Some(db) => Self {
                 db,
                 shared,
                 place: Place::Object,
                 template: None,
+                kv,
             },
             None => Self {
                 db: record::same(&shared),
                 shared,
                 place: Place::Worker(env.clone()),
                 template: None,
+                kv,
             },
         })
     }
@@ -110,17 +120,50 @@ impl D1Store {
             shared: record::same(&self.shared),
             place: Place::Remote,
             template: self.template.clone(),
+            kv: self.kv.clone(),
         }))
     }
 
-    /// In an object: waits until what was written has reached the shared D1 (a failure is
-    /// logged; the object's alarm sends it later). Elsewhere nothing to wait for: the
+    /// Where `scope`'s conversation is read: here (in an object, or reaching one), or, from
+    /// the Worker, its object (its record, never behind what the conversation did).
+    pub(crate) fn reader(&self, scope: Scope<'_>) -> Result<Cow<'_, Self>, ServiceError> {
+        self.writer(scope, false)
+    }
+
+    /// Where `site_id`'s conversations are read together (the console, site-wide reads):
+    /// here (in an object, or reaching one), or, from the Worker, the copy in the site's
+    /// object (each conversation's turn sent there before its reply is final).
+    pub(crate) fn site_reader(&self, site_id: &str) -> Result<Cow<'_, Self>, ServiceError> {
+        let Place::Worker(env) = &self.place else {
+            return Ok(Cow::Borrowed(self));
+        };
+        Ok(Cow::Owned(Self {
+            db: record::site(env, site_id).map_err(service_error)?,
+            shared: record::same(&self.shared),
+            place: Place::Site,
+            template: self.template.clone(),
+            kv: self.kv.clone(),
+        }))
+    }
+
+    /// Whether this store is the Worker's own (not in or reaching an object).
+    pub(crate) fn in_worker(&self) -> bool {
+        matches!(self.place, Place::Worker(_))
+    }
+
+    /// The shared D1 (the control plane: sites, knowledge documents).
+    pub(crate) fn shared(&self) -> &D1Database {
+        &self.shared
+    }
+
+    /// In an object: waits until what was written has reached the site's object (a failure
+    /// is logged; the object's alarm sends it later). Elsewhere nothing to wait for: the
     /// object answered a remote write once it had.
     pub(crate) async fn settled(&self) {
         if matches!(self.place, Place::Object)
             && let Err(error) = record::settled(&self.db).await
         {
-            let line = serde_json::json!({"level": "warn", "msg": "record not yet in the shared D1", "error": error.to_string()});
+            let line = serde_json::json!({"level": "warn", "msg": "record not yet in the site's object", "error": error.to_string()});
             worker::console_warn!("{line}");
         }
     }
@@ -128,7 +171,7 @@ impl D1Store {
     /// Whether retrieval could find anything: `conversation` (this conversation's own
     /// vectors), or the site's knowledge ([`site_knowledge`]).
     async fn retrievable_with(&self, scope: Scope<'_>, conversation: bool) -> bool {
-        conversation || site_knowledge::indexed(&self.shared, scope.site_id).await
+        conversation || site_knowledge::indexed(self.kv.as_ref(), &self.shared, scope.site_id).await
     }
 
     /// `context` with the site's knowledge counted in what retrieval could find.
@@ -145,8 +188,10 @@ impl D1Store {
     /// After a turn: reads `scope`'s turn context into this isolate's memory for its next
     /// turn, unless the turn's reply left it remembered already (see [`remembered`]).
     pub(crate) async fn refresh(&self, scope: Scope<'_>, window: usize) {
-        if remembered::recall(scope, window).is_none() {
-            let _ = self.read_context(scope, window).await;
+        if remembered::recall(scope, window).is_none()
+            && let Ok(reader) = self.reader(scope)
+        {
+            let _ = reader.read_context(scope, window).await;
         }
     }
 }
@@ -230,6 +275,7 @@ impl ConversationStore for D1Store {
         scope: Scope<'_>,
     ) -> Result<Option<Conversation>, ServiceError> {
         let row = self
+            .reader(scope)?
             .db
             .prepare(CONVERSATION_SQL)
             .bind(&[scope.conversation_id.into(), scope.site_id.into()])
@@ -285,7 +331,7 @@ impl ConversationStore for D1Store {
         remembered::forget(scope);
         let writer = self.writer(scope, false)?;
         let seq = writer.store_reply(scope, reply_to, message, staged).await?;
-        // The turn's reply is final once the shared D1 has it too.
+        // The turn's reply is final once the site's object has it too.
         writer.settled().await;
         Ok(seq)
     }
@@ -298,7 +344,8 @@ impl ConversationStore for D1Store {
     ) -> Result<Option<TurnOpening>, ServiceError> {
         // The conversation changes: what this isolate remembers of it is out of date.
         remembered::forget(scope);
-        // The visitor's message reaches the shared D1 while the model answers (not waited for).
+        // The visitor's message reaches the site's object with the reply (or a few seconds
+        // after it, when nothing settles the turn sooner).
         self.writer(scope, false)?
             .open_turn(scope, turn, window)
             .await
@@ -309,7 +356,7 @@ impl ConversationStore for D1Store {
         scope: Scope<'_>,
         window: usize,
     ) -> Result<Option<TurnContext>, ServiceError> {
-        self.read_context(scope, window).await
+        self.reader(scope)?.read_context(scope, window).await
     }
 
     async fn insert_turn(
@@ -363,7 +410,11 @@ impl ConversationStore for D1Store {
                     .load_turn(scope, message_id, claim, window)
                     .await
             }
-            None => self.load_turn(scope, message_id, claim, window).await,
+            None => {
+                self.reader(scope)?
+                    .load_turn(scope, message_id, claim, window)
+                    .await
+            }
         }
     }
 
@@ -404,6 +455,7 @@ impl ConversationStore for D1Store {
         limit: usize,
     ) -> Result<Vec<StoredMessage>, ServiceError> {
         let rows = self
+            .reader(scope)?
             .db
             .prepare(HISTORY_SQL)
             .bind(&[
@@ -450,6 +502,7 @@ impl ConversationStore for D1Store {
             updated_at: f64,
         }
         let row = self
+            .reader(scope)?
             .db
             .prepare("SELECT content, upto_seq, updated_at FROM summaries WHERE conversation_id = ?1 AND site_id = ?2")
             .bind(&[scope.conversation_id.into(), scope.site_id.into()])

@@ -20,6 +20,8 @@ use crate::site::caps::Caps;
 #[derive(Debug)]
 pub(crate) struct Documents {
     db: D1Database,
+    /// Where whether the site has indexed knowledge is remembered (`site_knowledge`).
+    kv: Option<worker::kv::KvStore>,
 }
 
 /// A stored document, as the indexer reads it.
@@ -104,8 +106,11 @@ impl Owned {
 }
 
 impl Documents {
-    pub(crate) fn new(db: D1Database) -> Self {
-        Self { db }
+    pub(crate) fn from_env(env: &worker::Env) -> worker::Result<Self> {
+        Ok(Self {
+            db: env.d1("DB")?,
+            kv: env.kv("CONFIG").ok(),
+        })
     }
 
     /// Whether the document exists.
@@ -181,7 +186,8 @@ impl Documents {
             .bind(&[site_id.into(), id.into()])?
             .first::<Owned>(None)
             .await?;
-        super::d1_store::site_knowledge::changed(site_id);
+        super::d1_store::site_knowledge::changed(self.kv.as_ref(), site_id).await;
+        super::kb::forget(site_id);
         Ok(owned.map(|o| o.vector_ids(site_id, id)))
     }
 
@@ -201,7 +207,8 @@ impl Documents {
             .bind(&[site_id.into(), id.into()])?
             .first::<Owned>(None)
             .await?;
-        super::d1_store::site_knowledge::changed(site_id);
+        super::d1_store::site_knowledge::changed(self.kv.as_ref(), site_id).await;
+        super::kb::forget(site_id);
         Ok(owned.map(|o| o.vector_ids(site_id, id)))
     }
 

@@ -85,7 +85,7 @@ pub(crate) async fn consume(batch: MessageBatch<QueueMessage>, env: &Env) -> wor
         base_delay: var_u32(env, "EMBED_RETRY_BASE_SECONDS", 2),
     };
     let store = D1Store::new(env)?;
-    let knowledge = Documents::new(env.d1("DB")?);
+    let knowledge = Documents::from_env(env)?;
     let vectors = Vectors::from_env(env)?;
     let mut by_site: BTreeMap<String, Vec<QueueMessage>> = BTreeMap::new();
     let messages = batch.messages()?;
@@ -133,7 +133,8 @@ pub(crate) async fn consume(batch: MessageBatch<QueueMessage>, env: &Env) -> wor
         // next indexing or deletion rewrites it).
         if documents_indexed {
             // Retrieval is worth a query for the site's conversations now.
-            super::d1_store::site_knowledge::changed(&site.id);
+            super::d1_store::site_knowledge::changed(env.kv("CONFIG").ok().as_ref(), &site.id)
+                .await;
         }
         if documents_indexed && let Err(err) = super::catalog::refresh(env, &site).await {
             let line = serde_json::json!({"level": "warn", "msg": "catalog not refreshed",

@@ -83,6 +83,8 @@ enum Backend {
 pub(crate) struct Vectors {
     backend: Backend,
     db: D1Database,
+    /// Where a conversation's messages are (`live`: its record, or its site's copy).
+    env: Env,
 }
 
 impl Vectors {
@@ -102,6 +104,7 @@ impl Vectors {
         Ok(Self {
             backend,
             db: env.d1("DB")?,
+            env: env.clone(),
         })
     }
 }
@@ -253,7 +256,7 @@ impl VectorIndex for Vectors {
             }
             Backend::Local => self.local_candidates(site, query).await?,
         };
-        live(&self.db, site, query.admit(matches)).await
+        live(&self.db, &self.env, site, query.admit(matches)).await
     }
 
     async fn delete(&self, ids: &[String]) -> Result<(), ServiceError> {

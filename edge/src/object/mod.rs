@@ -377,6 +377,10 @@ impl Inner {
             Ok(out) => out,
             Err(error) => return failed(500, error.to_string()),
         };
+        // A read changes nothing: nothing to send (a turn running sends its own rows).
+        if !crate::bindings::record::changed_last(&self.env) {
+            return Ok(Response::ok(out)?.with_headers(json_headers()?));
+        }
         let store = crate::bindings::d1_store::D1Store::new(&self.env)?;
         if let Err(error) = crate::bindings::record::settled(store.db()).await {
             // The alarm must know whose record it sends.

@@ -93,6 +93,10 @@ pub(crate) enum SiteCall {
     Rental(rental::RentalCall),
     /// A call of a site's listings' instance ([`listings::ListingsCall`]); answers its JSON.
     Listings(listings::ListingsCall),
+    /// Statements (`[[query, params], …]`, JSON text) run as one batch on the site's copy of
+    /// its conversations (`bindings::record::site`: the Worker's reads, the conversation
+    /// objects' sends); answers `{"results": […]}`, or a 500 naming SQLite's reason.
+    Records(String),
     /// Test only (`POST /debug/site-sql`, while `DEBUG_ROUTES` is on): one statement run
     /// in the object, answering its rows; the sessions' alarm is set again after it.
     DebugSql(String),
@@ -142,6 +146,7 @@ impl DurableObject for SiteObject {
 
     async fn fetch(&self, mut req: Request) -> worker::Result<Response> {
         let site_id = req.headers().get(SITE_HEADER)?.unwrap_or_default();
+        crate::bindings::count::site_call(&self.env, &site_id);
         let call: SiteCall = match req.json().await {
             Ok(call) => call,
             Err(_) => return ApiError::bad_request("Not a site call.").into_response(),
@@ -255,6 +260,15 @@ impl SiteObject {
                 return json_text("null".into());
             }
             SiteCall::Pages(ids) => return json_text(follow_ups::pages(&sql, &ids)?),
+            SiteCall::Records(body) => {
+                return match crate::bindings::record::run_site(&self.storage, &body).await {
+                    Ok(out) => json_text(out),
+                    Err(error) => {
+                        let body = serde_json::json!({"error": {"code": "record", "message": error.to_string()}});
+                        Ok(Response::from_json(&body)?.with_status(500))
+                    }
+                };
+            }
             SiteCall::Rental(call) => self.rental(site_id, call).await?,
             SiteCall::Listings(_) => serde_json::Value::Null, // served above
             SiteCall::DebugSql(text) => {
@@ -272,7 +286,9 @@ impl SiteObject {
     /// replace by key, so a repeat is harmless); a failed delete only leaves rows nobody
     /// reads.
     ///
-    /// Data sets moved here later, under a flag of their own ([`data::IMPORTED`]).
+    /// Data sets moved here later, under a flag of their own ([`data::IMPORTED`]), and the
+    /// site's conversations after them (their own flag; kept in the shared D1, frozen, as
+    /// the source a conversation's object never reads again).
     async fn import(&self, site_id: &str) -> Result<(), ApiError> {
         let sql = self.sql();
         let done = |key: &str| -> worker::Result<bool> {
@@ -302,6 +318,10 @@ impl SiteObject {
             let db = self.env.d1("DB")?;
             mark(data::IMPORTED, data::import(self, &db, site_id).await?)?;
         }
+        // The copy of the site's conversations (`bindings::record`): its tables, and the
+        // site's rows of the shared D1 the first time (under a flag of its own).
+        let db = self.env.d1("DB")?;
+        crate::bindings::record::open_site(&self.storage, &db, site_id).await?;
         Ok(())
     }
 }

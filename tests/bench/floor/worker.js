@@ -1,23 +1,29 @@
 // The durable floor: the least a durable conversation does per turn, with none of
-// Concierge's logic. The Worker forwards the turn to the conversation's object; the object
-// asks the upstream, stores the visitor's message in D1 meanwhile, passes the upstream's
-// stream on untouched while keeping its text, and stores that text as the reply when the
-// stream ends. Used only by `make bench-e2e`.
+// Concierge's logic, in the design Concierge follows since issue 47: the conversation's
+// object is its record. The Worker forwards the turn to the conversation's object; the
+// object asks the upstream, stores the visitor's message in its own SQLite meanwhile,
+// passes the upstream's stream on untouched while keeping its text, and stores that text as
+// the reply when the stream ends. Used only by `make bench-e2e`.
+const SCHEMA =
+  "CREATE TABLE IF NOT EXISTS messages (id TEXT PRIMARY KEY, conversation_id TEXT NOT NULL, " +
+  "seq INTEGER NOT NULL, role TEXT NOT NULL, content TEXT NOT NULL, UNIQUE (conversation_id, seq))";
 const INSERT =
   "INSERT INTO messages (id, conversation_id, seq, role, content) VALUES (?1, ?2, " +
   "(SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE conversation_id = ?2), ?3, ?4)";
 
 export class Conversation {
-  constructor(state, env) {
-    this.db = env.DB;
+  constructor(state) {
+    this.sql = state.storage.sql;
+    this.sql.exec(SCHEMA);
   }
 
   async fetch(request) {
     // `POST /warm`: the object started (as a conversation's creation starts Concierge's).
     if (new URL(request.url).pathname === "/warm") return new Response(null, { status: 204 });
     const { upstream, conversation, body } = await request.json();
-    const store = (role, content) =>
-      this.db.prepare(INSERT).bind(crypto.randomUUID(), conversation, role, content).run();
+    const store = async (role, content) => {
+      this.sql.exec(INSERT, crypto.randomUUID(), conversation, role, content);
+    };
     const asked = fetch(`${upstream}/v1/chat/completions`, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -44,13 +50,8 @@ export default {
   async fetch(request, env) {
     const url = new URL(request.url);
     if (url.pathname === "/health") return new Response("ok");
-    if (url.pathname === "/setup") {
-      await env.DB.exec(
-        "CREATE TABLE IF NOT EXISTS messages (id TEXT PRIMARY KEY, conversation_id TEXT NOT NULL, " +
-          "seq INTEGER NOT NULL, role TEXT NOT NULL, content TEXT NOT NULL, UNIQUE (conversation_id, seq))",
-      );
-      return new Response("ok");
-    }
+    // Each object creates its own table: nothing to set up.
+    if (url.pathname === "/setup") return new Response("ok");
     const conversation = url.searchParams.get("conversation");
     const object = env.CONVERSATIONS.get(env.CONVERSATIONS.idFromName(conversation));
     if (url.pathname === "/warm") return object.fetch("https://object/warm", { method: "POST" });

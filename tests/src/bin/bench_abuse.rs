@@ -238,7 +238,7 @@ fn handoff_flood(worker: &Worker, site: &TestSite, figures: &mut Figures) {
     let list: Value = serde_json::from_str(&body).expect("JSON");
     figures.genuine_first = genuine.is_some_and(|id| list["conversations"][0]["id"] == id.as_str());
     figures.console_waiting = list["waiting"].as_u64().unwrap_or_default();
-    let rows = worker.d1_rows(&format!(
+    let rows = worker.site_rows(site, &format!(
         "SELECT COUNT(*) AS n FROM conversations WHERE site_id = '{}' AND handoff_state = 'waiting'",
         site.id
     ));

@@ -117,10 +117,13 @@ fn use_chat_with_its_own_chat_id_is_stateless() {
         prompt.contains(earlier),
         "the history reached the prompt: {prompt}"
     );
-    let rows = worker.d1_rows(&format!(
-        "SELECT COUNT(*) AS n FROM conversations WHERE site_id = '{}'",
-        site.id
-    ));
+    let rows = worker.site_rows(
+        &site,
+        &format!(
+            "SELECT COUNT(*) AS n FROM conversations WHERE site_id = '{}'",
+            site.id
+        ),
+    );
     assert_eq!(rows[0]["n"], 0, "a stateless turn stores no conversation");
 }
 

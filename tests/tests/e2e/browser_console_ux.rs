@@ -255,10 +255,13 @@ fn try_it_as_a_chosen_user_reaches_that_users_data_on_an_analyst_site() {
         ],
     );
     // The turn ran as the user: their data set was read by the tool.
-    let rows = worker.d1_rows(&format!(
-        "SELECT user_id FROM conversations WHERE site_id = '{}' AND user_id IS NOT NULL",
-        site.id
-    ));
+    let rows = worker.site_rows(
+        &site,
+        &format!(
+            "SELECT user_id FROM conversations WHERE site_id = '{}' AND user_id IS NOT NULL",
+            site.id
+        ),
+    );
     assert!(
         rows.iter().any(|r| r["user_id"] == "shop-owner"),
         "{rows:?}"

@@ -183,10 +183,13 @@ fn feedback_is_stored_and_shown_after_reload_copy_works_and_the_launcher_badges_
     let slow = json!({"steps": [wait(1500), chunk("Dạ, không có gì ạ.")]});
     run_on_site("feedback", json!([answer, slow]), |worker, site| {
         // One vote per answer per visitor: the up vote was replaced by the down vote.
-        let rows = worker.d1_rows(&format!(
-            "SELECT rating, comment, voter FROM message_feedback WHERE site_id = '{}'",
-            site.id
-        ));
+        let rows = worker.site_rows(
+            site,
+            &format!(
+                "SELECT rating, comment, voter FROM message_feedback WHERE site_id = '{}'",
+                site.id
+            ),
+        );
         let vote =
             json!({"rating": -1, "comment": "Thiếu giờ mở cửa Chủ nhật", "voter": "anonymous"});
         assert_eq!(

@@ -336,11 +336,14 @@ fn the_last_answer_regenerates_in_place_and_a_reload_shows_one_question_and_the_
         &[("QUESTION", question), ("FIRST", first), ("SECOND", second)],
     );
     // Stored: one question per conversation, and only the new answers.
-    let rows = worker.d1_rows(&format!(
-        "SELECT role, content FROM messages WHERE site_id = '{}' AND role <> 'system' \
+    let rows = worker.site_rows(
+        &site,
+        &format!(
+            "SELECT role, content FROM messages WHERE site_id = '{}' AND role <> 'system' \
          AND kind <> 'greeting' ORDER BY conversation_id, seq",
-        site.id
-    ));
+            site.id
+        ),
+    );
     let texts: Vec<String> = rows.iter().map(|r| r["content"].to_string()).collect();
     assert_eq!(
         texts.iter().filter(|t| t.contains(question)).count(),

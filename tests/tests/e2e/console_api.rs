@@ -282,9 +282,10 @@ fn conversations_are_filtered_by_the_template_that_answered_them() {
     let analyst = conversation(worker, &site);
     let _ = concierge_e2e::api::send(worker, &site.secret_key, &analyst, "Doanh thu tháng này?");
     // A conversation stored before templates were recorded (no template).
-    worker.d1_rows(&format!(
-        "UPDATE conversations SET template = NULL WHERE id = '{legacy}'"
-    ));
+    worker.site_rows(
+        &site,
+        &format!("UPDATE conversations SET template = NULL WHERE id = '{legacy}'"),
+    );
 
     let all = listed(worker, &site, "");
     for id in [&shop, &legacy, &analyst] {

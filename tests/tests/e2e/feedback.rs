@@ -114,9 +114,12 @@ fn a_visitor_votes_once_per_answer_and_sees_the_vote_in_history_and_the_merchant
         body["feedback"],
         json!({"rating": "down", "comment": "Sai giờ rồi"})
     );
-    let rows = worker.d1_rows(&format!(
-        "SELECT rating, comment, voter FROM message_feedback WHERE message_id = '{answer}'"
-    ));
+    let rows = worker.site_rows(
+        &site,
+        &format!(
+            "SELECT rating, comment, voter FROM message_feedback WHERE message_id = '{answer}'"
+        ),
+    );
     assert_eq!(
         rows,
         [json!({"rating": -1, "comment": "Sai giờ rồi", "voter": "anonymous"})]
@@ -260,7 +263,7 @@ fn feedback_follows_the_conversation_rules_and_is_validated() {
         .send_json(up.clone()),
     );
     assert_eq!((status, error_code(&text).as_str()), (404, "not_found"));
-    let rows = worker.d1_rows(&format!(
+    let rows = worker.site_rows(&site, &format!(
         "SELECT COUNT(*) AS n FROM message_feedback WHERE conversation_id IN ('{conversation}', '{identified}')"
     ));
     assert_eq!(rows, [json!({"n": 0})], "nothing stored");

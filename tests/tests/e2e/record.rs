@@ -1,12 +1,14 @@
-//! Issue 47, item 1: the conversation object is the record of its conversation (its own
-//! SQLite), and the shared D1 a copy the object keeps for the console.
+//! Issue 47, items 1, 2 and 7: the conversation object is the record of its conversation
+//! (its own SQLite), the site's object holds a copy of the site's conversations (what the
+//! console and every site-wide read use), and the shared D1 is no longer written.
 //!
-//! - A conversation the shared D1 held before the record existed (rows written in today's
-//!   D1 schema, as an older version left them) is imported by its object on first use:
-//!   the model gets its history, the seq goes on, its vote and summary stay, and the D1
-//!   copy then holds old and new.
-//! - Every write reaches the D1 copy once the request that made it is answered: a vote,
-//!   a turn's messages.
+//! - A conversation the shared D1 held before (rows written in the D1 schema an older
+//!   version used) is imported by the site's object on its first use, and by the
+//!   conversation's object from there: the model gets its history, the seq goes on, its
+//!   vote and summary stay, the console lists it, and the site's copy holds old and new
+//!   while the D1 rows are left as they were.
+//! - Every write reaches the site's copy once the request that made it is answered: a
+//!   vote, a turn's messages.
 
 use concierge_e2e::api::{history, send, site_with_upstream, terminal};
 use concierge_e2e::upstream::{Reply, ScriptedUpstream};
@@ -70,28 +72,46 @@ fn a_conversation_stored_in_d1_by_an_older_version_is_imported_by_its_object() {
         ],
         "{stored:?}"
     );
-    let seqs = rows(
-        worker,
-        &format!("SELECT seq FROM messages WHERE conversation_id = '{c}' ORDER BY seq"),
+    let seq_sql = format!("SELECT seq FROM messages WHERE conversation_id = '{c}' ORDER BY seq");
+    let seqs_of =
+        |rows: Vec<Value>| -> Vec<u64> { rows.iter().filter_map(|r| r["seq"].as_u64()).collect() };
+    assert_eq!(
+        seqs_of(worker.site_rows(&site, &seq_sql)),
+        [1, 2, 3, 4, 5],
+        "the site's copy holds old and new"
     );
-    let seqs: Vec<u64> = seqs.iter().filter_map(|r| r["seq"].as_u64()).collect();
-    assert_eq!(seqs, [1, 2, 3, 4, 5], "the D1 copy holds old and new");
+    assert_eq!(
+        seqs_of(rows(worker, &seq_sql)),
+        [1, 2, 3],
+        "the shared D1 is no longer written"
+    );
 
-    // The vote and the summary stayed, in D1 and in the record (the object's own SQL).
-    let votes = rows(
-        worker,
+    // The vote and the summary stayed (in the site's copy, as in the record).
+    let votes = worker.site_rows(
+        &site,
         &format!("SELECT rating, comment FROM message_feedback WHERE conversation_id = '{c}'"),
     );
     assert_eq!(votes, [json!({"rating": 1, "comment": "đúng ý"})]);
-    let summary = rows(
-        worker,
+    let summary = worker.site_rows(
+        &site,
         &format!("SELECT content FROM summaries WHERE conversation_id = '{c}'"),
     );
     assert_eq!(summary, [json!({"content": "Khách hỏi tai nghe Sony."})]);
+
+    // The console lists it, with its first question (a site-wide read of the copy).
+    let (status, body) = into_parts(
+        agent()
+            .get(&worker.url("/admin/conversations"))
+            .set("x-api-key", &site.secret_key)
+            .call(),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains(c.as_str()), "{body}");
+    assert!(body.contains("Shop có bán tai nghe Sony không?"), "{body}");
 }
 
 #[test]
-fn a_vote_reaches_the_d1_copy_before_it_is_answered() {
+fn a_vote_reaches_the_sites_copy_before_it_is_answered() {
     let worker = Worker::shared();
     let upstream = ScriptedUpstream::start();
     upstream.set_default(Reply::text("Dạ, shop mở cửa từ 8 giờ sáng ạ."));
@@ -111,8 +131,8 @@ fn a_vote_reaches_the_d1_copy_before_it_is_answered() {
             .send_json(json!({"rating": "down", "comment": "chưa rõ giờ đóng cửa"})),
     );
     assert!((200..300).contains(&status), "{status} {body}");
-    let votes = rows(
-        worker,
+    let votes = worker.site_rows(
+        &site,
         &format!(
             "SELECT rating, comment FROM message_feedback WHERE conversation_id = '{conversation}'"
         ),

@@ -161,9 +161,12 @@ fn regenerate_replaces_the_last_answer_and_keeps_one_question() {
     // The old answer's vote is gone with it.
     let votes = feedback(worker, &site);
     assert!(!votes.contains(&old), "{votes}");
-    let rows = worker.d1_rows(&format!(
-        "SELECT id FROM messages WHERE conversation_id = '{conversation}' AND role = 'user'"
-    ));
+    let rows = worker.site_rows(
+        &site,
+        &format!(
+            "SELECT id FROM messages WHERE conversation_id = '{conversation}' AND role = 'user'"
+        ),
+    );
     assert_eq!(rows.len(), 1, "one stored question: {rows:?}");
 
     // Again on the answer already replaced (a double click): 409, nothing changes.

@@ -1,5 +1,5 @@
-//! Sites looked up by key, cached in KV and in this isolate's memory; sites looked up by
-//! id (background work), cached in this isolate's memory.
+//! Sites looked up by key or by id (background work), cached in KV and in this isolate's
+//! memory: a turn, wherever it runs, reads no D1 while its site's copy is trusted.
 //!
 //! Each copy is stamped with when it was read from D1, and trusted for [`CACHE_TRUST_MS`]
 //! after that read, wherever it is — and, in this isolate, never once the isolate has
@@ -44,6 +44,7 @@ pub(crate) async fn find_by_key_hash(
         && memo::trusted(&cached)
     {
         memo::put(&cache_key, &cached);
+        memo::put(&by_id(&cached.site.id), &cached);
         return Ok(Some(cached.site));
     }
     let column = match kind {
@@ -75,17 +76,29 @@ pub(crate) async fn find_by_key_hash(
             let _ = put.expiration_ttl(CACHE_TTL_SECS).execute().await;
         }
         memo::put(&cache_key, &cached);
+        memo::put(&by_id(&cached.site.id), &cached);
     }
     Ok(Some(cached.site))
 }
 
+/// The cache key of the site with id `id`.
+fn by_id(id: &str) -> String {
+    format!("site-by-id:{id}")
+}
+
 /// The site with id `id`, for background work that carries a site id, not a key (memory,
-/// then D1): trusted like a copy found by key, so a queue consumer does not read the site
-/// row for every batch. Not kept in KV (background work is not latency-bound).
+/// KV, then D1): trusted like a copy found by key, so a queue consumer's turn reads no D1.
 pub(crate) async fn find_by_id(env: &Env, id: &str) -> Result<Option<Site>, ApiError> {
-    let cache_key = format!("site-by-id:{id}");
+    let cache_key = by_id(id);
     if let Some(site) = memo::get(&cache_key) {
         return Ok(Some(site));
+    }
+    let cache = env.kv("CONFIG")?;
+    if let Ok(Some(cached)) = cache.get(&cache_key).json::<Cached>().await
+        && memo::trusted(&cached)
+    {
+        memo::put(&cache_key, &cached);
+        return Ok(Some(cached.site));
     }
     let read_at = crate::runtime::now_ms();
     let row = env
@@ -99,6 +112,11 @@ pub(crate) async fn find_by_id(env: &Env, id: &str) -> Result<Option<Site>, ApiE
     };
     let cached = Cached { read_at, site };
     if memo::trusted(&cached) {
+        if let Ok(text) = serde_json::to_string(&cached)
+            && let Ok(put) = cache.put(&cache_key, text)
+        {
+            let _ = put.expiration_ttl(CACHE_TTL_SECS).execute().await;
+        }
         memo::put(&cache_key, &cached);
     }
     Ok(Some(cached.site))
@@ -110,7 +128,8 @@ pub(crate) async fn find_by_id(env: &Env, id: &str) -> Result<Option<Site>, ApiE
 /// [`CACHE_TRUST_MS`].
 pub(crate) async fn uncache(cache: &KvStore, site_id: &str, hashes: &[&str]) {
     memo::invalidate(site_id);
-    memo::forget(&format!("site-by-id:{site_id}"));
+    memo::forget(&by_id(site_id));
+    let _ = cache.delete(&by_id(site_id)).await;
     for hash in hashes {
         let key = format!("site-by-key:{hash}");
         memo::forget(&key);

@@ -9,13 +9,25 @@ use worker::D1Database;
 
 use super::super::d1_store::service_error;
 
+#[derive(Deserialize)]
+struct Live {
+    source: String,
+    id: String,
+    #[serde(default)]
+    scope: Option<String>,
+    #[serde(default)]
+    department: Option<String>,
+}
+
 /// Bound parameters per liveness statement (D1 allows 100).
 const LIVE_IDS_PER_STATEMENT: usize = 90;
 
 /// `matches` without those whose message or document no longer exists on `site` (or
-/// that name neither). One D1 batch.
+/// that name neither): documents in the shared D1 (`db`), messages in their conversation's
+/// record (in its object, `env`'s) or the site's copy. A batch on each that has any.
 pub(super) async fn live(
     db: &D1Database,
+    env: &worker::Env,
     site: &str,
     matches: Vec<VectorMatch>,
 ) -> Result<Vec<VectorMatch>, ServiceError> {
@@ -36,11 +48,24 @@ pub(super) async fn live(
     if wanted.is_empty() {
         return Ok(kept);
     }
-    let mut statements = Vec::new();
+    let records = if wanted.iter().any(|(s, _)| *s == "conversation") {
+        Some(match crate::bindings::record::of(env) {
+            Some(record) => record,
+            None => crate::bindings::record::site(env, site).map_err(service_error)?,
+        })
+    } else {
+        None
+    };
+    let mut present: Vec<Live> = Vec::new();
     for (source, table) in [
         ("knowledge", "knowledge_documents"),
         ("conversation", "messages"),
     ] {
+        let db = match (source, &records) {
+            ("conversation", Some(records)) => records,
+            _ => db,
+        };
+        let mut statements = Vec::new();
         let ids: Vec<&str> = wanted
             .iter()
             .filter(|(s, _)| *s == source)
@@ -65,19 +90,12 @@ pub(super) async fn live(
             params.extend(group.iter().map(|id| JsValue::from(*id)));
             statements.push(db.prepare(&sql).bind(&params).map_err(service_error)?);
         }
-    }
-    #[derive(Deserialize)]
-    struct Live {
-        source: String,
-        id: String,
-        #[serde(default)]
-        scope: Option<String>,
-        #[serde(default)]
-        department: Option<String>,
-    }
-    let mut present: Vec<Live> = Vec::new();
-    for result in db.batch(statements).await.map_err(service_error)? {
-        present.extend(result.results::<Live>().map_err(service_error)?);
+        if statements.is_empty() {
+            continue;
+        }
+        for result in db.batch(statements).await.map_err(service_error)? {
+            present.extend(result.results::<Live>().map_err(service_error)?);
+        }
     }
     // A document's vectors count only while it still has the access they were written
     // with: a document made private is out of public answers before it is re-indexed

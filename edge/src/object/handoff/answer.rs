@@ -137,6 +137,9 @@ pub(crate) async fn answer(
         Gate::Held { agent, .. } => {
             // Nobody answers: the message is the person's to read (the object publishes
             // every visitor's message live as its turn starts).
+            // No reply settles this turn: its message reaches the site's copy now (the
+            // console's inbox, the history a client reads next).
+            services.store.settled().await;
             let handoff = HandoffRecord {
                 state: HandoffState::Held,
                 agent,

@@ -74,7 +74,13 @@ pub(crate) async fn list(
     caller: SecretCaller,
 ) -> Result<Response, ApiError> {
     let (limit, offset) = page(req)?;
-    let (listed, rows) = d1_handoff::list(&env.d1("DB")?, &caller.site.id, limit, offset).await?;
+    let (listed, rows) = d1_handoff::list(
+        &crate::bindings::record::site(env, &caller.site.id)?,
+        &caller.site.id,
+        limit,
+        offset,
+    )
+    .await?;
     let pages = visitor_pages(env, &caller.site.id, &rows).await;
     let page = |id: &str| pages.get(id).cloned();
     let ms = |v: Option<f64>| v.map(|ms| ms as u64);
@@ -229,9 +235,9 @@ fn agent_name(agent: Option<&str>) -> Result<String, ApiError> {
 }
 
 /// A conversation's handoff as the console shows it (`{"state", "since"?,
-/// "requested_at"?, "agent"?}`), as last recorded in D1.
+/// "requested_at"?, "agent"?}`), as its record holds it.
 pub(crate) async fn state_of(env: &Env, scope: Scope<'_>) -> Result<serde_json::Value, ApiError> {
-    let record = d1_handoff::read(&env.d1("DB")?, scope)
+    let record = d1_handoff::read(&crate::bindings::record::remote(env, scope, false)?, scope)
         .await?
         .unwrap_or_default();
     Ok(crate::object::handoff::state_json(&record))

@@ -47,7 +47,8 @@ pub(crate) async fn admit(
         KeyKind::Public => Some(auth::client_key(req)?),
         KeyKind::Secret => None,
     };
-    let db = env.d1("DB")?;
+    // The site's waiting list: the copy of its conversations in the site's object.
+    let db = crate::bindings::record::site(env, &caller.site.id)?;
     let scope = Scope::new(&caller.site.id, conversation_id);
     let stand = d1_handoff::queue_stand(&db, scope, client.as_deref()).await?;
     if stand.already_in {

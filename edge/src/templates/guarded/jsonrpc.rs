@@ -137,7 +137,6 @@ pub(crate) async fn call(
     params: &Value,
 ) -> Result<Value, RpcError> {
     let services = Services::new(env, site).map_err(internal)?;
-    let db = env.d1("DB").map_err(internal)?;
     // The conversation a method names, on this site only.
     let services = &services;
     let known = |name: &'static str| async move {
@@ -190,7 +189,7 @@ pub(crate) async fn call(
                 })
                 .transpose()?
                 .unwrap_or(KEEP_RECENT_MESSAGES as u64) as usize;
-            let rows = memory(&db, &conversation).await?;
+            let rows = memory(env, &conversation).await?;
             let live: Vec<&MemoryRow> = rows
                 .iter()
                 .filter(|r| r.is_dialogue() && !r.is_compressed())
@@ -201,7 +200,7 @@ pub(crate) async fn call(
         }
         "memory-server/memory/get_old_messages" => {
             let conversation = known("conversation_id").await?;
-            let rows = memory(&db, &conversation).await?;
+            let rows = memory(env, &conversation).await?;
             let dialogue: Vec<&MemoryRow> = rows.iter().filter(|r| r.is_dialogue()).collect();
             let live: Vec<&MemoryRow> = dialogue
                 .iter()
@@ -216,7 +215,7 @@ pub(crate) async fn call(
         }
         "memory-server/memory/get_all_messages" => {
             let conversation = known("conversation_id").await?;
-            let rows = memory(&db, &conversation).await?;
+            let rows = memory(env, &conversation).await?;
             let all: Vec<Value> = rows
                 .iter()
                 .filter(|r| matches!(r.role.as_str(), "user" | "assistant"))
@@ -281,7 +280,7 @@ pub(crate) async fn call(
                 Some(Value::Bool(b)) => *b,
                 Some(_) => return Err(invalid_params("`compress` must be a boolean")),
             };
-            let rows = memory(&db, &conversation).await?;
+            let rows = memory(env, &conversation).await?;
             let upto = rows.last().map_or(0.0, |r| r.seq);
             let record = Summary {
                 content: summary.to_string(),
@@ -333,11 +332,10 @@ fn services_id(services: &Services) -> String {
     services.ids().new_id()
 }
 
-async fn memory(
-    db: &worker::D1Database,
-    conversation: &Conversation,
-) -> Result<Vec<MemoryRow>, RpcError> {
-    d1_memory::messages(db, conversation.scope())
+/// The conversation's messages, read in its record (its object).
+async fn memory(env: &Env, conversation: &Conversation) -> Result<Vec<MemoryRow>, RpcError> {
+    let db = crate::bindings::record::remote(env, conversation.scope(), false).map_err(internal)?;
+    d1_memory::messages(&db, conversation.scope())
         .await
         .map_err(internal)
 }

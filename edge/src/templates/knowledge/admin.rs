@@ -107,7 +107,7 @@ pub(crate) async fn put(
     }
     let fields = doc.fields()?;
     let site_id = caller.site.id.as_str();
-    let documents = Documents::new(env.d1("DB")?);
+    let documents = Documents::from_env(env)?;
     let existed = documents.exists(site_id, document_id).await?;
     let caps = Caps::of(env);
     documents
@@ -145,7 +145,7 @@ pub(crate) async fn delete(
     document_id: &str,
 ) -> Result<Response, ApiError> {
     let site_id = caller.site.id.as_str();
-    let documents = Documents::new(env.d1("DB")?);
+    let documents = Documents::from_env(env)?;
     let vectors = Vectors::from_env(env)?;
     let ids = documents
         .vector_ids(site_id, document_id)
@@ -183,7 +183,7 @@ pub(crate) async fn reindex(
     caller: SecretCaller,
 ) -> Result<Response, ApiError> {
     let site_id = caller.site.id.as_str();
-    let documents = Documents::new(env.d1("DB")?);
+    let documents = Documents::from_env(env)?;
     let one = req
         .url()?
         .query_pairs()
@@ -216,7 +216,7 @@ pub(crate) async fn get(
     caller: SecretCaller,
     document_id: &str,
 ) -> Result<Response, ApiError> {
-    let document = Documents::new(env.d1("DB")?)
+    let document = Documents::from_env(env)?
         .get(&caller.site.id, document_id)
         .await?
         .ok_or(ApiError::NotFound)?;
@@ -227,7 +227,7 @@ pub(crate) async fn get(
 
 /// `GET /admin/knowledge`: the site's documents with their indexing status.
 pub(crate) async fn list(env: &Env, caller: SecretCaller) -> Result<Response, ApiError> {
-    let documents = Documents::new(env.d1("DB")?).list(&caller.site.id).await?;
+    let documents = Documents::from_env(env)?.list(&caller.site.id).await?;
     Ok(Response::from_json(
         &serde_json::json!({"documents": documents}),
     )?)

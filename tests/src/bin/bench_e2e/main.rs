@@ -4,8 +4,8 @@
 //!
 //! Prints, for the Concierge Worker, a bare pass-through relay Worker (`tests/bench/relay/`,
 //! the floor on the same machine, measured the same way) and — for information — the
-//! durable floor (`tests/bench/floor/`: a conversation object and its two D1 writes, no
-//! logic; what the design costs before any of Concierge's own work):
+//! durable floor (`tests/bench/floor/`: a conversation object and its two writes to its own
+//! SQLite, no logic; what the design costs before any of Concierge's own work):
 //! - added time-to-first-token over calling the upstream directly, paired per round
 //!   (median and p90 of 60 rounds), each round's conversation created just before it (not
 //!   timed), as the widget opens one when the visitor opens it; for information, the same

@@ -158,7 +158,8 @@ impl Target for Relay {
 }
 
 /// The durable floor (`tests/bench/floor/`): a conversation object per conversation, the
-/// visitor's message and the reply stored in D1, the upstream's stream passed on as is.
+/// visitor's message and the reply stored in its own SQLite, the upstream's stream passed
+/// on as is.
 pub(crate) struct Floor {
     base: String,
     upstream: String,

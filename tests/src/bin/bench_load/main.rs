@@ -503,6 +503,7 @@ fn counted(c: &Counts, per: f64) -> Counted {
     let sync = |k: &str| {
         k.starts_with("fetch:")
             || k.starts_with("object:")
+            || k.starts_with("site:")
             || k.starts_with("queue.concierge-turns:")
     };
     let d1 = |k: &str| k.contains(":d1.");
@@ -692,23 +693,27 @@ fn budget_check(
     c: &Counted,
     failures: &mut Vec<String>,
 ) {
+    // No statement on the shared D1 (issue 47) but the site's, read again once its cached
+    // copy is 30 s old; DO requests are the conversation's object's and the site's (the
+    // turn's rows sent on; an OpenAI turn also finds its chat in the conversation's).
     let (statements, batches, do_requests, queue) = match surface {
-        Surface::Async => ((6.0, 8.0), (2.0, 2.0), 2.0, 1.0),
+        Surface::Async => ((0.0, 1.0), (0.0, 0.0), 3.0, 1.0),
         // `chat_id: "new"`: the conversation's creation and its first turn.
-        Surface::OpenAi if new_chat => ((8.0, 10.0), (4.0, 4.0), 3.0, 0.0),
-        _ => ((5.0, 8.0), (2.0, 2.0), 1.0, 0.0),
+        Surface::OpenAi if new_chat => ((0.0, 1.0), (0.0, 0.0), 6.0, 0.0),
+        Surface::OpenAi => ((0.0, 1.0), (0.0, 0.0), 3.0, 0.0),
+        _ => ((0.0, 1.0), (0.0, 0.0), 2.0, 0.0),
     };
     let within = |v: f64, (lo, hi): (f64, f64)| v >= lo && v <= hi;
     let storage_held = matches!(surface, Surface::Widget | Surface::AiSdk);
     let ok = within(c.sync_statements, statements)
         && within(c.sync_batches, batches)
         && c.do_requests == do_requests
-        && (!storage_held || c.do_storage == 6.0)
+        && (!storage_held || c.do_storage == 4.0)
         && c.queue_messages == queue;
     if !ok {
         failures.push(format!(
             "shop {label}: counted {c:?}; budget {statements:?} statements in {batches:?} batches, {do_requests} DO requests,{} {queue} queue messages",
-            if storage_held { " 6 DO storage ops," } else { "" }
+            if storage_held { " 4 DO storage ops," } else { "" }
         ));
     }
 }
@@ -724,20 +729,7 @@ fn storage_noise(
     rows: usize,
     until: Instant,
 ) {
-    let mut csv = String::from("ngay,nen_tang,san_pham,so_luong,doanh_thu\n");
-    for i in 0..rows {
-        use std::fmt::Write as _;
-        let _ = writeln!(
-            csv,
-            "2024-{:02}-{:02},{},SP{},{},{}",
-            i % 12 + 1,
-            i % 28 + 1,
-            ["Shopee", "Lazada", "Tiki"][i % 3],
-            i % 997,
-            i % 50 + 1,
-            (i % 1000) * 10_000
-        );
-    }
+    let csv = concierge_e2e::bench::sales_csv(rows);
     let upload = {
         let shared = Arc::clone(shared);
         std::thread::spawn(move || {
@@ -1139,14 +1131,16 @@ fn main() {
         })
     };
     let d1_dir = worker.state_dir().join("v3/d1");
-    let do_dir = worker
-        .state_dir()
-        .join("v3/do/concierge-ConversationObject");
+    // Both kinds of object: a conversation's record, and its site's copy (issue 47).
+    let do_dir = worker.state_dir().join("v3/do");
+    // Messages and conversations stored: the rows the records inserted, counted (each
+    // site's object keeps a copy; the shared D1 holds none since issue 47).
     let count_stored = |w: &Worker| -> (f64, f64) {
-        let rows = w.d1_rows("SELECT (SELECT count(*) FROM messages) AS m, (SELECT count(*) FROM conversations) AS c");
+        let counts = counters(w);
+        let n = |k: &str| counts.get(k).copied().unwrap_or(0.0);
         (
-            rows[0]["m"].as_f64().unwrap_or(0.0),
-            rows[0]["c"].as_f64().unwrap_or(0.0),
+            n("object:do_sql.insert.messages"),
+            n("object:do_sql.insert.conversations"),
         )
     };
     let mut disk_before = (0u64, 0u64, (0.0, 0.0));
@@ -1377,7 +1371,7 @@ fn main() {
     if mb > ma && cb > ca {
         let bytes = (d1b + dob).saturating_sub(d1a + doa) as f64;
         println!(
-            "on disk (the local D1 files and the conversation objects' files, WAL included, steady phase): {:.0} B per message, {:.0} B per conversation ({} messages, {} conversations added; D1 {:+} B, objects {:+} B)",
+            "on disk (the local D1 files and the objects' files, WAL included, steady phase): {:.0} B per message, {:.0} B per conversation ({} messages, {} conversations added; D1 {:+} B, objects {:+} B)",
             bytes / (mb - ma),
             bytes / (cb - ca),
             mb - ma,

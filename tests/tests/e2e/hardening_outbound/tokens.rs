@@ -38,10 +38,13 @@ fn user_tokens_living_longer_than_24_hours_or_forever_are_refused() {
         assert_eq!(status, 201, "exp in {} s: {body}", exp - now);
     }
     let count = || {
-        worker.d1_rows(&format!(
-            "SELECT COUNT(*) AS n FROM conversations WHERE site_id = '{}'",
-            site.id
-        ))[0]["n"]
+        worker.site_rows(
+            &site,
+            &format!(
+                "SELECT COUNT(*) AS n FROM conversations WHERE site_id = '{}'",
+                site.id
+            ),
+        )[0]["n"]
             .as_u64()
             .expect("count")
     };

@@ -92,10 +92,13 @@ fn delete(worker: &Worker, site: &TestSite, token: Option<&str>, id: &str) -> (u
 }
 
 fn conversation_count(worker: &Worker, site: &TestSite) -> u64 {
-    let rows = worker.d1_rows(&format!(
-        "SELECT COUNT(*) AS n FROM conversations WHERE site_id = '{}'",
-        site.id
-    ));
+    let rows = worker.site_rows(
+        site,
+        &format!(
+            "SELECT COUNT(*) AS n FROM conversations WHERE site_id = '{}'",
+            site.id
+        ),
+    );
     rows[0]["n"].as_u64().expect("count")
 }
 
@@ -270,9 +273,10 @@ fn a_secret_key_body_identity_binds_the_conversation_and_a_public_body_user_id_d
     assert_eq!(get_history(worker, &site, None, &id).0, 404);
     // The site's own server (secret key, no token) reaches it.
     assert_eq!(history(worker, &site.secret_key, &id).len(), 1);
-    let rows = worker.d1_rows(&format!(
-        "SELECT user_id, identity FROM conversations WHERE id = '{id}'"
-    ));
+    let rows = worker.site_rows(
+        &site,
+        &format!("SELECT user_id, identity FROM conversations WHERE id = '{id}'"),
+    );
     let identity: Value =
         serde_json::from_str(rows[0]["identity"].as_str().expect("identity")).expect("JSON");
     assert_eq!(

@@ -214,7 +214,7 @@ fn the_site_object_deletes_idle_seed_sessions_with_their_conversations() {
         .as_str()
         .expect("id")
         .to_string();
-    // Sessions of the site (in its object), the conversation, and its messages (in D1).
+    // Sessions of the site, the conversation and its messages (the copy in its object).
     let left = || {
         let n = |v: &Value| v.as_f64().map_or(99, |n| n as u64);
         let sessions = r
@@ -224,7 +224,7 @@ fn the_site_object_deletes_idle_seed_sessions_with_their_conversations() {
             "SELECT (SELECT count(*) FROM conversations WHERE id = '{conversation}') AS conversations, \
              (SELECT count(*) FROM messages WHERE conversation_id = '{conversation}') AS messages"
         );
-        let row = r.worker.d1_rows(&sql).remove(0);
+        let row = r.worker.site_rows(&r.site, &sql).remove(0);
         (
             n(&sessions[0]["n"]),
             n(&row["conversations"]),
