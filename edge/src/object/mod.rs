@@ -1,7 +1,8 @@
 //! Durable conversations: one Durable Object per conversation, [`ConversationObject`]
 //! (binding `CONVERSATIONS`, named `"{site_id}/{conversation_id}"`, SQLite-backed). Its
-//! SQLite is the conversation's record (`bindings::record`: its rows, in the shared D1's
-//! schema, sent on to the shared D1 for the console); the object is the conversation's home:
+//! SQLite is the conversation's record (`bindings::record`: its rows, in the schema the
+//! shared D1 had, sent on to the site's object for the console); the object is the
+//! conversation's home:
 //!
 //! - **one turn at a time**, first come first served ([`turn_line`]): a post that arrives
 //!   while a turn runs waits for it (its response starts when its own turn starts); more
@@ -189,7 +190,7 @@ impl DurableObject for ConversationObject {
     async fn alarm(&self) -> worker::Result<Response> {
         let names = self.inner.names.borrow().clone();
         if let Some(names) = names {
-            // What the shared D1 could not take before (see `bindings::record`).
+            // What the site's object could not take before (see `bindings::record`).
             let scope =
                 concierge_core::conversation::Scope::new(&names.site_id, &names.conversation_id);
             if !self.inner.deleted.get()
@@ -358,8 +359,9 @@ impl Inner {
     }
 
     /// `POST /sql`: statements from the Worker (`bindings::record::remote`) run as one
-    /// batch on the record, answered once the shared D1 has what they wrote (a 503 when it
-    /// cannot take it: the record keeps it, and the alarm sends it later).
+    /// batch on the record, answered once the site's object has what they wrote (a 503
+    /// when it cannot take it: the record keeps it, and the alarm sends it later); a read
+    /// sends nothing.
     async fn run_sql(
         &self,
         req: &mut Request,

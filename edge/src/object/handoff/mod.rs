@@ -1,8 +1,9 @@
 //! Human handoff inside the conversation's object (issue 28): the hooks the object calls.
 //!
 //! The object keeps the conversation's handoff ([`HandoffRecord`]: `none` | `waiting` |
-//! `held`, when it was asked for, by whom it is held) in its own storage, and copies it to
-//! D1 (`bindings::d1_handoff`) whenever it changes, for the console's list.
+//! `held`, when it was asked for, by whom it is held) in its own storage, and in its
+//! record's `conversations` row (`bindings::d1_handoff`), sent on to the site's object
+//! whenever it changes, for the console's list.
 //!
 //! - [`gate`], before a turn's model step: a message while a person holds the conversation
 //!   is stored and published, and nobody answers it ([`Gate::Held`]); with handoff on, a
@@ -105,17 +106,18 @@ pub(crate) async fn current(obj: &ObjectCtx<'_>) -> serde_json::Value {
     state_json(&load(obj).await)
 }
 
-/// Keeps `record` (the object's storage, then D1 for the console) and publishes it.
+/// Keeps `record` (the object's storage, then its record, sent on to the site's object for
+/// the console) and publishes it.
 ///
 /// A change is decided from [`load`] and kept with only storage operations between the
-/// two, so no other event of the object runs in between (its input gate); D1 and the
-/// live event follow.
+/// two, so no other event of the object runs in between (its input gate); the record and
+/// the live event follow.
 async fn save(obj: &ObjectCtx<'_>, record: &HandoffRecord) -> Result<(), ApiError> {
     let text = serde_json::to_string(record).map_err(|e| ApiError::Corrupt(e.to_string()))?;
     obj.state.storage().put(KEY_HANDOFF, text).await?;
     *obj.inner.handoff.borrow_mut() = Some(record.clone());
     let scope = Scope::new(obj.site_id, obj.conversation_id);
-    // In the conversation's record, then in the shared D1 (the console's list) before the
+    // In the conversation's record, then in the site's copy (the console's list) before the
     // change is told.
     let store = crate::bindings::d1_store::D1Store::new(obj.env)?;
     d1_handoff::save(store.db(), scope, record).await?;
