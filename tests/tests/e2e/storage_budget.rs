@@ -40,6 +40,12 @@ fn noisy_worker() -> &'static Worker {
     WORKER.get_or_init(counting_worker)
 }
 
+/// The analyst test's counting Worker.
+fn analyst_worker() -> &'static Worker {
+    static WORKER: OnceLock<Worker> = OnceLock::new();
+    WORKER.get_or_init(counting_worker)
+}
+
 /// The rental test's counting Worker.
 fn rental_worker() -> &'static Worker {
     static WORKER: OnceLock<Worker> = OnceLock::new();
@@ -121,8 +127,12 @@ fn widget_create_on(worker: &Worker, site: &TestSite) -> String {
 }
 
 fn api_turn(site: &TestSite, conversation: &str, text: &str) {
+    api_turn_on(worker(), site, conversation, text);
+}
+
+fn api_turn_on(worker: &Worker, site: &TestSite, conversation: &str, text: &str) {
     let response = agent()
-        .post(&worker().url(&format!("/conversations/{conversation}/messages")))
+        .post(&worker.url(&format!("/conversations/{conversation}/messages")))
         .set("x-api-key", &site.secret_key)
         .send_json(json!({"content": text}))
         .expect("200");
@@ -433,16 +443,12 @@ fn an_analyst_turn_over_a_data_set_runs_no_d1_statement_for_its_rows() {
     const AGENT: &str = "Bạn là trợ lý phân tích dữ liệu kinh doanh.";
     const FORMATTER: &str = "Format kết quả phân tích dữ liệu cho người dùng.";
     const CHAT: &str = "Bạn là trợ lý AI thân thiện, hỗ trợ phân tích dữ liệu kinh doanh.";
+    let w = analyst_worker();
     let upstream = ScriptedUpstream::start();
-    let site = site_with_upstream(
-        worker(),
-        "Storage budget analyst",
-        &upstream.base_url,
-        false,
-    );
+    let site = site_with_upstream(w, "Storage budget analyst", &upstream.base_url, false);
     let (status, body) = into_parts(
         agent()
-            .request("PATCH", &worker().url("/admin/site"))
+            .request("PATCH", &w.url("/admin/site"))
             .set("x-api-key", &site.secret_key)
             .send_json(json!({"template": "analyst"})),
     );
@@ -453,10 +459,10 @@ fn an_analyst_turn_over_a_data_set_runs_no_d1_statement_for_its_rows() {
             json!({"nen_tang": platform, "doanh_thu": i})
         })
         .collect();
-    let upload = measure(worker(), || {
+    let upload = measure(w, || {
         let (status, body) = into_parts(
             agent()
-                .put(&worker().url("/admin/data/don_hang"))
+                .put(&w.url("/admin/data/don_hang"))
                 .set("x-api-key", &site.secret_key)
                 .send_json(json!({"user_id": "alice", "rows": rows})),
         );
@@ -464,7 +470,7 @@ fn an_analyst_turn_over_a_data_set_runs_no_d1_statement_for_its_rows() {
     });
     let (status, body) = into_parts(
         agent()
-            .post(&worker().url("/conversations"))
+            .post(&w.url("/conversations"))
             .set("x-api-key", &site.secret_key)
             .send_json(json!({"user_id": "alice"})),
     );
@@ -476,12 +482,12 @@ fn an_analyst_turn_over_a_data_set_runs_no_d1_statement_for_its_rows() {
     let chat_turn = || {
         upstream.push_for(CLASSIFIER, Reply::text("chat"));
         upstream.push_for(CHAT, Reply::text("Xin chào!"));
-        api_turn(&site, &conversation, "Xin chào");
+        api_turn_on(w, &site, &conversation, "Xin chào");
     };
     // Warm, as on a site with visitors.
     chat_turn();
-    let chat = measure(worker(), chat_turn);
-    let data = measure(worker(), || {
+    let chat = measure(w, chat_turn);
+    let data = measure(w, || {
         upstream.push_for(CLASSIFIER, Reply::text("data_query"));
         let call = |id: &str, name: &str, args: Value| (id.into(), name.into(), args.to_string());
         upstream.push_for(
@@ -504,7 +510,7 @@ fn an_analyst_turn_over_a_data_set_runs_no_d1_statement_for_its_rows() {
         );
         upstream.push_for(AGENT, Reply::text("Xong."));
         upstream.push_for(FORMATTER, Reply::text("Xong."));
-        api_turn(&site, &conversation, "Doanh thu theo nền tảng?");
+        api_turn_on(w, &site, &conversation, "Doanh thu theo nền tảng?");
     });
     eprintln!("upload: {upload:?}\nchat turn: {chat:?}\ndata turn: {data:?}");
     let turn = ["fetch:", "object:"];
