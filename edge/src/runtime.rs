@@ -17,6 +17,14 @@ pub(crate) fn var_on(env: &Env, name: &str) -> bool {
 }
 
 /// Now, in Unix milliseconds.
+/// Gives the runtime's other work a turn: a zero timer. workerd runs every ready
+/// continuation before it polls its sockets, so a long chain of in-process awaits (calls
+/// to an object in the same process, as under `wrangler dev`) would keep new requests
+/// waiting; a timer fires only once the loop polls.
+pub(crate) async fn yield_now() {
+    worker::Delay::from(std::time::Duration::ZERO).await;
+}
+
 pub(crate) fn now_ms() -> u64 {
     Date::now().as_millis()
 }

@@ -3,7 +3,9 @@
 #![allow(clippy::unwrap_used)]
 
 use concierge_core::boundary::{DataConnection, DataFuture, DataRows};
-use concierge_core::flows::analyst::data::{parse_csv, parse_date, parse_number, prepare_table};
+use concierge_core::flows::analyst::data::{
+    CsvReader, Typing, parse_csv, parse_date, parse_number, prepare_table,
+};
 use concierge_core::flows::analyst::format::{Normaliser, format_percent, format_vnd, normalise};
 use concierge_core::flows::analyst::pipeline::{MAX_LIMIT, Owned, validate};
 use concierge_core::flows::analyst::tools::{DataTools, OPERATIONS, RowSource, comparison};
@@ -417,5 +419,51 @@ proptest! {
         out.push_str(&n.push(&chars[last..].iter().collect::<String>()));
         out.push_str(&n.finish());
         prop_assert_eq!(out, whole);
+    }
+
+    // A CSV read piece by piece and typed slice by slice (what the Worker does with an
+    // upload, yielding between pieces) is the table read and typed whole: the same rows,
+    // kinds, examples and errors, wherever the pieces and slices are cut (inside a quoted
+    // field, between the two quotes of `""`, inside a BOM or CRLF).
+    #[test]
+    fn csv_read_and_typed_in_pieces_is_the_whole(
+        text in "\u{feff}?(a|b|\"c,\"\"d\"\")(,(x|y|z))*\r?\n((1\\.500|2,5|-3|2024-0[1-9]-1[0-9]|1/2/2024|true|FALSE|\"q,\"\"r\"|v| |)(,(1|2024-01-02|true|w|\"\n\"|))*\r?\n){0,12}",
+        cuts in prop::collection::vec(0usize..400, 0..8),
+        slice in 1usize..5,
+    ) {
+        let whole = parse_csv(&text).and_then(|(h, c)| prepare_table(h, c));
+        let chars: Vec<char> = text.chars().collect();
+        let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(chars.len())).collect();
+        cuts.sort_unstable();
+        cuts.push(chars.len());
+        let pieced = (|| {
+            let mut reader = CsvReader::new();
+            let mut cells = Vec::new();
+            let mut last = 0;
+            for c in cuts {
+                reader.feed(&chars[last..c].iter().collect::<String>())?;
+                cells.extend(reader.take_rows());
+                last = c;
+            }
+            let (header, rest) = reader.finish()?;
+            cells.extend(rest);
+            let mut typing = Typing::new(header)?;
+            for part in cells.chunks(slice) {
+                typing.note(part)?;
+            }
+            let mut rows = Vec::new();
+            for part in cells.chunks(slice) {
+                rows.extend(typing.typed(part.to_vec()));
+            }
+            Ok::<_, String>((typing.fields(), rows))
+        })();
+        match (whole, pieced) {
+            (Ok(w), Ok((fields, rows))) => {
+                prop_assert_eq!(w.fields, fields);
+                prop_assert_eq!(w.rows, rows);
+            }
+            (Err(w), Err(p)) => prop_assert_eq!(w, p),
+            (w, p) => prop_assert!(false, "whole {:?}, in pieces {:?}", w, p),
+        }
     }
 }

@@ -3,18 +3,23 @@
 //! database and never on the shared D1. Rows are JSON objects typed at upload, stored as
 //! JSON text and sent back as text: the object never parses them.
 //!
-//! An upload replaces a data set in one transaction. Its rows travel in chunks of about
-//! [`CHUNK_BYTES`] (a bound value's limit is 2 MB); an upload larger than one call
-//! ([`CALL_BYTES`]) first stages its earlier chunks (`data_staging`, by upload id), and the
-//! call that replaces the data set moves them, inserts its own, checks the row count and
-//! the site's caps, all or nothing. A staged upload that never finishes is cleared by the
-//! next upload an hour later.
+//! An upload never holds the object (nor, under `wrangler dev`, every object beside it)
+//! for long: its rows arrive in calls of about [`CHUNK_BYTES`] each (a bound value's limit
+//! is 2 MB), each written in a transaction of its own straight into `data_rows` under the
+//! upload's id, where no query looks (queries join `data_connections`). The call that
+//! replaces the data set is one short transaction: it checks the row count and the site's
+//! caps and makes the upload's id the data set's, all or nothing. The rows of the data set
+//! replaced (or deleted), and of an upload refused or abandoned (an hour without a call),
+//! are then deleted in small batches between which the object serves other calls
+//! ([`sweep`]; `data_uploads` remembers what is left, so a sweep cut short goes on at the
+//! next one).
 
 use std::cell::Cell;
 use std::rc::Rc;
 
 use concierge_core::boundary::{DataConnection, DataField, DataFuture, DataRows, DataSets};
 use concierge_core::error::{ServiceError, ServiceErrorKind};
+use concierge_core::flows::analyst::data::Typing;
 use concierge_core::flows::analyst::eval::to_json;
 use concierge_core::flows::analyst::sql::{
     AggregateQuery, AggregateRow, SqlParam, aggregate_sql, group_value,
@@ -34,10 +39,14 @@ pub(super) use concierge_core::flows::analyst::sql::SCHEMA;
 /// still imports them).
 pub(super) const IMPORTED: &str = "imported_d1_data";
 
-/// Bytes of row JSON bound per insert statement (a bound value is at most 2 MB).
-const CHUNK_BYTES: usize = 600_000;
-/// Bytes of row JSON per call to the object: a 32 MB upload is about 8 calls.
-const CALL_BYTES: usize = 4_000_000;
+/// Bytes of row JSON per call to the object (one insert statement and transaction of a
+/// millisecond or two; a bound value is at most 2 MB).
+const CHUNK_BYTES: usize = 64_000;
+/// Rows typed (and sent) at a time by the Worker, which yields between slices (a few
+/// milliseconds of work each).
+const SLICE_ROWS: usize = 500;
+/// Rows of a replaced data set deleted per batch of a [`sweep`].
+const SWEEP_ROWS: u32 = 1_000;
 /// Rows read from D1 per import statement.
 const IMPORT_PAGE: usize = 5_000;
 /// A staged upload older than this (ms) is abandoned.
@@ -71,10 +80,10 @@ pub(crate) struct DataCall {
 #[derive(Debug, Default, Clone, Copy, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 enum Op {
-    /// Stages rows of upload `key` (the new data set's id); answers `{}`.
+    /// Writes `chunks` of upload `key` (the new data set's id); answers `{}`.
     Stage,
-    /// Replaces (or creates) the user's data set `set.name` with the staged rows and
-    /// `chunks`, refused whole past `caps`; answers `{"over": bool}`.
+    /// Replaces (or creates) the user's data set `set.name` with the upload's rows,
+    /// refused whole past `caps`; answers `{"over": bool}`.
     Replace,
     /// The site's data sets (one user's when `user_id`), by user then name.
     #[default]
@@ -114,34 +123,84 @@ pub(crate) struct NewSet {
 
 const COLUMNS: &str = "id, user_id, name, description, schema, row_count, source_url, updated_at";
 
-/// Inserts `chunks`: into `data_staging` under upload `key` at time `staged`, or (`None`)
-/// into `data_rows` under connection `key`.
-fn insert(
-    sql: &SqlStorage,
-    staged: Option<u64>,
-    key: &str,
-    chunks: &[Chunk],
-) -> worker::Result<()> {
+/// Writes `chunks` of upload `key` (their rows under its id, out of every query's sight)
+/// and notes the upload (from `now`: one that stops for an hour is abandoned).
+fn stage(sql: &SqlStorage, key: &str, chunks: &[Chunk], now: u64) -> worker::Result<()> {
+    sql.exec(
+        "INSERT INTO data_uploads (id, at) VALUES (?1, ?2) ON CONFLICT (id) DO NOTHING",
+        vec![key.into(), SqlStorageValue::from(now as i64)],
+    )?;
     for chunk in chunks {
-        let mut bound = vec![
-            key.into(),
-            SqlStorageValue::from(chunk.start as i64),
-            chunk.rows.as_str().into(),
-        ];
-        let statement = match staged {
-            Some(at) => {
-                bound.push(SqlStorageValue::from(at as i64));
-                "INSERT OR REPLACE INTO data_staging (upload, row_index, data, at) \
-                 SELECT ?1, ?2 + CAST(key AS INTEGER), value, ?4 FROM json_each(?3)"
-            }
-            None => {
-                "INSERT INTO data_rows (connection_id, row_index, data) \
-                 SELECT ?1, ?2 + CAST(key AS INTEGER), value FROM json_each(?3)"
-            }
-        };
-        sql.exec(statement, bound)?;
+        sql.exec(
+            "INSERT OR REPLACE INTO data_rows (connection_id, row_index, data) \
+             SELECT ?1, ?2 + CAST(key AS INTEGER), value FROM json_each(?3)",
+            vec![
+                key.into(),
+                SqlStorageValue::from(chunk.start as i64),
+                chunk.rows.as_str().into(),
+            ],
+        )?;
     }
     Ok(())
+}
+
+/// Marks `id`'s rows (a data set's, an upload's) for the [`sweep`].
+fn retire(sql: &SqlStorage, id: &str, now: u64) -> worker::Result<()> {
+    sql.exec(
+        "INSERT INTO data_uploads (id, at, gone) VALUES (?1, ?2, 1) \
+         ON CONFLICT (id) DO UPDATE SET gone = 1",
+        vec![id.into(), SqlStorageValue::from(now as i64)],
+    )?;
+    Ok(())
+}
+
+/// Deletes the rows of retired data sets and uploads (and of uploads abandoned for
+/// [`STAGED_FOR`]) in batches of [`SWEEP_ROWS`], yielding between batches so the object's
+/// other calls run meanwhile; one sweep at a time per object (`sweeping`).
+pub(super) async fn sweep(sql: SqlStorage, sweeping: Rc<Cell<bool>>) {
+    if sweeping.replace(true) {
+        return;
+    }
+    let stale = crate::runtime::now_ms().saturating_sub(STAGED_FOR) as i64;
+    let next = || -> worker::Result<Option<String>> {
+        Ok(first(
+            &sql,
+            "SELECT id FROM data_uploads WHERE gone = 1 OR at < ?1 LIMIT 1",
+            vec![SqlStorageValue::from(stale)],
+        )?
+        .pop()
+        .and_then(|v| match v {
+            SqlStorageValue::String(id) => Some(id),
+            _ => None,
+        }))
+    };
+    loop {
+        let batch = next().and_then(|id| {
+            let Some(id) = id else { return Ok(false) };
+            let cursor = sql.exec(
+                "DELETE FROM data_rows WHERE rowid IN \
+                 (SELECT rowid FROM data_rows WHERE connection_id = ?1 LIMIT ?2)",
+                vec![
+                    id.as_str().into(),
+                    SqlStorageValue::from(i64::from(SWEEP_ROWS)),
+                ],
+            )?;
+            let _ = cursor.raw().count();
+            if cursor.rows_written() == 0 {
+                sql.exec("DELETE FROM data_uploads WHERE id = ?1", vec![id.into()])?;
+            }
+            Ok(true)
+        });
+        match batch {
+            Ok(true) => crate::runtime::yield_now().await,
+            Ok(false) => break,
+            Err(error) => {
+                worker::console_warn!("data sets: a sweep stopped: {error}");
+                break;
+            }
+        }
+    }
+    sweeping.set(false);
 }
 
 /// The first row of `statement`'s answer, as SQLite values.
@@ -191,14 +250,9 @@ fn array(sql: &SqlStorage, statement: &str, bound: Vec<SqlStorageValue>) -> work
     Ok(out)
 }
 
-/// Replaces the data set in one transaction (see the module's documentation); whether it
-/// was refused for the caps.
-fn replace(
-    object: &SiteObject,
-    set: NewSet,
-    chunks: Vec<Chunk>,
-    caps: Caps,
-) -> worker::Result<bool> {
+/// Makes upload `set.id` the user's data set `set.name`, in one short transaction (see the
+/// module's documentation); whether it was refused for the caps.
+fn replace(object: &SiteObject, set: NewSet, caps: Caps) -> worker::Result<bool> {
     let sql = object.sql();
     let over = Rc::new(Cell::new(false));
     let flag = over.clone();
@@ -206,53 +260,11 @@ fn replace(
     let tx = sql.clone();
     let written = object.transaction(move || {
         let sql = tx;
-        sql.exec(
-            "INSERT INTO data_connections (id, user_id, name, description, schema, row_count, \
-             source_url, created_at, updated_at, bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9) \
-             ON CONFLICT (user_id, name) DO UPDATE SET description = excluded.description, \
-             schema = excluded.schema, row_count = excluded.row_count, \
-             source_url = excluded.source_url, updated_at = excluded.updated_at, bytes = excluded.bytes",
-            vec![
-                set.id.as_str().into(),
-                set.user_id.as_str().into(),
-                set.name.as_str().into(),
-                set.description.as_str().into(),
-                set.schema.as_str().into(),
-                SqlStorageValue::from(set.row_count as i64),
-                set.source_url.clone().into(),
-                SqlStorageValue::from(set.now as i64),
-                SqlStorageValue::from(set.bytes as i64),
-            ],
-        )?;
-        let id = match first(
-            &sql,
-            "SELECT id FROM data_connections WHERE user_id = ?1 AND name = ?2",
-            vec![set.user_id.as_str().into(), set.name.as_str().into()],
-        )?
-        .pop()
-        {
-            Some(SqlStorageValue::String(id)) => id,
-            _ => return Err(worker::Error::RustError("no data set".into())),
-        };
-        sql.exec(
-            "DELETE FROM data_rows WHERE connection_id = ?1",
-            vec![id.as_str().into()],
-        )?;
-        sql.exec(
-            "INSERT INTO data_rows (connection_id, row_index, data) \
-             SELECT ?1, row_index, data FROM data_staging WHERE upload = ?2",
-            vec![id.as_str().into(), set.id.as_str().into()],
-        )?;
-        sql.exec(
-            "DELETE FROM data_staging WHERE upload = ?1",
-            vec![set.id.as_str().into()],
-        )?;
-        insert(&sql, None, &id, &chunks)?;
         let n = count(
             first(
                 &sql,
                 "SELECT count(*) FROM data_rows WHERE connection_id = ?1",
-                vec![id.as_str().into()],
+                vec![set.id.as_str().into()],
             )?
             .first(),
         );
@@ -262,6 +274,43 @@ fn replace(
                 set.row_count
             )));
         }
+        let old = first(
+            &sql,
+            "SELECT id, created_at FROM data_connections WHERE user_id = ?1 AND name = ?2",
+            vec![set.user_id.as_str().into(), set.name.as_str().into()],
+        )?;
+        let created = match old.get(1) {
+            Some(SqlStorageValue::Integer(at)) => *at,
+            _ => set.now as i64,
+        };
+        if let Some(SqlStorageValue::String(old)) = old.first() {
+            sql.exec(
+                "DELETE FROM data_connections WHERE id = ?1",
+                vec![old.as_str().into()],
+            )?;
+            retire(&sql, old, set.now)?;
+        }
+        sql.exec(
+            "INSERT INTO data_connections (id, user_id, name, description, schema, row_count, \
+             source_url, created_at, updated_at, bytes) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            vec![
+                set.id.as_str().into(),
+                set.user_id.as_str().into(),
+                set.name.as_str().into(),
+                set.description.as_str().into(),
+                set.schema.as_str().into(),
+                SqlStorageValue::from(set.row_count as i64),
+                set.source_url.clone().into(),
+                SqlStorageValue::from(created),
+                SqlStorageValue::from(set.now as i64),
+                SqlStorageValue::from(set.bytes as i64),
+            ],
+        )?;
+        sql.exec(
+            "DELETE FROM data_uploads WHERE id = ?1",
+            vec![set.id.as_str().into()],
+        )?;
         let [sets, rows, bytes] = totals(&sql)?;
         if sets > caps.data_sets || rows > caps.data_rows || bytes > caps.data_bytes {
             flag.set(true);
@@ -270,11 +319,8 @@ fn replace(
         Ok(())
     });
     if written.is_err() {
-        // Rolled back: what was staged for this upload is of no use now.
-        sql.exec(
-            "DELETE FROM data_staging WHERE upload = ?1",
-            vec![upload.as_str().into()],
-        )?;
+        // Rolled back: the upload's rows are of no use now.
+        retire(&sql, &upload, crate::runtime::now_ms())?;
     }
     if !over.get() {
         written?;
@@ -298,17 +344,12 @@ pub(super) fn serve(object: &SiteObject, call: DataCall) -> Result<Response, Api
     let answer = match (op, set) {
         (Op::Stage, _) => {
             let now = crate::runtime::now_ms();
-            if chunks.first().is_some_and(|c| c.start == 0) {
-                sql.exec(
-                    "DELETE FROM data_staging WHERE at < ?1",
-                    vec![SqlStorageValue::from(now.saturating_sub(STAGED_FOR) as i64)],
-                )?;
-            }
-            object.transaction(move || insert(&sql, Some(now), &key, &chunks))?;
+            object.transaction(move || stage(&sql, &key, &chunks, now))?;
             serde_json::json!({})
         }
         (Op::Replace, Some(set)) => {
-            let over = replace(object, set, chunks, caps.unwrap_or_default())?;
+            let over = replace(object, set, caps.unwrap_or_default())?;
+            object.sweep_data();
             serde_json::json!({ "over": over })
         }
         (Op::Replace, None) => return Err(ApiError::bad_request("No data set.")),
@@ -332,20 +373,24 @@ pub(super) fn serve(object: &SiteObject, call: DataCall) -> Result<Response, Api
             let deleted = Rc::new(Cell::new(false));
             let flag = deleted.clone();
             let user = user_id.unwrap_or_default();
+            let now = crate::runtime::now_ms();
             object.transaction(move || {
-                let find = "(SELECT id FROM data_connections WHERE user_id = ?1 AND name = ?2)";
-                let bound = || vec![user.as_str().into(), key.as_str().into()];
-                sql.exec(
-                    &format!("DELETE FROM data_rows WHERE connection_id = {find}"),
-                    bound(),
+                let found = first(
+                    &sql,
+                    "SELECT id FROM data_connections WHERE user_id = ?1 AND name = ?2",
+                    vec![user.as_str().into(), key.as_str().into()],
                 )?;
-                let cursor = sql.exec(
-                    "DELETE FROM data_connections WHERE user_id = ?1 AND name = ?2",
-                    bound(),
-                )?;
-                flag.set(cursor.rows_written() > 0);
+                if let Some(SqlStorageValue::String(id)) = found.first() {
+                    sql.exec(
+                        "DELETE FROM data_connections WHERE id = ?1",
+                        vec![id.as_str().into()],
+                    )?;
+                    retire(&sql, id, now)?;
+                    flag.set(true);
+                }
                 Ok(())
             })?;
+            object.sweep_data();
             serde_json::json!({ "deleted": deleted.get() })
         }
         (Op::Rows, _) => {
@@ -522,29 +567,30 @@ fn items(value: Value) -> Vec<Value> {
     }
 }
 
-/// What an upload stores.
+/// What an upload stores: its rows as text cells, already checked and their kinds noted
+/// by `typing` (they are typed slice by slice as they are sent).
 pub(crate) struct Upload<'a> {
     pub(crate) new_id: &'a str,
     pub(crate) user_id: &'a str,
     pub(crate) name: &'a str,
     pub(crate) description: &'a str,
-    pub(crate) fields: &'a [DataField],
-    pub(crate) rows: &'a [Value],
+    pub(crate) typing: Typing,
+    pub(crate) cells: Vec<Vec<String>>,
     pub(crate) source_url: Option<&'a str>,
     pub(crate) now: u64,
 }
 
-/// `rows` as chunks of about [`CHUNK_BYTES`] of JSON each, and the bytes of their rows'
-/// JSON text.
-fn chunks(rows: &[Value]) -> (Vec<Chunk>, usize) {
+/// `rows` (numbered from `start`) as chunks of about [`CHUNK_BYTES`] of JSON each, and the
+/// bytes of their rows' JSON text.
+fn chunks(rows: &[Value], start: usize) -> (Vec<Chunk>, usize) {
     let mut out = Vec::new();
     let mut bytes = 0;
-    let mut start = 0usize;
-    while start < rows.len() {
+    let mut first = 0usize;
+    while first < rows.len() {
         let mut chunk = String::from("[");
-        let mut end = start;
-        while end < rows.len() && (end == start || chunk.len() < CHUNK_BYTES) {
-            if end > start {
+        let mut end = first;
+        while end < rows.len() && (end == first || chunk.len() < CHUNK_BYTES) {
+            if end > first {
                 chunk.push(',');
             }
             let before = chunk.len();
@@ -554,10 +600,10 @@ fn chunks(rows: &[Value]) -> (Vec<Chunk>, usize) {
         }
         chunk.push(']');
         out.push(Chunk {
-            start: start as u64,
+            start: (start + first) as u64,
             rows: chunk,
         });
-        start = end;
+        first = end;
     }
     (out, bytes)
 }
@@ -602,49 +648,60 @@ impl SiteData {
         Ok(items(rows).iter().map(Listed::of).collect())
     }
 
-    /// Replaces (or creates) the user's data set `name` with `rows`, atomically; `false`
-    /// (nothing written) when the site's data sets would pass its caps.
-    pub(crate) async fn replace(&self, up: &Upload<'_>, caps: Caps) -> Result<bool, ApiError> {
-        let (mut chunks, bytes) = chunks(up.rows);
-        // Every call but the last stages about `CALL_BYTES` of rows.
-        let mut calls: Vec<Vec<Chunk>> = Vec::new();
-        let mut size = usize::MAX;
-        for chunk in chunks.drain(..) {
-            if size >= CALL_BYTES {
-                calls.push(Vec::new());
-                size = 0;
+    /// Replaces (or creates) the user's data set `name` with the upload's rows, atomically;
+    /// `false` (nothing written) when the site's data sets would pass its caps. Rows are
+    /// typed [`SLICE_ROWS`] at a time and sent a chunk per call: the Worker yields at each
+    /// call, so a large upload never holds its thread for long.
+    pub(crate) async fn replace(&self, up: Upload<'_>, caps: Caps) -> Result<bool, ApiError> {
+        let Upload {
+            new_id,
+            user_id,
+            name,
+            description,
+            mut typing,
+            cells,
+            source_url,
+            now,
+        } = up;
+        let row_count = typing.rows();
+        let (mut start, mut bytes) = (0, 0);
+        let mut cells = cells.into_iter();
+        loop {
+            let slice: Vec<Vec<String>> = cells.by_ref().take(SLICE_ROWS).collect();
+            if slice.is_empty() {
+                break;
             }
-            size += chunk.rows.len();
-            if let Some(call) = calls.last_mut() {
-                call.push(chunk);
+            let rows = typing.typed(slice);
+            let (parts, n) = chunks(&rows, start);
+            start += rows.len();
+            bytes += n;
+            drop(rows);
+            for chunk in parts {
+                let stage = DataCall {
+                    op: Op::Stage,
+                    key: new_id.to_string(),
+                    chunks: vec![chunk],
+                    ..DataCall::default()
+                };
+                self.ask(stage).await?;
+                crate::runtime::yield_now().await;
             }
-        }
-        let last = calls.pop().unwrap_or_default();
-        for staged in calls {
-            let stage = DataCall {
-                op: Op::Stage,
-                key: up.new_id.to_string(),
-                chunks: staged,
-                ..DataCall::default()
-            };
-            self.ask(stage).await?;
         }
         let set = NewSet {
-            id: up.new_id.to_string(),
-            user_id: up.user_id.to_string(),
-            name: up.name.to_string(),
-            description: up.description.to_string(),
-            schema: serde_json::to_string(up.fields).unwrap_or_else(|_| "[]".into()),
-            row_count: up.rows.len() as u64,
+            id: new_id.to_string(),
+            user_id: user_id.to_string(),
+            name: name.to_string(),
+            description: description.to_string(),
+            schema: serde_json::to_string(&typing.fields()).unwrap_or_else(|_| "[]".into()),
+            row_count: row_count as u64,
             bytes: bytes as u64,
-            source_url: up.source_url.map(str::to_string),
-            now: up.now,
+            source_url: source_url.map(str::to_string),
+            now,
         };
         let answer = self
             .ask(DataCall {
                 op: Op::Replace,
                 set: Some(set),
-                chunks: last,
                 caps: Some(caps),
                 ..DataCall::default()
             })

@@ -114,6 +114,8 @@ pub struct SiteObject {
     /// Whether a call is running the import now (the others wait for it: two imports at once
     /// could copy rows a third call has replaced or deleted meanwhile).
     importing: Cell<bool>,
+    /// Whether a [`data::sweep`] is running.
+    sweeping: std::rc::Rc<Cell<bool>>,
 }
 
 impl std::fmt::Debug for SiteObject {
@@ -141,6 +143,7 @@ impl DurableObject for SiteObject {
             env,
             ready: Cell::new(false),
             importing: Cell::new(false),
+            sweeping: std::rc::Rc::default(),
         }
     }
 
@@ -167,6 +170,12 @@ impl DurableObject for SiteObject {
 impl SiteObject {
     fn sql(&self) -> SqlStorage {
         self.state.storage().sql()
+    }
+
+    /// Deletes the rows of replaced and deleted data sets in the background
+    /// ([`data::sweep`]), unless a sweep is running.
+    fn sweep_data(&self) {
+        wasm_bindgen_futures::spawn_local(data::sweep(self.sql(), self.sweeping.clone()));
     }
 
     /// Runs `body` as one transaction (`storage.transactionSync`): all of it, or nothing

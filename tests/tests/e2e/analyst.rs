@@ -595,9 +595,10 @@ fn data_sets_kept_in_d1_by_an_older_version_are_imported_by_the_site_object() {
 }
 
 /// The largest upload (200,000 rows, about 30 MB of CSV) goes to the site's object in
-/// several calls and replaces the data set in one transaction: every row is there, a
-/// grouped sum over it is exact, a second upload replaces it whole, and the shared D1 holds
-/// none of its rows. Prints the upload's time.
+/// many small calls and replaces the data set in one short transaction: every row is
+/// there, a grouped sum over it is exact, a second upload replaces it whole, the replaced
+/// rows are then deleted from the object (in batches, in the background), and so are a
+/// deleted data set's; the shared D1 holds none of its rows. Prints the upload's time.
 #[test]
 #[allow(clippy::print_stdout, reason = "the upload's time is printed")]
 fn a_200000_row_upload_is_stored_whole_in_the_site_object() {
@@ -688,6 +689,31 @@ fn a_200000_row_upload_is_stored_whole_in_the_site_object() {
         site.id
     ));
     assert_eq!(rows[0]["n"], 0, "no data row in the shared D1");
+    // The 200,000 replaced rows leave the object's storage too, and nothing is left to do.
+    let left = |what: &str| {
+        worker.site_rows(&site, &format!("SELECT count(*) AS n FROM {what}"))[0]["n"].clone()
+    };
+    let swept = |rows: u64| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while left("data_rows") != rows || left("data_uploads") != 0 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the object still holds {} rows and {} uploads",
+                left("data_rows"),
+                left("data_uploads")
+            );
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+    };
+    swept(3);
+    let (status, body) = into_parts(
+        agent()
+            .delete(&worker.url("/admin/data/lon?user_id=alice"))
+            .set("x-api-key", &site.secret_key)
+            .call(),
+    );
+    assert_eq!(status, 204, "{body}");
+    swept(0);
 }
 
 /// Issue 13's benchmark: upload a 100,000-row data set, then time data turns whose

@@ -10,7 +10,7 @@
 //! the 32 MB upload cap (`bindings::outbound`).
 
 use concierge_core::boundary::Ids;
-use concierge_core::flows::analyst::data::{Prepared, parse_csv, prepare_json, prepare_table};
+use concierge_core::flows::analyst::data::{CsvReader, Typing, json_table};
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -22,7 +22,7 @@ use crate::bindings::outbound::{self, FetchError, MAX_REDIRECTS};
 use crate::bindings::services::RandomIds;
 use crate::error::ApiError;
 use crate::http::body;
-use crate::runtime::now_ms;
+use crate::runtime::{now_ms, yield_now};
 use crate::site::caps::Caps;
 use crate::site::endpoint;
 use crate::site_object::data::{Listed, SiteData, Upload};
@@ -114,9 +114,72 @@ async fn fetch_csv(env: &Env, url: &str) -> Result<String, ApiError> {
         .map_err(|_| ApiError::bad_request("The CSV at `csv_url` must be UTF-8."))
 }
 
-fn from_csv(text: &str) -> Result<Prepared, ApiError> {
-    let (header, cells) = parse_csv(text).map_err(ApiError::bad_request)?;
-    prepare_table(header, cells).map_err(ApiError::bad_request)
+/// CSV text read this many bytes at a time (a few hundred rows), the Worker yielding
+/// between pieces so that a large upload never holds its thread for long.
+const PIECE_BYTES: usize = 32 * 1024;
+
+/// An upload's rows, read and checked: their kinds noted by the typing, their text cells.
+type Table = (Typing, Vec<Vec<String>>);
+
+/// Notes `rows` (the next rows of the table) and keeps them.
+fn note(table: &mut Table, rows: Vec<Vec<String>>) -> Result<(), ApiError> {
+    table.0.note(&rows).map_err(ApiError::bad_request)?;
+    table.1.extend(rows);
+    Ok(())
+}
+
+/// CSV text read piece by piece (see [`PIECE_BYTES`]), as a checked table.
+async fn from_csv(text: &str) -> Result<Table, ApiError> {
+    let mut reader = CsvReader::new();
+    let mut table: Option<Table> = None;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let mut end = PIECE_BYTES.min(rest.len());
+        while !rest.is_char_boundary(end) {
+            end += 1;
+        }
+        let (piece, after) = rest.split_at(end);
+        rest = after;
+        reader.feed(piece).map_err(ApiError::bad_request)?;
+        if table.is_none()
+            && let Some(header) = reader.header()
+        {
+            let typing = Typing::new(header.to_vec()).map_err(ApiError::bad_request)?;
+            table = Some((typing, Vec::new()));
+        }
+        if let Some(table) = table.as_mut() {
+            note(table, reader.take_rows())?;
+        }
+        yield_now().await;
+    }
+    let (header, rows) = reader.finish().map_err(ApiError::bad_request)?;
+    let mut table = match table {
+        Some(table) => table,
+        None => (
+            Typing::new(header).map_err(ApiError::bad_request)?,
+            Vec::new(),
+        ),
+    };
+    note(&mut table, rows)?;
+    Ok(table)
+}
+
+/// JSON rows as a checked table, its cells noted a slice at a time with yields between.
+async fn from_json(rows: &[Value]) -> Result<Table, ApiError> {
+    let (header, cells) = json_table(rows).map_err(ApiError::bad_request)?;
+    let mut table = (
+        Typing::new(header).map_err(ApiError::bad_request)?,
+        Vec::with_capacity(cells.len()),
+    );
+    let mut cells = cells.into_iter();
+    loop {
+        let slice: Vec<Vec<String>> = cells.by_ref().take(1024).collect();
+        if slice.is_empty() {
+            return Ok(table);
+        }
+        note(&mut table, slice)?;
+        yield_now().await;
+    }
 }
 
 async fn store(
@@ -125,7 +188,7 @@ async fn store(
     name: &str,
     user_id: &str,
     description: &str,
-    prepared: &Prepared,
+    (typing, cells): Table,
     source_url: Option<&str>,
 ) -> Result<Response, ApiError> {
     let data = SiteData::new(env, &caller.site.id);
@@ -135,13 +198,13 @@ async fn store(
         user_id,
         name,
         description,
-        fields: &prepared.fields,
-        rows: &prepared.rows,
+        typing,
+        cells,
         source_url,
         now: now_ms(),
     };
     let caps = Caps::of(env);
-    if !data.replace(&upload, caps).await? {
+    if !data.replace(upload, caps).await? {
         return Err(caps.data_full());
     }
     let listed = data.list(Some(user_id)).await?;
@@ -178,14 +241,14 @@ pub(crate) async fn put(
         let bytes = body::capped(&mut req, MAX_UPLOAD_BYTES, TOO_LARGE).await?;
         let text = String::from_utf8(bytes)
             .map_err(|_| ApiError::bad_request("The CSV body must be UTF-8."))?;
-        let prepared = from_csv(&text)?;
-        return store(env, &caller, name, &user, &description, &prepared, None).await;
+        let table = from_csv(&text).await?;
+        return store(env, &caller, name, &user, &description, table, None).await;
     }
     let upload: JsonUpload = body::json_up_to(&mut req, MAX_UPLOAD_BYTES, TOO_LARGE).await?;
     let user = check_user(&upload.user_id)?.to_string();
-    let (prepared, source) = match (upload.rows, upload.csv_url) {
-        (Some(rows), None) => (prepare_json(&rows).map_err(ApiError::bad_request)?, None),
-        (None, Some(url)) => (from_csv(&fetch_csv(env, &url).await?)?, Some(url)),
+    let (table, source) = match (upload.rows, upload.csv_url) {
+        (Some(rows), None) => (from_json(&rows).await?, None),
+        (None, Some(url)) => (from_csv(&fetch_csv(env, &url).await?).await?, Some(url)),
         _ => {
             return Err(ApiError::bad_request(
                 "Send exactly one of `rows` (an array of objects) and `csv_url`.",
@@ -199,7 +262,7 @@ pub(crate) async fn put(
         name,
         &user,
         &description,
-        &prepared,
+        table,
         source.as_deref(),
     )
     .await
@@ -276,7 +339,7 @@ pub(crate) async fn sync(
             "This data set was not imported from a `csv_url`; upload it again instead.",
         ));
     };
-    let prepared = from_csv(&fetch_csv(env, &url).await?)?;
+    let table = from_csv(&fetch_csv(env, &url).await?).await?;
     let c = &one.connection;
     store(
         env,
@@ -284,7 +347,7 @@ pub(crate) async fn sync(
         name,
         &c.user_id,
         &c.description,
-        &prepared,
+        table,
         Some(&url),
     )
     .await

@@ -16,9 +16,10 @@ pub use crate::boundary::{AggregateQuery, AggregateRow};
 /// The data sets' tables in a site's own database (issue 47: the site object's SQLite; they
 /// lived in the shared D1, `migrations/0015_analyst.sql`, keyed by site, before). A data set
 /// ("connection") belongs to one user; its rows are JSON objects typed at upload; `bytes`
-/// is its rows' JSON size (the per-site caps). `data_staging` holds the rows of an upload
-/// too large for one call until the call that replaces the data set moves them, in one
-/// transaction.
+/// is its rows' JSON size (the per-site caps). An upload writes its rows under its own id
+/// (not a connection's yet: no query sees them) and becomes the connection in one short
+/// transaction; `data_uploads` lists the ids whose rows are still being written, or are to
+/// be deleted (`gone`: a replaced or deleted data set's, a refused upload's).
 pub const SCHEMA: &str = "\
 CREATE TABLE IF NOT EXISTS data_connections (
     id          TEXT PRIMARY KEY,
@@ -39,13 +40,12 @@ CREATE TABLE IF NOT EXISTS data_rows (
     data          TEXT NOT NULL,
     PRIMARY KEY (connection_id, row_index)
 );
-CREATE TABLE IF NOT EXISTS data_staging (
-    upload    TEXT NOT NULL,
-    row_index INTEGER NOT NULL,
-    data      TEXT NOT NULL,
-    at        INTEGER NOT NULL,
-    PRIMARY KEY (upload, row_index)
-);";
+CREATE TABLE IF NOT EXISTS data_uploads (
+    id   TEXT PRIMARY KEY,
+    at   INTEGER NOT NULL,
+    gone INTEGER NOT NULL DEFAULT 0
+);
+DROP TABLE IF EXISTS data_staging;";
 
 /// A bound parameter.
 #[derive(Debug, Clone, PartialEq)]

@@ -9,23 +9,67 @@ use super::{
     too_many_cells, too_many_columns, too_many_rows,
 };
 
-/// A CSV reader's position and the bounds it enforces as it goes, so that no bound is
-/// passed before it is noticed (a 30 MB cell or a row of millions of cells is refused at
-/// its first character over, never held).
-struct Reader {
+/// Where the reader is within a field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Outside quotes.
+    Plain,
+    /// Inside a quoted field.
+    Quoted,
+    /// Just after a `"` inside a quoted field: `""` is a quote, anything else ends the
+    /// quotes (kept as a state, so a piece may end between the two quotes).
+    QuoteSeen,
+}
+
+/// A CSV reader fed piece by piece ([`CsvReader::feed`]), so a caller can hand over rows
+/// and yield between pieces (the Worker types and stores a large upload in slices, never
+/// holding its thread for the whole body). Its position and the bounds it enforces as it
+/// goes, so that no bound is passed before it is noticed (a 30 MB cell or a row of
+/// millions of cells is refused at its first character over, never held). [`parse_csv`]
+/// is one feed of the whole text.
+#[derive(Debug)]
+pub struct CsvReader {
     header: Option<Vec<String>>,
     rows: Vec<Vec<String>>,
+    /// Rows handed over by [`CsvReader::take_rows`] so far.
+    taken: usize,
     record: Vec<String>,
     field: String,
     field_chars: usize,
     cells: usize,
+    state: State,
+    /// Whether the record being read has a character yet.
+    any: bool,
+    /// Whether a piece has been fed (a byte-order mark is skipped at the very start).
+    started: bool,
 }
 
-impl Reader {
+impl Default for CsvReader {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl CsvReader {
+    pub fn new() -> Self {
+        Self {
+            header: None,
+            rows: Vec::new(),
+            taken: 0,
+            record: Vec::new(),
+            field: String::new(),
+            field_chars: 0,
+            cells: 0,
+            state: State::Plain,
+            any: false,
+            started: false,
+        }
+    }
+
     /// The row number of the record being read (the header is row 1; blank lines are not
     /// counted).
     fn row(&self) -> usize {
-        self.rows.len() + 1 + usize::from(self.header.is_some())
+        self.taken + self.rows.len() + 1 + usize::from(self.header.is_some())
     }
 
     fn push_char(&mut self, c: char) -> Result<(), String> {
@@ -80,7 +124,7 @@ impl Reader {
                 header.len()
             ));
         }
-        if self.rows.len() >= MAX_UPLOAD_ROWS {
+        if self.taken + self.rows.len() >= MAX_UPLOAD_ROWS {
             return Err(too_many_rows());
         }
         self.cells += record.len();
@@ -90,6 +134,73 @@ impl Reader {
         self.rows.push(record);
         Ok(())
     }
+
+    /// Reads `piece`, the next part of the text (any split: a piece may end inside a field,
+    /// a quoted field or a `""`).
+    pub fn feed(&mut self, piece: &str) -> Result<(), String> {
+        let piece = if self.started {
+            piece
+        } else {
+            self.started = true;
+            piece.strip_prefix('\u{feff}').unwrap_or(piece)
+        };
+        for c in piece.chars() {
+            self.any = true;
+            match (self.state, c) {
+                (State::Quoted, '"') => self.state = State::QuoteSeen,
+                (State::Quoted, c) => self.push_char(c)?,
+                (State::QuoteSeen, '"') => {
+                    self.state = State::Quoted;
+                    self.push_char('"')?;
+                }
+                (State::QuoteSeen | State::Plain, c) => {
+                    self.state = State::Plain;
+                    self.plain(c)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A character outside quotes.
+    fn plain(&mut self, c: char) -> Result<(), String> {
+        match c {
+            '"' if self.field.is_empty() => self.state = State::Quoted,
+            ',' => self.end_field()?,
+            '\r' => {}
+            '\n' => {
+                self.end_record()?;
+                self.any = false;
+            }
+            c => self.push_char(c)?,
+        }
+        Ok(())
+    }
+
+    /// The header, once its row has been read.
+    pub fn header(&self) -> Option<&[String]> {
+        self.header.as_deref()
+    }
+
+    /// The rows read since the last call (complete records only).
+    pub fn take_rows(&mut self) -> Vec<Vec<String>> {
+        self.taken += self.rows.len();
+        core::mem::take(&mut self.rows)
+    }
+
+    /// Ends the text: the header and the rows not taken yet.
+    pub fn finish(mut self) -> Result<(Vec<String>, Vec<Vec<String>>), String> {
+        if self.state == State::Quoted {
+            return Err("CSV has an unclosed quote".into());
+        }
+        if self.any {
+            self.end_record()?;
+        }
+        let header = self
+            .header
+            .ok_or("CSV is empty: a header row is required")?;
+        Ok((header, self.rows))
+    }
 }
 
 /// Parses CSV text (RFC 4180 quoting; the first row is the header) into string rows,
@@ -97,50 +208,7 @@ impl Reader {
 /// [`MAX_COLUMN_NAME_CHARS`](super::MAX_COLUMN_NAME_CHARS), [`MAX_UPLOAD_ROWS`], [`MAX_CELLS`]): the error names the
 /// row and column where one is passed.
 pub fn parse_csv(text: &str) -> Result<(Vec<String>, Vec<Vec<String>>), String> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut reader = Reader {
-        header: None,
-        rows: Vec::new(),
-        record: Vec::new(),
-        field: String::new(),
-        field_chars: 0,
-        cells: 0,
-    };
-    let mut quoted = false;
-    let mut chars = text.chars().peekable();
-    let mut any = false;
-    while let Some(c) = chars.next() {
-        any = true;
-        if quoted {
-            match c {
-                '"' if chars.peek() == Some(&'"') => {
-                    chars.next();
-                    reader.push_char('"')?;
-                }
-                '"' => quoted = false,
-                c => reader.push_char(c)?,
-            }
-            continue;
-        }
-        match c {
-            '"' if reader.field.is_empty() => quoted = true,
-            ',' => reader.end_field()?,
-            '\r' => {}
-            '\n' => {
-                reader.end_record()?;
-                any = false;
-            }
-            c => reader.push_char(c)?,
-        }
-    }
-    if quoted {
-        return Err("CSV has an unclosed quote".into());
-    }
-    if any {
-        reader.end_record()?;
-    }
-    let header = reader
-        .header
-        .ok_or("CSV is empty: a header row is required")?;
-    Ok((header, reader.rows))
+    let mut reader = CsvReader::new();
+    reader.feed(text)?;
+    reader.finish()
 }

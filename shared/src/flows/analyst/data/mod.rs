@@ -13,7 +13,7 @@ use crate::boundary::DataField;
 
 mod csv;
 
-pub use csv::parse_csv;
+pub use csv::{CsvReader, parse_csv};
 
 /// At most this many rows per upload.
 pub const MAX_UPLOAD_ROWS: usize = 200_000;
@@ -140,22 +140,159 @@ fn valid(m: &str, d: &str) -> bool {
     (1..=12).contains(&m) && (1..=31).contains(&d)
 }
 
-fn kind_of(cells: &[&str]) -> &'static str {
-    let present: Vec<&&str> = cells.iter().filter(|c| !c.trim().is_empty()).collect();
-    if present.is_empty() {
-        return "string";
+/// What the cells of a column seen so far allow it to be: a column is a number if every
+/// non-blank cell is one, else a date if every one is, else a bool, else a string.
+#[derive(Debug, Clone, Copy)]
+struct Kinds {
+    present: bool,
+    number: bool,
+    date: bool,
+    boolean: bool,
+}
+
+impl Kinds {
+    const ANY: Self = Self {
+        present: false,
+        number: true,
+        date: true,
+        boolean: true,
+    };
+
+    fn note(&mut self, cell: &str) {
+        let cell = cell.trim();
+        if cell.is_empty() {
+            return;
+        }
+        self.present = true;
+        // A number is never a date nor a bool: once a cell is a number the column can only
+        // be one, and the other tests are skipped.
+        if self.number && parse_number(cell).is_some() {
+            self.date = false;
+            self.boolean = false;
+            return;
+        }
+        self.number = false;
+        self.date = self.date && parse_date(cell).is_some();
+        self.boolean = self.boolean
+            && (cell.eq_ignore_ascii_case("true") || cell.eq_ignore_ascii_case("false"));
     }
-    if present.iter().all(|c| parse_number(c).is_some()) {
-        "number"
-    } else if present.iter().all(|c| parse_date(c).is_some()) {
-        "date"
-    } else if present
-        .iter()
-        .all(|c| matches!(c.trim().to_lowercase().as_str(), "true" | "false"))
-    {
-        "bool"
-    } else {
-        "string"
+
+    fn kind(&self) -> &'static str {
+        match *self {
+            Self { present: false, .. } => "string",
+            Self { number: true, .. } => "number",
+            Self { date: true, .. } => "date",
+            Self { boolean: true, .. } => "bool",
+            _ => "string",
+        }
+    }
+}
+
+/// A table's columns typed slice by slice: [`Typing::note`] checks rows and notes their
+/// cells' kinds (a caller may yield between slices), [`Typing::typed`] then types rows
+/// with the kinds of the whole table and [`Typing::fields`] describes the columns with
+/// the first examples typed. [`prepare_table`] is one slice.
+#[derive(Debug)]
+pub struct Typing {
+    header: Vec<String>,
+    kinds: Vec<Kinds>,
+    rows: usize,
+    examples: Vec<Vec<Value>>,
+}
+
+impl Typing {
+    /// Checks `header` (see [`check_header`]).
+    pub fn new(header: Vec<String>) -> Result<Self, String> {
+        check_header(&header)?;
+        Ok(Self {
+            kinds: alloc::vec![Kinds::ANY; header.len()],
+            examples: alloc::vec![Vec::new(); header.len()],
+            header,
+            rows: 0,
+        })
+    }
+
+    /// Checks the next `rows` (each as long as the header, no cell too long, the table
+    /// within [`MAX_UPLOAD_ROWS`] and [`MAX_CELLS`]) and notes their kinds.
+    pub fn note(&mut self, rows: &[Vec<String>]) -> Result<(), String> {
+        let total = self.rows + rows.len();
+        if total > MAX_UPLOAD_ROWS {
+            return Err(too_many_rows());
+        }
+        if total.saturating_mul(self.header.len()) > MAX_CELLS {
+            return Err(too_many_cells());
+        }
+        for (i, row) in rows.iter().enumerate() {
+            let i = self.rows + i;
+            if row.len() != self.header.len() {
+                return Err(format!(
+                    "row {} has {} cells; the header has {}",
+                    i + 1,
+                    row.len(),
+                    self.header.len()
+                ));
+            }
+            if let Some(c) = row
+                .iter()
+                .position(|cell| cell.chars().count() > MAX_CELL_CHARS)
+            {
+                return Err(cell_too_long(i + 2, c + 1, Some(&self.header[c])));
+            }
+        }
+        for row in rows {
+            for (kinds, cell) in self.kinds.iter_mut().zip(row) {
+                kinds.note(cell);
+            }
+        }
+        self.rows = total;
+        Ok(())
+    }
+
+    /// The rows noted so far.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// `cells` (rows already noted) typed with every noted row's kinds, as JSON objects;
+    /// the first distinct values of each column are kept as its examples.
+    pub fn typed(&mut self, cells: Vec<Vec<String>>) -> Vec<Value> {
+        let kinds: Vec<&'static str> = self.kinds.iter().map(Kinds::kind).collect();
+        let rows: Vec<Value> = cells
+            .into_iter()
+            .map(|r| {
+                let mut row = Map::new();
+                for ((name, cell), kind) in self.header.iter().zip(r).zip(&kinds) {
+                    row.insert(name.clone(), typed(cell, kind));
+                }
+                Value::Object(row)
+            })
+            .collect();
+        for (c, examples) in self.examples.iter_mut().enumerate() {
+            for row in &rows {
+                if examples.len() == 3 {
+                    break;
+                }
+                let v = row.get(&self.header[c]).cloned().unwrap_or(Value::Null);
+                if !v.is_null() && !examples.contains(&v) {
+                    examples.push(v);
+                }
+            }
+        }
+        rows
+    }
+
+    /// The columns: names, kinds, and the examples of the rows typed so far.
+    pub fn fields(&self) -> Vec<DataField> {
+        self.header
+            .iter()
+            .zip(&self.kinds)
+            .zip(&self.examples)
+            .map(|((name, kinds), examples)| DataField {
+                name: name.clone(),
+                kind: kinds.kind().into(),
+                examples: examples.clone(),
+            })
+            .collect()
     }
 }
 
@@ -185,44 +322,11 @@ pub struct Prepared {
 /// soon as it is typed). Checks the bounds [`parse_csv`] checks as it reads, for tables
 /// made otherwise.
 pub fn prepare_table(header: Vec<String>, cells: Vec<Vec<String>>) -> Result<Prepared, String> {
-    check_header(&header)?;
-    if cells.len() > MAX_UPLOAD_ROWS {
-        return Err(too_many_rows());
-    }
-    if cells.len().saturating_mul(header.len()) > MAX_CELLS {
-        return Err(too_many_cells());
-    }
-    for (i, row) in cells.iter().enumerate() {
-        if row.len() != header.len() {
-            return Err(format!(
-                "row {} has {} cells; the header has {}",
-                i + 1,
-                row.len(),
-                header.len()
-            ));
-        }
-        if let Some(c) = row
-            .iter()
-            .position(|cell| cell.chars().count() > MAX_CELL_CHARS)
-        {
-            return Err(cell_too_long(i + 2, c + 1, Some(&header[c])));
-        }
-    }
-    let kinds: Vec<&'static str> = (0..header.len())
-        .map(|c| kind_of(&cells.iter().map(|r| r[c].as_str()).collect::<Vec<_>>()))
-        .collect();
-    let rows: Vec<Value> = cells
-        .into_iter()
-        .map(|r| {
-            let mut row = Map::new();
-            for ((name, cell), kind) in header.iter().zip(r).zip(&kinds) {
-                row.insert(name.clone(), typed(cell, kind));
-            }
-            Value::Object(row)
-        })
-        .collect();
+    let mut typing = Typing::new(header)?;
+    typing.note(&cells)?;
+    let rows = typing.typed(cells);
     Ok(Prepared {
-        fields: fields(&header, &kinds, &rows),
+        fields: typing.fields(),
         rows,
     })
 }
@@ -231,6 +335,14 @@ pub fn prepare_table(header: Vec<String>, cells: Vec<Vec<String>>) -> Result<Pre
 /// The same bounds as CSV, checked as the cells are read: the error names the row
 /// (`rows[i]`) and key.
 pub fn prepare_json(rows: &[Value]) -> Result<Prepared, String> {
+    let (header, cells) = json_table(rows)?;
+    prepare_table(header, cells)
+}
+
+/// JSON rows as a header (every key, in order of first use) and text cells, for
+/// [`Typing`]: string cells are inferred like CSV cells; numbers and booleans as their JSON
+/// text type back to themselves. Checks the bounds as [`prepare_json`] does.
+pub fn json_table(rows: &[Value]) -> Result<(Vec<String>, Vec<Vec<String>>), String> {
     if rows.len() > MAX_UPLOAD_ROWS {
         return Err(too_many_rows());
     }
@@ -272,31 +384,7 @@ pub fn prepare_json(rows: &[Value]) -> Result<Prepared, String> {
         }
         cells.push(typed);
     }
-    prepare_table(header, cells)
-}
-
-fn fields(header: &[String], kinds: &[&'static str], rows: &[Value]) -> Vec<DataField> {
-    header
-        .iter()
-        .zip(kinds)
-        .map(|(name, kind)| {
-            let mut examples: Vec<Value> = Vec::new();
-            for row in rows {
-                let v = row.get(name).cloned().unwrap_or(Value::Null);
-                if !v.is_null() && !examples.contains(&v) {
-                    examples.push(v);
-                }
-                if examples.len() == 3 {
-                    break;
-                }
-            }
-            DataField {
-                name: name.clone(),
-                kind: (*kind).into(),
-                examples,
-            }
-        })
-        .collect()
+    Ok((header, cells))
 }
 
 #[cfg(test)]
