@@ -462,6 +462,64 @@ fn sites_never_see_each_others_vectors(worker: &Worker) {
     assert!(texts(&search_results(worker, &b, query, None)).contains("SITEB-888"));
 }
 
+/// Issue 47: each site's vectors are in a space of its own — its Vectorize namespace, or
+/// (here, the local path) its own object — so a query of site A never reads site B's
+/// vectors, even one whose metadata claims site A and names a document A has: the
+/// `site_id` filter alone would let it through. (The Vectorize double's namespaces are
+/// held to the same in tests/doubles/vectorize/test/.)
+#[test]
+fn a_sites_query_never_reads_another_sites_vectors_even_matching_its_filter() {
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    let a = shop_site(worker, &upstream, "Space A");
+    let b = shop_site(worker, &upstream, "Space B");
+    let query = "giờ mở cửa cửa hàng";
+    put(
+        worker,
+        &a,
+        "faq",
+        json!({"title": "FAQ", "content": "Giờ mở cửa cửa hàng: 8h-21h, mã SPACEA-123."}),
+    );
+    put(
+        worker,
+        &b,
+        "faq",
+        json!({"title": "FAQ", "content": "Giờ mở cửa cửa hàng: 9h-18h, mã SPACEB-456."}),
+    );
+    wait_status(worker, &a, "faq", "done");
+    wait_status(worker, &b, "faq", "done");
+    // B's vectors now claim site A, for a document A has, with A's access.
+    let forged = worker.site_rows(
+        &b,
+        &format!(
+            "UPDATE vectors SET metadata = json_set(metadata, '$.site_id', '{}') \
+             WHERE source = 'knowledge' RETURNING id",
+            a.id
+        ),
+    );
+    assert!(!forged.is_empty(), "B's document has vectors in B's object");
+    let on_a = search_until(worker, &a, query, "site A's faq", |r| !r.is_empty());
+    assert!(
+        texts(&on_a).contains("SPACEA-123") && !texts(&on_a).contains("SPACEB"),
+        "{on_a:?}"
+    );
+    // Nor are they B's any more: the filter still holds within B's own space.
+    let on_b = search_results(worker, &b, query, None);
+    assert!(!texts(&on_b).contains("SPACEB"), "{on_b:?}");
+    // A's own vectors are in A's object, none in B's.
+    let own = |site: &TestSite| {
+        worker
+            .site_rows(site, "SELECT id FROM vectors WHERE source = 'knowledge'")
+            .len()
+    };
+    assert!(own(&a) > 0);
+    assert_eq!(
+        own(&b),
+        forged.len(),
+        "B's object holds only B's own vectors"
+    );
+}
+
 /// Vectorize stores at most 10 KiB of metadata per vector, and a chunk's text is in its
 /// metadata: a text without spaces (one "word", however long) makes a chunk over it.
 /// Both backends refuse it (the document fails to index) instead of the local one
