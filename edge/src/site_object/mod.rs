@@ -7,10 +7,11 @@
 //! warranty records (`shop`'s serial lookup, [`warranty`]), data sets (`analyst`'s,
 //! [`data`]), `rental`'s users, learned Q&A and seed sessions ([`rental`]; the rental
 //! listings have an instance of their own, `listings/{site id}`, that holds nothing else:
-//! [`listings`]), and the visitors to call back with the pages visitors asked for a person
-//! from ([`follow_ups`], issue 45). Before this object all but the last lived in the shared
-//! D1 (`kb_logs`, `warranty_records`, `data_connections`/`data_rows`, `rental_*`, and the
-//! listings in `LISTINGS`): the first call to a site's object imports that site's rows once,
+//! [`listings`]), the visitors to call back with the pages visitors asked for a person
+//! from ([`follow_ups`], issue 45), and, on the local retrieval path, the site's vectors
+//! ([`vectors`]). Before this object all but the follow-ups lived in the shared D1
+//! (`kb_logs`, `warranty_records`, `data_connections`/`data_rows`, `rental_*`,
+//! `local_vectors`, and the listings in `LISTINGS`): the first call to a site's object imports that site's rows once,
 //! then deletes them there, so a deployment that upgrades keeps every line, record and row
 //! ([`SiteObject::import`]; `rental`'s on its first rental call).
 //!
