@@ -520,6 +520,66 @@ fn a_sites_query_never_reads_another_sites_vectors_even_matching_its_filter() {
     );
 }
 
+/// Vectors an older version kept in the shared D1 (`local_vectors`, the local path's table,
+/// in both of its vector encodings) move to their site's object on its first call, with
+/// the columns a query filters on, and leave D1; another site's stay there until its own
+/// object's first call.
+#[test]
+fn local_vectors_kept_in_d1_by_an_older_version_are_imported_by_the_site_object() {
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    let site = shop_site(worker, &upstream, "Older vectors");
+    let other = shop_site(worker, &upstream, "Older vectors, other");
+    let row = |site: &TestSite, id: &str, source: &str, vector: &str| {
+        let metadata = json!({"site_id": site.id, "source": source, "document_id": "faq",
+            "conversation_id": "c1", "scope": "private", "department": "hr", "text": "x"});
+        format!(
+            "('{id}', '{}', '{source}', 'c1', '{metadata}', '{vector}', 'private', 'hr')",
+            site.id
+        )
+    };
+    worker.d1_rows(&format!(
+        "INSERT INTO local_vectors \
+         (id, site_id, source, conversation_id, metadata, vector, scope, department) VALUES {}",
+        [
+            row(&site, "old-json", "knowledge", "[0.5,0.25]"),
+            row(&site, "old-base64", "conversation", "AACAPwAAAEA="),
+            row(&other, "other-site", "knowledge", "[1,0]"),
+        ]
+        .join(", ")
+    ));
+    let imported = worker.site_rows(
+        &site,
+        "SELECT id, source, conversation_id, scope, department, \
+         json_extract(metadata, '$.document_id') AS document, vector FROM vectors ORDER BY id",
+    );
+    assert_eq!(
+        imported,
+        vec![
+            json!({"id": "old-base64", "source": "conversation", "conversation_id": "c1",
+                "scope": "private", "department": "hr", "document": "faq",
+                "vector": "AACAPwAAAEA="}),
+            json!({"id": "old-json", "source": "knowledge", "conversation_id": "c1",
+                "scope": "private", "department": "hr", "document": "faq",
+                "vector": "[0.5,0.25]"}),
+        ]
+    );
+    let left = |site: &TestSite| {
+        worker
+            .d1_rows(&format!(
+                "SELECT id FROM local_vectors WHERE site_id = '{}'",
+                site.id
+            ))
+            .len()
+    };
+    assert_eq!(left(&site), 0, "imported, then deleted from the shared D1");
+    assert_eq!(
+        left(&other),
+        1,
+        "another site's rows wait for its own object"
+    );
+}
+
 /// Vectorize stores at most 10 KiB of metadata per vector, and a chunk's text is in its
 /// metadata: a text without spaces (one "word", however long) makes a chunk over it.
 /// Both backends refuse it (the document fails to index) instead of the local one
