@@ -45,8 +45,10 @@ cd "$ROOT"
 # 1,206,743 B with issue 47's data sets (+6 KB) and issue 45's follow-ups (+7 KB) merged;
 # 1,115,310 B once `analyst`'s `$regex` moved from regex-automata (its Unicode tables) to
 # regex-lite (-91 KB); 1,132,738 B with `rental`'s data in site objects (+17 KB): the budget
-# moved down to 1,155,000 B (the size reached plus 2%).
-GZIP_BUDGET=1155000
+# moved down to 1,155,000 B (the size reached plus 2%). 1,158,789 B with issue 47's item 4
+# (vectors per site: the local path's calls to the site object and its import from D1,
+# +~5 KB): the budget moved to 1,160,000 B.
+GZIP_BUDGET=1160000
 GZIP_TARGET=1200000
 # The SQL validator Worker (`concierge-sql`, sqlcheck/): the size reached (460,974 B on
 # 2026-11-27) plus ~2%. The main Worker calls it once per model-written statement.
