@@ -1,5 +1,5 @@
-//! Issue 30: retrieval through both backends. Every scenario runs twice — `local` (the D1
-//! fallback `wrangler dev` and the other tests use) and `vectorize` (the production code
+//! Issue 30: retrieval through both backends. Every scenario runs twice — `local` (the
+//! fallback `wrangler dev` and the other tests use: the site's vectors in its object) and `vectorize` (the production code
 //! path, `RETRIEVAL_BACKEND=vectorize`, against the local Vectorize double of
 //! tests/doubles/vectorize/, bound as `VECTORIZE` in the same `wrangler dev` session; its
 //! writes become visible only after a delay, as the service's do). Sites embed at the
