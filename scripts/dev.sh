@@ -22,7 +22,8 @@
 #   CONCIERGE_SKIP_BUILD=1           build nothing (test harnesses, which have just built)
 #   RETRIEVAL=vectorize-double       retrieval through the production Vectorize code path
 #                                    (RETRIEVAL_BACKEND=vectorize) against the local Vectorize
-#                                    double (tests/doubles/vectorize/) instead of the D1 fallback;
+#                                    double (tests/doubles/vectorize/) instead of the local
+#                                    fallback (the site's object);
 #                                    VECTORIZE_DOUBLE_DELAY_MS=1000 (writes become visible after
 #                                    it), VECTORIZE_DOUBLE_DIMENSIONS (default: 1024, or 576 for
 #                                    the bundled SmolLM2 embeddings)

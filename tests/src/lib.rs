@@ -126,7 +126,7 @@ pub struct WorkerOptions {
     pub demo_site: bool,
     /// Run the production retrieval path (`RETRIEVAL_BACKEND=vectorize`) against the local
     /// Vectorize double (tests/doubles/vectorize/), bound as `VECTORIZE` in the same
-    /// `wrangler dev` session; `None` keeps the D1 fallback.
+    /// `wrangler dev` session; `None` keeps the local fallback (the site's object).
     pub vectorize_double: Option<VectorizeDouble>,
     /// Run the Workers AI double (`tests/doubles/workers-ai/`) beside the Worker as its `AI`
     /// binding, asking this script server ([`workers_ai::AiScript`]'s `base_url`) what to

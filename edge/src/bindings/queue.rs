@@ -86,7 +86,6 @@ pub(crate) async fn consume(batch: MessageBatch<QueueMessage>, env: &Env) -> wor
     };
     let store = D1Store::new(env)?;
     let knowledge = Documents::from_env(env)?;
-    let vectors = Vectors::from_env(env)?;
     let mut by_site: BTreeMap<String, Vec<QueueMessage>> = BTreeMap::new();
     let messages = batch.messages()?;
     for message in &messages {
@@ -116,6 +115,8 @@ pub(crate) async fn consume(batch: MessageBatch<QueueMessage>, env: &Env) -> wor
                 continue;
             }
         };
+        // The site's own vectors: its Vectorize namespace, or its object.
+        let vectors = Vectors::for_site(env, &site_id)?;
         let (messages, documents): (Vec<QueueMessage>, Vec<QueueMessage>) = jobs
             .into_iter()
             .partition(|m| matches!(m.job, IndexJob::Message(_)));

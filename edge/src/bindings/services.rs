@@ -107,7 +107,7 @@ impl Services {
             env: env.clone(),
             store: D1Store::new(env)?.with_template(site.template.as_str()),
             upstream: Upstream::resolve(site, env),
-            vectors: Vectors::from_env(env)?,
+            vectors: Vectors::for_site(env, &site.id)?,
             ids: RandomIds,
             clock: WorkerClock,
             timer: WorkerTimer,

@@ -1,14 +1,33 @@
-//! The core's vector index: Cloudflare Vectorize in production, and a local path over D1
-//! for `wrangler dev`, where Vectorize cannot run.
+//! The core's vector index: Cloudflare Vectorize in production, and a local path in the
+//! site's own object for `wrangler dev`, where Vectorize cannot run.
+//!
+//! One site's index per handle ([`Vectors::for_site`]): every vector lives in its site's
+//! space — on Vectorize the site's namespace (each upserted vector carries `namespace:
+//! <site id>`, each query asks for it: a query only ever searches its own site's vectors,
+//! whatever their metadata says), locally the site's object (`site_object::vectors`). The
+//! handle refuses records and queries of another site. The metadata indexes and the
+//! `site_id` filter stay, a second wall behind the namespace; `deleteByIds` takes ids
+//! alone (Vectorize's ids are global to the index), and the local path deletes in the
+//! handle's site, which every caller has at hand (the core's `delete` names only ids).
 //!
 //! workers-rs has no Vectorize wrapper: the binding is a small `extern` type
 //! ([`VectorizeIndex`]: `upsert`, `query`, `deleteByIds`), called as methods, so the same
 //! code reaches the real binding and the local double (tests/doubles/vectorize/, an RPC
-//! service bound under the same name). The local path keeps vectors in the
-//! `local_vectors` table, reads the rows a query can match (filtered in SQL by site,
-//! source and conversation, and for `knowledge` by scope and department) and ranks them
-//! by cosine similarity in the Worker — fine for a development data set, and behind the
-//! same trait.
+//! service bound under the same name, which keeps namespaces apart as the service does).
+//! The local path keeps the site's vectors in its object's SQLite, reads the rows a query
+//! can match (filtered in SQL by source and conversation, and for `knowledge` by scope and
+//! department), ranks them by cosine similarity there and applies the filter here — fine
+//! for a development data set, behind the same trait, and running no statement on the
+//! shared D1 (the vectors it held in D1's `local_vectors` move to the site's object on the
+//! object's first call).
+//!
+//! Production vectors written before namespaces (in no namespace) are not returned by a
+//! namespaced query: re-indexing writes them again, by the same ids, in the site's
+//! namespace — a knowledge document's on its next change, or every document of a site
+//! with `POST /admin/index`. A learned rental Q&A is learned again the next time it is
+//! asked, and conversation memory of before the upgrade is not retrieved again; their old
+//! vectors are still deleted by id with their conversation or Q&A. See the README's
+//! retrieval section.
 //!
 //! Both backends apply Vectorize's limits before anything is written or asked, so a local
 //! run refuses what production would refuse, with an error that says why: ids of at most
@@ -38,8 +57,6 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use worker::{D1Database, Env};
 
-use super::d1_store::service_error;
-
 mod limits;
 mod live;
 mod local;
@@ -47,7 +64,6 @@ mod local;
 pub(crate) use limits::MAX_DIMENSIONS;
 use limits::{MAX_BATCH, MAX_TOP_K, check_filter, check_records, check_values};
 use live::live;
-use local::encode_vector;
 
 #[wasm_bindgen]
 extern "C" {
@@ -74,23 +90,26 @@ extern "C" {
 enum Backend {
     /// The `VECTORIZE` binding.
     Vectorize(VectorizeIndex),
-    /// The `local_vectors` D1 table.
+    /// The site's object (`site_object::vectors`).
     Local,
 }
 
-/// The vector index, and the database that says which vectors are still live.
+/// One site's vector index, and the database that says which vectors are still live.
 #[derive(Debug)]
 pub(crate) struct Vectors {
     backend: Backend,
     db: D1Database,
-    /// Where a conversation's messages are (`live`: its record, or its site's copy).
+    /// Where a conversation's messages are (`live`: its record, or its site's copy), and
+    /// the site's object (the local path).
     env: Env,
+    /// The site whose vectors these are: its Vectorize namespace, its object.
+    site: String,
 }
 
 impl Vectors {
-    /// Vectorize unless the `RETRIEVAL_BACKEND` var says `local` (set by `make dev` and the
-    /// tests) or the binding is missing.
-    pub(crate) fn from_env(env: &Env) -> worker::Result<Self> {
+    /// `site_id`'s index: Vectorize unless the `RETRIEVAL_BACKEND` var says `local` (set by
+    /// `make dev` and the tests) or the binding is missing.
+    pub(crate) fn for_site(env: &Env, site_id: &str) -> worker::Result<Self> {
         let backend = env
             .var("RETRIEVAL_BACKEND")
             .map(|v| v.to_string())
@@ -105,7 +124,23 @@ impl Vectors {
             backend,
             db: env.d1("DB")?,
             env: env.clone(),
+            site: site_id.to_string(),
         })
+    }
+
+    /// Refuses a vector or a query of another site than the handle's: it would be written
+    /// to or searched in the wrong site's space.
+    fn check_site(&self, site: &str) -> Result<(), ServiceError> {
+        if site == self.site {
+            return Ok(());
+        }
+        Err(ServiceError::new(
+            ServiceErrorKind::Invalid,
+            format!(
+                "a vector of site `{site}` through site `{}`'s index",
+                self.site
+            ),
+        ))
     }
 }
 
@@ -165,52 +200,24 @@ impl VectorIndex for Vectors {
             return Ok(());
         }
         check_records(records)?;
-        let db = &self.db;
+        for record in records {
+            self.check_site(site_of(&record.metadata))?;
+        }
         match &self.backend {
             Backend::Vectorize(binding) => {
                 for batch in records.chunks(MAX_BATCH) {
                     let vectors: Vec<serde_json::Value> = batch
                         .iter()
-                        .map(|r| serde_json::json!({"id": r.id, "values": r.values, "metadata": r.metadata}))
+                        .map(|r| {
+                            serde_json::json!({"id": r.id, "values": r.values,
+                                "namespace": self.site, "metadata": r.metadata})
+                        })
                         .collect();
                     settle(binding.upsert(to_js(&vectors)?)).await?;
                 }
                 Ok(())
             }
-            Backend::Local => {
-                let mut statements = Vec::with_capacity(records.len());
-                for record in records {
-                    let metadata =
-                        serde_json::to_string(&record.metadata).unwrap_or_else(|_| "{}".into());
-                    let text = |key: &str| record.metadata.get(key).and_then(|v| v.as_str());
-                    statements.push(
-                        db.prepare(
-                            "INSERT INTO local_vectors (id, site_id, source, conversation_id, metadata, vector, \
-                             scope, department) \
-                             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) \
-                             ON CONFLICT (id) DO UPDATE SET site_id = excluded.site_id, \
-                             source = excluded.source, conversation_id = excluded.conversation_id, \
-                             metadata = excluded.metadata, vector = excluded.vector, \
-                             scope = excluded.scope, department = excluded.department",
-                        )
-                        .bind(&[
-                            record.id.as_str().into(),
-                            site_of(&record.metadata).into(),
-                            text("source").unwrap_or_default().into(),
-                            text("conversation_id").map_or(JsValue::NULL, JsValue::from),
-                            metadata.into(),
-                            encode_vector(&record.values).into(),
-                            text("scope").map_or(JsValue::NULL, JsValue::from),
-                            text("department").map_or(JsValue::NULL, JsValue::from),
-                        ])
-                        .map_err(service_error)?,
-                    );
-                }
-                db.batch(statements)
-                    .await
-                    .map_err(service_error)
-                    .map(|_| ())
-            }
+            Backend::Local => self.local_upsert(records).await,
         }
     }
 
@@ -219,6 +226,7 @@ impl VectorIndex for Vectors {
         let site = query.site_id().ok_or_else(|| {
             ServiceError::new(ServiceErrorKind::Invalid, "vector query without site_id")
         })?;
+        self.check_site(site)?;
         check_filter(query)?;
         check_values(&query.vector, None)?;
         // Vectorize returns at most 20 matches with their metadata: ask for no more, on
@@ -238,6 +246,7 @@ impl VectorIndex for Vectors {
                 let options = serde_json::json!({
                     "topK": query.top_k,
                     "returnMetadata": "all",
+                    "namespace": self.site,
                     "filter": query.filter.to_vectorize_json(),
                 });
                 let result = settle(binding.query(to_js(&query.vector)?, to_js(&options)?)).await?;
@@ -254,7 +263,7 @@ impl VectorIndex for Vectors {
                     })
                     .collect()
             }
-            Backend::Local => self.local_candidates(site, query).await?,
+            Backend::Local => self.local_candidates(query).await?,
         };
         live(&self.db, &self.env, site, query.admit(matches)).await
     }
@@ -273,28 +282,14 @@ impl VectorIndex for Vectors {
             return Ok(());
         }
         match &self.backend {
+            // Ids are global to the index: no namespace to name.
             Backend::Vectorize(binding) => {
                 for batch in ids.chunks(MAX_BATCH) {
                     settle(binding.delete_by_ids(to_js(&batch)?)).await?;
                 }
                 Ok(())
             }
-            Backend::Local => {
-                let statements = ids
-                    .iter()
-                    .map(|id| {
-                        self.db
-                            .prepare("DELETE FROM local_vectors WHERE id = ?1")
-                            .bind(&[id.as_str().into()])
-                    })
-                    .collect::<worker::Result<Vec<_>>>()
-                    .map_err(service_error)?;
-                self.db
-                    .batch(statements)
-                    .await
-                    .map_err(service_error)
-                    .map(|_| ())
-            }
+            Backend::Local => self.local_delete(&ids).await,
         }
     }
 }

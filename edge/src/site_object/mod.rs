@@ -7,10 +7,11 @@
 //! warranty records (`shop`'s serial lookup, [`warranty`]), data sets (`analyst`'s,
 //! [`data`]), `rental`'s users, learned Q&A and seed sessions ([`rental`]; the rental
 //! listings have an instance of their own, `listings/{site id}`, that holds nothing else:
-//! [`listings`]), and the visitors to call back with the pages visitors asked for a person
-//! from ([`follow_ups`], issue 45). Before this object all but the last lived in the shared
-//! D1 (`kb_logs`, `warranty_records`, `data_connections`/`data_rows`, `rental_*`, and the
-//! listings in `LISTINGS`): the first call to a site's object imports that site's rows once,
+//! [`listings`]), the visitors to call back with the pages visitors asked for a person
+//! from ([`follow_ups`], issue 45), and, on the local retrieval path, the site's vectors
+//! ([`vectors`]). Before this object all but the follow-ups lived in the shared D1
+//! (`kb_logs`, `warranty_records`, `data_connections`/`data_rows`, `rental_*`,
+//! `local_vectors`, and the listings in `LISTINGS`): the first call to a site's object imports that site's rows once,
 //! then deletes them there, so a deployment that upgrades keeps every line, record and row
 //! ([`SiteObject::import`]; `rental`'s on its first rental call).
 //!
@@ -36,6 +37,7 @@ pub(crate) mod follow_ups;
 pub(crate) mod listings;
 pub(crate) mod logs;
 pub(crate) mod rental;
+pub(crate) mod vectors;
 pub(crate) mod warranty;
 
 /// The binding of the site objects' namespace (`wrangler.toml`).
@@ -97,6 +99,9 @@ pub(crate) enum SiteCall {
     /// its conversations (`bindings::record::site`: the Worker's reads, the conversation
     /// objects' sends); answers `{"results": […]}`, or a 500 naming SQLite's reason.
     Records(String),
+    /// A call of the site's vectors on the local retrieval path ([`vectors::VectorsCall`]:
+    /// the local counterpart of its Vectorize namespace); answers its JSON.
+    Vectors(vectors::VectorsCall),
     /// Test only (`POST /debug/site-sql`, while `DEBUG_ROUTES` is on): one statement run
     /// in the object, answering its rows; the sessions' alarm is set again after it.
     DebugSql(String),
@@ -214,6 +219,7 @@ impl SiteObject {
                 data::SCHEMA,
                 follow_ups::SCHEMA,
                 rental::SCHEMA,
+                vectors::SCHEMA,
             ] {
                 prepared = prepared.and_then(|()| sql.exec(schema, None).map(drop));
             }
@@ -278,6 +284,7 @@ impl SiteObject {
                     }
                 };
             }
+            SiteCall::Vectors(call) => return json_text(vectors::serve(self, call)?),
             SiteCall::Rental(call) => self.rental(site_id, call).await?,
             SiteCall::Listings(_) => serde_json::Value::Null, // served above
             SiteCall::DebugSql(text) => {
@@ -295,8 +302,9 @@ impl SiteObject {
     /// replace by key, so a repeat is harmless); a failed delete only leaves rows nobody
     /// reads.
     ///
-    /// Data sets moved here later, under a flag of their own ([`data::IMPORTED`]), and the
-    /// site's conversations after them (their own flag; kept in the shared D1, frozen, as
+    /// Data sets moved here later, under a flag of their own ([`data::IMPORTED`]), the
+    /// local retrieval path's vectors too ([`vectors::IMPORTED`]), and the site's
+    /// conversations after them (their own flag; kept in the shared D1, frozen, as
     /// the source a conversation's object never reads again).
     async fn import(&self, site_id: &str) -> Result<(), ApiError> {
         let sql = self.sql();
@@ -326,6 +334,13 @@ impl SiteObject {
         if !done(data::IMPORTED)? {
             let db = self.env.d1("DB")?;
             mark(data::IMPORTED, data::import(self, &db, site_id).await?)?;
+        }
+        if !done(vectors::IMPORTED)? {
+            let db = self.env.d1("DB")?;
+            mark(
+                vectors::IMPORTED,
+                vectors::import(self, &db, site_id).await?,
+            )?;
         }
         // The copy of the site's conversations (`bindings::record`): its tables, and the
         // site's rows of the shared D1 the first time (under a flag of its own).

@@ -147,13 +147,13 @@ fn call(r: &Rental, key: &str, method: &str, path: &str) -> (u16, Value) {
     (status, json)
 }
 
-/// The site's vector of learned Q&A `id` (local index), if any.
+/// The site's vector of learned Q&A `id` (the local index: the site's object), if any.
 fn qa_vectors(r: &Rental, id: &str) -> usize {
     r.worker
-        .d1_rows(&format!(
-            "SELECT id FROM local_vectors WHERE site_id = '{}' AND id = 'rqa_{id}'",
-            r.site.id
-        ))
+        .site_rows(
+            &r.site,
+            &format!("SELECT id FROM vectors WHERE id = 'rqa_{id}' AND source = 'rental_qa'"),
+        )
         .len()
 }
 

@@ -1,5 +1,5 @@
-//! Issue 30: retrieval through both backends. Every scenario runs twice — `local` (the D1
-//! fallback `wrangler dev` and the other tests use) and `vectorize` (the production code
+//! Issue 30: retrieval through both backends. Every scenario runs twice — `local` (the
+//! fallback `wrangler dev` and the other tests use: the site's vectors in its object) and `vectorize` (the production code
 //! path, `RETRIEVAL_BACKEND=vectorize`, against the local Vectorize double of
 //! tests/doubles/vectorize/, bound as `VECTORIZE` in the same `wrangler dev` session; its
 //! writes become visible only after a delay, as the service's do). Sites embed at the
@@ -460,6 +460,124 @@ fn sites_never_see_each_others_vectors(worker: &Worker) {
     std::thread::sleep(Duration::from_secs(2));
     assert!(search_results(worker, &a, query, None).is_empty());
     assert!(texts(&search_results(worker, &b, query, None)).contains("SITEB-888"));
+}
+
+/// Issue 47: each site's vectors are in a space of its own — its Vectorize namespace, or
+/// (here, the local path) its own object — so a query of site A never reads site B's
+/// vectors, even one whose metadata claims site A and names a document A has: the
+/// `site_id` filter alone would let it through. (The Vectorize double's namespaces are
+/// held to the same in tests/doubles/vectorize/test/.)
+#[test]
+fn a_sites_query_never_reads_another_sites_vectors_even_matching_its_filter() {
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    let a = shop_site(worker, &upstream, "Space A");
+    let b = shop_site(worker, &upstream, "Space B");
+    let query = "giờ mở cửa cửa hàng";
+    put(
+        worker,
+        &a,
+        "faq",
+        json!({"title": "FAQ", "content": "Giờ mở cửa cửa hàng: 8h-21h, mã SPACEA-123."}),
+    );
+    put(
+        worker,
+        &b,
+        "faq",
+        json!({"title": "FAQ", "content": "Giờ mở cửa cửa hàng: 9h-18h, mã SPACEB-456."}),
+    );
+    wait_status(worker, &a, "faq", "done");
+    wait_status(worker, &b, "faq", "done");
+    // B's vectors now claim site A, for a document A has, with A's access.
+    let forged = worker.site_rows(
+        &b,
+        &format!(
+            "UPDATE vectors SET metadata = json_set(metadata, '$.site_id', '{}') \
+             WHERE source = 'knowledge' RETURNING id",
+            a.id
+        ),
+    );
+    assert!(!forged.is_empty(), "B's document has vectors in B's object");
+    let on_a = search_until(worker, &a, query, "site A's faq", |r| !r.is_empty());
+    assert!(
+        texts(&on_a).contains("SPACEA-123") && !texts(&on_a).contains("SPACEB"),
+        "{on_a:?}"
+    );
+    // Nor are they B's any more: the filter still holds within B's own space.
+    let on_b = search_results(worker, &b, query, None);
+    assert!(!texts(&on_b).contains("SPACEB"), "{on_b:?}");
+    // A's own vectors are in A's object, none in B's.
+    let own = |site: &TestSite| {
+        worker
+            .site_rows(site, "SELECT id FROM vectors WHERE source = 'knowledge'")
+            .len()
+    };
+    assert!(own(&a) > 0);
+    assert_eq!(
+        own(&b),
+        forged.len(),
+        "B's object holds only B's own vectors"
+    );
+}
+
+/// Vectors an older version kept in the shared D1 (`local_vectors`, the local path's table,
+/// in both of its vector encodings) move to their site's object on its first call, with
+/// the columns a query filters on, and leave D1; another site's stay there until its own
+/// object's first call.
+#[test]
+fn local_vectors_kept_in_d1_by_an_older_version_are_imported_by_the_site_object() {
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    let site = shop_site(worker, &upstream, "Older vectors");
+    let other = shop_site(worker, &upstream, "Older vectors, other");
+    let row = |site: &TestSite, id: &str, source: &str, vector: &str| {
+        let metadata = json!({"site_id": site.id, "source": source, "document_id": "faq",
+            "conversation_id": "c1", "scope": "private", "department": "hr", "text": "x"});
+        format!(
+            "('{id}', '{}', '{source}', 'c1', '{metadata}', '{vector}', 'private', 'hr')",
+            site.id
+        )
+    };
+    worker.d1_rows(&format!(
+        "INSERT INTO local_vectors \
+         (id, site_id, source, conversation_id, metadata, vector, scope, department) VALUES {}",
+        [
+            row(&site, "old-json", "knowledge", "[0.5,0.25]"),
+            row(&site, "old-base64", "conversation", "AACAPwAAAEA="),
+            row(&other, "other-site", "knowledge", "[1,0]"),
+        ]
+        .join(", ")
+    ));
+    let imported = worker.site_rows(
+        &site,
+        "SELECT id, source, conversation_id, scope, department, \
+         json_extract(metadata, '$.document_id') AS document, vector FROM vectors ORDER BY id",
+    );
+    assert_eq!(
+        imported,
+        vec![
+            json!({"id": "old-base64", "source": "conversation", "conversation_id": "c1",
+                "scope": "private", "department": "hr", "document": "faq",
+                "vector": "AACAPwAAAEA="}),
+            json!({"id": "old-json", "source": "knowledge", "conversation_id": "c1",
+                "scope": "private", "department": "hr", "document": "faq",
+                "vector": "[0.5,0.25]"}),
+        ]
+    );
+    let left = |site: &TestSite| {
+        worker
+            .d1_rows(&format!(
+                "SELECT id FROM local_vectors WHERE site_id = '{}'",
+                site.id
+            ))
+            .len()
+    };
+    assert_eq!(left(&site), 0, "imported, then deleted from the shared D1");
+    assert_eq!(
+        left(&other),
+        1,
+        "another site's rows wait for its own object"
+    );
 }
 
 /// Vectorize stores at most 10 KiB of metadata per vector, and a chunk's text is in its

@@ -146,7 +146,7 @@ pub(crate) async fn delete(
 ) -> Result<Response, ApiError> {
     let site_id = caller.site.id.as_str();
     let documents = Documents::from_env(env)?;
-    let vectors = Vectors::from_env(env)?;
+    let vectors = Vectors::for_site(env, site_id)?;
     let ids = documents
         .vector_ids(site_id, document_id)
         .await?

@@ -227,7 +227,7 @@ pub(crate) async fn delete_qa(
         return Err(ApiError::NotFound);
     }
     // The row is gone, so a lagging vector can no longer be reused; remove it too.
-    if let Ok(vectors) = Vectors::from_env(env) {
+    if let Ok(vectors) = Vectors::for_site(env, &caller.site.id) {
         let _ = vectors.delete(&[qa_vector_id(id)]).await;
     }
     Ok(Response::empty()?.with_status(204))

@@ -17,7 +17,11 @@
 //   `{ $in|$nin: [primitives] }`; a filter on a property without a metadata index is
 //   refused (the index list comes from scripts/vectorize-setup.sh, the deployment's own);
 // - a string metadata index holds the first 64 bytes of a value (cut on a UTF-8
-//   character boundary); a value of another type than the index's is not indexed.
+//   character boundary); a value of another type than the index's is not indexed;
+// - a vector may be written in a namespace (`namespace`, a string of 1 to 64 bytes); a
+//   query given a `namespace` sees only that namespace's vectors, whatever their metadata,
+//   one without sees every vector; ids stay global to the index (an upsert of an id in
+//   another namespace moves it; `deleteByIds` and `getByIds` take ids alone).
 //
 // Errors are thrown as the binding throws them: `VECTOR_<OP>_ERROR (code = N): message`.
 // Code 40025 (topK) and 40016 (metadata size) are the service's; the others are this
@@ -33,6 +37,7 @@ export const MAX_FILTER_BYTES = 2048;
 export const MAX_FILTER_KEY_CHARS = 512;
 export const MAX_METADATA_INDEXES = 10;
 export const INDEXED_STRING_BYTES = 64;
+export const MAX_NAMESPACE_BYTES = 64;
 
 const encoder = new TextEncoder();
 const bytes = (text) => encoder.encode(text).length;
@@ -154,6 +159,22 @@ export class VectorIndexDouble {
     }
   }
 
+  /** A vector's or a query's namespace: absent, or a string of 1 to 64 bytes. */
+  checkNamespace(operation, namespace) {
+    if (namespace === undefined) return undefined;
+    if (typeof namespace !== "string" || namespace.length === 0) {
+      throw new VectorizeError(operation, 40008, `invalid namespace: ${JSON.stringify(namespace)}`);
+    }
+    if (bytes(namespace) > MAX_NAMESPACE_BYTES) {
+      throw new VectorizeError(
+        operation,
+        40009,
+        `namespace "${namespace}" is ${bytes(namespace)} bytes; the maximum is ${MAX_NAMESPACE_BYTES} bytes`,
+      );
+    }
+    return namespace;
+  }
+
   checkValues(operation, values, what) {
     const array = Array.isArray(values) || ArrayBuffer.isView(values) ? Array.from(values) : null;
     if (array === null) {
@@ -198,7 +219,8 @@ export class VectorIndexDouble {
           `vector "${vector.id}": metadata is ${size} bytes; the maximum is ${MAX_METADATA_BYTES} bytes`,
         );
       }
-      return { id: vector.id, values, metadata: structuredClone(metadata), namespace: vector.namespace };
+      const namespace = this.checkNamespace(operation, vector.namespace);
+      return { id: vector.id, values, metadata: structuredClone(metadata), namespace };
     });
   }
 
@@ -365,6 +387,7 @@ export class VectorIndexDouble {
     const details = returnValues || returnMetadata !== "none";
     const max = details ? MAX_TOP_K_WITH_DETAILS : MAX_TOP_K;
     if (topK > max) refuse(40025, `max top K is ${max}, but got ${topK}`);
+    this.checkNamespace("QUERY", namespace);
     const conditions = filter === undefined ? [] : this.checkFilter(filter);
     this.settle();
     const scored = [];

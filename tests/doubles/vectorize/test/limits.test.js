@@ -82,6 +82,33 @@ test("cosine scores, best first, topK of the filtered set", () => {
   assert.equal(bare.matches[0].metadata, undefined, "returnMetadata defaults to none");
 });
 
+test("namespaces: a query given one sees only its vectors, whatever their metadata", () => {
+  const { double } = index();
+  double.upsert([
+    { id: "a1", values: [1, 0, 0, 0], namespace: "site_a", metadata: { site_id: "site_a" } },
+    // Site B's vector claiming site A in its metadata, and closer to the query.
+    { id: "b1", values: [2, 0, 0, 0], namespace: "site_b", metadata: { site_id: "site_a" } },
+    { id: "none", values: [3, 0, 0, 0], metadata: { site_id: "site_a" } },
+  ]);
+  const ask = (options) =>
+    double.query([1, 0, 0, 0], { topK: 5, filter: { site_id: "site_a" }, ...options }).matches.map((m) => m.id);
+  assert.deepEqual(ask({ namespace: "site_a" }), ["a1"]);
+  assert.deepEqual(ask({ namespace: "site_b" }), ["b1"]);
+  assert.deepEqual(ask({ namespace: "site_c" }), []);
+  assert.deepEqual(ask({}), ["a1", "b1", "none"].sort(), "no namespace: every vector");
+  // Ids are global: an upsert in another namespace moves the vector; deletes take ids.
+  double.upsert([{ id: "a1", values: [1, 0, 0, 0], namespace: "site_b", metadata: { site_id: "site_a" } }]);
+  assert.deepEqual(ask({ namespace: "site_a" }), []);
+  double.deleteByIds(["b1"]);
+  assert.deepEqual(ask({ namespace: "site_b" }), ["a1"]);
+  refused(() => ask({ namespace: "" }), /code = 40008\): invalid namespace/);
+  refused(() => ask({ namespace: "n".repeat(65) }), /65 bytes; the maximum is 64 bytes/);
+  refused(
+    () => double.upsert([{ id: "x", values: unit(0), namespace: 7 }]),
+    /VECTOR_UPSERT_ERROR \(code = 40008\): invalid namespace: 7/,
+  );
+});
+
 test("topK: at most 20 with metadata or values, at most 100 without", () => {
   const { double } = index();
   refused(() => double.query(unit(0), { topK: 21, returnMetadata: "all" }), /code = 40025\): max top K is 20, but got 21/);

@@ -685,7 +685,7 @@ fn raw(template: &str, surface: Surface, what: &str, counts: &Counts) {
 /// async and OpenAI turns they are printed (the object reads its state again on some
 /// turns, see the README). The
 /// embedding consumer's work depends on the retrieval backend (the Vectorize double here,
-/// the local D1 index in `storage_budget`): printed, not held.
+/// the local index in the site's object in `storage_budget`): printed, not held.
 fn budget_check(
     surface: Surface,
     new_chat: bool,

@@ -2,7 +2,6 @@
 //! deleted content — a document deleted while it was being indexed, a deleted
 //! conversation's messages — is never retrieved again, even when the vector store fails.
 
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use concierge_e2e::api::{
@@ -10,7 +9,7 @@ use concierge_e2e::api::{
     terminal,
 };
 use concierge_e2e::upstream::ScriptedUpstream;
-use concierge_e2e::{TestSite, Worker, WorkerOptions, agent, into_parts, scratch_dir, test_vars};
+use concierge_e2e::{TestSite, Worker, agent, into_parts};
 use serde_json::json;
 
 use concierge_e2e::api::{error_code, search_results};
@@ -185,42 +184,19 @@ fn a_deleted_conversation_leaves_none_of_its_messages_retrievable() {
     );
 }
 
-/// The knowledge document id whose presence makes the fault Worker's vector store refuse
-/// to delete conversation vectors of that site.
-const FAULT_DOCUMENT: &str = "fault-vector-delete";
-
-/// A Worker whose local vector store fails to delete a site's conversation vectors while
-/// that site has a knowledge document named [`FAULT_DOCUMENT`] (a trigger in its D1).
-fn fault_worker() -> &'static Worker {
-    static WORKER: OnceLock<Worker> = OnceLock::new();
-    WORKER.get_or_init(|| {
-        let seed = scratch_dir("vector-fault").join("fault.sql");
-        std::fs::write(
-            &seed,
-            format!(
-                "CREATE TRIGGER test_vector_delete_fault BEFORE DELETE ON local_vectors \
-                 WHEN old.source = 'conversation' AND EXISTS (SELECT 1 FROM knowledge_documents \
-                 WHERE site_id = old.site_id AND id = '{FAULT_DOCUMENT}') \
-                 BEGIN SELECT RAISE(ABORT, 'injected vector store fault'); END;\n"
-            ),
-        )
-        .expect("write the fault seed");
-        Worker::start(&WorkerOptions {
-            vars: test_vars(),
-            seed_files: vec![seed],
-            ..WorkerOptions::default()
-        })
-    })
-}
+/// A trigger in the site's object (where the local path keeps its vectors) that makes the
+/// store refuse to delete the site's conversation vectors, while it is installed.
+const FAULT_TRIGGER: &str = "CREATE TRIGGER test_vector_delete_fault BEFORE DELETE ON vectors \
+     WHEN old.source = 'conversation' \
+     BEGIN SELECT RAISE(ABORT, 'injected vector store fault'); END";
 
 #[test]
 fn a_failed_vector_delete_leaves_the_conversation_whole_and_deletable_again() {
-    let worker = fault_worker();
+    let worker = Worker::shared();
     let upstream = ScriptedUpstream::start();
     let site = site_with_upstream(worker, "Fault shop", &upstream.base_url, false);
     let conversation = remembered_conversation(worker, &site, &upstream);
-    let (status, body) = put_document(worker, &site, FAULT_DOCUMENT, "", "Lỗi kho vector.");
-    assert_eq!(status, 201, "{body}");
+    worker.site_rows(&site, FAULT_TRIGGER);
 
     // The vector store fails: the deletion is refused and nothing is lost.
     let (status, body) = delete_conversation(worker, &site, &conversation);
@@ -235,10 +211,13 @@ fn a_failed_vector_delete_leaves_the_conversation_whole_and_deletable_again() {
         body.contains("periwinkle"),
         "its messages are still there: {body}"
     );
+    assert!(
+        remembered(worker, &site, &conversation),
+        "its memory is still retrieved"
+    );
 
     // The store recovers: deleting again works, and nothing of it is retrievable.
-    let (status, body) = delete_document(worker, &site, FAULT_DOCUMENT);
-    assert_eq!(status, 204, "{body}");
+    worker.site_rows(&site, "DROP TRIGGER test_vector_delete_fault");
     let (status, body) = delete_conversation(worker, &site, &conversation);
     assert_eq!(status, 204, "{body}");
     assert_eq!(history_status(worker, &site, &conversation).0, 404);
