@@ -57,14 +57,14 @@ impl D1Store {
             .prepare(format!(
                 "SELECT c.id, c.user_id, (c.user_id IS NOT NULL AND c.identity IS NOT NULL) \
                  AS user_id_verified, c.language, c.template, c.created_at, c.updated_at, \
-                 (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id AND m.site_id = ?1) AS messages, \
-                 (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id AND m.site_id = ?1 \
+                 (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id AND +m.site_id = ?1) AS messages, \
+                 (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id AND +m.site_id = ?1 \
                     AND json_extract(m.metadata, '$.incomplete') = 1) AS incomplete, \
-                 (SELECT m.role FROM messages m WHERE m.conversation_id = c.id AND m.site_id = ?1 \
+                 (SELECT m.role FROM messages m WHERE m.conversation_id = c.id AND +m.site_id = ?1 \
                     ORDER BY m.seq DESC LIMIT 1) AS last_role, \
                  (SELECT substr(m.content, 1, 120) FROM messages m WHERE m.conversation_id = c.id \
-                    AND m.site_id = ?1 AND m.role = 'user' ORDER BY m.seq LIMIT 1) AS first_question, \
-                 (SELECT COUNT(*) FROM message_feedback f WHERE f.conversation_id = c.id AND f.site_id = ?1 \
+                    AND +m.site_id = ?1 AND +m.role = 'user' ORDER BY m.seq LIMIT 1) AS first_question, \
+                 (SELECT COUNT(*) FROM message_feedback f WHERE f.conversation_id = c.id AND +f.site_id = ?1 \
                     AND f.rating < 0) AS down_votes \
                  FROM conversations c WHERE {FILTER_SQL} \
                  ORDER BY c.updated_at DESC, c.id LIMIT ?8"

@@ -560,3 +560,31 @@ impl ConversationStore for D1Store {
         Ok(compressed)
     }
 }
+
+impl D1Store {
+    /// Whether the reply `reply_id` is stored in `scope`'s conversation: the turn that
+    /// was to write it completed.
+    pub(crate) async fn reply_stored(
+        &self,
+        scope: Scope<'_>,
+        reply_id: &str,
+    ) -> Result<bool, ServiceError> {
+        let found: Option<serde_json::Value> = self
+            .reader(scope)?
+            .db
+            .prepare(
+                "SELECT 1 AS found FROM messages WHERE id = ?1 AND conversation_id = ?2 \
+                 AND site_id = ?3",
+            )
+            .bind(&[
+                reply_id.into(),
+                scope.conversation_id.into(),
+                scope.site_id.into(),
+            ])
+            .map_err(service_error)?
+            .first(None)
+            .await
+            .map_err(service_error)?;
+        Ok(found.is_some())
+    }
+}

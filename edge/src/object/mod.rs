@@ -262,13 +262,13 @@ impl Inner {
         let after = query("after").and_then(|a| a.parse::<u64>().ok());
         let scope =
             concierge_core::conversation::Scope::new(&names.site_id, &names.conversation_id);
+        let fresh = req
+            .headers()
+            .get(crate::bindings::record::FRESH_HEADER)?
+            .is_some();
         if url.path() == "/sql" || (url.path() != "/forget" && !self.deleted.get()) {
             // The conversation's record: its tables, and its rows imported from the shared
             // D1 the first time (none for a conversation being created).
-            let fresh = req
-                .headers()
-                .get(crate::bindings::record::FRESH_HEADER)?
-                .is_some();
             crate::bindings::record::open_for(&self.env, scope, fresh)
                 .await
                 .map_err(|e| ApiError::store(crate::bindings::d1_store::service_error(e)))?;
@@ -276,7 +276,7 @@ impl Inner {
         if url.path() == "/sql" {
             // A write from the Worker (a deleted conversation's record is empty: it changes
             // nothing there).
-            return self.run_sql(&mut req, scope).await;
+            return self.run_sql(&mut req, scope, fresh).await;
         }
         if self.deleted.get() {
             return match (req.method(), url.path()) {
@@ -361,11 +361,16 @@ impl Inner {
     /// `POST /sql`: statements from the Worker (`bindings::record::remote`) run as one
     /// batch on the record, answered once the site's object has what they wrote (a 503
     /// when it cannot take it: the record keeps it, and the alarm sends it later); a read
-    /// sends nothing.
+    /// sends nothing. The writes that create the conversation (`fresh`: its row, its
+    /// greeting) are not waited for: they go with the record's next send, a few seconds
+    /// later or with the first turn's, whichever comes first (the console lists no
+    /// conversation before its visitor's first message), so a creation writes nothing to
+    /// the site's object on its way.
     async fn run_sql(
         &self,
         req: &mut Request,
         scope: concierge_core::conversation::Scope<'_>,
+        fresh: bool,
     ) -> Result<Response, ApiError> {
         let body = req.text().await?;
         let out = crate::bindings::record::run_remote(&self.env, &body).await;
@@ -380,7 +385,7 @@ impl Inner {
             Err(error) => return failed(500, error.to_string()),
         };
         // A read changes nothing: nothing to send (a turn running sends its own rows).
-        if !crate::bindings::record::changed_last(&self.env) {
+        if fresh || !crate::bindings::record::changed_last(&self.env) {
             return Ok(Response::ok(out)?.with_headers(json_headers()?));
         }
         let store = crate::bindings::d1_store::D1Store::new(&self.env)?;

@@ -397,6 +397,8 @@ struct ObjectSink<'a> {
     started: Option<Started>,
     /// The visitor's message, for the live watchers (a message turn's).
     visitor_text: Option<String>,
+    /// Whether the turn ended `completed` (its reply stored).
+    completed: bool,
 }
 
 impl<'a> ObjectSink<'a> {
@@ -414,12 +416,15 @@ impl<'a> ObjectSink<'a> {
             started_tx,
             started: None,
             visitor_text,
+            completed: false,
         }
     }
 
     /// After the engine: a turn that started ends with exactly one terminal event (the
     /// engine always ends a turn it started; should it ever not, the log ends it), and
-    /// its record is saved.
+    /// its record is saved — unless it completed: its stored reply says it ended (an
+    /// instance that finds the record still `running` looks for it, `Inner::load`), so a
+    /// completed turn writes its object's storage three times, not four.
     fn end(&mut self) {
         if self.started.is_none() {
             return;
@@ -437,7 +442,9 @@ impl<'a> ObjectSink<'a> {
                 message: CLOSED_MESSAGE,
             });
         }
-        self.inner.save_turn();
+        if !self.completed {
+            self.inner.save_turn();
+        }
     }
 }
 
@@ -473,6 +480,7 @@ impl TurnSink for ObjectSink<'_> {
         if self.started.is_none() {
             return;
         }
+        self.completed = matches!(event, TurnEvent::Completed { .. });
         let persist = self
             .inner
             .log

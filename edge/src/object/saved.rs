@@ -1,6 +1,7 @@
 //! What the object persists ([`Saved`]: its names, its reserved event ids, the current
 //! turn's record) and how an instance starts from it ([`Inner::load`]: a turn still
-//! `running` died with the last instance and is recorded as failed); the simulated reset
+//! `running` whose reply is not stored died with the last instance and is recorded as
+//! failed); the simulated reset
 //! ([`Inner::reset`]) drops what is in memory and starts again from there.
 
 use std::rc::Rc;
@@ -12,7 +13,7 @@ use super::{Inner, Names};
 
 /// The storage key of the object's persisted state ([`Saved`], in the KV API of its SQLite
 /// storage): read when an instance starts (with the handoff's record), written when a turn
-/// starts and ends.
+/// starts and when it ends other than completed.
 const KEY_STATE: &str = "state";
 /// The storage key of the deleted conversation's mark: all its object keeps of it.
 const KEY_DELETED: &str = "deleted";
@@ -71,15 +72,26 @@ impl Inner {
         }
     }
 
-    /// A turn that died with the last instance: its visitor's message is marked in D1,
-    /// and one terminal `failed` is recorded for whoever resumes.
+    /// A turn the last instance left `running`: completed if its reply is stored (a
+    /// completed turn's end is not saved: its reply says it), else it died with that
+    /// instance: its visitor's message is marked in the record, and one terminal `failed`
+    /// is recorded for whoever resumes.
     async fn recover(&self, names: &Names, record: TurnRecord) {
         use concierge_core::boundary::ConversationStore;
         use concierge_core::conversation::Scope;
         let scope = Scope::new(&names.site_id, &names.conversation_id);
         // The record first (a turn of an instance from before it existed: imported).
         let _ = crate::bindings::record::open_for(&self.env, scope, false).await;
-        let marked = match crate::bindings::d1_store::D1Store::new(&self.env) {
+        let store = crate::bindings::d1_store::D1Store::new(&self.env);
+        if let Ok(store) = &store
+            && store
+                .reply_stored(scope, &record.message_id)
+                .await
+                .unwrap_or(false)
+        {
+            return;
+        }
+        let marked = match store {
             Ok(store) => store
                 .mark_answer_failed(
                     scope,

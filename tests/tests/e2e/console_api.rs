@@ -565,3 +565,112 @@ fn a_knowledge_settings_change_is_answered_afresh_not_from_the_cache() {
         "not the answer cached under the old settings"
     );
 }
+
+/// Issue 47's item 6: an export larger than one request could once hold (it stopped at
+/// 500 conversations and 20,000 messages) is streamed whole, a page at a time: every
+/// conversation, newest first, each one's messages in order, none twice, as CSV and as
+/// JSON; `limit` takes the newest conversations only.
+#[test]
+fn an_export_of_every_conversation_is_streamed_whole() {
+    const CONVERSATIONS: usize = 600;
+    const MESSAGES: usize = 36;
+    let worker = Worker::shared();
+    let upstream = ScriptedUpstream::start();
+    let site = site_with_upstream(worker, "Export everything", &upstream.base_url, false);
+    // Planted in the site's copy of its conversations, which the console reads.
+    let numbers = |n: usize| {
+        format!(
+            "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < {})",
+            n - 1
+        )
+    };
+    worker.site_rows(
+        &site,
+        &format!(
+            "{} INSERT INTO conversations (id, site_id, created_at, updated_at) \
+             SELECT printf('conv_%04d', i), '{}', 1700000000000 + i * 1000, \
+             1800000000000 - i FROM n",
+            numbers(CONVERSATIONS),
+            site.id
+        ),
+    );
+    worker.site_rows(
+        &site,
+        &format!(
+            "{} INSERT INTO messages (id, site_id, conversation_id, seq, role, kind, content, \
+             created_at) SELECT printf('msg_%06d', i), '{}', printf('conv_%04d', i / {MESSAGES}), \
+             i % {MESSAGES} + 1, CASE WHEN i % 2 = 0 THEN 'user' ELSE 'assistant' END, 'text', \
+             printf('Câu số %d', i), 1700000000000 + i FROM n",
+            numbers(CONVERSATIONS * MESSAGES),
+            site.id
+        ),
+    );
+    let newest_first: Vec<String> = (0..CONVERSATIONS)
+        .rev()
+        .map(|i| format!("conv_{i:04}"))
+        .collect();
+
+    let (status, csv) = get(
+        worker,
+        &site.secret_key,
+        "/admin/conversations/export?format=csv",
+    );
+    assert_eq!(status, 200, "{csv}");
+    let lines: Vec<&str> = csv.split("\r\n").filter(|l| !l.is_empty()).collect();
+    assert_eq!(
+        lines.len(),
+        1 + CONVERSATIONS * MESSAGES,
+        "a header and every message"
+    );
+    assert!(
+        lines[0].starts_with("\u{feff}\"conversation_id\""),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[1].starts_with("\"conv_0599\",\"\",\"1\",\"user\""),
+        "{}",
+        lines[1]
+    );
+
+    let (status, body) = get(
+        worker,
+        &site.secret_key,
+        "/admin/conversations/export?format=json",
+    );
+    assert_eq!(status, 200, "{}", &body[..body.len().min(300)]);
+    let messages = json_of(&body)["messages"]
+        .as_array()
+        .cloned()
+        .expect("messages");
+    assert_eq!(messages.len(), CONVERSATIONS * MESSAGES);
+    let mut order: Vec<String> = Vec::new();
+    for (i, message) in messages.iter().enumerate() {
+        let id = message["conversation_id"].as_str().expect("id").to_string();
+        if order.last() != Some(&id) {
+            order.push(id);
+        }
+        assert_eq!(message["seq"], (i % MESSAGES + 1) as f64, "{message}");
+        assert!(
+            message.get("conversation_created_at").is_none(),
+            "{message}"
+        );
+    }
+    assert_eq!(order, newest_first, "every conversation once, newest first");
+
+    let (status, body) = get(
+        worker,
+        &site.secret_key,
+        "/admin/conversations/export?format=json&limit=5",
+    );
+    assert_eq!(status, 200, "{body}");
+    let mut ids: Vec<String> = json_of(&body)["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .map(|m| m["conversation_id"].as_str().expect("id").to_string())
+        .collect();
+    assert_eq!(ids.len(), 5 * MESSAGES);
+    ids.dedup();
+    assert_eq!(ids, newest_first[..5]);
+}

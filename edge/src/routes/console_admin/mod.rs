@@ -42,10 +42,8 @@ pub(crate) use handoff::{list as handoffs, operate as handoff_operation, reply a
 
 /// How long a Try it token lives, in seconds.
 const TRY_TOKEN_SECS: u64 = 15 * 60;
-/// Conversations an export takes at most.
-const EXPORT_CONVERSATIONS: u32 = 500;
-/// Messages an export holds at most.
-const EXPORT_ROWS: u32 = 20_000;
+/// Conversations an export takes unless its `limit` says fewer: all (it is streamed).
+const EXPORT_CONVERSATIONS: u32 = u32::MAX;
 /// The longest search text, in characters.
 const MAX_SEARCH_CHARS: usize = 200;
 

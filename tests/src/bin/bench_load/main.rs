@@ -699,7 +699,7 @@ fn budget_check(
     let (statements, batches, do_requests, queue) = match surface {
         Surface::Async => ((0.0, 1.0), (0.0, 0.0), 3.0, 1.0),
         // `chat_id: "new"`: the conversation's creation and its first turn.
-        Surface::OpenAi if new_chat => ((0.0, 1.0), (0.0, 0.0), 6.0, 0.0),
+        Surface::OpenAi if new_chat => ((0.0, 1.0), (0.0, 0.0), 5.0, 0.0),
         Surface::OpenAi => ((0.0, 1.0), (0.0, 0.0), 3.0, 0.0),
         _ => ((0.0, 1.0), (0.0, 0.0), 2.0, 0.0),
     };
@@ -708,12 +708,12 @@ fn budget_check(
     let ok = within(c.sync_statements, statements)
         && within(c.sync_batches, batches)
         && c.do_requests == do_requests
-        && (!storage_held || c.do_storage == 4.0)
+        && (!storage_held || c.do_storage == 3.0)
         && c.queue_messages == queue;
     if !ok {
         failures.push(format!(
             "shop {label}: counted {c:?}; budget {statements:?} statements in {batches:?} batches, {do_requests} DO requests,{} {queue} queue messages",
-            if storage_held { " 4 DO storage ops," } else { "" }
+            if storage_held { " 3 DO storage ops," } else { "" }
         ));
     }
 }
@@ -1297,8 +1297,28 @@ fn main() {
         ));
     }
     if failed_streams > 0 {
+        // Which ones, and how they ended (the failed event's code, or none at all).
+        let how: BTreeMap<String, usize> = records
+            .iter()
+            .filter(|r| r.out.status == 200 && !r.out.complete)
+            .fold(BTreeMap::new(), |mut m, r| {
+                let code = if r.out.error_code.is_empty() {
+                    "cut short"
+                } else {
+                    r.out.error_code.as_str()
+                };
+                *m.entry(format!(
+                    "{} {} {}, {}",
+                    r.template,
+                    r.surface.name(),
+                    r.phase.name(),
+                    code
+                ))
+                .or_default() += 1;
+                m
+            });
         gate_failures.push(format!(
-            "{failed_streams} streams ended without their terminal event"
+            "{failed_streams} streams ended without their terminal event: {how:?}"
         ));
     }
     if !other_4xx.is_empty() {

@@ -263,7 +263,17 @@ fn read_stream(response: ureq::Response, surface: Surface, scheduled: Instant, o
         if (surface == Surface::Widget && last_event == "failed")
             || (surface == Surface::AiSdk && data.contains("\"type\":\"error\""))
         {
-            out.error_code = "stream_failed".into();
+            // The failure's code, when the event names one.
+            let code = serde_json::from_str::<serde_json::Value>(data)
+                .ok()
+                .and_then(|v| {
+                    v["code"]
+                        .as_str()
+                        .or(v["errorText"].as_str())
+                        .map(str::to_string)
+                })
+                .unwrap_or_default();
+            out.error_code = format!("stream_failed {code}");
             out.complete = false;
         }
     }
